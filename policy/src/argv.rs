@@ -1,0 +1,435 @@
+//! Deciding a child's argv: credential values and token shapes inside arguments,
+//! and `NAME=VALUE` pairs that some programs carry in argv.
+//!
+//! Like `decide`, this runs between fork and exec and never allocates: the caller
+//! passes every buffer, and a rewritten argument is built into the caller's bytes.
+//!
+//! Two jobs, in this order:
+//!
+//! 1. **Pairs.** `tmux -e`, `docker`/`podman -e/--env`, `env NAME=V`, `sudo NAME=V`
+//!    and `systemd-run -E/--setenv` put environment into argv, where `ps` shows it.
+//!    Each pair goes through the environment rules (`decide::judge`, with the
+//!    program section's `pairs` rules when it has them). A pair that is not admitted
+//!    is dropped with its flag. A credential granted to docker or podman becomes the
+//!    name-only form `-e NAME`, and its `NAME=VALUE` moves to that program's
+//!    environment, never argv.
+//! 2. **Secrets.** Every remaining argument is searched for the value of every
+//!    credential (in the child's environment, the parent's, and the env files the
+//!    policy imports) and for token shapes. Attached forms (`-uX`, `--token=X`,
+//!    `scheme://user:X@host`) are found because the search is for substrings. Per
+//!    `argv.secrets`, the exec is refused, or the value is overwritten with `*`.
+//!
+//! The search is one memmem pass per credential value over the argument bytes plus
+//! one shape pass: linear in the argv bytes for a given number of credentials,
+//! which is small. Values shorter than `credentials.min_value_len` are not searched
+//! (a value that short would match ordinary words; token shapes cover the real
+//! formats).
+
+use crate::compiled::{ArgvSecrets, Policy};
+use crate::decide::{self, basename, split_entry, Action, Rule, Verdict};
+use crate::envfile;
+use crate::shape::{self, Shape, ShapeSet};
+
+/// Where a credential value found in an argument came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueSource {
+    /// The child environment entry at this index.
+    ChildEnv(u32),
+    /// The parent (calling process) environment entry at this index.
+    ParentEnv(u32),
+    /// An imported env file (index) at this line.
+    EnvFile { file: u32, line: u32 },
+}
+
+/// Why an argument changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgRule {
+    /// Unchanged.
+    None,
+    /// A `NAME=VALUE` pair judged by the environment rules; `name_at..name_end` is
+    /// the name's byte range in the argument.
+    Pair { rule: Rule, name_at: u16, name_end: u16 },
+    /// The flag (`-e`, `--env`, `-E`, `--setenv`) of a pair that was dropped.
+    PairFlag,
+    /// The argument holds the value of a credential.
+    Value(ValueSource),
+    /// The argument holds a token shape.
+    Shape(Shape),
+}
+
+/// What happens to one argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgAction {
+    Keep,
+    /// Removed (a pair that was not admitted, or its flag).
+    Drop,
+    /// The whole exec is refused because of this argument.
+    Refuse,
+    /// Rewritten with the secret overwritten by `*`.
+    Redact,
+    /// `NAME=VALUE` rewritten to `NAME`; the pair moves to the environment.
+    NameOnly,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgVerdict {
+    pub action: ArgAction,
+    pub rule: ArgRule,
+}
+
+/// One argument of the child's argv, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgEmit {
+    /// The input argument at this index.
+    Input(u32),
+    /// An argument built into the caller's bytes (NUL-terminated after `len`).
+    Built { start: u32, len: u32 },
+}
+
+/// Input of an argv decision.
+#[derive(Clone, Copy, Debug)]
+pub struct ArgvRequest<'r> {
+    pub program: &'r [u8],
+    pub argv: &'r [&'r [u8]],
+    /// The child environment as passed in, and `decide_env`'s verdicts for it.
+    pub env: &'r [&'r [u8]],
+    pub env_verdicts: &'r [Verdict],
+    /// The calling process's own environment, when it differs from `env` (empty
+    /// otherwise): its credentials' values must not reach argv either.
+    pub parent_env: &'r [&'r [u8]],
+    /// Current contents of each imported env file, by index.
+    pub env_files: &'r [Option<&'r [u8]>],
+}
+
+/// Caller storage: `verdicts` and `emits` one per argument, `bytes` for rewritten
+/// arguments (at most the total argv size plus one NUL per argument).
+pub struct ArgvScratch<'s> {
+    pub verdicts: &'s mut [ArgVerdict],
+    pub emits: &'s mut [ArgEmit],
+    pub bytes: &'s mut [u8],
+}
+
+/// The result of an argv decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgvSummary {
+    /// The first argument that makes the exec refused, if any.
+    pub refused: Option<u32>,
+    /// `scratch.emits[..emitted]` is the child's argv.
+    pub emitted: usize,
+    /// Arguments that changed.
+    pub changed: u32,
+    /// Pairs that moved into the environment (`NameOnly` verdicts).
+    pub moved: u32,
+}
+
+/// Bytes `ArgvScratch::bytes` needs for this argv.
+pub fn bytes_needed(argv: &[&[u8]]) -> usize {
+    argv.iter().map(|a| a.len() + 1).sum::<usize>() + 16
+}
+
+/// Programs that carry environment in argv.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Carrier {
+    Tmux,
+    Container,
+    Env,
+    Sudo,
+    SystemdRun,
+}
+
+fn carrier(program: &[u8]) -> Option<Carrier> {
+    Some(match basename(program) {
+        b"tmux" => Carrier::Tmux,
+        b"docker" | b"podman" => Carrier::Container,
+        b"env" => Carrier::Env,
+        b"sudo" => Carrier::Sudo,
+        b"systemd-run" => Carrier::SystemdRun,
+        _ => return None,
+    })
+}
+
+fn valid_name(name: &[u8]) -> bool {
+    match name.split_first() {
+        Some((f, rest)) => {
+            (f.is_ascii_alphabetic() || *f == b'_') && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        }
+        None => false,
+    }
+}
+
+/// A `NAME=VALUE` pair located in argv: the argument holding it, where the pair
+/// starts in that argument, and the separate flag argument before it, if any.
+#[derive(Clone, Copy, Debug)]
+struct PairAt {
+    arg: usize,
+    offset: usize,
+    flag: Option<usize>,
+}
+
+/// Call `f` for each pair a carrier program has in its argv.
+fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
+    let is_pair = |s: &[u8]| split_entry(s).is_some_and(|(n, _)| valid_name(n));
+    let mut i = 1;
+    match c {
+        Carrier::Tmux | Carrier::Container | Carrier::SystemdRun => {
+            let (short, long): (&[u8], &[u8]) = match c {
+                Carrier::Tmux => (b"-e", b""),
+                Carrier::Container => (b"-e", b"--env"),
+                _ => (b"-E", b"--setenv"),
+            };
+            while let Some(arg) = argv.get(i) {
+                if *arg == b"--" && c != Carrier::Tmux {
+                    break;
+                }
+                if *arg == short || (!long.is_empty() && *arg == long) {
+                    if let Some(next) = argv.get(i + 1) {
+                        if is_pair(next) {
+                            f(PairAt { arg: i + 1, offset: 0, flag: Some(i) });
+                        }
+                    }
+                    i += 2;
+                    continue;
+                }
+                if let Some(rest) = arg.strip_prefix(short) {
+                    if is_pair(rest) {
+                        f(PairAt { arg: i, offset: short.len(), flag: None });
+                    }
+                } else if !long.is_empty() {
+                    if let Some(rest) = arg.strip_prefix(long).and_then(|r| r.strip_prefix(b"=")) {
+                        if is_pair(rest) {
+                            f(PairAt { arg: i, offset: long.len() + 1, flag: None });
+                        }
+                    }
+                }
+                i += 1;
+            }
+        }
+        Carrier::Env | Carrier::Sudo => {
+            // Options first (those that take an argument skip it), then pairs, up
+            // to the first operand that is not a pair.
+            let takes_arg: &[u8] = if c == Carrier::Env { b"uCS" } else { b"ugChprtUDRT" };
+            while let Some(arg) = argv.get(i) {
+                if *arg == b"--" {
+                    i += 1;
+                    break;
+                }
+                if arg.len() >= 2 && arg.first() == Some(&b'-') {
+                    let takes = arg.len() == 2 && arg.get(1).is_some_and(|o| takes_arg.contains(o));
+                    i += if takes { 2 } else { 1 };
+                    continue;
+                }
+                break;
+            }
+            while let Some(arg) = argv.get(i) {
+                if !is_pair(arg) {
+                    break;
+                }
+                f(PairAt { arg: i, offset: 0, flag: None });
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Decide the child's argv. `env_verdicts` must come from `decide_env` on `env`.
+pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut ArgvScratch<'_>) -> Result<ArgvSummary, usize> {
+    let n = req.argv.len();
+    if scratch.verdicts.len() < n || scratch.emits.len() < n {
+        return Err(bytes_needed(req.argv));
+    }
+    let keep = ArgVerdict { action: ArgAction::Keep, rule: ArgRule::None };
+    for v in scratch.verdicts.iter_mut().take(n) {
+        *v = keep;
+    }
+    let settings = *policy.settings();
+    let mask = decide::program_mask(policy, req.program);
+
+    // 1. Pairs.
+    if settings.env_flags {
+        if let Some(c) = carrier(req.program) {
+            let pairs_scope = (0..crate::compiled::MAX_PROGRAMS as u16)
+                .find(|&p| (mask >> p) & 1 == 1 && policy.program(p as u32).is_some_and(|r| r.pairs_base != 0));
+            let verdicts = &mut *scratch.verdicts;
+            for_each_pair(c, req.argv, |at| {
+                let Some(arg) = req.argv.get(at.arg) else { return };
+                let Some((name, value)) = arg.get(at.offset..).and_then(split_entry) else { return };
+                let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
+                let name_at = at.offset as u16;
+                let name_end = (at.offset + name.len()).min(u16::MAX as usize) as u16;
+                let rule = ArgRule::Pair { rule: v.rule, name_at, name_end };
+                let action = match v.action {
+                    Action::Keep => return,
+                    Action::Grant if c == Carrier::Container => ArgAction::NameOnly,
+                    _ => ArgAction::Drop,
+                };
+                if let Some(slot) = verdicts.get_mut(at.arg) {
+                    *slot = ArgVerdict { action, rule };
+                }
+                if action == ArgAction::Drop {
+                    if let Some(flag) = at.flag.and_then(|f| verdicts.get_mut(f)) {
+                        *flag = ArgVerdict { action: ArgAction::Drop, rule: ArgRule::PairFlag };
+                    }
+                }
+            });
+        }
+    }
+
+    // 2. Secrets, in every argument still passed (argv[0] included).
+    let mut refused = None;
+    if settings.argv_secrets != ArgvSecrets::Allow {
+        for i in 0..n {
+            let Some(v) = scratch.verdicts.get(i).copied() else { continue };
+            if !matches!(v.action, ArgAction::Keep | ArgAction::NameOnly) {
+                continue;
+            }
+            let Some(arg) = req.argv.get(i) else { continue };
+            // A granted pair moves its value to the environment: only the name stays.
+            let hay = match (v.action, v.rule) {
+                (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => arg.get(..name_end as usize).unwrap_or(&[]),
+                _ => arg,
+            };
+            if let Some(rule) = find_secret(policy, req, hay) {
+                let action = if settings.argv_secrets == ArgvSecrets::Refuse { ArgAction::Refuse } else { ArgAction::Redact };
+                if action == ArgAction::Refuse && refused.is_none() {
+                    refused = Some(i as u32);
+                }
+                if let Some(slot) = scratch.verdicts.get_mut(i) {
+                    *slot = ArgVerdict { action, rule };
+                }
+            }
+        }
+    }
+
+    // Emit.
+    let mut summary = ArgvSummary { refused, emitted: 0, changed: 0, moved: 0 };
+    let mut used = 0usize;
+    let mut need = 0usize;
+    for i in 0..n {
+        let Some(v) = scratch.verdicts.get(i).copied() else { continue };
+        let Some(arg) = req.argv.get(i) else { continue };
+        if v.action != ArgAction::Keep {
+            summary.changed += 1;
+        }
+        let emit = match v.action {
+            ArgAction::Keep | ArgAction::Refuse => ArgEmit::Input(i as u32),
+            ArgAction::Drop => continue,
+            ArgAction::NameOnly => {
+                summary.moved += 1;
+                let ArgRule::Pair { name_end, .. } = v.rule else { continue };
+                let head = arg.get(..name_end as usize).unwrap_or(&[]);
+                need += head.len() + 1;
+                match put(scratch.bytes, &mut used, head) {
+                    Some(e) => e,
+                    None => continue,
+                }
+            }
+            ArgAction::Redact => {
+                need += arg.len() + 1;
+                let start = used;
+                let Some(e) = put(scratch.bytes, &mut used, arg) else { continue };
+                if let Some(dst) = scratch.bytes.get_mut(start..start + arg.len()) {
+                    redact_in_place(policy, req, dst);
+                }
+                e
+            }
+        };
+        if let Some(slot) = scratch.emits.get_mut(summary.emitted) {
+            *slot = emit;
+            summary.emitted += 1;
+        }
+    }
+    if need > scratch.bytes.len() {
+        return Err(need + 16);
+    }
+    Ok(summary)
+}
+
+fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
+    let start = *used;
+    let dst = bytes.get_mut(start..start + s.len() + 1)?;
+    let (body, nul) = dst.split_at_mut(s.len());
+    body.copy_from_slice(s);
+    nul.fill(0);
+    *used = start + s.len() + 1;
+    Some(ArgEmit::Built { start: start as u32, len: s.len() as u32 })
+}
+
+/// Every credential value this decision knows of, with where it came from.
+pub fn for_each_credential_value(policy: &Policy<'_>, req: &ArgvRequest<'_>, mut f: impl FnMut(&[u8], ValueSource) -> bool) {
+    let min = policy.settings().min_value_len as usize;
+    for (i, v) in req.env_verdicts.iter().enumerate() {
+        if !v.credential {
+            continue;
+        }
+        if let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) {
+            if value.len() >= min && !f(value, ValueSource::ChildEnv(i as u32)) {
+                return;
+            }
+        }
+    }
+    for (i, e) in req.parent_env.iter().enumerate() {
+        let Some((name, value)) = split_entry(e) else { continue };
+        if value.len() >= min && is_credential(policy, name, value) && !f(value, ValueSource::ParentEnv(i as u32)) {
+            return;
+        }
+    }
+    use crate::compiled::{sec, Role};
+    for fi in 0..policy.count(sec::ENV_FILES) as u32 {
+        let Some(rec) = policy.env_file(fi) else { continue };
+        let Some(Some(contents)) = req.env_files.get(fi as usize) else { continue };
+        for a in envfile::assignments(contents).flatten() {
+            if a.value_len() < min {
+                continue;
+            }
+            // Values with escapes are compared raw; files rarely escape tokens.
+            let value = a.raw_value;
+            let cred = rec.role == Role::Refuse || is_credential(policy, a.name, value);
+            if cred && !f(value, ValueSource::EnvFile { file: fi, line: a.line }) {
+                return;
+            }
+        }
+    }
+}
+
+/// Is (name, value) a credential under this policy, by name, import or shape?
+pub fn is_credential(policy: &Policy<'_>, name: &[u8], value: &[u8]) -> bool {
+    decide::judge(policy, b"", u64::MAX, name, value, None).credential
+}
+
+fn find_secret(policy: &Policy<'_>, req: &ArgvRequest<'_>, hay: &[u8]) -> Option<ArgRule> {
+    let mut found = None;
+    for_each_credential_value(policy, req, |value, source| {
+        if memchr::memmem::find(hay, value).is_some() {
+            found = Some(ArgRule::Value(source));
+            return false;
+        }
+        true
+    });
+    if found.is_some() {
+        return found;
+    }
+    shape::find_shape(hay, ShapeSet::from_bits(policy.settings().shapes)).map(|m| ArgRule::Shape(m.shape))
+}
+
+/// Overwrite every credential value and token shape in `arg` with `*`.
+fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8]) {
+    for_each_credential_value(policy, req, |value, _| {
+        let mut from = 0;
+        while let Some(pos) = arg.get(from..).and_then(|h| memchr::memmem::find(h, value)) {
+            let at = from + pos;
+            if let Some(dst) = arg.get_mut(at..at + value.len()) {
+                dst.fill(b'*');
+            }
+            from = at + value.len().max(1);
+        }
+        true
+    });
+    let shapes = ShapeSet::from_bits(policy.settings().shapes);
+    let mut from = 0;
+    while let Some(m) = arg.get(from..).and_then(|h| shape::find_shape(h, shapes)) {
+        if let Some(dst) = arg.get_mut(from + m.start..from + m.end) {
+            dst.fill(b'*');
+        }
+        from += m.end.max(1);
+    }
+}

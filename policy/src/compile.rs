@@ -1,0 +1,402 @@
+//! From a parsed policy file to the compiled buffer that every front end reads.
+//!
+//! This is where names become patterns and imports become names: env files and
+//! config files are read here, once, and what they declare is written into the
+//! compiled form together with the stat of each file, so a cached compiled policy
+//! can tell when it is stale. Every check that needs the file's text happens here
+//! and reports file:line:column; the decision code never sees text it has to
+//! validate.
+
+use crate::builtin;
+use crate::compiled::*;
+use crate::config_scan::{self, ConfigFormat};
+use crate::envfile;
+use crate::error::PolicyError;
+use crate::glob::{self, GlobKind};
+use crate::schema::*;
+use crate::shape::{find_shape, Shape, ShapeSet};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Config key suffixes whose strings name credential variables, when an import
+/// does not give its own.
+pub const DEFAULT_KEY_SUFFIXES: &[&str] = &["TokenEnv", "tokenEnv", "SecretEnv", "secretEnv"];
+
+/// A warning from compiling: something was skipped but the policy is usable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub message: String,
+}
+
+/// Compile `file`, parsed from `text` at `path` (used for positions, for
+/// resolving relative imports, and for messages).
+pub fn compile(file: &PolicyFile, text: &str, path: &Path, home: Option<&Path>) -> Result<(Vec<u8>, Vec<Warning>), PolicyError> {
+    let mut c = Compiler { text, path, home, warnings: Vec::new() };
+    let bytes = c.run(file)?;
+    Ok((bytes, c.warnings))
+}
+
+struct Compiler<'a> {
+    text: &'a str,
+    path: &'a Path,
+    home: Option<&'a Path>,
+    warnings: Vec<Warning>,
+}
+
+impl Compiler<'_> {
+    fn err<T>(&self, span: std::ops::Range<usize>, message: impl Into<String>) -> Result<T, PolicyError> {
+        Err(PolicyError::at(self.path, self.text, span.start, message))
+    }
+
+    fn pos(&self, span: std::ops::Range<usize>) -> (u32, u32) {
+        let (l, c) = crate::error::line_col(self.text, span.start);
+        (l as u32, c as u32)
+    }
+
+    fn run(&mut self, f: &PolicyFile) -> Result<Vec<u8>, PolicyError> {
+        if *f.version.get_ref() != 1 {
+            return self.err(f.version.span(), format!("unsupported policy version {}: this envshim reads version 1", f.version.get_ref()));
+        }
+        let shapes = match f.credentials.shapes.as_ref() {
+            None => ShapeSet::ALL,
+            Some(s) => match s.get_ref() {
+                Shapes::All(true) => ShapeSet::ALL,
+                Shapes::All(false) => ShapeSet::NONE,
+                Shapes::Some(ids) => {
+                    let mut set = ShapeSet::NONE;
+                    for id in ids {
+                        match Shape::from_id(id) {
+                            Some(sh) => set = set.with(sh),
+                            None => {
+                                let known: Vec<&str> = Shape::ALL.iter().map(|s| s.id()).collect();
+                                return self.err(s.span(), format!("unknown token shape `{id}`, expected one of {}", known.join(", ")));
+                            }
+                        }
+                    }
+                    set
+                }
+            },
+        };
+        let settings = Settings {
+            mode: match f.mode {
+                Some(ModeName::Audit) => Mode::Audit,
+                _ => Mode::Enforce,
+            },
+            base: match f.base {
+                Some(BaseName::None) => Base::None,
+                Some(BaseName::Floor) => Base::Floor,
+                Some(BaseName::All) | None => Base::All,
+            },
+            strip_unsafe: f.unsafe_names != Some(UnsafeName::Keep),
+            sticky: f.sticky.unwrap_or(true),
+            argv_secrets: match f.argv.secrets {
+                Some(SecretsName::Redact) => ArgvSecrets::Redact,
+                Some(SecretsName::Allow) => ArgvSecrets::Allow,
+                Some(SecretsName::Refuse) | None => ArgvSecrets::Refuse,
+            },
+            env_flags: f.argv.env_flags.unwrap_or(true),
+            self_scrub: f.self_scrub.unwrap_or(false),
+            shapes: shapes.bits(),
+            min_value_len: f.credentials.min_value_len.unwrap_or(8).max(1),
+        };
+        let mut w = Writer::new(settings);
+        w.set_source(self.path.to_string_lossy().as_bytes());
+        if let Some(log) = &f.log {
+            let p = self.resolve(log.get_ref());
+            w.set_log(p.to_string_lossy().as_bytes());
+        }
+        if f.program.len() > MAX_PROGRAMS {
+            return Err(PolicyError::plain(self.path, format!("at most {MAX_PROGRAMS} [program.*] sections are supported")));
+        }
+
+        // Built-in lists.
+        for e in builtin::FLOOR {
+            self.builtin(&mut w, e.pattern, Class::Floor);
+        }
+        for e in builtin::UNSAFE_NAMES {
+            self.builtin(&mut w, e.pattern, Class::Unsafe);
+        }
+        for e in builtin::CHECKED_VALUES {
+            self.builtin(&mut w, e.pattern, Class::CheckedValue);
+        }
+        if f.credentials.builtin.unwrap_or(true) {
+            for e in builtin::CREDENTIAL_NAMES {
+                self.builtin(&mut w, e.pattern, Class::Credential);
+            }
+        }
+        // Credential names, kept and stripped names.
+        let mut keep_exact: Vec<(String, u32)> = Vec::new();
+        for n in &f.credentials.names {
+            self.pattern(&mut w, n, Class::Credential, GLOBAL)?;
+        }
+        for n in &f.keep {
+            let idx = self.pattern(&mut w, n, Class::Keep, GLOBAL)?;
+            if GlobKind::classify(n.get_ref().as_bytes()) == GlobKind::Exact {
+                keep_exact.push((n.get_ref().clone(), idx));
+            }
+        }
+        for n in &f.strip {
+            self.pattern(&mut w, n, Class::Strip, GLOBAL)?;
+        }
+        // Program sections.
+        for (i, (name, section)) in f.program.iter().enumerate() {
+            let scope = i as u16;
+            let p = section.get_ref();
+            let (line, _) = self.pos(section.span());
+            let pairs_base = match p.pairs.as_ref() {
+                None => 0,
+                Some(pairs) => match pairs.base {
+                    Some(BaseName::None) | None => 1,
+                    Some(BaseName::Floor) => 2,
+                    Some(BaseName::All) => 3,
+                },
+            };
+            let name_ref = w.string(name.as_bytes());
+            let idx = w.program(ProgramRec {
+                name: name_ref,
+                self_scrub: match p.self_scrub {
+                    None => 0,
+                    Some(false) => 1,
+                    Some(true) => 2,
+                },
+                pairs_base,
+                line,
+            });
+            if p.matches.is_empty() {
+                if name.contains('/') || name.is_empty() {
+                    return self.err(section.span(), format!("program section `{name}` needs a `match` list: its name is not a basename"));
+                }
+                let pat = w.string(name.as_bytes());
+                w.matcher(MatcherRec { pattern: pat, kind: GlobKind::classify(name.as_bytes()), program: idx });
+            }
+            for m in &p.matches {
+                self.check_pattern(m)?;
+                let pat = w.string(m.get_ref().as_bytes());
+                w.matcher(MatcherRec { pattern: pat, kind: GlobKind::classify(m.get_ref().as_bytes()), program: idx });
+            }
+            for n in &p.keep {
+                let k = self.pattern(&mut w, n, Class::Keep, scope)?;
+                if GlobKind::classify(n.get_ref().as_bytes()) == GlobKind::Exact {
+                    keep_exact.push((n.get_ref().clone(), k));
+                }
+            }
+            for n in &p.strip {
+                self.pattern(&mut w, n, Class::Strip, scope)?;
+            }
+            if let Some(pairs) = &p.pairs {
+                for n in &pairs.keep {
+                    let k = self.pattern(&mut w, n, Class::PairKeep, scope)?;
+                    if GlobKind::classify(n.get_ref().as_bytes()) == GlobKind::Exact {
+                        keep_exact.push((n.get_ref().clone(), k));
+                    }
+                }
+                for n in &pairs.strip {
+                    self.pattern(&mut w, n, Class::PairStrip, scope)?;
+                }
+            }
+        }
+        // Imports.
+        self.dep(&mut w, self.path);
+        for imp in &f.import.env_file {
+            let path = self.resolve(imp.path.get_ref());
+            let role = match imp.role {
+                Some(RoleName::Refuse) => Role::Refuse,
+                Some(RoleName::Strip) | None => Role::Strip,
+            };
+            let (line, col) = self.pos(imp.path.span());
+            let path_ref = w.string(path.to_string_lossy().as_bytes());
+            let values = imp.values.unwrap_or(false);
+            let file = w.env_file(EnvFileRec { path: path_ref, role, values, line });
+            let contents = match std::fs::read(&path) {
+                Ok(c) => c,
+                Err(e) => {
+                    if imp.required.unwrap_or(false) {
+                        return self.err(imp.path.span(), format!("cannot read env file {}: {}", path.display(), crate::error::io_reason(&e)));
+                    }
+                    self.warn(format!("{}:{line}:{col}: env file {} not read ({}): its names are unknown until it exists", self.path.display(), path.display(), crate::error::io_reason(&e)));
+                    continue;
+                }
+            };
+            self.dep(&mut w, &path);
+            let class = if role == Role::Refuse { Class::ImportCredential } else { Class::ImportStrip };
+            let mut declared: Vec<Vec<u8>> = Vec::new();
+            for a in envfile::assignments(&contents) {
+                match a {
+                    Ok(a) => {
+                        if declared.iter().any(|d| d == a.name) {
+                            continue;
+                        }
+                        declared.push(a.name.to_vec());
+                        let text = w.string(a.name);
+                        w.pattern(PatternRec { text, class, kind: GlobKind::Exact, scope: GLOBAL, specificity: u32::MAX - 1, line, col });
+                    }
+                    Err(e) => self.warn(format!("{}: line {}: {} (line skipped)", path.display(), e.line, e.reason)),
+                }
+            }
+            if values {
+                for (name, pattern) in &keep_exact {
+                    if declared.iter().any(|d| d == name.as_bytes()) {
+                        let name = w.string(name.as_bytes());
+                        w.file_keep(FileKeepRec { name, file, pattern: *pattern });
+                    }
+                }
+            }
+        }
+        for imp in &f.import.config {
+            let path = self.resolve(imp.path.get_ref());
+            let (line, col) = self.pos(imp.path.span());
+            let Some(format) = ConfigFormat::from_path(&path) else {
+                return self.err(imp.path.span(), format!("config file {} must end in .json or .toml", path.display()));
+            };
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) => {
+                    if imp.required.unwrap_or(false) {
+                        return self.err(imp.path.span(), format!("cannot read config file {}: {}", path.display(), crate::error::io_reason(&e)));
+                    }
+                    self.warn(format!("{}:{line}:{col}: config file {} not read ({})", self.path.display(), path.display(), crate::error::io_reason(&e)));
+                    continue;
+                }
+            };
+            self.dep(&mut w, &path);
+            let owned: Vec<String> = match &imp.key_suffixes {
+                Some(s) => s.iter().map(|s| s.get_ref().clone()).collect(),
+                None => DEFAULT_KEY_SUFFIXES.iter().map(|s| s.to_string()).collect(),
+            };
+            let suffixes: Vec<&str> = owned.iter().map(String::as_str).collect();
+            let found = config_scan::credential_names(&text, format, &suffixes).map_err(|e| {
+                let at = match (e.line, e.column) {
+                    (Some(l), Some(c)) => format!(":{l}:{c}"),
+                    _ => String::new(),
+                };
+                PolicyError::plain(self.path, format!("imported config {}{at}: {}", path.display(), e.message))
+            })?;
+            for n in found {
+                let text = w.string(n.name.as_bytes());
+                w.pattern(PatternRec { text, class: Class::ImportCredential, kind: GlobKind::Exact, scope: GLOBAL, specificity: u32::MAX, line, col });
+            }
+        }
+        // Grants.
+        for g in &f.grant {
+            let name = g.name.get_ref();
+            if GlobKind::classify(name.as_bytes()) != GlobKind::Exact || !valid_name(name) {
+                return self.err(g.name.span(), format!("a grant names one variable exactly, not `{name}`"));
+            }
+            self.check_pattern(&g.program)?;
+            let (line, _) = self.pos(g.name.span());
+            let n = w.string(name.as_bytes());
+            let p = w.string(g.program.get_ref().as_bytes());
+            w.grant(GrantRec { name: n, program: p, kind: GlobKind::classify(g.program.get_ref().as_bytes()), line });
+        }
+        // Sets: global first, then per program, so a program's set wins.
+        let mut cred_patterns: Vec<(GlobKind, Vec<u8>)> = Vec::new();
+        if f.credentials.builtin.unwrap_or(true) {
+            cred_patterns.extend(builtin::CREDENTIAL_NAMES.iter().map(|e| (GlobKind::classify(e.pattern.as_bytes()), e.pattern.as_bytes().to_vec())));
+        }
+        cred_patterns.extend(f.credentials.names.iter().map(|n| (GlobKind::classify(n.get_ref().as_bytes()), n.get_ref().as_bytes().to_vec())));
+        for (name, value) in &f.set {
+            self.set(&mut w, name, value, GLOBAL, &cred_patterns, shapes)?;
+        }
+        for (i, section) in f.program.values().enumerate() {
+            for (name, value) in &section.get_ref().set {
+                self.set(&mut w, name, value, i as u16, &cred_patterns, shapes)?;
+            }
+        }
+        Ok(w.finish())
+    }
+
+    fn warn(&mut self, message: String) {
+        self.warnings.push(Warning { message });
+    }
+
+    fn resolve(&self, p: &str) -> PathBuf {
+        if let (Some(rest), Some(home)) = (p.strip_prefix("~/"), self.home) {
+            return home.join(rest);
+        }
+        let path = Path::new(p);
+        if path.is_absolute() {
+            return path.to_path_buf();
+        }
+        match self.path.parent() {
+            Some(dir) => dir.join(path),
+            None => path.to_path_buf(),
+        }
+    }
+
+    fn dep(&self, w: &mut Writer, path: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(md) = std::fs::metadata(path) else { return };
+        let p = w.string(path.to_string_lossy().as_bytes());
+        w.dep(DepRec { path: p, dev: md.dev(), ino: md.ino(), size: md.size(), mtime_ns: md.mtime().saturating_mul(1_000_000_000).saturating_add(md.mtime_nsec()) });
+    }
+
+    fn builtin(&self, w: &mut Writer, pattern: &str, class: Class) {
+        let text = w.string(pattern.as_bytes());
+        let kind = GlobKind::classify(pattern.as_bytes());
+        w.pattern(PatternRec { text, class, kind, scope: GLOBAL, specificity: glob::specificity(pattern.as_bytes()), line: 0, col: 0 });
+    }
+
+    fn check_pattern(&self, p: &Spanned<String>) -> Result<(), PolicyError> {
+        match glob::validate(p.get_ref().as_bytes()) {
+            Ok(()) => Ok(()),
+            Err(why) => self.err(p.span(), format!("invalid pattern: {why}")),
+        }
+    }
+
+    fn pattern(&self, w: &mut Writer, p: &Spanned<String>, class: Class, scope: u16) -> Result<u32, PolicyError> {
+        self.check_pattern(p)?;
+        let (line, col) = self.pos(p.span());
+        let s = p.get_ref().as_bytes();
+        let text = w.string(s);
+        Ok(w.pattern(PatternRec { text, class, kind: GlobKind::classify(s), scope, specificity: glob::specificity(s), line, col }))
+    }
+
+    fn set(&self, w: &mut Writer, name: &str, value: &Spanned<String>, scope: u16, creds: &[(GlobKind, Vec<u8>)], shapes: ShapeSet) -> Result<(), PolicyError> {
+        if !valid_name(name) {
+            return self.err(value.span(), format!("`{name}` is not a valid variable name to set"));
+        }
+        let v = value.get_ref();
+        if v.contains('\0') {
+            return self.err(value.span(), format!("the value set for {name} contains a NUL byte"));
+        }
+        if let Some(m) = find_shape(v.as_bytes(), shapes) {
+            return self.err(value.span(), format!("the value set for {name} looks like a {}: a policy file must not hold secrets", m.shape.describe()));
+        }
+        let refs = references(v);
+        for r in &refs {
+            if creds.iter().any(|(k, p)| glob::matches(*k, p, r.as_bytes(), true)) {
+                return self.err(value.span(), format!("{name} would copy credential {r}: `set` cannot pass a credential under another name"));
+            }
+        }
+        let (line, _) = self.pos(value.span());
+        let n = w.string(name.as_bytes());
+        let val = w.string(v.as_bytes());
+        let entry = if refs.is_empty() && !v.contains('$') { w.string(format!("{name}={v}").as_bytes()) } else { StrRef::default() };
+        let expands = entry == StrRef::default();
+        w.set(SetRec { scope, expands, name: n, value: val, entry, line });
+        Ok(())
+    }
+}
+
+/// `${NAME}` references in a set value.
+fn references(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = v;
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        match after.find('}') {
+            Some(j) => {
+                out.push(after[..j].to_string());
+                rest = &after[j + 1..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.bytes();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_') && chars.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}

@@ -1,0 +1,866 @@
+//! The compiled form of a policy: one flat byte buffer that decisions read in place.
+//!
+//! Why a byte buffer and not a tree of `Vec`s: libenvshim.so is `#![no_std]` without
+//! `alloc`, it must decide between fork and exec, and loading it into a process that
+//! never spawns must cost about what an empty C library costs. So the shim never
+//! parses TOML. It maps a compiled buffer (or uses the built-in one) and reads it
+//! where it lies; envwrap and the Rust API read the very same buffer from a `Vec`.
+//! One reader, one meaning (see docs/adr/0002-compiled-policy.md).
+//!
+//! Layout, all integers little-endian:
+//!
+//! ```text
+//! header (HEADER_LEN bytes): magic, format, scalar settings, string refs
+//! section table: SECTIONS x (offset u32, length u32)
+//! sections: strings, patterns, exact-name table, glob list, programs, matchers,
+//!           sets, grants, env files, file-sourced keeps, dependencies
+//! ```
+//!
+//! Every string in the pool is followed by a NUL byte, so a path or a prebuilt
+//! `NAME=VALUE` entry can be handed to the kernel as is. `Policy::from_bytes`
+//! validates every offset once; after that, accessors still use checked reads and
+//! return `None` rather than panic, because a panic in the shim aborts its host.
+
+use crate::glob::GlobKind;
+
+/// First bytes of every compiled policy.
+pub const MAGIC: &[u8; 8] = b"ENVSHIM\0";
+/// Bumped whenever the layout changes; a cache of another format is recompiled.
+pub const FORMAT: u32 = 1;
+/// Size of the fixed header.
+pub const HEADER_LEN: usize = 64;
+/// Number of sections in the section table.
+pub const SECTIONS: usize = 11;
+/// A program-scoped pattern's scope when it applies to every program.
+pub const GLOBAL: u16 = u16::MAX;
+/// At most this many `[program.*]` sections (a program mask is a `u64`).
+pub const MAX_PROGRAMS: usize = 64;
+
+/// Section indices.
+pub mod sec {
+    pub const STRINGS: usize = 0;
+    pub const PATTERNS: usize = 1;
+    pub const EXACT: usize = 2;
+    pub const GLOBS: usize = 3;
+    pub const PROGRAMS: usize = 4;
+    pub const MATCHERS: usize = 5;
+    pub const SETS: usize = 6;
+    pub const GRANTS: usize = 7;
+    pub const ENV_FILES: usize = 8;
+    pub const FILE_KEEPS: usize = 9;
+    pub const DEPS: usize = 10;
+}
+
+/// Record sizes, per section (0 = raw bytes).
+pub const RECORD_LEN: [usize; SECTIONS] = [0, 24, 4, 4, 16, 16, 32, 24, 16, 16, 40];
+
+/// `mode`: what a front end does with a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    /// Apply every change.
+    Enforce = 0,
+    /// Report what enforce would change; change nothing.
+    Audit = 1,
+}
+
+/// `base`: what a child starts from, before keep and strip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Base {
+    /// Start empty.
+    None = 0,
+    /// Start from the documented floor (`builtin::FLOOR`).
+    Floor = 1,
+    /// Inherit everything.
+    All = 2,
+}
+
+impl Base {
+    pub fn from_u8(v: u8) -> Option<Base> {
+        Some(match v {
+            0 => Base::None,
+            1 => Base::Floor,
+            2 => Base::All,
+            _ => return None,
+        })
+    }
+}
+
+/// `argv.secrets`: what happens to an argument that holds a credential value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ArgvSecrets {
+    /// The exec fails with EPERM.
+    Refuse = 0,
+    /// The value is overwritten with `*` in the argument; the exec goes on.
+    Redact = 1,
+    /// Arguments are not scanned.
+    Allow = 2,
+}
+
+/// What a pattern is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Class {
+    /// `keep`: add the name back.
+    Keep = 1,
+    /// `strip`: remove the name.
+    Strip = 2,
+    /// A credential name (built-in or `credentials.names`): refused.
+    Credential = 3,
+    /// A name declared in an env file imported with `role = "strip"`.
+    ImportStrip = 4,
+    /// A name declared in an env file with `role = "refuse"`, or found under a
+    /// config key suffix: a credential.
+    ImportCredential = 5,
+    /// `[program.X.pairs] keep`: admits a `NAME=VALUE` pair in X's argv.
+    PairKeep = 6,
+    /// `[program.X.pairs] strip`.
+    PairStrip = 7,
+    /// A built-in unsafe name.
+    Unsafe = 8,
+    /// A floor name (`base = "floor"`).
+    Floor = 9,
+    /// A name whose value is checked for `/` and `%`.
+    CheckedValue = 10,
+}
+
+impl Class {
+    pub fn from_u8(v: u8) -> Option<Class> {
+        Some(match v {
+            1 => Class::Keep,
+            2 => Class::Strip,
+            3 => Class::Credential,
+            4 => Class::ImportStrip,
+            5 => Class::ImportCredential,
+            6 => Class::PairKeep,
+            7 => Class::PairStrip,
+            8 => Class::Unsafe,
+            9 => Class::Floor,
+            10 => Class::CheckedValue,
+            _ => return None,
+        })
+    }
+
+    /// Credential names match without regard to ASCII case.
+    pub fn folds_case(self) -> bool {
+        matches!(self, Class::Credential)
+    }
+}
+
+/// `role` of an imported env file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Role {
+    /// Declared names are stripped unless kept by exact name.
+    Strip = 0,
+    /// Declared names are credentials: refused even when kept.
+    Refuse = 1,
+}
+
+/// A string in the pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StrRef {
+    pub off: u32,
+    pub len: u32,
+}
+
+/// The scalar settings of the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub mode: Mode,
+    pub base: Base,
+    /// Rule 5: strip unsafe names (unless kept by exact name).
+    pub strip_unsafe: bool,
+    /// Rule 7: re-insert the shim's LD_PRELOAD entry and policy variable.
+    pub sticky: bool,
+    pub argv_secrets: ArgvSecrets,
+    /// Filter `NAME=VALUE` pairs carried in argv (tmux -e, docker -e, env, ...).
+    pub env_flags: bool,
+    /// Default self-scrub for programs with no section that says otherwise.
+    pub self_scrub: bool,
+    /// Which token shapes are detected (a `ShapeSet` bitmask).
+    pub shapes: u16,
+    /// Credential values shorter than this are not searched for in argv.
+    pub min_value_len: u32,
+}
+
+/// A pattern record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PatternRec {
+    pub text: StrRef,
+    pub class: Class,
+    pub kind: GlobKind,
+    pub scope: u16,
+    pub specificity: u32,
+    /// Source position in the policy file, 0 for built-in entries.
+    pub line: u32,
+    pub col: u32,
+}
+
+/// A `[program.NAME]` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramRec {
+    pub name: StrRef,
+    /// 0 = not said, 1 = off, 2 = on.
+    pub self_scrub: u8,
+    /// `pairs.base` + 1, or 0 when the section has no `pairs` table.
+    pub pairs_base: u8,
+    pub line: u32,
+}
+
+/// One `match` entry of a program section: a basename, or a path glob when it
+/// contains `/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatcherRec {
+    pub pattern: StrRef,
+    pub kind: GlobKind,
+    pub program: u32,
+}
+
+/// A `set` entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetRec {
+    pub scope: u16,
+    /// The value holds `${NAME}` references to expand at decision time.
+    pub expands: bool,
+    pub name: StrRef,
+    pub value: StrRef,
+    /// The prebuilt `NAME=VALUE` entry (for values without references).
+    pub entry: StrRef,
+    pub line: u32,
+}
+
+/// A `[[grant]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrantRec {
+    pub name: StrRef,
+    pub program: StrRef,
+    pub kind: GlobKind,
+    pub line: u32,
+}
+
+/// An imported env file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnvFileRec {
+    pub path: StrRef,
+    pub role: Role,
+    /// Kept names declared in the file take their value from it, re-read per decision.
+    pub values: bool,
+    pub line: u32,
+}
+
+/// A kept exact name that an env file with `values = true` declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKeepRec {
+    pub name: StrRef,
+    pub file: u32,
+    /// The keep pattern that admits the name (its scope is the keep's scope).
+    pub pattern: u32,
+}
+
+/// A file the compiled form depends on: the policy and every import, as stat saw
+/// them at compile time. A cache whose dependencies changed is recompiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DepRec {
+    pub path: StrRef,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+/// Why a buffer is not a usable compiled policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatError {
+    TooShort,
+    BadMagic,
+    OtherFormat(u32),
+    BadLength,
+    BadSection(usize),
+    BadRecord(usize),
+}
+
+impl FormatError {
+    pub fn describe(self) -> &'static str {
+        match self {
+            FormatError::TooShort => "compiled policy is truncated",
+            FormatError::BadMagic => "not a compiled envshim policy",
+            FormatError::OtherFormat(_) => "compiled policy of another format version",
+            FormatError::BadLength => "compiled policy length does not match its header",
+            FormatError::BadSection(_) => "compiled policy has a section out of bounds",
+            FormatError::BadRecord(_) => "compiled policy has a corrupt record",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+
+fn u8_at(b: &[u8], at: usize) -> Option<u8> {
+    b.get(at).copied()
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    let s = b.get(at..at.checked_add(2)?)?;
+    Some(u16::from_le_bytes([*s.first()?, *s.get(1)?]))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    let s = b.get(at..at.checked_add(4)?)?;
+    let mut a = [0u8; 4];
+    a.copy_from_slice(s);
+    Some(u32::from_le_bytes(a))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    let s = b.get(at..at.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Some(u64::from_le_bytes(a))
+}
+
+fn str_at(b: &[u8], at: usize) -> Option<StrRef> {
+    Some(StrRef { off: u32_at(b, at)?, len: u32_at(b, at.checked_add(4)?)? })
+}
+
+/// A validated compiled policy, borrowed from wherever its bytes live (a `Vec`, a
+/// static, or a read-only mapping).
+#[derive(Clone, Copy, Debug)]
+pub struct Policy<'a> {
+    bytes: &'a [u8],
+    settings: Settings,
+    sections: [(usize, usize); SECTIONS],
+}
+
+impl<'a> Policy<'a> {
+    /// Validate `bytes` and borrow them as a policy.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Policy<'a>, FormatError> {
+        if bytes.len() < HEADER_LEN + SECTIONS * 8 {
+            return Err(FormatError::TooShort);
+        }
+        if bytes.get(..8) != Some(&MAGIC[..]) {
+            return Err(FormatError::BadMagic);
+        }
+        let format = u32_at(bytes, 8).ok_or(FormatError::TooShort)?;
+        if format != FORMAT {
+            return Err(FormatError::OtherFormat(format));
+        }
+        let total = u32_at(bytes, 12).ok_or(FormatError::TooShort)? as usize;
+        if total != bytes.len() {
+            return Err(FormatError::BadLength);
+        }
+        let mut sections = [(0usize, 0usize); SECTIONS];
+        for (i, slot) in sections.iter_mut().enumerate() {
+            let at = HEADER_LEN + i * 8;
+            let off = u32_at(bytes, at).ok_or(FormatError::TooShort)? as usize;
+            let len = u32_at(bytes, at + 4).ok_or(FormatError::TooShort)? as usize;
+            let end = off.checked_add(len).ok_or(FormatError::BadSection(i))?;
+            if end > bytes.len() || off < HEADER_LEN + SECTIONS * 8 {
+                return Err(FormatError::BadSection(i));
+            }
+            let rec = RECORD_LEN.get(i).copied().unwrap_or(0);
+            if rec != 0 && len % rec != 0 {
+                return Err(FormatError::BadSection(i));
+            }
+            *slot = (off, len);
+        }
+        let h = |at: usize| u8_at(bytes, at).ok_or(FormatError::TooShort);
+        let settings = Settings {
+            mode: if h(16)? == 1 { Mode::Audit } else { Mode::Enforce },
+            base: Base::from_u8(h(17)?).ok_or(FormatError::BadRecord(0))?,
+            strip_unsafe: h(18)? != 0,
+            sticky: h(19)? != 0,
+            argv_secrets: match h(20)? {
+                0 => ArgvSecrets::Refuse,
+                1 => ArgvSecrets::Redact,
+                2 => ArgvSecrets::Allow,
+                _ => return Err(FormatError::BadRecord(0)),
+            },
+            env_flags: h(21)? != 0,
+            self_scrub: h(22)? != 0,
+            shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
+            min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
+        };
+        let policy = Policy { bytes, settings, sections };
+        policy.validate()?;
+        Ok(policy)
+    }
+
+    /// The raw bytes (for writing a cache file).
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    fn validate(&self) -> Result<(), FormatError> {
+        let strings = self.section(sec::STRINGS);
+        let ok_str = |r: StrRef| -> bool {
+            let end = (r.off as usize).checked_add(r.len as usize);
+            // Every string is followed by its NUL terminator.
+            matches!(end, Some(e) if strings.get(e) == Some(&0))
+        };
+        if !ok_str(self.source_ref()) || !ok_str(self.log_ref()) {
+            return Err(FormatError::BadRecord(0));
+        }
+        let n_patterns = self.count(sec::PATTERNS);
+        let n_programs = self.count(sec::PROGRAMS);
+        if n_programs > MAX_PROGRAMS {
+            return Err(FormatError::BadSection(sec::PROGRAMS));
+        }
+        let scope_ok = |s: u16| s == GLOBAL || (s as usize) < n_programs;
+        for i in 0..n_patterns {
+            let p = self.pattern(i as u32).ok_or(FormatError::BadRecord(sec::PATTERNS))?;
+            if !ok_str(p.text) || !scope_ok(p.scope) {
+                return Err(FormatError::BadRecord(sec::PATTERNS));
+            }
+        }
+        let exact = self.count(sec::EXACT);
+        if exact != 0 && !exact.is_power_of_two() {
+            return Err(FormatError::BadSection(sec::EXACT));
+        }
+        for i in 0..exact {
+            let v = self.u32_in(sec::EXACT, i).ok_or(FormatError::BadRecord(sec::EXACT))?;
+            if v != u32::MAX && v as usize >= n_patterns {
+                return Err(FormatError::BadRecord(sec::EXACT));
+            }
+        }
+        for i in 0..self.count(sec::GLOBS) {
+            let v = self.u32_in(sec::GLOBS, i).ok_or(FormatError::BadRecord(sec::GLOBS))?;
+            if v as usize >= n_patterns {
+                return Err(FormatError::BadRecord(sec::GLOBS));
+            }
+        }
+        for i in 0..n_programs {
+            let p = self.program(i as u32).ok_or(FormatError::BadRecord(sec::PROGRAMS))?;
+            if !ok_str(p.name) || p.pairs_base > 3 {
+                return Err(FormatError::BadRecord(sec::PROGRAMS));
+            }
+        }
+        for i in 0..self.count(sec::MATCHERS) {
+            let m = self.matcher(i as u32).ok_or(FormatError::BadRecord(sec::MATCHERS))?;
+            if !ok_str(m.pattern) || m.program as usize >= n_programs {
+                return Err(FormatError::BadRecord(sec::MATCHERS));
+            }
+        }
+        for i in 0..self.count(sec::SETS) {
+            let s = self.set(i as u32).ok_or(FormatError::BadRecord(sec::SETS))?;
+            if !ok_str(s.name) || !ok_str(s.value) || !ok_str(s.entry) || !scope_ok(s.scope) {
+                return Err(FormatError::BadRecord(sec::SETS));
+            }
+        }
+        for i in 0..self.count(sec::GRANTS) {
+            let g = self.grant(i as u32).ok_or(FormatError::BadRecord(sec::GRANTS))?;
+            if !ok_str(g.name) || !ok_str(g.program) {
+                return Err(FormatError::BadRecord(sec::GRANTS));
+            }
+        }
+        let n_files = self.count(sec::ENV_FILES);
+        for i in 0..n_files {
+            let f = self.env_file(i as u32).ok_or(FormatError::BadRecord(sec::ENV_FILES))?;
+            if !ok_str(f.path) {
+                return Err(FormatError::BadRecord(sec::ENV_FILES));
+            }
+        }
+        for i in 0..self.count(sec::FILE_KEEPS) {
+            let k = self.file_keep(i as u32).ok_or(FormatError::BadRecord(sec::FILE_KEEPS))?;
+            if !ok_str(k.name) || k.file as usize >= n_files || k.pattern as usize >= n_patterns {
+                return Err(FormatError::BadRecord(sec::FILE_KEEPS));
+            }
+        }
+        for i in 0..self.count(sec::DEPS) {
+            let d = self.dep(i as u32).ok_or(FormatError::BadRecord(sec::DEPS))?;
+            if !ok_str(d.path) {
+                return Err(FormatError::BadRecord(sec::DEPS));
+            }
+        }
+        Ok(())
+    }
+
+    /// The scalar settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn section(&self, i: usize) -> &'a [u8] {
+        match self.sections.get(i) {
+            Some(&(off, len)) => self.bytes.get(off..off.saturating_add(len)).unwrap_or(&[]),
+            None => &[],
+        }
+    }
+
+    /// Number of records in section `i`.
+    pub fn count(&self, i: usize) -> usize {
+        let rec = RECORD_LEN.get(i).copied().unwrap_or(0);
+        self.section(i).len().checked_div(rec).unwrap_or(0)
+    }
+
+    fn record(&self, i: usize, n: u32) -> Option<&'a [u8]> {
+        let rec = RECORD_LEN.get(i).copied()?;
+        let start = (n as usize).checked_mul(rec)?;
+        self.section(i).get(start..start.checked_add(rec)?)
+    }
+
+    fn u32_in(&self, i: usize, n: usize) -> Option<u32> {
+        u32_at(self.section(i), n.checked_mul(4)?)
+    }
+
+    /// The bytes of a pooled string (without its NUL).
+    pub fn str(&self, r: StrRef) -> &'a [u8] {
+        let off = r.off as usize;
+        self.section(sec::STRINGS)
+            .get(off..off.saturating_add(r.len as usize))
+            .unwrap_or(&[])
+    }
+
+    /// The bytes of a pooled string including its NUL terminator.
+    pub fn c_str(&self, r: StrRef) -> &'a [u8] {
+        let off = r.off as usize;
+        self.section(sec::STRINGS)
+            .get(off..off.saturating_add(r.len as usize).saturating_add(1))
+            .unwrap_or(&[0])
+    }
+
+    fn source_ref(&self) -> StrRef {
+        str_at(self.bytes, 32).unwrap_or_default()
+    }
+
+    fn log_ref(&self) -> StrRef {
+        str_at(self.bytes, 40).unwrap_or_default()
+    }
+
+    /// The policy file this was compiled from (`<built-in>` for the default).
+    pub fn source(&self) -> &'a [u8] {
+        self.str(self.source_ref())
+    }
+
+    /// The audit and warning log file, if the policy names one (NUL-terminated).
+    pub fn log_path(&self) -> Option<&'a [u8]> {
+        let r = self.log_ref();
+        (r.len > 0).then(|| self.c_str(r))
+    }
+
+    pub fn pattern(&self, n: u32) -> Option<PatternRec> {
+        let r = self.record(sec::PATTERNS, n)?;
+        Some(PatternRec {
+            text: str_at(r, 0)?,
+            class: Class::from_u8(u8_at(r, 8)?)?,
+            kind: GlobKind::from_u8(u8_at(r, 9)?)?,
+            scope: u16_at(r, 10)?,
+            specificity: u32_at(r, 12)?,
+            line: u32_at(r, 16)?,
+            col: u32_at(r, 20)?,
+        })
+    }
+
+    /// Slot `n` of the exact-name hash table (`u32::MAX` = empty).
+    pub fn exact_slot(&self, n: usize) -> Option<u32> {
+        self.u32_in(sec::EXACT, n)
+    }
+
+    /// Number of slots in the exact-name hash table (a power of two, or 0).
+    pub fn exact_slots(&self) -> usize {
+        self.count(sec::EXACT)
+    }
+
+    /// Pattern indices of every glob, in file order.
+    pub fn globs(&self) -> impl Iterator<Item = u32> + 'a {
+        self.section(sec::GLOBS)
+            .chunks_exact(4)
+            .map(|c| u32_at(c, 0).unwrap_or(0))
+    }
+
+    pub fn program(&self, n: u32) -> Option<ProgramRec> {
+        let r = self.record(sec::PROGRAMS, n)?;
+        Some(ProgramRec {
+            name: str_at(r, 0)?,
+            self_scrub: u8_at(r, 8)?,
+            pairs_base: u8_at(r, 9)?,
+            line: u32_at(r, 12)?,
+        })
+    }
+
+    pub fn matcher(&self, n: u32) -> Option<MatcherRec> {
+        let r = self.record(sec::MATCHERS, n)?;
+        Some(MatcherRec {
+            pattern: str_at(r, 0)?,
+            kind: GlobKind::from_u8(u8_at(r, 8)?)?,
+            program: u32_at(r, 12)?,
+        })
+    }
+
+    pub fn set(&self, n: u32) -> Option<SetRec> {
+        let r = self.record(sec::SETS, n)?;
+        Some(SetRec {
+            scope: u16_at(r, 0)?,
+            expands: u8_at(r, 2)? != 0,
+            name: str_at(r, 4)?,
+            value: str_at(r, 12)?,
+            entry: str_at(r, 20)?,
+            line: u32_at(r, 28)?,
+        })
+    }
+
+    pub fn grant(&self, n: u32) -> Option<GrantRec> {
+        let r = self.record(sec::GRANTS, n)?;
+        Some(GrantRec {
+            name: str_at(r, 0)?,
+            program: str_at(r, 8)?,
+            kind: GlobKind::from_u8(u8_at(r, 16)?)?,
+            line: u32_at(r, 20)?,
+        })
+    }
+
+    pub fn env_file(&self, n: u32) -> Option<EnvFileRec> {
+        let r = self.record(sec::ENV_FILES, n)?;
+        Some(EnvFileRec {
+            path: str_at(r, 0)?,
+            role: if u8_at(r, 8)? == 1 { Role::Refuse } else { Role::Strip },
+            values: u8_at(r, 9)? != 0,
+            line: u32_at(r, 12)?,
+        })
+    }
+
+    pub fn file_keep(&self, n: u32) -> Option<FileKeepRec> {
+        let r = self.record(sec::FILE_KEEPS, n)?;
+        Some(FileKeepRec { name: str_at(r, 0)?, file: u32_at(r, 8)?, pattern: u32_at(r, 12)? })
+    }
+
+    pub fn dep(&self, n: u32) -> Option<DepRec> {
+        let r = self.record(sec::DEPS, n)?;
+        Some(DepRec {
+            path: str_at(r, 0)?,
+            dev: u64_at(r, 8)?,
+            ino: u64_at(r, 16)?,
+            size: u64_at(r, 24)?,
+            mtime_ns: u64_at(r, 32)? as i64,
+        })
+    }
+}
+
+/// The hash used by the exact-name table and by duplicate detection: FNV-1a over
+/// ASCII-uppercased bytes, so that case-folding credential names land in the same
+/// probe run as their exact spellings.
+#[inline]
+pub fn name_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in name {
+        h ^= u32::from(b.to_ascii_uppercase());
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+// ---------------------------------------------------------------------------
+// Writing (std only): used by the compiler.
+
+#[cfg(feature = "std")]
+pub use writer::Writer;
+
+#[cfg(feature = "std")]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod writer {
+    use super::*;
+    use std::vec::Vec;
+
+    /// Builds a compiled policy buffer.
+    #[derive(Default)]
+    pub struct Writer {
+        pub settings: Option<Settings>,
+        strings: Vec<u8>,
+        sections: [Vec<u8>; SECTIONS],
+        source: StrRef,
+        log: StrRef,
+    }
+
+    fn put_u32(v: &mut Vec<u8>, x: u32) {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    fn put_str(v: &mut Vec<u8>, r: StrRef) {
+        put_u32(v, r.off);
+        put_u32(v, r.len);
+    }
+
+    impl Writer {
+        pub fn new(settings: Settings) -> Writer {
+            let mut w = Writer { settings: Some(settings), ..Writer::default() };
+            // Offset 0 is the empty string.
+            w.strings.push(0);
+            w
+        }
+
+        /// Add a string to the pool (NUL-terminated); identical strings are not shared.
+        pub fn string(&mut self, s: &[u8]) -> StrRef {
+            if s.is_empty() {
+                return StrRef { off: 0, len: 0 };
+            }
+            let off = self.strings.len() as u32;
+            self.strings.extend_from_slice(s);
+            self.strings.push(0);
+            StrRef { off, len: s.len() as u32 }
+        }
+
+        pub fn set_source(&mut self, s: &[u8]) {
+            self.source = self.string(s);
+        }
+
+        pub fn set_log(&mut self, s: &[u8]) {
+            self.log = self.string(s);
+        }
+
+        /// Number of records written to section `i` so far.
+        pub fn count(&self, i: usize) -> u32 {
+            let rec = RECORD_LEN[i];
+            (self.sections[i].len() / rec) as u32
+        }
+
+        pub fn pattern(&mut self, p: PatternRec) -> u32 {
+            let n = self.count(sec::PATTERNS);
+            let v = &mut self.sections[sec::PATTERNS];
+            put_str(v, p.text);
+            v.push(p.class as u8);
+            v.push(p.kind as u8);
+            v.extend_from_slice(&p.scope.to_le_bytes());
+            put_u32(v, p.specificity);
+            put_u32(v, p.line);
+            put_u32(v, p.col);
+            n
+        }
+
+        pub fn program(&mut self, p: ProgramRec) -> u32 {
+            let n = self.count(sec::PROGRAMS);
+            let v = &mut self.sections[sec::PROGRAMS];
+            put_str(v, p.name);
+            v.push(p.self_scrub);
+            v.push(p.pairs_base);
+            v.extend_from_slice(&[0, 0]);
+            put_u32(v, p.line);
+            n
+        }
+
+        pub fn matcher(&mut self, m: MatcherRec) {
+            let v = &mut self.sections[sec::MATCHERS];
+            put_str(v, m.pattern);
+            v.push(m.kind as u8);
+            v.extend_from_slice(&[0, 0, 0]);
+            put_u32(v, m.program);
+        }
+
+        pub fn set(&mut self, s: SetRec) {
+            let v = &mut self.sections[sec::SETS];
+            v.extend_from_slice(&s.scope.to_le_bytes());
+            v.push(u8::from(s.expands));
+            v.push(0);
+            put_str(v, s.name);
+            put_str(v, s.value);
+            put_str(v, s.entry);
+            put_u32(v, s.line);
+        }
+
+        pub fn grant(&mut self, g: GrantRec) {
+            let v = &mut self.sections[sec::GRANTS];
+            put_str(v, g.name);
+            put_str(v, g.program);
+            v.push(g.kind as u8);
+            v.extend_from_slice(&[0, 0, 0]);
+            put_u32(v, g.line);
+        }
+
+        pub fn env_file(&mut self, f: EnvFileRec) -> u32 {
+            let n = self.count(sec::ENV_FILES);
+            let v = &mut self.sections[sec::ENV_FILES];
+            put_str(v, f.path);
+            v.push(f.role as u8);
+            v.push(u8::from(f.values));
+            v.extend_from_slice(&[0, 0]);
+            put_u32(v, f.line);
+            n
+        }
+
+        pub fn file_keep(&mut self, k: FileKeepRec) {
+            let v = &mut self.sections[sec::FILE_KEEPS];
+            put_str(v, k.name);
+            put_u32(v, k.file);
+            put_u32(v, k.pattern);
+        }
+
+        pub fn dep(&mut self, d: DepRec) {
+            let v = &mut self.sections[sec::DEPS];
+            put_str(v, d.path);
+            v.extend_from_slice(&d.dev.to_le_bytes());
+            v.extend_from_slice(&d.ino.to_le_bytes());
+            v.extend_from_slice(&d.size.to_le_bytes());
+            v.extend_from_slice(&d.mtime_ns.to_le_bytes());
+        }
+
+        /// Build the exact-name table and glob list from the patterns written so far.
+        fn index(&mut self) {
+            let n = self.count(sec::PATTERNS);
+            let mut exact = Vec::new();
+            let mut globs = Vec::new();
+            for i in 0..n {
+                let r = &self.sections[sec::PATTERNS][i as usize * 24..][..24];
+                let off = u32::from_le_bytes(r[0..4].try_into().unwrap()) as usize;
+                let len = u32::from_le_bytes(r[4..8].try_into().unwrap()) as usize;
+                let text = &self.strings[off..off + len];
+                if r[9] == GlobKind::Exact as u8 {
+                    exact.push((name_hash(text), i));
+                } else {
+                    globs.push(i);
+                }
+            }
+            let cap = (exact.len() * 2).next_power_of_two().max(8);
+            let mut table = vec![u32::MAX; cap];
+            for (h, i) in exact {
+                let mut slot = h as usize & (cap - 1);
+                while table[slot] != u32::MAX {
+                    slot = (slot + 1) & (cap - 1);
+                }
+                table[slot] = i;
+            }
+            let v = &mut self.sections[sec::EXACT];
+            for t in table {
+                put_u32(v, t);
+            }
+            let v = &mut self.sections[sec::GLOBS];
+            for g in globs {
+                put_u32(v, g);
+            }
+        }
+
+        /// Finish: the compiled bytes.
+        pub fn finish(mut self) -> Vec<u8> {
+            self.index();
+            let s = self.settings.expect("settings");
+            let mut out = Vec::new();
+            out.extend_from_slice(MAGIC);
+            put_u32(&mut out, FORMAT);
+            put_u32(&mut out, 0); // total length, patched below
+            out.push(s.mode as u8);
+            out.push(s.base as u8);
+            out.push(u8::from(s.strip_unsafe));
+            out.push(u8::from(s.sticky));
+            out.push(s.argv_secrets as u8);
+            out.push(u8::from(s.env_flags));
+            out.push(u8::from(s.self_scrub));
+            out.push(0);
+            out.extend_from_slice(&s.shapes.to_le_bytes());
+            out.extend_from_slice(&[0, 0]);
+            put_u32(&mut out, s.min_value_len);
+            put_str(&mut out, self.source);
+            put_str(&mut out, self.log);
+            out.resize(HEADER_LEN + SECTIONS * 8, 0);
+            self.sections[sec::STRINGS] = std::mem::take(&mut self.strings);
+            for i in 0..SECTIONS {
+                let off = out.len() as u32;
+                let len = self.sections[i].len() as u32;
+                out[HEADER_LEN + i * 8..][..4].copy_from_slice(&off.to_le_bytes());
+                out[HEADER_LEN + i * 8 + 4..][..4].copy_from_slice(&len.to_le_bytes());
+                out.extend_from_slice(&self.sections[i]);
+            }
+            let total = out.len() as u32;
+            out[12..16].copy_from_slice(&total.to_le_bytes());
+            out
+        }
+    }
+}

@@ -1,0 +1,829 @@
+//! Deciding a child's environment: the rule order of docs/adr/0001-rule-order.md,
+//! applied to one environment without allocating.
+//!
+//! # The invariant this module holds
+//!
+//! `decide_env` runs inside libenvshim.so's exec hooks, which may run in the child of
+//! a `fork()` taken by a multithreaded program, or in a `vfork()` child that shares
+//! its parent's memory. There, another thread may have held the malloc lock at the
+//! moment of the fork, so calling malloc can deadlock, and in a vfork child it would
+//! corrupt the parent's heap. So this module never allocates: the caller hands in
+//! every buffer (`EnvScratch`), the result is a list of indices into the caller's
+//! environment plus entries built into the caller's byte buffer, and a buffer that
+//! is too small is reported (`Shortfall`) so the caller can find a larger one and try
+//! again, rather than truncate. Nothing here formats, locks or reads the process
+//! environment: the caller passes in everything a decision depends on.
+//!
+//! # Rule order, per entry
+//!
+//! 1. normalise: an entry without `=` or with an empty name is dropped; a later copy
+//!    of a name already seen is dropped, whatever happened to the first;
+//! 2. base: `all` keeps, `none` drops, `floor` keeps the floor names;
+//! 3. keep and strip: the most specific matching pattern wins, strip on a tie;
+//! 4. refuse: a credential (by name, by import, or by the shape of its value) that
+//!    is still kept is refused, unless a grant names it and this program;
+//! 5. unsafe: loader and interpreter hooks are stripped unless kept by exact name,
+//!    and locale, terminal and zone values holding `/` or `%` are stripped;
+//! 6. set: the policy's own values replace any entry of the same name, last;
+//! 7. stay: the shim's `LD_PRELOAD` entry and policy variable are put back.
+//!
+//! Kept names that an env file imported with `values = true` declares take their
+//! value from that file's current contents (passed in by the caller), between rules
+//! 5 and 6.
+
+use crate::compiled::{Base, Class, PatternRec, Policy, GLOBAL};
+use crate::envfile;
+use crate::glob::{self, GlobKind};
+use crate::shape::{self, Shape, ShapeSet};
+
+/// What happens to one entry of the input environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Action {
+    /// Passed to the child unchanged.
+    Keep,
+    /// Removed quietly: not admitted by the base, keep, strip or unsafe rules, or
+    /// malformed or duplicate.
+    Strip,
+    /// Removed loudly: a credential that would otherwise have been kept.
+    Refuse,
+    /// A credential passed on because a grant names it and this program.
+    Grant,
+    /// Replaced by an entry the policy builds (a set value, a value from an env
+    /// file, or the shim's own sticky variables).
+    Replace,
+}
+
+impl Action {
+    /// Does the entry reach the child as it is?
+    pub fn passes(self) -> bool {
+        matches!(self, Action::Keep | Action::Grant)
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Action::Keep => "keep",
+            Action::Strip => "strip",
+            Action::Refuse => "refuse",
+            Action::Grant => "grant",
+            Action::Replace => "replace",
+        }
+    }
+}
+
+/// Which rule decided. Pattern, set, grant and file-keep payloads are record
+/// indices in the compiled policy, so an explanation can name the rule and its
+/// line without the decision holding any text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// Rule 1: the entry has no `=`.
+    NoEquals,
+    /// Rule 1: the entry's name is empty.
+    EmptyName,
+    /// Rule 1: a later copy of a name; the payload is the index of the first copy.
+    Duplicate(u32),
+    /// Rule 2, `base = "all"`.
+    BaseAll,
+    /// Rule 2, `base = "none"`, or a name outside the floor.
+    BaseNone,
+    /// Rule 2, a floor name.
+    Floor(u32),
+    /// Rule 3, a keep pattern.
+    Keep(u32),
+    /// Rule 3, a strip pattern, or a name imported from an env file to strip.
+    Strip(u32),
+    /// Rule 4, a credential by name or by import.
+    CredentialName(u32),
+    /// Rule 4, a credential by the shape of its value.
+    CredentialShape(Shape),
+    /// Rule 4, a value equal to the value of a credential elsewhere in the
+    /// environment; the payload is that entry's index.
+    CredentialValue(u32),
+    /// Rule 4, a grant let a credential through.
+    Grant(u32),
+    /// Rule 5, an unsafe name.
+    UnsafeName(u32),
+    /// Rule 5, an unsafe value of a checked name.
+    UnsafeValue(u32),
+    /// The value came from an env file (payload: file-keep record).
+    FileValue(u32),
+    /// Rule 6, a set value (payload: set record).
+    Set(u32),
+    /// Rule 7, the shim's own variables.
+    Sticky,
+}
+
+/// The decision for one input entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub action: Action,
+    pub rule: Rule,
+    /// The entry is a credential, whatever happened to it: its value must not
+    /// appear in argv either.
+    pub credential: bool,
+}
+
+impl Verdict {
+    const fn new(action: Action, rule: Rule) -> Verdict {
+        Verdict { action, rule, credential: false }
+    }
+}
+
+/// One entry of the child environment, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// The input entry at this index, unchanged.
+    Input(u32),
+    /// An entry built into `EnvScratch::bytes` at `start..start+len`, followed by a NUL.
+    Built { start: u32, len: u32, rule: Rule },
+    /// A prebuilt entry in the compiled policy's string pool (a literal set value).
+    Pooled { entry: crate::compiled::StrRef, rule: Rule },
+}
+
+/// What the caller passes in for one decision.
+#[derive(Clone, Copy, Debug)]
+pub struct EnvRequest<'r> {
+    /// The program about to run: a path, or a bare name before a PATH search.
+    pub program: &'r [u8],
+    /// The environment the caller wants the child to have, as `NAME=VALUE` bytes
+    /// (no NUL terminators).
+    pub env: &'r [&'r [u8]],
+    /// The current contents of each env file the policy imports, by index; `None`
+    /// when the file could not be read (its names are still stripped).
+    pub env_files: &'r [Option<&'r [u8]>],
+    /// Rule 7: the shim's own path, to be present in `LD_PRELOAD` (`None` outside
+    /// the shim, or with `sticky = false`).
+    pub preload: Option<&'r [u8]>,
+    /// Rule 7: the `ENVSHIM_POLICY=...` entry the shim was loaded with.
+    pub policy_entry: Option<&'r [u8]>,
+}
+
+/// Caller-provided storage. Sizes: `verdicts` and `seen` one per input entry
+/// (`seen` is rounded up to a power of two of at least twice that), `emits` one per
+/// input entry plus `extra_emits(policy)`, and `bytes` for built entries.
+pub struct EnvScratch<'s> {
+    pub verdicts: &'s mut [Verdict],
+    pub seen: &'s mut [u32],
+    pub emits: &'s mut [Emit],
+    pub bytes: &'s mut [u8],
+}
+
+/// A scratch buffer was too small: these are the sizes that are enough.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shortfall {
+    pub verdicts: usize,
+    pub seen: usize,
+    pub emits: usize,
+    pub bytes: usize,
+}
+
+/// Sizes of the scratch buffers for `n` entries; `bytes` is a first guess that
+/// `decide_env` corrects through `Shortfall` when built entries need more.
+pub fn scratch_sizes(policy: &Policy<'_>, n: usize, preload_len: usize) -> Shortfall {
+    use crate::compiled::sec;
+    Shortfall {
+        verdicts: n,
+        seen: table_size(n),
+        emits: n + policy.count(sec::SETS) + policy.count(sec::FILE_KEEPS) + 2,
+        bytes: 256 + preload_len * 2,
+    }
+}
+
+fn table_size(n: usize) -> usize {
+    n.saturating_mul(2).max(8).next_power_of_two()
+}
+
+/// The result of a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnvSummary {
+    /// `scratch.emits[..emitted]` is the child environment, in order.
+    pub emitted: usize,
+    /// Bytes of `scratch.bytes` used.
+    pub bytes_used: usize,
+    /// Which `[program.*]` sections apply, as a bit mask.
+    pub programs: u64,
+    /// Input entries refused (credentials).
+    pub refused: u32,
+    /// Input entries not passed unchanged (stripped, refused, replaced).
+    pub changed: u32,
+    /// Entries added that were not in the input (set, file values, sticky).
+    pub added: u32,
+}
+
+/// The basename of a program path.
+pub fn basename(program: &[u8]) -> &[u8] {
+    match memchr::memrchr(b'/', program) {
+        Some(i) => program.get(i + 1..).unwrap_or(&[]),
+        None => program,
+    }
+}
+
+/// Which program sections apply to `program`: a matcher without `/` matches the
+/// basename, one with `/` the path as given.
+pub fn program_mask(policy: &Policy<'_>, program: &[u8]) -> u64 {
+    use crate::compiled::sec;
+    let base = basename(program);
+    let mut mask = 0u64;
+    for i in 0..policy.count(sec::MATCHERS) {
+        let Some(m) = policy.matcher(i as u32) else { continue };
+        let pat = policy.str(m.pattern);
+        let target = if pat.contains(&b'/') { program } else { base };
+        if glob::matches(m.kind, pat, target, false) {
+            mask |= 1u64.checked_shl(m.program).unwrap_or(0);
+        }
+    }
+    mask
+}
+
+fn in_scope(scope: u16, mask: u64) -> bool {
+    scope == GLOBAL || (mask >> (scope as u32 & 63)) & 1 == 1
+}
+
+/// Split `NAME=VALUE` at the first `=`.
+pub fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let eq = memchr::memchr(b'=', entry)?;
+    Some((entry.get(..eq)?, entry.get(eq + 1..)?))
+}
+
+/// Every pattern of the policy that matches a name, by class, for one program.
+#[derive(Clone, Copy, Default, Debug)]
+struct Matches {
+    keep: Option<(u32, u32)>,
+    strip: Option<(u32, u32)>,
+    pair_keep: Option<(u32, u32)>,
+    pair_strip: Option<(u32, u32)>,
+    /// The keep that matched is an exact name.
+    keep_exact: bool,
+    pair_keep_exact: bool,
+    credential: Option<u32>,
+    unsafe_name: Option<u32>,
+    floor: Option<u32>,
+    checked_value: Option<u32>,
+}
+
+fn better(cur: Option<(u32, u32)>, spec: u32, idx: u32) -> Option<(u32, u32)> {
+    match cur {
+        Some((s, _)) if s >= spec => cur,
+        _ => Some((spec, idx)),
+    }
+}
+
+impl Matches {
+    fn add(&mut self, p: &PatternRec, idx: u32, pair_scope: Option<u16>) {
+        match p.class {
+            Class::Keep => {
+                if self.keep.is_none_or(|(s, _)| p.specificity > s) {
+                    self.keep_exact = p.kind == GlobKind::Exact;
+                }
+                self.keep = better(self.keep, p.specificity, idx);
+            }
+            Class::Strip => self.strip = better(self.strip, p.specificity, idx),
+            Class::ImportStrip => self.strip = better(self.strip, u32::MAX - 1, idx),
+            Class::Credential | Class::ImportCredential => {
+                self.credential.get_or_insert(idx);
+            }
+            Class::PairKeep if Some(p.scope) == pair_scope => {
+                if self.pair_keep.is_none_or(|(s, _)| p.specificity > s) {
+                    self.pair_keep_exact = p.kind == GlobKind::Exact;
+                }
+                self.pair_keep = better(self.pair_keep, p.specificity, idx);
+            }
+            Class::PairStrip if Some(p.scope) == pair_scope => {
+                self.pair_strip = better(self.pair_strip, p.specificity, idx)
+            }
+            Class::PairKeep | Class::PairStrip => {}
+            Class::Unsafe => {
+                self.unsafe_name.get_or_insert(idx);
+            }
+            Class::Floor => {
+                self.floor.get_or_insert(idx);
+            }
+            Class::CheckedValue => {
+                self.checked_value.get_or_insert(idx);
+            }
+        }
+    }
+}
+
+fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>) -> Matches {
+    let mut m = Matches::default();
+    let slots = policy.exact_slots();
+    if slots != 0 {
+        let mut slot = name_hash_slot(name, slots);
+        // Linear probing: every pattern whose folded text hashes like `name` is in
+        // this run of occupied slots.
+        for _ in 0..slots {
+            let Some(idx) = policy.exact_slot(slot) else { break };
+            if idx == u32::MAX {
+                break;
+            }
+            if let Some(p) = policy.pattern(idx) {
+                if in_scope(p.scope, mask) || pair_scope == Some(p.scope) {
+                    let text = policy.str(p.text);
+                    if glob::matches(GlobKind::Exact, text, name, p.class.folds_case()) {
+                        m.add(&p, idx, pair_scope);
+                    }
+                }
+            }
+            slot = (slot + 1) & (slots - 1);
+        }
+    }
+    for idx in policy.globs() {
+        let Some(p) = policy.pattern(idx) else { continue };
+        if !(in_scope(p.scope, mask) || pair_scope == Some(p.scope)) {
+            continue;
+        }
+        if glob::matches(p.kind, policy.str(p.text), name, p.class.folds_case()) {
+            m.add(&p, idx, pair_scope);
+        }
+    }
+    m
+}
+
+fn name_hash_slot(name: &[u8], slots: usize) -> usize {
+    crate::compiled::name_hash(name) as usize & (slots - 1)
+}
+
+/// Is this value unsafe for a checked name (sudo's env_check)?
+fn unsafe_value(name: &[u8], value: &[u8]) -> bool {
+    if name == b"TZ" {
+        return !tz_is_safe(value);
+    }
+    value.contains(&b'/') || value.contains(&b'%')
+}
+
+/// TZ is safe when it is a zone name or a path inside the system zoneinfo tree,
+/// without `..` and `%`, and not absurdly long (sudo's tz_is_safe).
+fn tz_is_safe(value: &[u8]) -> bool {
+    let v = value.strip_prefix(b":").unwrap_or(value);
+    if v.len() >= 256 || v.contains(&b'%') {
+        return false;
+    }
+    if v.starts_with(b"/") && !v.starts_with(b"/usr/share/zoneinfo/") {
+        return false;
+    }
+    !v.split(|&b| b == b'/').any(|part| part == b"..")
+}
+
+/// The judgement of one (name, value) under the policy, for a program mask.
+/// `pairs` selects the `[program.X.pairs]` rules of program section X instead of
+/// keep and strip: that is how `NAME=VALUE` pairs carried in argv are judged.
+pub fn judge(
+    policy: &Policy<'_>,
+    program: &[u8],
+    mask: u64,
+    name: &[u8],
+    value: &[u8],
+    pairs: Option<u16>,
+) -> Verdict {
+    let settings = policy.settings();
+    let m = collect(policy, name, mask, pairs);
+    let base = match pairs.and_then(|p| policy.program(p as u32)) {
+        Some(p) if p.pairs_base != 0 => Base::from_u8(p.pairs_base - 1).unwrap_or(Base::None),
+        _ => settings.base,
+    };
+    // Rule 2.
+    let mut v = match base {
+        Base::All => Verdict::new(Action::Keep, Rule::BaseAll),
+        Base::None => Verdict::new(Action::Strip, Rule::BaseNone),
+        Base::Floor => match m.floor {
+            Some(f) => Verdict::new(Action::Keep, Rule::Floor(f)),
+            None => Verdict::new(Action::Strip, Rule::BaseNone),
+        },
+    };
+    // Rule 3.
+    let (keep, strip, keep_exact) = if pairs.is_some() {
+        (m.pair_keep, m.pair_strip, m.pair_keep_exact)
+    } else {
+        (m.keep, m.strip, m.keep_exact)
+    };
+    match (keep, strip) {
+        (Some((ks, k)), Some((ss, _))) if ks > ss => v = Verdict::new(Action::Keep, Rule::Keep(k)),
+        (_, Some((_, s))) => v = Verdict::new(Action::Strip, Rule::Strip(s)),
+        (Some((_, k)), None) => v = Verdict::new(Action::Keep, Rule::Keep(k)),
+        (None, None) => {}
+    }
+    let kept_exactly = keep_exact && matches!(v.rule, Rule::Keep(_));
+    // Rule 4.
+    let credential = match m.credential {
+        Some(c) => Some(Rule::CredentialName(c)),
+        None => shape::find_shape(value, ShapeSet::from_bits(settings.shapes))
+            .map(|s| Rule::CredentialShape(s.shape)),
+    };
+    if let Some(rule) = credential {
+        v.credential = true;
+        if v.action == Action::Keep {
+            match find_grant(policy, name, program) {
+                Some(g) => {
+                    v.action = Action::Grant;
+                    v.rule = Rule::Grant(g);
+                }
+                None => {
+                    v.action = Action::Refuse;
+                    v.rule = rule;
+                }
+            }
+        }
+        return v;
+    }
+    // Rule 5.
+    if v.action == Action::Keep {
+        if let Some(u) = m.unsafe_name {
+            if settings.strip_unsafe && !kept_exactly && !name.starts_with(crate::builtin::OWN_PREFIX) && name != crate::builtin::LD_PRELOAD {
+                return Verdict::new(Action::Strip, Rule::UnsafeName(u));
+            }
+        }
+        if let Some(c) = m.checked_value {
+            if unsafe_value(name, value) {
+                return Verdict::new(Action::Strip, Rule::UnsafeValue(c));
+            }
+        }
+    }
+    v
+}
+
+/// The grant that lets credential `name` reach `program`, if any.
+pub fn find_grant(policy: &Policy<'_>, name: &[u8], program: &[u8]) -> Option<u32> {
+    use crate::compiled::sec;
+    let base = basename(program);
+    (0..policy.count(sec::GRANTS) as u32).find(|&i| {
+        policy.grant(i).is_some_and(|g| {
+            let pat = policy.str(g.program);
+            let target = if pat.contains(&b'/') { program } else { base };
+            policy.str(g.name) == name && glob::matches(g.kind, pat, target, false)
+        })
+    })
+}
+
+/// Decide the child environment. See the module docs for the rule order.
+pub fn decide_env(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    scratch: &mut EnvScratch<'_>,
+) -> Result<EnvSummary, Shortfall> {
+    let n = req.env.len();
+    let mut need = scratch_sizes(policy, n, req.preload.map_or(0, <[u8]>::len));
+    need.bytes = need.bytes.max(scratch.bytes.len());
+    if scratch.verdicts.len() < n || scratch.seen.len() < need.seen || scratch.emits.len() < need.emits {
+        return Err(need);
+    }
+    let mask = program_mask(policy, req.program);
+    let seen_len = need.seen;
+    let seen = scratch.seen.get_mut(..seen_len).ok_or(need)?;
+    seen.fill(u32::MAX);
+
+    // Rules 1 to 5, entry by entry.
+    for (i, entry) in req.env.iter().enumerate() {
+        let verdict = match split_entry(entry) {
+            None => Verdict::new(Action::Strip, Rule::NoEquals),
+            Some((b"", _)) => Verdict::new(Action::Strip, Rule::EmptyName),
+            Some((name, value)) => match first_copy(seen, req.env, name, i as u32) {
+                Some(first) => {
+                    let mut v = Verdict::new(Action::Strip, Rule::Duplicate(first));
+                    // A later copy of a credential name is a credential too.
+                    v.credential = scratch.verdicts.get(first as usize).is_some_and(|f| f.credential);
+                    v
+                }
+                None => judge(policy, req.program, mask, name, value, None),
+            },
+        };
+        if let Some(slot) = scratch.verdicts.get_mut(i) {
+            *slot = verdict;
+        }
+    }
+    mark_credential_copies(policy, req, scratch, n);
+
+    let mut out = Builder { emits: &mut *scratch.emits, bytes: &mut *scratch.bytes, n_emits: 0, n_bytes: 0, need_bytes: 0 };
+    for i in 0..n {
+        if scratch.verdicts.get(i).is_some_and(|v| v.action.passes()) {
+            out.push(Emit::Input(i as u32));
+        }
+    }
+    let mut added = 0u32;
+
+    // Values from env files, for kept names the file declares.
+    use crate::compiled::sec;
+    for k in 0..policy.count(sec::FILE_KEEPS) as u32 {
+        let Some(fk) = policy.file_keep(k) else { continue };
+        let Some(p) = policy.pattern(fk.pattern) else { continue };
+        if !in_scope(p.scope, mask) {
+            continue;
+        }
+        let name = policy.str(fk.name);
+        if set_applies(policy, mask, name).is_some() {
+            continue; // rule 6 wins anyway
+        }
+        let Some(Some(contents)) = req.env_files.get(fk.file as usize) else { continue };
+        let Some(assignment) = envfile::lookup(contents, name) else { continue };
+        let start = out.n_bytes;
+        out.put(name);
+        out.put(b"=");
+        let vstart = out.n_bytes;
+        out.put_value(&assignment);
+        let value = out.bytes.get(vstart..out.n_bytes).unwrap_or(&[]);
+        // The file's value goes through rules 2 to 5 like any other.
+        let v = judge(policy, req.program, mask, name, value, None);
+        if !v.action.passes() {
+            out.n_bytes = start;
+            out.need_bytes = out.need_bytes.saturating_sub(name.len() + 1 + assignment.value_len());
+            continue;
+        }
+        out.finish_entry(start, Rule::FileValue(k));
+        replace_input(scratch.verdicts, req.env, name, Rule::FileValue(k), out.emits, out.n_emits);
+        added += 1;
+    }
+
+    // Rule 6: set, last among the policy's own rules.
+    for s in 0..policy.count(sec::SETS) as u32 {
+        let Some(rec) = policy.set(s) else { continue };
+        if !in_scope(rec.scope, mask) {
+            continue;
+        }
+        let name = policy.str(rec.name);
+        if set_applies(policy, mask, name) != Some(s) {
+            continue; // a later set of the same name wins
+        }
+        if rec.expands {
+            let start = out.n_bytes;
+            out.put(name);
+            out.put(b"=");
+            expand(policy.str(rec.value), req.env, &mut out);
+            out.finish_entry(start, Rule::Set(s));
+        } else {
+            out.push(Emit::Pooled { entry: rec.entry, rule: Rule::Set(s) });
+        }
+        replace_input(scratch.verdicts, req.env, name, Rule::Set(s), out.emits, out.n_emits);
+        added += 1;
+    }
+
+    // Rule 7: stay.
+    if policy.settings().sticky {
+        if let Some(entry) = req.policy_entry {
+            if let Some((name, _)) = split_entry(entry) {
+                let start = out.n_bytes;
+                out.put(entry);
+                out.finish_entry(start, Rule::Sticky);
+                replace_input(scratch.verdicts, req.env, name, Rule::Sticky, out.emits, out.n_emits);
+                added += 1;
+            }
+        }
+        if let Some(path) = req.preload {
+            added += sticky_preload(req, scratch.verdicts, &mut out, path);
+        }
+    }
+
+    if out.need_bytes > out.bytes.len() {
+        need.bytes = out.need_bytes.max(need.bytes) + 64;
+        return Err(need);
+    }
+    let mut summary = EnvSummary { emitted: out.n_emits, bytes_used: out.n_bytes, programs: mask, refused: 0, changed: 0, added };
+    for v in scratch.verdicts.iter().take(n) {
+        if v.action == Action::Refuse {
+            summary.refused += 1;
+        }
+        if v.action != Action::Keep {
+            summary.changed += 1;
+        }
+    }
+    Ok(summary)
+}
+
+/// The index of an earlier entry with the same name, recording this one otherwise.
+fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], i: u32) -> Option<u32> {
+    let slots = seen.len();
+    if slots == 0 {
+        return None;
+    }
+    let mut slot = crate::compiled::name_hash(name) as usize & (slots - 1);
+    for _ in 0..slots {
+        let cur = *seen.get(slot)?;
+        if cur == u32::MAX {
+            if let Some(s) = seen.get_mut(slot) {
+                *s = i;
+            }
+            return None;
+        }
+        let other = env.get(cur as usize).and_then(|e| split_entry(e)).map(|(n, _)| n);
+        if other == Some(name) {
+            return Some(cur);
+        }
+        slot = (slot + 1) & (slots - 1);
+    }
+    None
+}
+
+/// A value equal to a credential's value is a credential too, whatever its name
+/// (`COPY=$GH_TOKEN`). Values shorter than `min_value_len` are not compared.
+fn mark_credential_copies(policy: &Policy<'_>, req: &EnvRequest<'_>, scratch: &mut EnvScratch<'_>, n: usize) {
+    let min = policy.settings().min_value_len as usize;
+    // Reuse `seen` as a table of credential-value hashes: it is free again here.
+    let slots = scratch.seen.len();
+    if slots == 0 {
+        return;
+    }
+    scratch.seen.fill(u32::MAX);
+    let mut any = false;
+    for i in 0..n {
+        let Some(v) = scratch.verdicts.get(i) else { continue };
+        if !v.credential || matches!(v.rule, Rule::Duplicate(_)) {
+            continue;
+        }
+        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else { continue };
+        if value.len() < min {
+            continue;
+        }
+        let mut slot = crate::compiled::name_hash(value) as usize & (slots - 1);
+        for _ in 0..slots {
+            match scratch.seen.get_mut(slot) {
+                Some(s) if *s == u32::MAX => {
+                    *s = i as u32;
+                    any = true;
+                    break;
+                }
+                Some(_) => slot = (slot + 1) & (slots - 1),
+                None => break,
+            }
+        }
+    }
+    if !any {
+        return;
+    }
+    for i in 0..n {
+        let Some(v) = scratch.verdicts.get(i).copied() else { continue };
+        if v.credential || !v.action.passes() {
+            continue;
+        }
+        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else { continue };
+        if value.len() < min {
+            continue;
+        }
+        let mut slot = crate::compiled::name_hash(value) as usize & (slots - 1);
+        for _ in 0..slots {
+            let Some(&s) = scratch.seen.get(slot) else { break };
+            if s == u32::MAX {
+                break;
+            }
+            let other = req.env.get(s as usize).and_then(|e| split_entry(e)).map(|(_, v)| v);
+            if other == Some(value) {
+                if let Some(slot) = scratch.verdicts.get_mut(i) {
+                    *slot = Verdict { action: Action::Refuse, rule: Rule::CredentialValue(s), credential: true };
+                }
+                break;
+            }
+            slot = (slot + 1) & (slots - 1);
+        }
+    }
+}
+
+/// The index of the set record that decides `name` for this mask: the last one.
+fn set_applies(policy: &Policy<'_>, mask: u64, name: &[u8]) -> Option<u32> {
+    use crate::compiled::sec;
+    (0..policy.count(sec::SETS) as u32).rev().find(|&s| {
+        policy
+            .set(s)
+            .is_some_and(|r| in_scope(r.scope, mask) && policy.str(r.name) == name)
+    })
+}
+
+/// Mark every passing input entry named `name` as replaced, and drop its emit.
+fn replace_input(verdicts: &mut [Verdict], env: &[&[u8]], name: &[u8], rule: Rule, emits: &mut [Emit], n_emits: usize) {
+    for (i, entry) in env.iter().enumerate() {
+        if split_entry(entry).map(|(n, _)| n) != Some(name) {
+            continue;
+        }
+        if let Some(v) = verdicts.get_mut(i) {
+            if v.action.passes() {
+                v.action = Action::Replace;
+                v.rule = rule;
+                // Remove its Input emit.
+                for e in emits.iter_mut().take(n_emits) {
+                    if *e == Emit::Input(i as u32) {
+                        *e = Emit::Input(u32::MAX);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Expand `${NAME}` references from the input environment (first copy; an absent
+/// name expands to nothing). `$$` is a literal `$`.
+fn expand(template: &[u8], env: &[&[u8]], out: &mut Builder<'_, '_>) {
+    let mut rest = template;
+    while let Some(d) = memchr::memchr(b'$', rest) {
+        out.put(rest.get(..d).unwrap_or(&[]));
+        let after = rest.get(d + 1..).unwrap_or(&[]);
+        if after.first() == Some(&b'$') {
+            out.put(b"$");
+            rest = after.get(1..).unwrap_or(&[]);
+        } else if after.first() == Some(&b'{') {
+            match memchr::memchr(b'}', after) {
+                Some(close) => {
+                    let name = after.get(1..close).unwrap_or(&[]);
+                    if let Some(v) = lookup(env, name) {
+                        out.put(v);
+                    }
+                    rest = after.get(close + 1..).unwrap_or(&[]);
+                }
+                None => {
+                    out.put(b"$");
+                    rest = after;
+                }
+            }
+        } else {
+            out.put(b"$");
+            rest = after;
+        }
+    }
+    out.put(rest);
+}
+
+/// The first value of `name` in `env`.
+pub fn lookup<'e>(env: &[&'e [u8]], name: &[u8]) -> Option<&'e [u8]> {
+    env.iter().find_map(|e| match split_entry(e) {
+        Some((n, v)) if n == name => Some(v),
+        _ => None,
+    })
+}
+
+/// Rule 7 for `LD_PRELOAD`: if the child's `LD_PRELOAD` does not name the shim,
+/// put the shim first and keep every other entry, in order.
+fn sticky_preload(req: &EnvRequest<'_>, verdicts: &mut [Verdict], out: &mut Builder<'_, '_>, path: &[u8]) -> u32 {
+    let mut current: Option<&[u8]> = None;
+    for (i, entry) in req.env.iter().enumerate() {
+        if let Some((crate::builtin::LD_PRELOAD, v)) = split_entry(entry) {
+            if verdicts.get(i).is_some_and(|v| v.action.passes()) {
+                current = Some(v);
+            }
+            break;
+        }
+    }
+    if let Some(cur) = current {
+        if cur.split(|&b| b == b':' || b == b' ').any(|e| e == path) {
+            return 0;
+        }
+    }
+    let start = out.n_bytes;
+    out.put(crate::builtin::LD_PRELOAD);
+    out.put(b"=");
+    out.put(path);
+    if let Some(cur) = current.filter(|c| !c.is_empty()) {
+        out.put(b":");
+        out.put(cur);
+    }
+    out.finish_entry(start, Rule::Sticky);
+    replace_input(verdicts, req.env, crate::builtin::LD_PRELOAD, Rule::Sticky, out.emits, out.n_emits);
+    1
+}
+
+/// Appends emits and built entries; counts what would be needed when the byte
+/// buffer runs out, so the caller learns the size in one pass.
+struct Builder<'e, 'b> {
+    emits: &'e mut [Emit],
+    bytes: &'b mut [u8],
+    n_emits: usize,
+    n_bytes: usize,
+    need_bytes: usize,
+}
+
+impl Builder<'_, '_> {
+    fn push(&mut self, e: Emit) {
+        if let Some(slot) = self.emits.get_mut(self.n_emits) {
+            *slot = e;
+            self.n_emits += 1;
+        }
+    }
+
+    fn put(&mut self, s: &[u8]) {
+        self.need_bytes = self.need_bytes.saturating_add(s.len());
+        if let Some(dst) = self.bytes.get_mut(self.n_bytes..self.n_bytes + s.len()) {
+            dst.copy_from_slice(s);
+            self.n_bytes += s.len();
+        } else {
+            // Out of room: stop writing but keep counting.
+            self.n_bytes = self.bytes.len();
+        }
+    }
+
+    fn put_value(&mut self, a: &envfile::Assignment<'_>) {
+        let len = a.value_len();
+        self.need_bytes = self.need_bytes.saturating_add(len);
+        match self.bytes.get_mut(self.n_bytes..).and_then(|rest| a.write_value(rest)) {
+            Some(w) => self.n_bytes += w,
+            None => self.n_bytes = self.bytes.len(),
+        }
+    }
+
+    /// Terminate the entry that started at `start` with a NUL and emit it.
+    fn finish_entry(&mut self, start: usize, rule: Rule) {
+        self.need_bytes = self.need_bytes.saturating_add(1);
+        let len = self.n_bytes.saturating_sub(start);
+        if let Some(b) = self.bytes.get_mut(self.n_bytes) {
+            *b = 0;
+            self.n_bytes += 1;
+            self.push(Emit::Built { start: start as u32, len: len as u32, rule });
+        } else {
+            self.n_bytes = self.bytes.len();
+        }
+    }
+}

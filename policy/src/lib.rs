@@ -1,0 +1,55 @@
+//! envpolicy: the one place where an envshim policy becomes decisions.
+//!
+//! A policy file (TOML, see docs/policy.md) is parsed and compiled once into a flat
+//! buffer ([`compiled::Policy`]). Every front end reads that same buffer:
+//! libenvshim.so between fork and exec, envwrap for one exec, and Rust programs
+//! through this crate. None of them decides anything on its own, so the same policy
+//! and the same input give the same child environment and argv everywhere.
+//!
+//! Without the default `std` feature the crate is the decision core only:
+//! `#![no_std]`, no allocation, no panics on any input, so libenvshim.so can link it.
+//! With `std` it also loads and compiles policy files and renders outcomes.
+//!
+//! The modules, in the order a decision uses them:
+//! - [`glob`], [`shape`], [`envfile`], [`builtin`]: matching names, recognising
+//!   token shapes, reading env files, and the built-in lists with their reasons;
+//! - [`compiled`]: the compiled buffer and its reader;
+//! - [`decide`]: the environment rules; [`argv`]: the argv rules;
+//! - with `std`: [`schema`], [`load`], [`compile`], [`config_scan`], [`error`],
+//!   [`outcome`].
+#![cfg_attr(not(feature = "std"), no_std)]
+
+// The decision core runs inside other programs: no panicking operation is allowed
+// in it (a panic in libenvshim.so aborts the host program).
+#[cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+pub mod argv;
+pub mod builtin;
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic))]
+pub mod compiled;
+#[cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+pub mod decide;
+#[cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+pub mod envfile;
+#[cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+pub mod glob;
+#[cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+pub mod shape;
+
+#[cfg(feature = "std")]
+pub mod compile;
+#[cfg(feature = "std")]
+pub mod config_scan;
+#[cfg(feature = "std")]
+pub mod error;
+#[cfg(feature = "std")]
+pub mod load;
+#[cfg(feature = "std")]
+pub mod outcome;
+#[cfg(feature = "std")]
+pub mod schema;
+
+pub use compiled::Policy;
+#[cfg(feature = "std")]
+pub use error::PolicyError;
+#[cfg(feature = "std")]
+pub use load::Compiled;

@@ -1,0 +1,186 @@
+//! Finding, reading and compiling a policy file; the built-in policies.
+//!
+//! Lookup order (first that applies wins): an explicit path (`--policy`), the
+//! `ENVSHIM_POLICY` variable, `$XDG_CONFIG_HOME/envshim/policy.toml` (XDG's default
+//! `~/.config` when unset), `/etc/envshim/policy.toml`, then the built-in default.
+//! An explicit path or `ENVSHIM_POLICY` that names a missing file is an error: the
+//! user asked for that file. The two config locations are used only if they exist.
+
+use crate::compile::{compile, Warning};
+use crate::compiled::Policy;
+use crate::error::{io_reason, PolicyError};
+use crate::schema::PolicyFile;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A policy file larger than this is refused: policies are short, and reading an
+/// unbounded file into every process that loads the policy is a denial of service.
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
+
+/// The built-in default: inherit everything, refuse credentials by name and
+/// shape, refuse secrets in argv.
+pub const DEFAULT_POLICY: &str = "\
+# envshim built-in default policy
+version = 1
+base = \"all\"
+
+[argv]
+secrets = \"refuse\"
+";
+
+/// The fail-closed policy: used when a configured policy cannot be read or is
+/// malformed. The strict floor, credentials refused, secrets refused in argv.
+pub const FLOOR_POLICY: &str = "\
+# envshim fail-closed policy
+version = 1
+base = \"floor\"
+
+[argv]
+secrets = \"refuse\"
+";
+
+/// Where a policy came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `--policy FILE`.
+    Explicit(PathBuf),
+    /// `ENVSHIM_POLICY`.
+    EnvVar(PathBuf),
+    /// `$XDG_CONFIG_HOME/envshim/policy.toml`.
+    User(PathBuf),
+    /// `/etc/envshim/policy.toml`.
+    System(PathBuf),
+    /// No file: the built-in default.
+    Builtin,
+}
+
+impl Source {
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::Explicit(p) | Source::EnvVar(p) | Source::User(p) | Source::System(p) => Some(p),
+            Source::Builtin => None,
+        }
+    }
+}
+
+/// Apply the lookup order. `getenv` reads the environment (a parameter so tests
+/// and front ends decide whose environment it is).
+pub fn locate(explicit: Option<&Path>, getenv: impl Fn(&str) -> Option<OsString>) -> Source {
+    locate_in(explicit, getenv, Path::new("/etc/envshim/policy.toml"))
+}
+
+/// `locate` with the system path given (for tests).
+pub fn locate_in(explicit: Option<&Path>, getenv: impl Fn(&str) -> Option<OsString>, system: &Path) -> Source {
+    if let Some(p) = explicit {
+        return Source::Explicit(p.to_path_buf());
+    }
+    if let Some(p) = getenv("ENVSHIM_POLICY").filter(|p| !p.is_empty()) {
+        return Source::EnvVar(PathBuf::from(p));
+    }
+    let config = match getenv("XDG_CONFIG_HOME").filter(|p| !p.is_empty()) {
+        Some(x) => Some(PathBuf::from(x)),
+        None => getenv("HOME").filter(|p| !p.is_empty()).map(|h| PathBuf::from(h).join(".config")),
+    };
+    if let Some(c) = config {
+        let user = c.join("envshim/policy.toml");
+        if user.exists() {
+            return Source::User(user);
+        }
+    }
+    if system.exists() {
+        return Source::System(system.to_path_buf());
+    }
+    Source::Builtin
+}
+
+/// A compiled policy that owns its bytes.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    bytes: Vec<u8>,
+    /// What was skipped while compiling (an import that could not be read, ...).
+    pub warnings: Vec<Warning>,
+}
+
+impl Compiled {
+    /// Borrow the compiled policy for decisions.
+    pub fn policy(&self) -> Policy<'_> {
+        // The bytes were produced by our own compiler; a failure here is a bug.
+        Policy::from_bytes(&self.bytes).expect("compiler produced an invalid policy")
+    }
+
+    /// The compiled bytes (for a cache file the shim maps).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Adopt bytes read back from a cache, validating them.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Compiled, crate::compiled::FormatError> {
+        Policy::from_bytes(&bytes)?;
+        Ok(Compiled { bytes, warnings: Vec::new() })
+    }
+}
+
+/// Parse policy text. Errors carry `path:line:column`.
+pub fn parse(text: &str, path: &Path) -> Result<PolicyFile, PolicyError> {
+    toml::from_str::<PolicyFile>(text).map_err(|e| {
+        let message = e.message().trim_end().to_string();
+        match e.span() {
+            Some(span) => PolicyError::at(path, text, span.start, message),
+            None => PolicyError::plain(path, message),
+        }
+    })
+}
+
+/// Compile policy text as if read from `path`.
+pub fn compile_text(text: &str, path: &Path) -> Result<Compiled, PolicyError> {
+    let file = parse(text, path)?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let (bytes, warnings) = compile(&file, text, path, home.as_deref())?;
+    Ok(Compiled { bytes, warnings })
+}
+
+/// Read and compile a policy file.
+pub fn load(path: &Path) -> Result<Compiled, PolicyError> {
+    let text = read_policy_text(path)?;
+    compile_text(&text, path)
+}
+
+/// Read a policy file's text with the size limit, as UTF-8.
+pub fn read_policy_text(path: &Path) -> Result<String, PolicyError> {
+    use std::io::Read;
+    let md = std::fs::metadata(path).map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
+    if md.is_dir() {
+        return Err(PolicyError::plain(path, "cannot read policy: it is a directory"));
+    }
+    let file = std::fs::File::open(path).map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_POLICY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
+    if bytes.len() as u64 > MAX_POLICY_BYTES {
+        return Err(PolicyError::plain(path, format!("policy file is larger than {} bytes", MAX_POLICY_BYTES)));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let text = String::from_utf8_lossy(&e.as_bytes()[..at]).into_owned();
+        PolicyError::at(path, &text, at, "policy file is not UTF-8")
+    })
+}
+
+/// The built-in default policy, compiled.
+pub fn builtin_default() -> Compiled {
+    compile_text(DEFAULT_POLICY, Path::new("<built-in>")).expect("built-in default policy compiles")
+}
+
+/// The fail-closed floor policy, compiled.
+pub fn builtin_floor() -> Compiled {
+    compile_text(FLOOR_POLICY, Path::new("<fail-closed floor>")).expect("built-in floor policy compiles")
+}
+
+/// Load what `source` names; `Builtin` is the default.
+pub fn load_source(source: &Source) -> Result<Compiled, PolicyError> {
+    match source.path() {
+        Some(p) => load(p),
+        None => Ok(builtin_default()),
+    }
+}

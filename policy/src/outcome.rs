@@ -1,0 +1,325 @@
+//! Owned decisions for std front ends (envwrap, the Rust API, the tools): run the
+//! allocation-free core with buffers sized for the input, and describe every
+//! change by variable name, action and rule, never by value.
+
+use crate::argv::{self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch, ValueSource};
+use crate::compiled::{sec, Class, Mode, Policy};
+use crate::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use serde::Serialize;
+
+/// One change a decision makes (or, in audit mode, would make).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// `env` or `argv`.
+    pub target: &'static str,
+    /// Index in the input environment or argv; `None` for added entries.
+    pub index: Option<usize>,
+    /// The variable concerned (for argv: the variable whose value or pair it is).
+    pub name: Option<String>,
+    /// keep, strip, refuse, grant, replace, set, drop, redact, name-only.
+    pub action: &'static str,
+    /// Stable id of the deciding rule, e.g. `credential.name`.
+    pub rule: &'static str,
+    /// Human explanation, e.g. "credential pattern `*_TOKEN` (built-in)".
+    pub why: String,
+}
+
+/// The whole decision for one exec.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    pub mode: Mode,
+    /// The child environment, in order.
+    pub env: Vec<Vec<u8>>,
+    /// The child argv.
+    pub argv: Vec<Vec<u8>>,
+    /// Every change, env first.
+    pub changes: Vec<Change>,
+    /// Set when the exec must be refused: the change that refuses it.
+    pub refusal: Option<Change>,
+    /// Verdict per input env entry.
+    pub env_verdicts: Vec<Verdict>,
+    /// Verdict per input argument.
+    pub argv_verdicts: Vec<ArgVerdict>,
+}
+
+impl Decision {
+    /// Changes that deserve a warning even in enforce mode: refusals and grants.
+    pub fn loud(&self) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(|c| matches!(c.action, "refuse" | "grant"))
+    }
+}
+
+/// Read the current contents of every env file the policy imports.
+pub fn read_env_files(policy: &Policy<'_>) -> Vec<Option<Vec<u8>>> {
+    (0..policy.count(sec::ENV_FILES) as u32)
+        .map(|i| {
+            let rec = policy.env_file(i)?;
+            let path = String::from_utf8_lossy(policy.str(rec.path)).into_owned();
+            std::fs::read(path).ok()
+        })
+        .collect()
+}
+
+/// Decide env and argv for one exec of `program`.
+///
+/// `parent_env` is the calling process's environment when it differs from `env`
+/// (pass an empty slice otherwise). `env_files` comes from [`read_env_files`].
+pub fn decide(
+    policy: &Policy<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+    env_files: &[Option<Vec<u8>>],
+) -> Decision {
+    decide_with(policy, program, argv, env, parent_env, env_files, None, None)
+}
+
+/// [`decide`] with the shim's sticky entries (rule 7).
+#[allow(clippy::too_many_arguments)]
+pub fn decide_with(
+    policy: &Policy<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+    env_files: &[Option<Vec<u8>>],
+    preload: Option<&[u8]>,
+    policy_entry: Option<&[u8]>,
+) -> Decision {
+    let env_refs: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
+    let argv_refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+    let parent_refs: Vec<&[u8]> = parent_env.iter().map(Vec::as_slice).collect();
+    let files: Vec<Option<&[u8]>> = env_files.iter().map(|f| f.as_deref()).collect();
+    let req = EnvRequest { program, env: &env_refs, env_files: &files, preload, policy_entry };
+
+    let mut sizes = decide::scratch_sizes(policy, env.len(), preload.map_or(0, <[u8]>::len));
+    let (summary, verdicts, emits, bytes) = loop {
+        let mut verdicts = vec![Verdict { action: Action::Keep, rule: Rule::BaseAll, credential: false }; sizes.verdicts];
+        let mut seen = vec![0u32; sizes.seen];
+        let mut emits = vec![Emit::Input(0); sizes.emits];
+        let mut bytes = vec![0u8; sizes.bytes];
+        let mut scratch = EnvScratch { verdicts: &mut verdicts, seen: &mut seen, emits: &mut emits, bytes: &mut bytes };
+        match decide::decide_env(policy, &req, &mut scratch) {
+            Ok(s) => break (s, verdicts, emits, bytes),
+            Err(need) => sizes = need,
+        }
+    };
+    let mut changes = Vec::new();
+    let mut child_env = Vec::new();
+    for e in emits.iter().take(summary.emitted) {
+        match *e {
+            Emit::Input(i) => {
+                if let Some(entry) = env.get(i as usize) {
+                    child_env.push(entry.clone());
+                }
+            }
+            Emit::Built { start, len, rule } => {
+                let entry = bytes[start as usize..(start + len) as usize].to_vec();
+                changes.push(added_change(policy, &entry, rule));
+                child_env.push(entry);
+            }
+            Emit::Pooled { entry, rule } => {
+                let entry = policy.str(entry).to_vec();
+                changes.push(added_change(policy, &entry, rule));
+                child_env.push(entry);
+            }
+        }
+    }
+    let env_verdicts: Vec<Verdict> = verdicts[..env.len()].to_vec();
+    let mut env_changes = Vec::new();
+    for (i, v) in env_verdicts.iter().enumerate() {
+        if v.action == Action::Keep {
+            continue;
+        }
+        let name = decide::split_entry(&env[i]).map(|(n, _)| lossy(n));
+        env_changes.push(Change {
+            target: "env",
+            index: Some(i),
+            name,
+            action: v.action.id(),
+            rule: rule_id(v.rule),
+            why: describe_rule(policy, v.rule, env),
+        });
+    }
+    env_changes.extend(changes);
+    let mut changes = env_changes;
+
+    // argv
+    let areq = ArgvRequest { program, argv: &argv_refs, env: &env_refs, env_verdicts: &env_verdicts, parent_env: &parent_refs, env_files: &files };
+    let mut nbytes = argv::bytes_needed(&argv_refs);
+    let (asummary, averdicts, aemits, abytes) = loop {
+        let mut verdicts = vec![ArgVerdict { action: ArgAction::Keep, rule: ArgRule::None }; argv.len()];
+        let mut emits = vec![ArgEmit::Input(0); argv.len()];
+        let mut bytes = vec![0u8; nbytes];
+        let mut scratch = ArgvScratch { verdicts: &mut verdicts, emits: &mut emits, bytes: &mut bytes };
+        match argv::decide_argv(policy, &areq, &mut scratch) {
+            Ok(s) => break (s, verdicts, emits, bytes),
+            Err(need) => nbytes = need,
+        }
+    };
+    let mut child_argv = Vec::new();
+    for e in aemits.iter().take(asummary.emitted) {
+        match *e {
+            ArgEmit::Input(i) => child_argv.push(argv[i as usize].clone()),
+            ArgEmit::Built { start, len } => child_argv.push(abytes[start as usize..(start + len) as usize].to_vec()),
+        }
+    }
+    let mut refusal = None;
+    for (i, v) in averdicts.iter().enumerate() {
+        if v.action == ArgAction::Keep {
+            continue;
+        }
+        let c = arg_change(policy, i, v, &argv[i], env, parent_env, env_files);
+        if v.action == ArgAction::Refuse && refusal.is_none() {
+            refusal = Some(c.clone());
+        }
+        if v.action == ArgAction::NameOnly {
+            // The pair's NAME=VALUE moves into the environment.
+            if let ArgRule::Pair { name_at, .. } = v.rule {
+                child_env.push(argv[i][name_at as usize..].to_vec());
+            }
+        }
+        changes.push(c);
+    }
+    Decision { mode: policy.settings().mode, env: child_env, argv: child_argv, changes, refusal, env_verdicts, argv_verdicts: averdicts }
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
+    let name = decide::split_entry(entry).map(|(n, _)| lossy(n));
+    Change { target: "env", index: None, name, action: "set", rule: rule_id(rule), why: describe_rule(policy, rule, &[]) }
+}
+
+fn arg_change(policy: &Policy<'_>, i: usize, v: &ArgVerdict, arg: &[u8], env: &[Vec<u8>], parent: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> Change {
+    let action = match v.action {
+        ArgAction::Keep => "keep",
+        ArgAction::Drop => "drop",
+        ArgAction::Refuse => "refuse",
+        ArgAction::Redact => "redact",
+        ArgAction::NameOnly => "name-only",
+    };
+    let (name, rule, why) = match v.rule {
+        ArgRule::None => (None, "none", String::new()),
+        ArgRule::PairFlag => (None, "pair.flag", "the flag of a NAME=VALUE pair that was dropped".to_string()),
+        ArgRule::Pair { rule, name_at, name_end } => {
+            let name = lossy(arg.get(name_at as usize..name_end as usize).unwrap_or(&[]));
+            (Some(name), rule_id(rule), format!("NAME=VALUE pair: {}", describe_rule(policy, rule, env)))
+        }
+        ArgRule::Shape(s) => (None, "argv.shape", format!("holds a {}", s.describe())),
+        ArgRule::Value(src) => {
+            let (name, from) = match src {
+                ValueSource::ChildEnv(i) => (env.get(i as usize).and_then(|e| decide::split_entry(e)).map(|(n, _)| lossy(n)), "the child environment".to_string()),
+                ValueSource::ParentEnv(i) => (parent.get(i as usize).and_then(|e| decide::split_entry(e)).map(|(n, _)| lossy(n)), "the parent environment".to_string()),
+                ValueSource::EnvFile { file, line } => {
+                    let path = policy.env_file(file).map(|r| lossy(policy.str(r.path))).unwrap_or_default();
+                    let name = files
+                        .get(file as usize)
+                        .and_then(|f| f.as_deref())
+                        .and_then(|c| crate::envfile::assignments(c).flatten().find(|a| a.line == line))
+                        .map(|a| lossy(a.name));
+                    (name, format!("env file {path}"))
+                }
+            };
+            let why = format!("holds the value of credential {} from {from}", name.as_deref().unwrap_or("?"));
+            (name, "argv.value", why)
+        }
+    };
+    Change { target: "argv", index: Some(i), name, action, rule, why }
+}
+
+/// Stable id of a rule, for JSON and tests.
+pub fn rule_id(rule: Rule) -> &'static str {
+    match rule {
+        Rule::NoEquals => "normalise.no-equals",
+        Rule::EmptyName => "normalise.empty-name",
+        Rule::Duplicate(_) => "normalise.duplicate",
+        Rule::BaseAll => "base.all",
+        Rule::BaseNone => "base.none",
+        Rule::Floor(_) => "base.floor",
+        Rule::Keep(_) => "keep",
+        Rule::Strip(_) => "strip",
+        Rule::CredentialName(_) => "credential.name",
+        Rule::CredentialShape(_) => "credential.shape",
+        Rule::CredentialValue(_) => "credential.value",
+        Rule::Grant(_) => "grant",
+        Rule::UnsafeName(_) => "unsafe.name",
+        Rule::UnsafeValue(_) => "unsafe.value",
+        Rule::FileValue(_) => "env-file.value",
+        Rule::Set(_) => "set",
+        Rule::Sticky => "sticky",
+    }
+}
+
+/// Where a pattern came from, for explanations.
+fn pattern_origin(policy: &Policy<'_>, idx: u32) -> String {
+    match policy.pattern(idx) {
+        Some(p) => {
+            let text = lossy(policy.str(p.text));
+            let what = match p.class {
+                Class::Keep => "keep pattern",
+                Class::Strip => "strip pattern",
+                Class::Credential => "credential pattern",
+                Class::ImportStrip => "name declared in an imported env file",
+                Class::ImportCredential => "credential name imported",
+                Class::PairKeep => "pairs keep pattern",
+                Class::PairStrip => "pairs strip pattern",
+                Class::Unsafe => "unsafe name",
+                Class::Floor => "floor name",
+                Class::CheckedValue => "checked value of",
+            };
+            let scope = match policy.program(p.scope as u32) {
+                Some(pr) if p.scope != crate::compiled::GLOBAL => format!(" in [program.{}]", lossy(policy.str(pr.name))),
+                _ => String::new(),
+            };
+            let at = if p.line == 0 { " (built-in)".to_string() } else { format!(" at {}:{}:{}", lossy(policy.source()), p.line, p.col) };
+            format!("{what} `{text}`{scope}{at}")
+        }
+        None => "unknown pattern".to_string(),
+    }
+}
+
+/// A human explanation of a rule, naming variables and patterns, never values.
+pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String {
+    let name_at = |i: u32| env.get(i as usize).and_then(|e| decide::split_entry(e)).map(|(n, _)| lossy(n)).unwrap_or_else(|| format!("entry {i}"));
+    match rule {
+        Rule::NoEquals => "entry without '='".into(),
+        Rule::EmptyName => "entry with an empty name".into(),
+        Rule::Duplicate(first) => format!("later copy of a name; the first copy (entry {first}) decides"),
+        Rule::BaseAll => "base = \"all\"".into(),
+        Rule::BaseNone => "not admitted by the base".into(),
+        Rule::Floor(p) | Rule::Keep(p) | Rule::Strip(p) | Rule::UnsafeName(p) | Rule::UnsafeValue(p) | Rule::CredentialName(p) => {
+            let extra = if let Rule::UnsafeValue(_) = rule { ": value holds '/' or '%'" } else { "" };
+            format!("{}{extra}", pattern_origin(policy, p))
+        }
+        Rule::CredentialShape(s) => format!("value looks like a {}", s.describe()),
+        Rule::CredentialValue(i) => format!("value equals the value of credential {}", name_at(i)),
+        Rule::Grant(g) => match policy.grant(g) {
+            Some(r) => format!("granted to `{}` at {}:{}", lossy(policy.str(r.program)), lossy(policy.source()), r.line),
+            None => "grant".into(),
+        },
+        Rule::FileValue(k) => match policy.file_keep(k).and_then(|fk| policy.env_file(fk.file)) {
+            Some(f) => format!("value read from env file {}", lossy(policy.str(f.path))),
+            None => "value read from an env file".into(),
+        },
+        Rule::Set(s) => match policy.set(s) {
+            Some(r) => format!("set at {}:{}", lossy(policy.source()), r.line),
+            None => "set".into(),
+        },
+        Rule::Sticky => "the shim's own variable (sticky)".into(),
+    }
+}
+
+/// One JSON line for a change, as audit logs and `--json` print them.
+pub fn json_line(program: &[u8], c: &Change) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        program: String,
+        #[serde(flatten)]
+        change: &'a Change,
+    }
+    serde_json::to_string(&Line { program: lossy(program), change: c }).unwrap_or_default()
+}
