@@ -48,7 +48,11 @@ pub enum ArgRule {
     None,
     /// A `NAME=VALUE` pair judged by the environment rules; `name_at..name_end` is
     /// the name's byte range in the argument.
-    Pair { rule: Rule, name_at: u16, name_end: u16 },
+    Pair {
+        rule: Rule,
+        name_at: u16,
+        name_end: u16,
+    },
     /// The flag (`-e`, `--env`, `-E`, `--setenv`) of a pair that was dropped.
     PairFlag,
     /// The argument holds the value of a credential.
@@ -151,7 +155,8 @@ fn carrier(program: &[u8]) -> Option<Carrier> {
 fn valid_name(name: &[u8]) -> bool {
     match name.split_first() {
         Some((f, rest)) => {
-            (f.is_ascii_alphabetic() || *f == b'_') && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            (f.is_ascii_alphabetic() || *f == b'_')
+                && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
         }
         None => false,
     }
@@ -184,7 +189,11 @@ fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
                 if *arg == short || (!long.is_empty() && *arg == long) {
                     if let Some(next) = argv.get(i + 1) {
                         if is_pair(next) {
-                            f(PairAt { arg: i + 1, offset: 0, flag: Some(i) });
+                            f(PairAt {
+                                arg: i + 1,
+                                offset: 0,
+                                flag: Some(i),
+                            });
                         }
                     }
                     i += 2;
@@ -192,12 +201,20 @@ fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
                 }
                 if let Some(rest) = arg.strip_prefix(short) {
                     if is_pair(rest) {
-                        f(PairAt { arg: i, offset: short.len(), flag: None });
+                        f(PairAt {
+                            arg: i,
+                            offset: short.len(),
+                            flag: None,
+                        });
                     }
                 } else if !long.is_empty() {
                     if let Some(rest) = arg.strip_prefix(long).and_then(|r| r.strip_prefix(b"=")) {
                         if is_pair(rest) {
-                            f(PairAt { arg: i, offset: long.len() + 1, flag: None });
+                            f(PairAt {
+                                arg: i,
+                                offset: long.len() + 1,
+                                flag: None,
+                            });
                         }
                     }
                 }
@@ -207,7 +224,11 @@ fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
         Carrier::Env | Carrier::Sudo => {
             // Options first (those that take an argument skip it), then pairs, up
             // to the first operand that is not a pair.
-            let takes_arg: &[u8] = if c == Carrier::Env { b"uCS" } else { b"ugChprtUDRT" };
+            let takes_arg: &[u8] = if c == Carrier::Env {
+                b"uCS"
+            } else {
+                b"ugChprtUDRT"
+            };
             while let Some(arg) = argv.get(i) {
                 if *arg == b"--" {
                     i += 1;
@@ -224,7 +245,11 @@ fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
                 if !is_pair(arg) {
                     break;
                 }
-                f(PairAt { arg: i, offset: 0, flag: None });
+                f(PairAt {
+                    arg: i,
+                    offset: 0,
+                    flag: None,
+                });
                 i += 1;
             }
         }
@@ -232,12 +257,19 @@ fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
 }
 
 /// Decide the child's argv. `env_verdicts` must come from `decide_env` on `env`.
-pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut ArgvScratch<'_>) -> Result<ArgvSummary, usize> {
+pub fn decide_argv(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+    scratch: &mut ArgvScratch<'_>,
+) -> Result<ArgvSummary, usize> {
     let n = req.argv.len();
     if scratch.verdicts.len() < n || scratch.emits.len() < n {
         return Err(bytes_needed(req.argv));
     }
-    let keep = ArgVerdict { action: ArgAction::Keep, rule: ArgRule::None };
+    let keep = ArgVerdict {
+        action: ArgAction::Keep,
+        rule: ArgRule::None,
+    };
     for v in scratch.verdicts.iter_mut().take(n) {
         *v = keep;
     }
@@ -247,16 +279,25 @@ pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut Arg
     // 1. Pairs.
     if settings.env_flags {
         if let Some(c) = carrier(req.program) {
-            let pairs_scope = (0..crate::compiled::MAX_PROGRAMS as u16)
-                .find(|&p| (mask >> p) & 1 == 1 && policy.program(p as u32).is_some_and(|r| r.pairs_base != 0));
+            let pairs_scope = (0..crate::compiled::MAX_PROGRAMS as u16).find(|&p| {
+                (mask >> p) & 1 == 1 && policy.program(p as u32).is_some_and(|r| r.pairs_base != 0)
+            });
             let verdicts = &mut *scratch.verdicts;
             for_each_pair(c, req.argv, |at| {
-                let Some(arg) = req.argv.get(at.arg) else { return };
-                let Some((name, value)) = arg.get(at.offset..).and_then(split_entry) else { return };
+                let Some(arg) = req.argv.get(at.arg) else {
+                    return;
+                };
+                let Some((name, value)) = arg.get(at.offset..).and_then(split_entry) else {
+                    return;
+                };
                 let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
                 let name_at = at.offset as u16;
                 let name_end = (at.offset + name.len()).min(u16::MAX as usize) as u16;
-                let rule = ArgRule::Pair { rule: v.rule, name_at, name_end };
+                let rule = ArgRule::Pair {
+                    rule: v.rule,
+                    name_at,
+                    name_end,
+                };
                 let action = match v.action {
                     Action::Keep => return,
                     Action::Grant if c == Carrier::Container => ArgAction::NameOnly,
@@ -267,7 +308,10 @@ pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut Arg
                 }
                 if action == ArgAction::Drop {
                     if let Some(flag) = at.flag.and_then(|f| verdicts.get_mut(f)) {
-                        *flag = ArgVerdict { action: ArgAction::Drop, rule: ArgRule::PairFlag };
+                        *flag = ArgVerdict {
+                            action: ArgAction::Drop,
+                            rule: ArgRule::PairFlag,
+                        };
                     }
                 }
             });
@@ -278,18 +322,26 @@ pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut Arg
     let mut refused = None;
     if settings.argv_secrets != ArgvSecrets::Allow {
         for i in 0..n {
-            let Some(v) = scratch.verdicts.get(i).copied() else { continue };
+            let Some(v) = scratch.verdicts.get(i).copied() else {
+                continue;
+            };
             if !matches!(v.action, ArgAction::Keep | ArgAction::NameOnly) {
                 continue;
             }
             let Some(arg) = req.argv.get(i) else { continue };
             // A granted pair moves its value to the environment: only the name stays.
             let hay = match (v.action, v.rule) {
-                (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => arg.get(..name_end as usize).unwrap_or(&[]),
+                (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => {
+                    arg.get(..name_end as usize).unwrap_or(&[])
+                }
                 _ => arg,
             };
             if let Some(rule) = find_secret(policy, req, hay) {
-                let action = if settings.argv_secrets == ArgvSecrets::Refuse { ArgAction::Refuse } else { ArgAction::Redact };
+                let action = if settings.argv_secrets == ArgvSecrets::Refuse {
+                    ArgAction::Refuse
+                } else {
+                    ArgAction::Redact
+                };
                 if action == ArgAction::Refuse && refused.is_none() {
                     refused = Some(i as u32);
                 }
@@ -301,11 +353,18 @@ pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut Arg
     }
 
     // Emit.
-    let mut summary = ArgvSummary { refused, emitted: 0, changed: 0, moved: 0 };
+    let mut summary = ArgvSummary {
+        refused,
+        emitted: 0,
+        changed: 0,
+        moved: 0,
+    };
     let mut used = 0usize;
     let mut need = 0usize;
     for i in 0..n {
-        let Some(v) = scratch.verdicts.get(i).copied() else { continue };
+        let Some(v) = scratch.verdicts.get(i).copied() else {
+            continue;
+        };
         let Some(arg) = req.argv.get(i) else { continue };
         if v.action != ArgAction::Keep {
             summary.changed += 1;
@@ -315,7 +374,9 @@ pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut Arg
             ArgAction::Drop => continue,
             ArgAction::NameOnly => {
                 summary.moved += 1;
-                let ArgRule::Pair { name_end, .. } = v.rule else { continue };
+                let ArgRule::Pair { name_end, .. } = v.rule else {
+                    continue;
+                };
                 let head = arg.get(..name_end as usize).unwrap_or(&[]);
                 need += head.len() + 1;
                 match put(scratch.bytes, &mut used, head) {
@@ -326,7 +387,9 @@ pub fn decide_argv(policy: &Policy<'_>, req: &ArgvRequest<'_>, scratch: &mut Arg
             ArgAction::Redact => {
                 need += arg.len() + 1;
                 let start = used;
-                let Some(e) = put(scratch.bytes, &mut used, arg) else { continue };
+                let Some(e) = put(scratch.bytes, &mut used, arg) else {
+                    continue;
+                };
                 if let Some(dst) = scratch.bytes.get_mut(start..start + arg.len()) {
                     redact_in_place(policy, req, dst);
                 }
@@ -351,11 +414,18 @@ fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
     body.copy_from_slice(s);
     nul.fill(0);
     *used = start + s.len() + 1;
-    Some(ArgEmit::Built { start: start as u32, len: s.len() as u32 })
+    Some(ArgEmit::Built {
+        start: start as u32,
+        len: s.len() as u32,
+    })
 }
 
 /// Every credential value this decision knows of, with where it came from.
-pub fn for_each_credential_value(policy: &Policy<'_>, req: &ArgvRequest<'_>, mut f: impl FnMut(&[u8], ValueSource) -> bool) {
+pub fn for_each_credential_value(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+    mut f: impl FnMut(&[u8], ValueSource) -> bool,
+) {
     let min = policy.settings().min_value_len as usize;
     for (i, v) in req.env_verdicts.iter().enumerate() {
         if !v.credential {
@@ -368,15 +438,24 @@ pub fn for_each_credential_value(policy: &Policy<'_>, req: &ArgvRequest<'_>, mut
         }
     }
     for (i, e) in req.parent_env.iter().enumerate() {
-        let Some((name, value)) = split_entry(e) else { continue };
-        if value.len() >= min && is_credential(policy, name, value) && !f(value, ValueSource::ParentEnv(i as u32)) {
+        let Some((name, value)) = split_entry(e) else {
+            continue;
+        };
+        if value.len() >= min
+            && is_credential(policy, name, value)
+            && !f(value, ValueSource::ParentEnv(i as u32))
+        {
             return;
         }
     }
     use crate::compiled::{sec, Role};
     for fi in 0..policy.count(sec::ENV_FILES) as u32 {
-        let Some(rec) = policy.env_file(fi) else { continue };
-        let Some(Some(contents)) = req.env_files.get(fi as usize) else { continue };
+        let Some(rec) = policy.env_file(fi) else {
+            continue;
+        };
+        let Some(Some(contents)) = req.env_files.get(fi as usize) else {
+            continue;
+        };
         for a in envfile::assignments(contents).flatten() {
             if a.value_len() < min {
                 continue;
@@ -384,7 +463,15 @@ pub fn for_each_credential_value(policy: &Policy<'_>, req: &ArgvRequest<'_>, mut
             // Values with escapes are compared raw; files rarely escape tokens.
             let value = a.raw_value;
             let cred = rec.role == Role::Refuse || is_credential(policy, a.name, value);
-            if cred && !f(value, ValueSource::EnvFile { file: fi, line: a.line }) {
+            if cred
+                && !f(
+                    value,
+                    ValueSource::EnvFile {
+                        file: fi,
+                        line: a.line,
+                    },
+                )
+            {
                 return;
             }
         }
@@ -408,7 +495,8 @@ fn find_secret(policy: &Policy<'_>, req: &ArgvRequest<'_>, hay: &[u8]) -> Option
     if found.is_some() {
         return found;
     }
-    shape::find_shape(hay, ShapeSet::from_bits(policy.settings().shapes)).map(|m| ArgRule::Shape(m.shape))
+    shape::find_shape(hay, ShapeSet::from_bits(policy.settings().shapes))
+        .map(|m| ArgRule::Shape(m.shape))
 }
 
 /// Overwrite every credential value and token shape in `arg` with `*`.

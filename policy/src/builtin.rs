@@ -24,9 +24,15 @@ pub const FLOOR: &[Entry] = &[
     e("PATH", "command resolution"),
     e("HOME", "the config and cache root nearly every tool reads"),
     e("USER", "process identity for git and ssh"),
-    e("LOGNAME", "process identity for git and ssh (POSIX spelling)"),
+    e(
+        "LOGNAME",
+        "process identity for git and ssh (POSIX spelling)",
+    ),
     e("SHELL", "tools that re-exec a login shell"),
-    e("LANG", "text encoding; without it output falls back to the C locale"),
+    e(
+        "LANG",
+        "text encoding; without it output falls back to the C locale",
+    ),
     e("LC_ALL", "text encoding override"),
     e("LC_CTYPE", "character classification and encoding"),
     e("TERM", "some programs abort or emit raw escapes without it"),
@@ -90,8 +96,14 @@ pub const CHECKED_VALUES: &[Entry] = &[
 pub const CREDENTIAL_NAMES: &[Entry] = &[
     e("GH_TOKEN", "the gh CLI's token"),
     e("GITHUB_TOKEN", "GitHub Actions and most GitHub tooling"),
-    e("GH_ENTERPRISE_TOKEN", "the gh CLI's token for GitHub Enterprise"),
-    e("GITHUB_ENTERPRISE_TOKEN", "the gh CLI's token for GitHub Enterprise"),
+    e(
+        "GH_ENTERPRISE_TOKEN",
+        "the gh CLI's token for GitHub Enterprise",
+    ),
+    e(
+        "GITHUB_ENTERPRISE_TOKEN",
+        "the gh CLI's token for GitHub Enterprise",
+    ),
     e("*_TOKEN", "the common spelling of an API token"),
     e("*SECRET*", "named a secret"),
     e("*PASSWORD*", "named a password"),

@@ -30,8 +30,18 @@ pub struct Warning {
 
 /// Compile `file`, parsed from `text` at `path` (used for positions, for
 /// resolving relative imports, and for messages).
-pub fn compile(file: &PolicyFile, text: &str, path: &Path, home: Option<&Path>) -> Result<(Vec<u8>, Vec<Warning>), PolicyError> {
-    let mut c = Compiler { text, path, home, warnings: Vec::new() };
+pub fn compile(
+    file: &PolicyFile,
+    text: &str,
+    path: &Path,
+    home: Option<&Path>,
+) -> Result<(Vec<u8>, Vec<Warning>), PolicyError> {
+    let mut c = Compiler {
+        text,
+        path,
+        home,
+        warnings: Vec::new(),
+    };
     let bytes = c.run(file)?;
     Ok((bytes, c.warnings))
 }
@@ -44,7 +54,11 @@ struct Compiler<'a> {
 }
 
 impl Compiler<'_> {
-    fn err<T>(&self, span: std::ops::Range<usize>, message: impl Into<String>) -> Result<T, PolicyError> {
+    fn err<T>(
+        &self,
+        span: std::ops::Range<usize>,
+        message: impl Into<String>,
+    ) -> Result<T, PolicyError> {
         Err(PolicyError::at(self.path, self.text, span.start, message))
     }
 
@@ -55,7 +69,13 @@ impl Compiler<'_> {
 
     fn run(&mut self, f: &PolicyFile) -> Result<Vec<u8>, PolicyError> {
         if *f.version.get_ref() != 1 {
-            return self.err(f.version.span(), format!("unsupported policy version {}: this envshim reads version 1", f.version.get_ref()));
+            return self.err(
+                f.version.span(),
+                format!(
+                    "unsupported policy version {}: this envshim reads version 1",
+                    f.version.get_ref()
+                ),
+            );
         }
         let shapes = match f.credentials.shapes.as_ref() {
             None => ShapeSet::ALL,
@@ -69,7 +89,13 @@ impl Compiler<'_> {
                             Some(sh) => set = set.with(sh),
                             None => {
                                 let known: Vec<&str> = Shape::ALL.iter().map(|s| s.id()).collect();
-                                return self.err(s.span(), format!("unknown token shape `{id}`, expected one of {}", known.join(", ")));
+                                return self.err(
+                                    s.span(),
+                                    format!(
+                                        "unknown token shape `{id}`, expected one of {}",
+                                        known.join(", ")
+                                    ),
+                                );
                             }
                         }
                     }
@@ -106,7 +132,10 @@ impl Compiler<'_> {
             w.set_log(p.to_string_lossy().as_bytes());
         }
         if f.program.len() > MAX_PROGRAMS {
-            return Err(PolicyError::plain(self.path, format!("at most {MAX_PROGRAMS} [program.*] sections are supported")));
+            return Err(PolicyError::plain(
+                self.path,
+                format!("at most {MAX_PROGRAMS} [program.*] sections are supported"),
+            ));
         }
 
         // Built-in lists.
@@ -141,8 +170,8 @@ impl Compiler<'_> {
         // Program sections.
         for (i, (name, section)) in f.program.iter().enumerate() {
             let scope = i as u16;
-            let p = section.get_ref();
-            let (line, _) = self.pos(section.span());
+            let p = section;
+            let line = 0;
             let pairs_base = match p.pairs.as_ref() {
                 None => 0,
                 Some(pairs) => match pairs.base {
@@ -164,15 +193,28 @@ impl Compiler<'_> {
             });
             if p.matches.is_empty() {
                 if name.contains('/') || name.is_empty() {
-                    return self.err(section.span(), format!("program section `{name}` needs a `match` list: its name is not a basename"));
+                    return Err(PolicyError::plain(
+                        self.path,
+                        format!(
+                            "[program.{name}] needs a `match` list: its name is not a basename"
+                        ),
+                    ));
                 }
                 let pat = w.string(name.as_bytes());
-                w.matcher(MatcherRec { pattern: pat, kind: GlobKind::classify(name.as_bytes()), program: idx });
+                w.matcher(MatcherRec {
+                    pattern: pat,
+                    kind: GlobKind::classify(name.as_bytes()),
+                    program: idx,
+                });
             }
             for m in &p.matches {
                 self.check_pattern(m)?;
                 let pat = w.string(m.get_ref().as_bytes());
-                w.matcher(MatcherRec { pattern: pat, kind: GlobKind::classify(m.get_ref().as_bytes()), program: idx });
+                w.matcher(MatcherRec {
+                    pattern: pat,
+                    kind: GlobKind::classify(m.get_ref().as_bytes()),
+                    program: idx,
+                });
             }
             for n in &p.keep {
                 let k = self.pattern(&mut w, n, Class::Keep, scope)?;
@@ -185,10 +227,7 @@ impl Compiler<'_> {
             }
             if let Some(pairs) = &p.pairs {
                 for n in &pairs.keep {
-                    let k = self.pattern(&mut w, n, Class::PairKeep, scope)?;
-                    if GlobKind::classify(n.get_ref().as_bytes()) == GlobKind::Exact {
-                        keep_exact.push((n.get_ref().clone(), k));
-                    }
+                    self.pattern(&mut w, n, Class::PairKeep, scope)?;
                 }
                 for n in &pairs.strip {
                     self.pattern(&mut w, n, Class::PairStrip, scope)?;
@@ -206,19 +245,35 @@ impl Compiler<'_> {
             let (line, col) = self.pos(imp.path.span());
             let path_ref = w.string(path.to_string_lossy().as_bytes());
             let values = imp.values.unwrap_or(false);
-            let file = w.env_file(EnvFileRec { path: path_ref, role, values, line });
+            let file = w.env_file(EnvFileRec {
+                path: path_ref,
+                role,
+                values,
+                line,
+            });
             let contents = match std::fs::read(&path) {
                 Ok(c) => c,
                 Err(e) => {
                     if imp.required.unwrap_or(false) {
-                        return self.err(imp.path.span(), format!("cannot read env file {}: {}", path.display(), crate::error::io_reason(&e)));
+                        return self.err(
+                            imp.path.span(),
+                            format!(
+                                "cannot read env file {}: {}",
+                                path.display(),
+                                crate::error::io_reason(&e)
+                            ),
+                        );
                     }
                     self.warn(format!("{}:{line}:{col}: env file {} not read ({}): its names are unknown until it exists", self.path.display(), path.display(), crate::error::io_reason(&e)));
                     continue;
                 }
             };
             self.dep(&mut w, &path);
-            let class = if role == Role::Refuse { Class::ImportCredential } else { Class::ImportStrip };
+            let class = if role == Role::Refuse {
+                Class::ImportCredential
+            } else {
+                Class::ImportStrip
+            };
             let mut declared: Vec<Vec<u8>> = Vec::new();
             for a in envfile::assignments(&contents) {
                 match a {
@@ -228,16 +283,33 @@ impl Compiler<'_> {
                         }
                         declared.push(a.name.to_vec());
                         let text = w.string(a.name);
-                        w.pattern(PatternRec { text, class, kind: GlobKind::Exact, scope: GLOBAL, specificity: u32::MAX - 1, line, col });
+                        w.pattern(PatternRec {
+                            text,
+                            class,
+                            kind: GlobKind::Exact,
+                            scope: GLOBAL,
+                            specificity: u32::MAX - 1,
+                            line,
+                            col,
+                        });
                     }
-                    Err(e) => self.warn(format!("{}: line {}: {} (line skipped)", path.display(), e.line, e.reason)),
+                    Err(e) => self.warn(format!(
+                        "{}: line {}: {} (line skipped)",
+                        path.display(),
+                        e.line,
+                        e.reason
+                    )),
                 }
             }
             if values {
                 for (name, pattern) in &keep_exact {
                     if declared.iter().any(|d| d == name.as_bytes()) {
                         let name = w.string(name.as_bytes());
-                        w.file_keep(FileKeepRec { name, file, pattern: *pattern });
+                        w.file_keep(FileKeepRec {
+                            name,
+                            file,
+                            pattern: *pattern,
+                        });
                     }
                 }
             }
@@ -246,15 +318,30 @@ impl Compiler<'_> {
             let path = self.resolve(imp.path.get_ref());
             let (line, col) = self.pos(imp.path.span());
             let Some(format) = ConfigFormat::from_path(&path) else {
-                return self.err(imp.path.span(), format!("config file {} must end in .json or .toml", path.display()));
+                return self.err(
+                    imp.path.span(),
+                    format!("config file {} must end in .json or .toml", path.display()),
+                );
             };
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) => {
                     if imp.required.unwrap_or(false) {
-                        return self.err(imp.path.span(), format!("cannot read config file {}: {}", path.display(), crate::error::io_reason(&e)));
+                        return self.err(
+                            imp.path.span(),
+                            format!(
+                                "cannot read config file {}: {}",
+                                path.display(),
+                                crate::error::io_reason(&e)
+                            ),
+                        );
                     }
-                    self.warn(format!("{}:{line}:{col}: config file {} not read ({})", self.path.display(), path.display(), crate::error::io_reason(&e)));
+                    self.warn(format!(
+                        "{}:{line}:{col}: config file {} not read ({})",
+                        self.path.display(),
+                        path.display(),
+                        crate::error::io_reason(&e)
+                    ));
                     continue;
                 }
             };
@@ -269,36 +356,65 @@ impl Compiler<'_> {
                     (Some(l), Some(c)) => format!(":{l}:{c}"),
                     _ => String::new(),
                 };
-                PolicyError::plain(self.path, format!("imported config {}{at}: {}", path.display(), e.message))
+                PolicyError::plain(
+                    self.path,
+                    format!("imported config {}{at}: {}", path.display(), e.message),
+                )
             })?;
             for n in found {
                 let text = w.string(n.name.as_bytes());
-                w.pattern(PatternRec { text, class: Class::ImportCredential, kind: GlobKind::Exact, scope: GLOBAL, specificity: u32::MAX, line, col });
+                w.pattern(PatternRec {
+                    text,
+                    class: Class::ImportCredential,
+                    kind: GlobKind::Exact,
+                    scope: GLOBAL,
+                    specificity: u32::MAX,
+                    line,
+                    col,
+                });
             }
         }
         // Grants.
         for g in &f.grant {
             let name = g.name.get_ref();
             if GlobKind::classify(name.as_bytes()) != GlobKind::Exact || !valid_name(name) {
-                return self.err(g.name.span(), format!("a grant names one variable exactly, not `{name}`"));
+                return self.err(
+                    g.name.span(),
+                    format!("a grant names one variable exactly, not `{name}`"),
+                );
             }
             self.check_pattern(&g.program)?;
             let (line, _) = self.pos(g.name.span());
             let n = w.string(name.as_bytes());
             let p = w.string(g.program.get_ref().as_bytes());
-            w.grant(GrantRec { name: n, program: p, kind: GlobKind::classify(g.program.get_ref().as_bytes()), line });
+            w.grant(GrantRec {
+                name: n,
+                program: p,
+                kind: GlobKind::classify(g.program.get_ref().as_bytes()),
+                line,
+            });
         }
         // Sets: global first, then per program, so a program's set wins.
         let mut cred_patterns: Vec<(GlobKind, Vec<u8>)> = Vec::new();
         if f.credentials.builtin.unwrap_or(true) {
-            cred_patterns.extend(builtin::CREDENTIAL_NAMES.iter().map(|e| (GlobKind::classify(e.pattern.as_bytes()), e.pattern.as_bytes().to_vec())));
+            cred_patterns.extend(builtin::CREDENTIAL_NAMES.iter().map(|e| {
+                (
+                    GlobKind::classify(e.pattern.as_bytes()),
+                    e.pattern.as_bytes().to_vec(),
+                )
+            }));
         }
-        cred_patterns.extend(f.credentials.names.iter().map(|n| (GlobKind::classify(n.get_ref().as_bytes()), n.get_ref().as_bytes().to_vec())));
+        cred_patterns.extend(f.credentials.names.iter().map(|n| {
+            (
+                GlobKind::classify(n.get_ref().as_bytes()),
+                n.get_ref().as_bytes().to_vec(),
+            )
+        }));
         for (name, value) in &f.set {
             self.set(&mut w, name, value, GLOBAL, &cred_patterns, shapes)?;
         }
         for (i, section) in f.program.values().enumerate() {
-            for (name, value) in &section.get_ref().set {
+            for (name, value) in &section.set {
                 self.set(&mut w, name, value, i as u16, &cred_patterns, shapes)?;
             }
         }
@@ -325,15 +441,34 @@ impl Compiler<'_> {
 
     fn dep(&self, w: &mut Writer, path: &Path) {
         use std::os::unix::fs::MetadataExt;
-        let Ok(md) = std::fs::metadata(path) else { return };
+        let Ok(md) = std::fs::metadata(path) else {
+            return;
+        };
         let p = w.string(path.to_string_lossy().as_bytes());
-        w.dep(DepRec { path: p, dev: md.dev(), ino: md.ino(), size: md.size(), mtime_ns: md.mtime().saturating_mul(1_000_000_000).saturating_add(md.mtime_nsec()) });
+        w.dep(DepRec {
+            path: p,
+            dev: md.dev(),
+            ino: md.ino(),
+            size: md.size(),
+            mtime_ns: md
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(md.mtime_nsec()),
+        });
     }
 
     fn builtin(&self, w: &mut Writer, pattern: &str, class: Class) {
         let text = w.string(pattern.as_bytes());
         let kind = GlobKind::classify(pattern.as_bytes());
-        w.pattern(PatternRec { text, class, kind, scope: GLOBAL, specificity: glob::specificity(pattern.as_bytes()), line: 0, col: 0 });
+        w.pattern(PatternRec {
+            text,
+            class,
+            kind,
+            scope: GLOBAL,
+            specificity: glob::specificity(pattern.as_bytes()),
+            line: 0,
+            col: 0,
+        });
     }
 
     fn check_pattern(&self, p: &Spanned<String>) -> Result<(), PolicyError> {
@@ -343,37 +478,85 @@ impl Compiler<'_> {
         }
     }
 
-    fn pattern(&self, w: &mut Writer, p: &Spanned<String>, class: Class, scope: u16) -> Result<u32, PolicyError> {
+    fn pattern(
+        &self,
+        w: &mut Writer,
+        p: &Spanned<String>,
+        class: Class,
+        scope: u16,
+    ) -> Result<u32, PolicyError> {
         self.check_pattern(p)?;
         let (line, col) = self.pos(p.span());
         let s = p.get_ref().as_bytes();
         let text = w.string(s);
-        Ok(w.pattern(PatternRec { text, class, kind: GlobKind::classify(s), scope, specificity: glob::specificity(s), line, col }))
+        Ok(w.pattern(PatternRec {
+            text,
+            class,
+            kind: GlobKind::classify(s),
+            scope,
+            specificity: glob::specificity(s),
+            line,
+            col,
+        }))
     }
 
-    fn set(&self, w: &mut Writer, name: &str, value: &Spanned<String>, scope: u16, creds: &[(GlobKind, Vec<u8>)], shapes: ShapeSet) -> Result<(), PolicyError> {
+    fn set(
+        &self,
+        w: &mut Writer,
+        name: &str,
+        value: &Spanned<String>,
+        scope: u16,
+        creds: &[(GlobKind, Vec<u8>)],
+        shapes: ShapeSet,
+    ) -> Result<(), PolicyError> {
         if !valid_name(name) {
-            return self.err(value.span(), format!("`{name}` is not a valid variable name to set"));
+            return self.err(
+                value.span(),
+                format!("`{name}` is not a valid variable name to set"),
+            );
         }
         let v = value.get_ref();
         if v.contains('\0') {
-            return self.err(value.span(), format!("the value set for {name} contains a NUL byte"));
+            return self.err(
+                value.span(),
+                format!("the value set for {name} contains a NUL byte"),
+            );
         }
         if let Some(m) = find_shape(v.as_bytes(), shapes) {
-            return self.err(value.span(), format!("the value set for {name} looks like a {}: a policy file must not hold secrets", m.shape.describe()));
+            return self.err(
+                value.span(),
+                format!(
+                    "the value set for {name} looks like a {}: a policy file must not hold secrets",
+                    m.shape.describe()
+                ),
+            );
         }
         let refs = references(v);
         for r in &refs {
-            if creds.iter().any(|(k, p)| glob::matches(*k, p, r.as_bytes(), true)) {
+            if creds
+                .iter()
+                .any(|(k, p)| glob::matches(*k, p, r.as_bytes(), true))
+            {
                 return self.err(value.span(), format!("{name} would copy credential {r}: `set` cannot pass a credential under another name"));
             }
         }
         let (line, _) = self.pos(value.span());
         let n = w.string(name.as_bytes());
         let val = w.string(v.as_bytes());
-        let entry = if refs.is_empty() && !v.contains('$') { w.string(format!("{name}={v}").as_bytes()) } else { StrRef::default() };
+        let entry = if refs.is_empty() && !v.contains('$') {
+            w.string(format!("{name}={v}").as_bytes())
+        } else {
+            StrRef::default()
+        };
         let expands = entry == StrRef::default();
-        w.set(SetRec { scope, expands, name: n, value: val, entry, line });
+        w.set(SetRec {
+            scope,
+            expands,
+            name: n,
+            value: val,
+            entry,
+            line,
+        });
         Ok(())
     }
 }
@@ -398,5 +581,6 @@ fn references(v: &str) -> Vec<String> {
 /// `[A-Za-z_][A-Za-z0-9_]*`
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.bytes();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_') && chars.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }

@@ -322,7 +322,10 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 }
 
 fn str_at(b: &[u8], at: usize) -> Option<StrRef> {
-    Some(StrRef { off: u32_at(b, at)?, len: u32_at(b, at.checked_add(4)?)? })
+    Some(StrRef {
+        off: u32_at(b, at)?,
+        len: u32_at(b, at.checked_add(4)?)?,
+    })
 }
 
 /// A validated compiled policy, borrowed from wherever its bytes live (a `Vec`, a
@@ -368,7 +371,11 @@ impl<'a> Policy<'a> {
         }
         let h = |at: usize| u8_at(bytes, at).ok_or(FormatError::TooShort);
         let settings = Settings {
-            mode: if h(16)? == 1 { Mode::Audit } else { Mode::Enforce },
+            mode: if h(16)? == 1 {
+                Mode::Audit
+            } else {
+                Mode::Enforce
+            },
             base: Base::from_u8(h(17)?).ok_or(FormatError::BadRecord(0))?,
             strip_unsafe: h(18)? != 0,
             sticky: h(19)? != 0,
@@ -383,7 +390,11 @@ impl<'a> Policy<'a> {
             shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
             min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
         };
-        let policy = Policy { bytes, settings, sections };
+        let policy = Policy {
+            bytes,
+            settings,
+            sections,
+        };
         policy.validate()?;
         Ok(policy)
     }
@@ -410,7 +421,9 @@ impl<'a> Policy<'a> {
         }
         let scope_ok = |s: u16| s == GLOBAL || (s as usize) < n_programs;
         for i in 0..n_patterns {
-            let p = self.pattern(i as u32).ok_or(FormatError::BadRecord(sec::PATTERNS))?;
+            let p = self
+                .pattern(i as u32)
+                .ok_or(FormatError::BadRecord(sec::PATTERNS))?;
             if !ok_str(p.text) || !scope_ok(p.scope) {
                 return Err(FormatError::BadRecord(sec::PATTERNS));
             }
@@ -420,56 +433,74 @@ impl<'a> Policy<'a> {
             return Err(FormatError::BadSection(sec::EXACT));
         }
         for i in 0..exact {
-            let v = self.u32_in(sec::EXACT, i).ok_or(FormatError::BadRecord(sec::EXACT))?;
+            let v = self
+                .u32_in(sec::EXACT, i)
+                .ok_or(FormatError::BadRecord(sec::EXACT))?;
             if v != u32::MAX && v as usize >= n_patterns {
                 return Err(FormatError::BadRecord(sec::EXACT));
             }
         }
         for i in 0..self.count(sec::GLOBS) {
-            let v = self.u32_in(sec::GLOBS, i).ok_or(FormatError::BadRecord(sec::GLOBS))?;
+            let v = self
+                .u32_in(sec::GLOBS, i)
+                .ok_or(FormatError::BadRecord(sec::GLOBS))?;
             if v as usize >= n_patterns {
                 return Err(FormatError::BadRecord(sec::GLOBS));
             }
         }
         for i in 0..n_programs {
-            let p = self.program(i as u32).ok_or(FormatError::BadRecord(sec::PROGRAMS))?;
+            let p = self
+                .program(i as u32)
+                .ok_or(FormatError::BadRecord(sec::PROGRAMS))?;
             if !ok_str(p.name) || p.pairs_base > 3 {
                 return Err(FormatError::BadRecord(sec::PROGRAMS));
             }
         }
         for i in 0..self.count(sec::MATCHERS) {
-            let m = self.matcher(i as u32).ok_or(FormatError::BadRecord(sec::MATCHERS))?;
+            let m = self
+                .matcher(i as u32)
+                .ok_or(FormatError::BadRecord(sec::MATCHERS))?;
             if !ok_str(m.pattern) || m.program as usize >= n_programs {
                 return Err(FormatError::BadRecord(sec::MATCHERS));
             }
         }
         for i in 0..self.count(sec::SETS) {
-            let s = self.set(i as u32).ok_or(FormatError::BadRecord(sec::SETS))?;
+            let s = self
+                .set(i as u32)
+                .ok_or(FormatError::BadRecord(sec::SETS))?;
             if !ok_str(s.name) || !ok_str(s.value) || !ok_str(s.entry) || !scope_ok(s.scope) {
                 return Err(FormatError::BadRecord(sec::SETS));
             }
         }
         for i in 0..self.count(sec::GRANTS) {
-            let g = self.grant(i as u32).ok_or(FormatError::BadRecord(sec::GRANTS))?;
+            let g = self
+                .grant(i as u32)
+                .ok_or(FormatError::BadRecord(sec::GRANTS))?;
             if !ok_str(g.name) || !ok_str(g.program) {
                 return Err(FormatError::BadRecord(sec::GRANTS));
             }
         }
         let n_files = self.count(sec::ENV_FILES);
         for i in 0..n_files {
-            let f = self.env_file(i as u32).ok_or(FormatError::BadRecord(sec::ENV_FILES))?;
+            let f = self
+                .env_file(i as u32)
+                .ok_or(FormatError::BadRecord(sec::ENV_FILES))?;
             if !ok_str(f.path) {
                 return Err(FormatError::BadRecord(sec::ENV_FILES));
             }
         }
         for i in 0..self.count(sec::FILE_KEEPS) {
-            let k = self.file_keep(i as u32).ok_or(FormatError::BadRecord(sec::FILE_KEEPS))?;
+            let k = self
+                .file_keep(i as u32)
+                .ok_or(FormatError::BadRecord(sec::FILE_KEEPS))?;
             if !ok_str(k.name) || k.file as usize >= n_files || k.pattern as usize >= n_patterns {
                 return Err(FormatError::BadRecord(sec::FILE_KEEPS));
             }
         }
         for i in 0..self.count(sec::DEPS) {
-            let d = self.dep(i as u32).ok_or(FormatError::BadRecord(sec::DEPS))?;
+            let d = self
+                .dep(i as u32)
+                .ok_or(FormatError::BadRecord(sec::DEPS))?;
             if !ok_str(d.path) {
                 return Err(FormatError::BadRecord(sec::DEPS));
             }
@@ -615,7 +646,11 @@ impl<'a> Policy<'a> {
         let r = self.record(sec::ENV_FILES, n)?;
         Some(EnvFileRec {
             path: str_at(r, 0)?,
-            role: if u8_at(r, 8)? == 1 { Role::Refuse } else { Role::Strip },
+            role: if u8_at(r, 8)? == 1 {
+                Role::Refuse
+            } else {
+                Role::Strip
+            },
             values: u8_at(r, 9)? != 0,
             line: u32_at(r, 12)?,
         })
@@ -623,7 +658,11 @@ impl<'a> Policy<'a> {
 
     pub fn file_keep(&self, n: u32) -> Option<FileKeepRec> {
         let r = self.record(sec::FILE_KEEPS, n)?;
-        Some(FileKeepRec { name: str_at(r, 0)?, file: u32_at(r, 8)?, pattern: u32_at(r, 12)? })
+        Some(FileKeepRec {
+            name: str_at(r, 0)?,
+            file: u32_at(r, 8)?,
+            pattern: u32_at(r, 12)?,
+        })
     }
 
     pub fn dep(&self, n: u32) -> Option<DepRec> {
@@ -683,7 +722,10 @@ mod writer {
 
     impl Writer {
         pub fn new(settings: Settings) -> Writer {
-            let mut w = Writer { settings: Some(settings), ..Writer::default() };
+            let mut w = Writer {
+                settings: Some(settings),
+                ..Writer::default()
+            };
             // Offset 0 is the empty string.
             w.strings.push(0);
             w
@@ -697,7 +739,10 @@ mod writer {
             let off = self.strings.len() as u32;
             self.strings.extend_from_slice(s);
             self.strings.push(0);
-            StrRef { off, len: s.len() as u32 }
+            StrRef {
+                off,
+                len: s.len() as u32,
+            }
         }
 
         pub fn set_source(&mut self, s: &[u8]) {

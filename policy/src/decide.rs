@@ -125,7 +125,11 @@ pub struct Verdict {
 
 impl Verdict {
     const fn new(action: Action, rule: Rule) -> Verdict {
-        Verdict { action, rule, credential: false }
+        Verdict {
+            action,
+            rule,
+            credential: false,
+        }
     }
 }
 
@@ -137,7 +141,10 @@ pub enum Emit {
     /// An entry built into `EnvScratch::bytes` at `start..start+len`, followed by a NUL.
     Built { start: u32, len: u32, rule: Rule },
     /// A prebuilt entry in the compiled policy's string pool (a literal set value).
-    Pooled { entry: crate::compiled::StrRef, rule: Rule },
+    Pooled {
+        entry: crate::compiled::StrRef,
+        rule: Rule,
+    },
 }
 
 /// What the caller passes in for one decision.
@@ -225,7 +232,9 @@ pub fn program_mask(policy: &Policy<'_>, program: &[u8]) -> u64 {
     let base = basename(program);
     let mut mask = 0u64;
     for i in 0..policy.count(sec::MATCHERS) {
-        let Some(m) = policy.matcher(i as u32) else { continue };
+        let Some(m) = policy.matcher(i as u32) else {
+            continue;
+        };
         let pat = policy.str(m.pattern);
         let target = if pat.contains(&b'/') { program } else { base };
         if glob::matches(m.kind, pat, target, false) {
@@ -313,7 +322,9 @@ fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>)
         // Linear probing: every pattern whose folded text hashes like `name` is in
         // this run of occupied slots.
         for _ in 0..slots {
-            let Some(idx) = policy.exact_slot(slot) else { break };
+            let Some(idx) = policy.exact_slot(slot) else {
+                break;
+            };
             if idx == u32::MAX {
                 break;
             }
@@ -329,7 +340,9 @@ fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>)
         }
     }
     for idx in policy.globs() {
-        let Some(p) = policy.pattern(idx) else { continue };
+        let Some(p) = policy.pattern(idx) else {
+            continue;
+        };
         if !(in_scope(p.scope, mask) || pair_scope == Some(p.scope)) {
             continue;
         }
@@ -429,7 +442,11 @@ pub fn judge(
     // Rule 5.
     if v.action == Action::Keep {
         if let Some(u) = m.unsafe_name {
-            if settings.strip_unsafe && !kept_exactly && !name.starts_with(crate::builtin::OWN_PREFIX) && name != crate::builtin::LD_PRELOAD {
+            if settings.strip_unsafe
+                && !kept_exactly
+                && !name.starts_with(crate::builtin::OWN_PREFIX)
+                && name != crate::builtin::LD_PRELOAD
+            {
                 return Verdict::new(Action::Strip, Rule::UnsafeName(u));
             }
         }
@@ -464,7 +481,10 @@ pub fn decide_env(
     let n = req.env.len();
     let mut need = scratch_sizes(policy, n, req.preload.map_or(0, <[u8]>::len));
     need.bytes = need.bytes.max(scratch.bytes.len());
-    if scratch.verdicts.len() < n || scratch.seen.len() < need.seen || scratch.emits.len() < need.emits {
+    if scratch.verdicts.len() < n
+        || scratch.seen.len() < need.seen
+        || scratch.emits.len() < need.emits
+    {
         return Err(need);
     }
     let mask = program_mask(policy, req.program);
@@ -481,7 +501,10 @@ pub fn decide_env(
                 Some(first) => {
                     let mut v = Verdict::new(Action::Strip, Rule::Duplicate(first));
                     // A later copy of a credential name is a credential too.
-                    v.credential = scratch.verdicts.get(first as usize).is_some_and(|f| f.credential);
+                    v.credential = scratch
+                        .verdicts
+                        .get(first as usize)
+                        .is_some_and(|f| f.credential);
                     v
                 }
                 None => judge(policy, req.program, mask, name, value, None),
@@ -493,7 +516,13 @@ pub fn decide_env(
     }
     mark_credential_copies(policy, req, scratch, n);
 
-    let mut out = Builder { emits: &mut *scratch.emits, bytes: &mut *scratch.bytes, n_emits: 0, n_bytes: 0, need_bytes: 0 };
+    let mut out = Builder {
+        emits: &mut *scratch.emits,
+        bytes: &mut *scratch.bytes,
+        n_emits: 0,
+        n_bytes: 0,
+        need_bytes: 0,
+    };
     for i in 0..n {
         if scratch.verdicts.get(i).is_some_and(|v| v.action.passes()) {
             out.push(Emit::Input(i as u32));
@@ -504,17 +533,34 @@ pub fn decide_env(
     // Values from env files, for kept names the file declares.
     use crate::compiled::sec;
     for k in 0..policy.count(sec::FILE_KEEPS) as u32 {
-        let Some(fk) = policy.file_keep(k) else { continue };
-        let Some(p) = policy.pattern(fk.pattern) else { continue };
+        let Some(fk) = policy.file_keep(k) else {
+            continue;
+        };
+        let Some(p) = policy.pattern(fk.pattern) else {
+            continue;
+        };
         if !in_scope(p.scope, mask) {
             continue;
         }
         let name = policy.str(fk.name);
-        if set_applies(policy, mask, name).is_some() {
+        // A global and a program keep of the same name: the first record decides.
+        let earlier = (0..k).any(|j| {
+            policy.file_keep(j).is_some_and(|o| {
+                policy.str(o.name) == name
+                    && policy
+                        .pattern(o.pattern)
+                        .is_some_and(|op| in_scope(op.scope, mask))
+            })
+        });
+        if earlier || set_applies(policy, mask, name).is_some() {
             continue; // rule 6 wins anyway
         }
-        let Some(Some(contents)) = req.env_files.get(fk.file as usize) else { continue };
-        let Some(assignment) = envfile::lookup(contents, name) else { continue };
+        let Some(Some(contents)) = req.env_files.get(fk.file as usize) else {
+            continue;
+        };
+        let Some(assignment) = envfile::lookup(contents, name) else {
+            continue;
+        };
         let start = out.n_bytes;
         out.put(name);
         out.put(b"=");
@@ -525,11 +571,20 @@ pub fn decide_env(
         let v = judge(policy, req.program, mask, name, value, None);
         if !v.action.passes() {
             out.n_bytes = start;
-            out.need_bytes = out.need_bytes.saturating_sub(name.len() + 1 + assignment.value_len());
+            out.need_bytes = out
+                .need_bytes
+                .saturating_sub(name.len() + 1 + assignment.value_len());
             continue;
         }
         out.finish_entry(start, Rule::FileValue(k));
-        replace_input(scratch.verdicts, req.env, name, Rule::FileValue(k), out.emits, out.n_emits);
+        replace_input(
+            scratch.verdicts,
+            req.env,
+            name,
+            Rule::FileValue(k),
+            out.emits,
+            out.n_emits,
+        );
         added += 1;
     }
 
@@ -550,9 +605,19 @@ pub fn decide_env(
             expand(policy.str(rec.value), req.env, &mut out);
             out.finish_entry(start, Rule::Set(s));
         } else {
-            out.push(Emit::Pooled { entry: rec.entry, rule: Rule::Set(s) });
+            out.push(Emit::Pooled {
+                entry: rec.entry,
+                rule: Rule::Set(s),
+            });
         }
-        replace_input(scratch.verdicts, req.env, name, Rule::Set(s), out.emits, out.n_emits);
+        replace_input(
+            scratch.verdicts,
+            req.env,
+            name,
+            Rule::Set(s),
+            out.emits,
+            out.n_emits,
+        );
         added += 1;
     }
 
@@ -563,7 +628,14 @@ pub fn decide_env(
                 let start = out.n_bytes;
                 out.put(entry);
                 out.finish_entry(start, Rule::Sticky);
-                replace_input(scratch.verdicts, req.env, name, Rule::Sticky, out.emits, out.n_emits);
+                replace_input(
+                    scratch.verdicts,
+                    req.env,
+                    name,
+                    Rule::Sticky,
+                    out.emits,
+                    out.n_emits,
+                );
                 added += 1;
             }
         }
@@ -576,7 +648,29 @@ pub fn decide_env(
         need.bytes = out.need_bytes.max(need.bytes) + 64;
         return Err(need);
     }
-    let mut summary = EnvSummary { emitted: out.n_emits, bytes_used: out.n_bytes, programs: mask, refused: 0, changed: 0, added };
+    // Drop the emits of inputs that a later rule replaced.
+    let mut kept = 0usize;
+    for i in 0..out.n_emits {
+        let Some(e) = out.emits.get(i).copied() else {
+            break;
+        };
+        if e == Emit::Input(u32::MAX) {
+            continue;
+        }
+        if let Some(slot) = out.emits.get_mut(kept) {
+            *slot = e;
+        }
+        kept += 1;
+    }
+    out.n_emits = kept;
+    let mut summary = EnvSummary {
+        emitted: out.n_emits,
+        bytes_used: out.n_bytes,
+        programs: mask,
+        refused: 0,
+        changed: 0,
+        added,
+    };
     for v in scratch.verdicts.iter().take(n) {
         if v.action == Action::Refuse {
             summary.refused += 1;
@@ -603,7 +697,10 @@ fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], i: u32) -> Option<u3
             }
             return None;
         }
-        let other = env.get(cur as usize).and_then(|e| split_entry(e)).map(|(n, _)| n);
+        let other = env
+            .get(cur as usize)
+            .and_then(|e| split_entry(e))
+            .map(|(n, _)| n);
         if other == Some(name) {
             return Some(cur);
         }
@@ -614,7 +711,12 @@ fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], i: u32) -> Option<u3
 
 /// A value equal to a credential's value is a credential too, whatever its name
 /// (`COPY=$GH_TOKEN`). Values shorter than `min_value_len` are not compared.
-fn mark_credential_copies(policy: &Policy<'_>, req: &EnvRequest<'_>, scratch: &mut EnvScratch<'_>, n: usize) {
+fn mark_credential_copies(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    scratch: &mut EnvScratch<'_>,
+    n: usize,
+) {
     let min = policy.settings().min_value_len as usize;
     // Reuse `seen` as a table of credential-value hashes: it is free again here.
     let slots = scratch.seen.len();
@@ -624,11 +726,15 @@ fn mark_credential_copies(policy: &Policy<'_>, req: &EnvRequest<'_>, scratch: &m
     scratch.seen.fill(u32::MAX);
     let mut any = false;
     for i in 0..n {
-        let Some(v) = scratch.verdicts.get(i) else { continue };
+        let Some(v) = scratch.verdicts.get(i) else {
+            continue;
+        };
         if !v.credential || matches!(v.rule, Rule::Duplicate(_)) {
             continue;
         }
-        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else { continue };
+        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
+            continue;
+        };
         if value.len() < min {
             continue;
         }
@@ -649,24 +755,38 @@ fn mark_credential_copies(policy: &Policy<'_>, req: &EnvRequest<'_>, scratch: &m
         return;
     }
     for i in 0..n {
-        let Some(v) = scratch.verdicts.get(i).copied() else { continue };
+        let Some(v) = scratch.verdicts.get(i).copied() else {
+            continue;
+        };
         if v.credential || !v.action.passes() {
             continue;
         }
-        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else { continue };
+        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
+            continue;
+        };
         if value.len() < min {
             continue;
         }
         let mut slot = crate::compiled::name_hash(value) as usize & (slots - 1);
         for _ in 0..slots {
-            let Some(&s) = scratch.seen.get(slot) else { break };
+            let Some(&s) = scratch.seen.get(slot) else {
+                break;
+            };
             if s == u32::MAX {
                 break;
             }
-            let other = req.env.get(s as usize).and_then(|e| split_entry(e)).map(|(_, v)| v);
+            let other = req
+                .env
+                .get(s as usize)
+                .and_then(|e| split_entry(e))
+                .map(|(_, v)| v);
             if other == Some(value) {
                 if let Some(slot) = scratch.verdicts.get_mut(i) {
-                    *slot = Verdict { action: Action::Refuse, rule: Rule::CredentialValue(s), credential: true };
+                    *slot = Verdict {
+                        action: Action::Refuse,
+                        rule: Rule::CredentialValue(s),
+                        credential: true,
+                    };
                 }
                 break;
             }
@@ -686,7 +806,14 @@ fn set_applies(policy: &Policy<'_>, mask: u64, name: &[u8]) -> Option<u32> {
 }
 
 /// Mark every passing input entry named `name` as replaced, and drop its emit.
-fn replace_input(verdicts: &mut [Verdict], env: &[&[u8]], name: &[u8], rule: Rule, emits: &mut [Emit], n_emits: usize) {
+fn replace_input(
+    verdicts: &mut [Verdict],
+    env: &[&[u8]],
+    name: &[u8],
+    rule: Rule,
+    emits: &mut [Emit],
+    n_emits: usize,
+) {
     for (i, entry) in env.iter().enumerate() {
         if split_entry(entry).map(|(n, _)| n) != Some(name) {
             continue;
@@ -695,7 +822,7 @@ fn replace_input(verdicts: &mut [Verdict], env: &[&[u8]], name: &[u8], rule: Rul
             if v.action.passes() {
                 v.action = Action::Replace;
                 v.rule = rule;
-                // Remove its Input emit.
+                // Remove its Input emit (compacted at the end of `decide_env`).
                 for e in emits.iter_mut().take(n_emits) {
                     if *e == Emit::Input(i as u32) {
                         *e = Emit::Input(u32::MAX);
@@ -748,7 +875,12 @@ pub fn lookup<'e>(env: &[&'e [u8]], name: &[u8]) -> Option<&'e [u8]> {
 
 /// Rule 7 for `LD_PRELOAD`: if the child's `LD_PRELOAD` does not name the shim,
 /// put the shim first and keep every other entry, in order.
-fn sticky_preload(req: &EnvRequest<'_>, verdicts: &mut [Verdict], out: &mut Builder<'_, '_>, path: &[u8]) -> u32 {
+fn sticky_preload(
+    req: &EnvRequest<'_>,
+    verdicts: &mut [Verdict],
+    out: &mut Builder<'_, '_>,
+    path: &[u8],
+) -> u32 {
     let mut current: Option<&[u8]> = None;
     for (i, entry) in req.env.iter().enumerate() {
         if let Some((crate::builtin::LD_PRELOAD, v)) = split_entry(entry) {
@@ -772,7 +904,14 @@ fn sticky_preload(req: &EnvRequest<'_>, verdicts: &mut [Verdict], out: &mut Buil
         out.put(cur);
     }
     out.finish_entry(start, Rule::Sticky);
-    replace_input(verdicts, req.env, crate::builtin::LD_PRELOAD, Rule::Sticky, out.emits, out.n_emits);
+    replace_input(
+        verdicts,
+        req.env,
+        crate::builtin::LD_PRELOAD,
+        Rule::Sticky,
+        out.emits,
+        out.n_emits,
+    );
     1
 }
 
@@ -808,7 +947,11 @@ impl Builder<'_, '_> {
     fn put_value(&mut self, a: &envfile::Assignment<'_>) {
         let len = a.value_len();
         self.need_bytes = self.need_bytes.saturating_add(len);
-        match self.bytes.get_mut(self.n_bytes..).and_then(|rest| a.write_value(rest)) {
+        match self
+            .bytes
+            .get_mut(self.n_bytes..)
+            .and_then(|rest| a.write_value(rest))
+        {
             Some(w) => self.n_bytes += w,
             None => self.n_bytes = self.bytes.len(),
         }
@@ -821,7 +964,11 @@ impl Builder<'_, '_> {
         if let Some(b) = self.bytes.get_mut(self.n_bytes) {
             *b = 0;
             self.n_bytes += 1;
-            self.push(Emit::Built { start: start as u32, len: len as u32, rule });
+            self.push(Emit::Built {
+                start: start as u32,
+                len: len as u32,
+                rule,
+            });
         } else {
             self.n_bytes = self.bytes.len();
         }

@@ -18,12 +18,22 @@ pub struct PolicyError {
 
 impl PolicyError {
     pub fn plain(path: &Path, message: impl Into<String>) -> PolicyError {
-        PolicyError { path: path.to_path_buf(), line: None, column: None, message: message.into() }
+        PolicyError {
+            path: path.to_path_buf(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
     }
 
     pub fn at(path: &Path, text: &str, offset: usize, message: impl Into<String>) -> PolicyError {
         let (line, column) = line_col(text, offset);
-        PolicyError { path: path.to_path_buf(), line: Some(line), column: Some(column), message: message.into() }
+        PolicyError {
+            path: path.to_path_buf(),
+            line: Some(line),
+            column: Some(column),
+            message: message.into(),
+        }
     }
 }
 

@@ -62,7 +62,9 @@ pub fn specificity(pattern: &[u8]) -> u32 {
         return u32::MAX;
     }
     let literal = pattern.iter().filter(|&&b| b != b'*').count();
-    u32::try_from(literal).unwrap_or(u32::MAX - 2).min(u32::MAX - 2)
+    u32::try_from(literal)
+        .unwrap_or(u32::MAX - 2)
+        .min(u32::MAX - 2)
 }
 
 /// Match `name` against `pattern` of the given kind. With `fold`, ASCII letters
@@ -71,8 +73,11 @@ pub fn matches(kind: GlobKind, pattern: &[u8], name: &[u8], fold: bool) -> bool 
     match kind {
         GlobKind::Exact => eq(pattern, name, fold),
         GlobKind::Prefix => {
-            let lit = pattern.get(..pattern.len().saturating_sub(1)).unwrap_or(&[]);
-            name.get(..lit.len()).is_some_and(|head| eq(lit, head, fold))
+            let lit = pattern
+                .get(..pattern.len().saturating_sub(1))
+                .unwrap_or(&[]);
+            name.get(..lit.len())
+                .is_some_and(|head| eq(lit, head, fold))
         }
         GlobKind::Suffix => {
             let lit = pattern.get(1..).unwrap_or(&[]);
@@ -82,7 +87,9 @@ pub fn matches(kind: GlobKind, pattern: &[u8], name: &[u8], fold: bool) -> bool 
                     .is_some_and(|tail| eq(lit, tail, fold))
         }
         GlobKind::Contains => {
-            let lit = pattern.get(1..pattern.len().saturating_sub(1)).unwrap_or(&[]);
+            let lit = pattern
+                .get(1..pattern.len().saturating_sub(1))
+                .unwrap_or(&[]);
             contains(name, lit, fold)
         }
         GlobKind::General => general(pattern, name, fold),
@@ -104,7 +111,8 @@ fn contains(hay: &[u8], needle: &[u8], fold: bool) -> bool {
     if needle.is_empty() {
         return true;
     }
-    hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// Glob matching with `*` only, by the classic greedy algorithm with one backtrack
@@ -163,7 +171,12 @@ mod tests {
     use super::*;
 
     fn m(p: &str, n: &str) -> bool {
-        matches(GlobKind::classify(p.as_bytes()), p.as_bytes(), n.as_bytes(), false)
+        matches(
+            GlobKind::classify(p.as_bytes()),
+            p.as_bytes(),
+            n.as_bytes(),
+            false,
+        )
     }
 
     #[test]
@@ -221,7 +234,9 @@ mod tests {
         fn reference(p: &[u8], n: &[u8]) -> bool {
             match (p.first(), n.first()) {
                 (None, None) => true,
-                (Some(b'*'), _) => reference(&p[1..], n) || (!n.is_empty() && reference(p, &n[1..])),
+                (Some(b'*'), _) => {
+                    reference(&p[1..], n) || (!n.is_empty() && reference(p, &n[1..]))
+                }
                 (Some(a), Some(b)) if a == b => reference(&p[1..], &n[1..]),
                 _ => false,
             }
@@ -243,7 +258,13 @@ mod tests {
         }
         for p in &pats {
             for n in names {
-                assert_eq!(general(p, n.as_bytes(), false), reference(p, n.as_bytes()), "{:?} {:?}", String::from_utf8_lossy(p), n);
+                assert_eq!(
+                    general(p, n.as_bytes(), false),
+                    reference(p, n.as_bytes()),
+                    "{:?} {:?}",
+                    String::from_utf8_lossy(p),
+                    n
+                );
             }
         }
     }

@@ -57,7 +57,9 @@ pub enum Source {
 impl Source {
     pub fn path(&self) -> Option<&Path> {
         match self {
-            Source::Explicit(p) | Source::EnvVar(p) | Source::User(p) | Source::System(p) => Some(p),
+            Source::Explicit(p) | Source::EnvVar(p) | Source::User(p) | Source::System(p) => {
+                Some(p)
+            }
             Source::Builtin => None,
         }
     }
@@ -70,7 +72,11 @@ pub fn locate(explicit: Option<&Path>, getenv: impl Fn(&str) -> Option<OsString>
 }
 
 /// `locate` with the system path given (for tests).
-pub fn locate_in(explicit: Option<&Path>, getenv: impl Fn(&str) -> Option<OsString>, system: &Path) -> Source {
+pub fn locate_in(
+    explicit: Option<&Path>,
+    getenv: impl Fn(&str) -> Option<OsString>,
+    system: &Path,
+) -> Source {
     if let Some(p) = explicit {
         return Source::Explicit(p.to_path_buf());
     }
@@ -79,7 +85,9 @@ pub fn locate_in(explicit: Option<&Path>, getenv: impl Fn(&str) -> Option<OsStri
     }
     let config = match getenv("XDG_CONFIG_HOME").filter(|p| !p.is_empty()) {
         Some(x) => Some(PathBuf::from(x)),
-        None => getenv("HOME").filter(|p| !p.is_empty()).map(|h| PathBuf::from(h).join(".config")),
+        None => getenv("HOME")
+            .filter(|p| !p.is_empty())
+            .map(|h| PathBuf::from(h).join(".config")),
     };
     if let Some(c) = config {
         let user = c.join("envshim/policy.toml");
@@ -116,7 +124,10 @@ impl Compiled {
     /// Adopt bytes read back from a cache, validating them.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Compiled, crate::compiled::FormatError> {
         Policy::from_bytes(&bytes)?;
-        Ok(Compiled { bytes, warnings: Vec::new() })
+        Ok(Compiled {
+            bytes,
+            warnings: Vec::new(),
+        })
     }
 }
 
@@ -148,17 +159,25 @@ pub fn load(path: &Path) -> Result<Compiled, PolicyError> {
 /// Read a policy file's text with the size limit, as UTF-8.
 pub fn read_policy_text(path: &Path) -> Result<String, PolicyError> {
     use std::io::Read;
-    let md = std::fs::metadata(path).map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
+    let md = std::fs::metadata(path)
+        .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
     if md.is_dir() {
-        return Err(PolicyError::plain(path, "cannot read policy: it is a directory"));
+        return Err(PolicyError::plain(
+            path,
+            "cannot read policy: it is a directory",
+        ));
     }
-    let file = std::fs::File::open(path).map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
+    let file = std::fs::File::open(path)
+        .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
     let mut bytes = Vec::new();
     file.take(MAX_POLICY_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
     if bytes.len() as u64 > MAX_POLICY_BYTES {
-        return Err(PolicyError::plain(path, format!("policy file is larger than {} bytes", MAX_POLICY_BYTES)));
+        return Err(PolicyError::plain(
+            path,
+            format!("policy file is larger than {} bytes", MAX_POLICY_BYTES),
+        ));
     }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
@@ -174,7 +193,8 @@ pub fn builtin_default() -> Compiled {
 
 /// The fail-closed floor policy, compiled.
 pub fn builtin_floor() -> Compiled {
-    compile_text(FLOOR_POLICY, Path::new("<fail-closed floor>")).expect("built-in floor policy compiles")
+    compile_text(FLOOR_POLICY, Path::new("<fail-closed floor>"))
+        .expect("built-in floor policy compiles")
 }
 
 /// Load what `source` names; `Builtin` is the default.

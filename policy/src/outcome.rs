@@ -2,7 +2,9 @@
 //! allocation-free core with buffers sized for the input, and describe every
 //! change by variable name, action and rule, never by value.
 
-use crate::argv::{self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch, ValueSource};
+use crate::argv::{
+    self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch, ValueSource,
+};
 use crate::compiled::{sec, Class, Mode, Policy};
 use crate::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use serde::Serialize;
@@ -45,7 +47,9 @@ pub struct Decision {
 impl Decision {
     /// Changes that deserve a warning even in enforce mode: refusals and grants.
     pub fn loud(&self) -> impl Iterator<Item = &Change> {
-        self.changes.iter().filter(|c| matches!(c.action, "refuse" | "grant"))
+        self.changes
+            .iter()
+            .filter(|c| matches!(c.action, "refuse" | "grant"))
     }
 }
 
@@ -72,7 +76,9 @@ pub fn decide(
     parent_env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Decision {
-    decide_with(policy, program, argv, env, parent_env, env_files, None, None)
+    decide_with(
+        policy, program, argv, env, parent_env, env_files, None, None,
+    )
 }
 
 /// [`decide`] with the shim's sticky entries (rule 7).
@@ -91,15 +97,33 @@ pub fn decide_with(
     let argv_refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
     let parent_refs: Vec<&[u8]> = parent_env.iter().map(Vec::as_slice).collect();
     let files: Vec<Option<&[u8]>> = env_files.iter().map(|f| f.as_deref()).collect();
-    let req = EnvRequest { program, env: &env_refs, env_files: &files, preload, policy_entry };
+    let req = EnvRequest {
+        program,
+        env: &env_refs,
+        env_files: &files,
+        preload,
+        policy_entry,
+    };
 
     let mut sizes = decide::scratch_sizes(policy, env.len(), preload.map_or(0, <[u8]>::len));
     let (summary, verdicts, emits, bytes) = loop {
-        let mut verdicts = vec![Verdict { action: Action::Keep, rule: Rule::BaseAll, credential: false }; sizes.verdicts];
+        let mut verdicts = vec![
+            Verdict {
+                action: Action::Keep,
+                rule: Rule::BaseAll,
+                credential: false
+            };
+            sizes.verdicts
+        ];
         let mut seen = vec![0u32; sizes.seen];
         let mut emits = vec![Emit::Input(0); sizes.emits];
         let mut bytes = vec![0u8; sizes.bytes];
-        let mut scratch = EnvScratch { verdicts: &mut verdicts, seen: &mut seen, emits: &mut emits, bytes: &mut bytes };
+        let mut scratch = EnvScratch {
+            verdicts: &mut verdicts,
+            seen: &mut seen,
+            emits: &mut emits,
+            bytes: &mut bytes,
+        };
         match decide::decide_env(policy, &req, &mut scratch) {
             Ok(s) => break (s, verdicts, emits, bytes),
             Err(need) => sizes = need,
@@ -146,13 +170,30 @@ pub fn decide_with(
     let mut changes = env_changes;
 
     // argv
-    let areq = ArgvRequest { program, argv: &argv_refs, env: &env_refs, env_verdicts: &env_verdicts, parent_env: &parent_refs, env_files: &files };
+    let areq = ArgvRequest {
+        program,
+        argv: &argv_refs,
+        env: &env_refs,
+        env_verdicts: &env_verdicts,
+        parent_env: &parent_refs,
+        env_files: &files,
+    };
     let mut nbytes = argv::bytes_needed(&argv_refs);
     let (asummary, averdicts, aemits, abytes) = loop {
-        let mut verdicts = vec![ArgVerdict { action: ArgAction::Keep, rule: ArgRule::None }; argv.len()];
+        let mut verdicts = vec![
+            ArgVerdict {
+                action: ArgAction::Keep,
+                rule: ArgRule::None
+            };
+            argv.len()
+        ];
         let mut emits = vec![ArgEmit::Input(0); argv.len()];
         let mut bytes = vec![0u8; nbytes];
-        let mut scratch = ArgvScratch { verdicts: &mut verdicts, emits: &mut emits, bytes: &mut bytes };
+        let mut scratch = ArgvScratch {
+            verdicts: &mut verdicts,
+            emits: &mut emits,
+            bytes: &mut bytes,
+        };
         match argv::decide_argv(policy, &areq, &mut scratch) {
             Ok(s) => break (s, verdicts, emits, bytes),
             Err(need) => nbytes = need,
@@ -162,7 +203,9 @@ pub fn decide_with(
     for e in aemits.iter().take(asummary.emitted) {
         match *e {
             ArgEmit::Input(i) => child_argv.push(argv[i as usize].clone()),
-            ArgEmit::Built { start, len } => child_argv.push(abytes[start as usize..(start + len) as usize].to_vec()),
+            ArgEmit::Built { start, len } => {
+                child_argv.push(abytes[start as usize..(start + len) as usize].to_vec())
+            }
         }
     }
     let mut refusal = None;
@@ -182,7 +225,15 @@ pub fn decide_with(
         }
         changes.push(c);
     }
-    Decision { mode: policy.settings().mode, env: child_env, argv: child_argv, changes, refusal, env_verdicts, argv_verdicts: averdicts }
+    Decision {
+        mode: policy.settings().mode,
+        env: child_env,
+        argv: child_argv,
+        changes,
+        refusal,
+        env_verdicts,
+        argv_verdicts: averdicts,
+    }
 }
 
 fn lossy(b: &[u8]) -> String {
@@ -191,10 +242,25 @@ fn lossy(b: &[u8]) -> String {
 
 fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
     let name = decide::split_entry(entry).map(|(n, _)| lossy(n));
-    Change { target: "env", index: None, name, action: "set", rule: rule_id(rule), why: describe_rule(policy, rule, &[]) }
+    Change {
+        target: "env",
+        index: None,
+        name,
+        action: "set",
+        rule: rule_id(rule),
+        why: describe_rule(policy, rule, &[]),
+    }
 }
 
-fn arg_change(policy: &Policy<'_>, i: usize, v: &ArgVerdict, arg: &[u8], env: &[Vec<u8>], parent: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> Change {
+fn arg_change(
+    policy: &Policy<'_>,
+    i: usize,
+    v: &ArgVerdict,
+    arg: &[u8],
+    env: &[Vec<u8>],
+    parent: &[Vec<u8>],
+    files: &[Option<Vec<u8>>],
+) -> Change {
     let action = match v.action {
         ArgAction::Keep => "keep",
         ArgAction::Drop => "drop",
@@ -204,31 +270,71 @@ fn arg_change(policy: &Policy<'_>, i: usize, v: &ArgVerdict, arg: &[u8], env: &[
     };
     let (name, rule, why) = match v.rule {
         ArgRule::None => (None, "none", String::new()),
-        ArgRule::PairFlag => (None, "pair.flag", "the flag of a NAME=VALUE pair that was dropped".to_string()),
-        ArgRule::Pair { rule, name_at, name_end } => {
+        ArgRule::PairFlag => (
+            None,
+            "pair.flag",
+            "the flag of a NAME=VALUE pair that was dropped".to_string(),
+        ),
+        ArgRule::Pair {
+            rule,
+            name_at,
+            name_end,
+        } => {
             let name = lossy(arg.get(name_at as usize..name_end as usize).unwrap_or(&[]));
-            (Some(name), rule_id(rule), format!("NAME=VALUE pair: {}", describe_rule(policy, rule, env)))
+            (
+                Some(name),
+                rule_id(rule),
+                format!("NAME=VALUE pair: {}", describe_rule(policy, rule, env)),
+            )
         }
         ArgRule::Shape(s) => (None, "argv.shape", format!("holds a {}", s.describe())),
         ArgRule::Value(src) => {
             let (name, from) = match src {
-                ValueSource::ChildEnv(i) => (env.get(i as usize).and_then(|e| decide::split_entry(e)).map(|(n, _)| lossy(n)), "the child environment".to_string()),
-                ValueSource::ParentEnv(i) => (parent.get(i as usize).and_then(|e| decide::split_entry(e)).map(|(n, _)| lossy(n)), "the parent environment".to_string()),
+                ValueSource::ChildEnv(i) => (
+                    env.get(i as usize)
+                        .and_then(|e| decide::split_entry(e))
+                        .map(|(n, _)| lossy(n)),
+                    "the child environment".to_string(),
+                ),
+                ValueSource::ParentEnv(i) => (
+                    parent
+                        .get(i as usize)
+                        .and_then(|e| decide::split_entry(e))
+                        .map(|(n, _)| lossy(n)),
+                    "the parent environment".to_string(),
+                ),
                 ValueSource::EnvFile { file, line } => {
-                    let path = policy.env_file(file).map(|r| lossy(policy.str(r.path))).unwrap_or_default();
+                    let path = policy
+                        .env_file(file)
+                        .map(|r| lossy(policy.str(r.path)))
+                        .unwrap_or_default();
                     let name = files
                         .get(file as usize)
                         .and_then(|f| f.as_deref())
-                        .and_then(|c| crate::envfile::assignments(c).flatten().find(|a| a.line == line))
+                        .and_then(|c| {
+                            crate::envfile::assignments(c)
+                                .flatten()
+                                .find(|a| a.line == line)
+                        })
                         .map(|a| lossy(a.name));
                     (name, format!("env file {path}"))
                 }
             };
-            let why = format!("holds the value of credential {} from {from}", name.as_deref().unwrap_or("?"));
+            let why = format!(
+                "holds the value of credential {} from {from}",
+                name.as_deref().unwrap_or("?")
+            );
             (name, "argv.value", why)
         }
     };
-    Change { target: "argv", index: Some(i), name, action, rule, why }
+    Change {
+        target: "argv",
+        index: Some(i),
+        name,
+        action,
+        rule,
+        why,
+    }
 }
 
 /// Stable id of a rule, for JSON and tests.
@@ -272,10 +378,16 @@ fn pattern_origin(policy: &Policy<'_>, idx: u32) -> String {
                 Class::CheckedValue => "checked value of",
             };
             let scope = match policy.program(p.scope as u32) {
-                Some(pr) if p.scope != crate::compiled::GLOBAL => format!(" in [program.{}]", lossy(policy.str(pr.name))),
+                Some(pr) if p.scope != crate::compiled::GLOBAL => {
+                    format!(" in [program.{}]", lossy(policy.str(pr.name)))
+                }
                 _ => String::new(),
             };
-            let at = if p.line == 0 { " (built-in)".to_string() } else { format!(" at {}:{}:{}", lossy(policy.source()), p.line, p.col) };
+            let at = if p.line == 0 {
+                " (built-in)".to_string()
+            } else {
+                format!(" at {}:{}:{}", lossy(policy.source()), p.line, p.col)
+            };
             format!("{what} `{text}`{scope}{at}")
         }
         None => "unknown pattern".to_string(),
@@ -284,21 +396,42 @@ fn pattern_origin(policy: &Policy<'_>, idx: u32) -> String {
 
 /// A human explanation of a rule, naming variables and patterns, never values.
 pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String {
-    let name_at = |i: u32| env.get(i as usize).and_then(|e| decide::split_entry(e)).map(|(n, _)| lossy(n)).unwrap_or_else(|| format!("entry {i}"));
+    let name_at = |i: u32| {
+        env.get(i as usize)
+            .and_then(|e| decide::split_entry(e))
+            .map(|(n, _)| lossy(n))
+            .unwrap_or_else(|| format!("entry {i}"))
+    };
     match rule {
         Rule::NoEquals => "entry without '='".into(),
         Rule::EmptyName => "entry with an empty name".into(),
-        Rule::Duplicate(first) => format!("later copy of a name; the first copy (entry {first}) decides"),
+        Rule::Duplicate(first) => {
+            format!("later copy of a name; the first copy (entry {first}) decides")
+        }
         Rule::BaseAll => "base = \"all\"".into(),
         Rule::BaseNone => "not admitted by the base".into(),
-        Rule::Floor(p) | Rule::Keep(p) | Rule::Strip(p) | Rule::UnsafeName(p) | Rule::UnsafeValue(p) | Rule::CredentialName(p) => {
-            let extra = if let Rule::UnsafeValue(_) = rule { ": value holds '/' or '%'" } else { "" };
+        Rule::Floor(p)
+        | Rule::Keep(p)
+        | Rule::Strip(p)
+        | Rule::UnsafeName(p)
+        | Rule::UnsafeValue(p)
+        | Rule::CredentialName(p) => {
+            let extra = if let Rule::UnsafeValue(_) = rule {
+                ": value holds '/' or '%'"
+            } else {
+                ""
+            };
             format!("{}{extra}", pattern_origin(policy, p))
         }
         Rule::CredentialShape(s) => format!("value looks like a {}", s.describe()),
         Rule::CredentialValue(i) => format!("value equals the value of credential {}", name_at(i)),
         Rule::Grant(g) => match policy.grant(g) {
-            Some(r) => format!("granted to `{}` at {}:{}", lossy(policy.str(r.program)), lossy(policy.source()), r.line),
+            Some(r) => format!(
+                "granted to `{}` at {}:{}",
+                lossy(policy.str(r.program)),
+                lossy(policy.source()),
+                r.line
+            ),
             None => "grant".into(),
         },
         Rule::FileValue(k) => match policy.file_keep(k).and_then(|fk| policy.env_file(fk.file)) {
@@ -321,5 +454,9 @@ pub fn json_line(program: &[u8], c: &Change) -> String {
         #[serde(flatten)]
         change: &'a Change,
     }
-    serde_json::to_string(&Line { program: lossy(program), change: c }).unwrap_or_default()
+    serde_json::to_string(&Line {
+        program: lossy(program),
+        change: c,
+    })
+    .unwrap_or_default()
 }

@@ -42,7 +42,7 @@ pub struct PolicyFile {
     #[serde(default)]
     pub grant: Vec<Grant>,
     #[serde(default)]
-    pub program: BTreeMap<String, Spanned<Program>>,
+    pub program: BTreeMap<String, Program>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]

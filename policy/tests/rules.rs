@@ -1,0 +1,487 @@
+//! One test (or more) per rule of docs/adr/0001-rule-order.md, through the public
+//! API: compile a policy, decide an environment and argv, check the child.
+
+mod common;
+use common::*;
+
+// Rule 1: normalise.
+
+#[test]
+fn entries_without_equals_and_empty_names_are_dropped() {
+    let c = compile("version = 1\n");
+    let d = decide(&c, "/bin/true", &[], &["JUNK", "=empty", "A=1"]);
+    assert_eq!(names(&d), ["A"]);
+    assert_eq!(d.changes[0].rule, "normalise.no-equals");
+    assert_eq!(d.changes[1].rule, "normalise.empty-name");
+}
+
+#[test]
+fn duplicates_keep_the_first_copy_only() {
+    let c = compile("version = 1\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &["A=first", "B=x", "A=second", "A=third"],
+    );
+    assert_eq!(get(&d, "A").as_deref(), Some("first"));
+    assert_eq!(d.env.len(), 2);
+    assert_eq!(
+        d.changes
+            .iter()
+            .filter(|c| c.rule == "normalise.duplicate")
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_later_copy_of_a_refused_credential_never_survives() {
+    let c = compile("version = 1\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &["GH_TOKEN=first-value-x", "GH_TOKEN=second-value"],
+    );
+    assert!(get(&d, "GH_TOKEN").is_none());
+}
+
+#[test]
+fn duplicate_ld_preload_keeps_the_first() {
+    let c = compile("version = 1\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &["LD_PRELOAD=/a.so", "LD_PRELOAD=/evil.so"],
+    );
+    assert_eq!(get(&d, "LD_PRELOAD").as_deref(), Some("/a.so"));
+    assert_eq!(d.env.len(), 1);
+}
+
+// Rule 2: base.
+
+#[test]
+fn base_none_starts_empty() {
+    let c = compile("version = 1\nbase = \"none\"\nkeep = [\"A\"]\n");
+    let d = decide(&c, "/bin/true", &[], &["PATH=/bin", "A=1", "B=2"]);
+    assert_eq!(names(&d), ["A"]);
+}
+
+#[test]
+fn base_floor_keeps_the_floor_only() {
+    let c = compile("version = 1\nbase = \"floor\"\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &[
+            "PATH=/bin",
+            "HOME=/root",
+            "TMPDIR=/tmp",
+            "EDITOR=vi",
+            "HTTP_PROXY=http://p:1",
+        ],
+    );
+    assert_eq!(names(&d), ["PATH", "HOME", "TMPDIR"]);
+    assert_eq!(change(&d, "EDITOR").unwrap().rule, "base.none");
+}
+
+#[test]
+fn base_all_keeps_everything_else() {
+    let c = compile("version = 1\nbase = \"all\"\n");
+    let d = decide(&c, "/bin/true", &[], &["EDITOR=vi", "X=1"]);
+    assert_eq!(names(&d), ["EDITOR", "X"]);
+    assert!(d.changes.is_empty());
+}
+
+// Rule 3: keep and strip.
+
+#[test]
+fn an_exact_keep_beats_a_stripped_family() {
+    let c = compile("version = 1\nstrip = [\"AGENTMUX_*\"]\nkeep = [\"AGENTMUX_PANE_ID\"]\n");
+    let d = decide(
+        &c,
+        "/bin/sh",
+        &[],
+        &[
+            "AGENTMUX_PANE_ID=3",
+            "AGENTMUX_DATA_HOME=/d",
+            "AGENTMUX_NEW_THING=x",
+        ],
+    );
+    assert_eq!(names(&d), ["AGENTMUX_PANE_ID"]);
+}
+
+#[test]
+fn the_more_specific_glob_wins_and_strip_wins_ties() {
+    let c = compile("version = 1\nkeep = [\"*\", \"APP_PUBLIC_*\"]\nstrip = [\"APP_*\", \"X*\"]\n[program.t]\nkeep = [\"X*\"]\n");
+    let d = decide(
+        &c,
+        "/usr/bin/t",
+        &[],
+        &["APP_PUBLIC_URL=u", "APP_DB=d", "OTHER=o", "XY=1"],
+    );
+    assert_eq!(names(&d), ["APP_PUBLIC_URL", "OTHER"]);
+}
+
+#[test]
+fn program_sections_add_to_the_global_rules() {
+    let c = compile("version = 1\nbase = \"none\"\nkeep = [\"A\"]\n[program.tmux]\nkeep = [\"B\"]\n[program.other]\nmatch = [\"/opt/*/run\"]\nkeep = [\"C\"]\n");
+    let env = ["A=1", "B=2", "C=3"];
+    assert_eq!(names(&decide(&c, "/usr/bin/tmux", &[], &env)), ["A", "B"]);
+    assert_eq!(names(&decide(&c, "tmux", &[], &env)), ["A", "B"]);
+    assert_eq!(names(&decide(&c, "/opt/x/run", &[], &env)), ["A", "C"]);
+    assert_eq!(names(&decide(&c, "/usr/bin/run", &[], &env)), ["A"]);
+}
+
+// Rule 4: refuse.
+
+#[test]
+fn credentials_are_refused_by_builtin_name_and_glob_even_when_kept() {
+    let c =
+        compile("version = 1\nbase = \"none\"\nkeep = [\"GH_TOKEN\", \"DB_PASSWORD\", \"X\"]\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &[
+            "GH_TOKEN=aaaaaaaaaa",
+            "DB_PASSWORD=bbbbbbbbbb",
+            "X=1",
+            "JIRA_API_TOKEN=cccccccccc",
+        ],
+    );
+    assert_eq!(names(&d), ["X"]);
+    assert_eq!(change(&d, "GH_TOKEN").unwrap().action, "refuse");
+    assert_eq!(change(&d, "DB_PASSWORD").unwrap().action, "refuse");
+    // Not kept under base none: stripped quietly, not refused.
+    assert_eq!(change(&d, "JIRA_API_TOKEN").unwrap().action, "strip");
+}
+
+#[test]
+fn credential_names_match_without_regard_to_case() {
+    let c = compile("version = 1\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &["db_secret=x", "my_password=y", "Gh_Token=z"],
+    );
+    assert!(d.env.is_empty(), "{:?}", names(&d));
+}
+
+#[test]
+fn keep_and_strip_match_case_sensitively() {
+    let c = compile("version = 1\nstrip = [\"FOO\"]\n");
+    let d = decide(&c, "/bin/true", &[], &["foo=1", "FOO=2"]);
+    assert_eq!(names(&d), ["foo"]);
+}
+
+#[test]
+fn credentials_are_refused_by_value_shape_whatever_the_name() {
+    let c = compile("version = 1\n");
+    let tok = fake_github();
+    let url = "https://user:hunter2hunter2@example.invalid/x";
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &[
+            &format!("INNOCENT={tok}"),
+            &format!("PIP_INDEX_URL={url}"),
+            "NOTE=a token here",
+        ],
+    );
+    assert_eq!(names(&d), ["NOTE"]);
+    assert_eq!(change(&d, "INNOCENT").unwrap().rule, "credential.shape");
+    assert!(change(&d, "INNOCENT").unwrap().why.contains("github"));
+}
+
+#[test]
+fn a_copy_of_a_credential_value_under_another_name_is_refused() {
+    let c = compile("version = 1\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &[
+            "JIRA_API_TOKEN=opaque-value-123",
+            "COPY=opaque-value-123",
+            "SHORT=abc",
+        ],
+    );
+    assert_eq!(names(&d), ["SHORT"]);
+    assert_eq!(change(&d, "COPY").unwrap().rule, "credential.value");
+    assert!(change(&d, "COPY").unwrap().why.contains("JIRA_API_TOKEN"));
+}
+
+#[test]
+fn env_file_names_are_imported_to_strip_or_to_refuse() {
+    let dir = Dir::new("import");
+    dir.write("strip.env", "A=1\nexport B=\"two\"\n");
+    dir.write("refuse.env", "C=3\n");
+    let c = dir.compile(
+        "version = 1\nkeep = [\"B\", \"C\"]\n[[import.env_file]]\npath = \"strip.env\"\n[[import.env_file]]\npath = \"refuse.env\"\nrole = \"refuse\"\n",
+    );
+    let d = decide(&c, "/bin/true", &[], &["A=x", "B=y", "C=z", "D=w"]);
+    assert_eq!(names(&d), ["B", "D"]);
+    assert_eq!(change(&d, "A").unwrap().action, "strip");
+    assert_eq!(change(&d, "C").unwrap().action, "refuse");
+}
+
+#[test]
+fn config_key_suffixes_name_credentials_at_any_depth() {
+    let dir = Dir::new("config");
+    dir.write("c.toml", "[a.b]\nbotTokenEnv = \"DEEP_NAME\"\n[[x]]\nkeys = { signingSecretEnv = [\"LIST_ONE\", \"LIST_TWO\"] }\n");
+    dir.write(
+        "c.json",
+        r#"{"svc": [{"apiTokenEnv": "JSON_NAME"}], "notTokenEnvHere": "NOT_ME"}"#,
+    );
+    let c = dir.compile("version = 1\nkeep = [\"DEEP_NAME\"]\n[[import.config]]\npath = \"c.toml\"\n[[import.config]]\npath = \"c.json\"\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &[
+            "DEEP_NAME=1",
+            "LIST_ONE=2",
+            "LIST_TWO=3",
+            "JSON_NAME=4",
+            "NOT_ME=5",
+        ],
+    );
+    assert_eq!(names(&d), ["NOT_ME"]);
+    assert_eq!(change(&d, "DEEP_NAME").unwrap().action, "refuse");
+}
+
+#[test]
+fn a_grant_lets_one_credential_through_to_one_program() {
+    let c = compile("version = 1\n[[grant]]\nname = \"REGISTRY_TOKEN\"\nprogram = \"docker\"\n");
+    let env = ["REGISTRY_TOKEN=abcdefghij", "GH_TOKEN=klmnopqrst"];
+    let d = decide(&c, "/usr/bin/docker", &[], &env);
+    assert_eq!(names(&d), ["REGISTRY_TOKEN"]);
+    assert_eq!(change(&d, "REGISTRY_TOKEN").unwrap().action, "grant");
+    assert!(d
+        .loud()
+        .any(|c| c.name.as_deref() == Some("REGISTRY_TOKEN")));
+    let d = decide(&c, "/usr/bin/podman", &[], &env);
+    assert!(d.env.is_empty());
+}
+
+// Rule 5: unsafe names and values.
+
+#[test]
+fn loader_and_interpreter_hooks_are_stripped() {
+    let c = compile("version = 1\n");
+    let env = [
+        "LD_LIBRARY_PATH=/x",
+        "LD_AUDIT=/a.so",
+        "BASH_ENV=/e",
+        "ENV=/e",
+        "IFS=x",
+        "BASH_FUNC_f%%=() { :; }",
+        "PYTHONSTARTUP=/s",
+        "PERL5OPT=-d",
+        "NODE_OPTIONS=--require=/x",
+        "GCONV_PATH=/g",
+        "OK=1",
+    ];
+    let d = decide(&c, "/bin/true", &[], &env);
+    assert_eq!(names(&d), ["OK"]);
+    assert_eq!(change(&d, "BASH_ENV").unwrap().rule, "unsafe.name");
+}
+
+#[test]
+fn an_unsafe_name_comes_back_only_by_exact_keep() {
+    let c = compile("version = 1\nkeep = [\"LD_LIBRARY_PATH\", \"PERL*\"]\n");
+    let d = decide(&c, "/bin/true", &[], &["LD_LIBRARY_PATH=/x", "PERL5OPT=-d"]);
+    assert_eq!(names(&d), ["LD_LIBRARY_PATH"]);
+    let c = compile("version = 1\nunsafe = \"keep\"\n");
+    let d = decide(&c, "/bin/true", &[], &["LD_LIBRARY_PATH=/x", "PERL5OPT=-d"]);
+    assert_eq!(d.env.len(), 2);
+}
+
+#[test]
+fn the_shims_own_variables_are_not_unsafe() {
+    let c = compile("version = 1\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &[
+            "LD_PRELOAD=/lib/libenvshim.so",
+            "ENVSHIM_POLICY=/etc/p.toml",
+        ],
+    );
+    assert_eq!(d.env.len(), 2);
+}
+
+#[test]
+fn locale_terminal_and_zone_values_are_checked() {
+    let c = compile("version = 1\nkeep = [\"TERM\"]\n");
+    let env = [
+        "TERM=../../evil",
+        "LANG=en_US.UTF-8",
+        "LC_ALL=%n%n",
+        "TZ=Europe/Berlin",
+        "LC_CTYPE=C.UTF-8",
+    ];
+    let d = decide(&c, "/bin/true", &[], &env);
+    assert_eq!(names(&d), ["LANG", "TZ", "LC_CTYPE"]);
+    for (tz, ok) in [
+        (":/usr/share/zoneinfo/UTC", true),
+        ("/etc/shadow", false),
+        ("Europe/../../x", false),
+        ("UTC", true),
+    ] {
+        let env = [format!("TZ={tz}")];
+        let d = decide(&c, "/bin/true", &[], &[env[0].as_str()]);
+        assert_eq!(d.env.len() == 1, ok, "TZ={tz}");
+    }
+}
+
+// Rule 6: set.
+
+#[test]
+fn set_values_win_over_anything_inherited() {
+    let c = compile("version = 1\nbase = \"none\"\nkeep = [\"MODE\"]\n[set]\nMODE = \"safe\"\nCOPY = \"${USER}-x\"\nLIT = \"$$1\"\n");
+    let d = decide(&c, "/bin/true", &[], &["MODE=spoofed", "USER=ann"]);
+    assert_eq!(get(&d, "MODE").as_deref(), Some("safe"));
+    assert_eq!(get(&d, "COPY").as_deref(), Some("ann-x"));
+    assert_eq!(get(&d, "LIT").as_deref(), Some("$1"));
+    assert_eq!(names(&d).iter().filter(|n| *n == "MODE").count(), 1);
+}
+
+#[test]
+fn a_programs_set_wins_over_the_global_set() {
+    let c = compile("version = 1\n[set]\nX = \"global\"\n[program.tmux.set]\nX = \"tmux\"\n");
+    assert_eq!(
+        get(&decide(&c, "tmux", &[], &[]), "X").as_deref(),
+        Some("tmux")
+    );
+    assert_eq!(
+        get(&decide(&c, "bash", &[], &[]), "X").as_deref(),
+        Some("global")
+    );
+}
+
+#[test]
+fn set_cannot_copy_a_credential_or_hold_a_secret() {
+    let e = envpolicy::load::compile_text(
+        "version = 1\n[set]\nX = \"${GH_TOKEN}\"\n",
+        std::path::Path::new("p.toml"),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("p.toml:3:5: X would copy credential GH_TOKEN"),
+        "{e}"
+    );
+    let text = format!("version = 1\n[set]\nX = \"{}\"\n", fake_github());
+    let e = envpolicy::load::compile_text(&text, std::path::Path::new("p.toml")).unwrap_err();
+    assert!(e.to_string().contains("looks like a github token"), "{e}");
+    assert_no_value("error", &e.to_string(), &fake_github());
+}
+
+// Rule 7: stay.
+
+#[test]
+fn the_shim_entry_and_policy_variable_stay() {
+    let c = compile("version = 1\nbase = \"none\"\n");
+    let policy = c.policy();
+    let env = bytes(&["LD_PRELOAD=/other.so", "ENVSHIM_POLICY=/tmp/lax.toml"]);
+    let keep_all = compile("version = 1\n");
+    let d = envpolicy::outcome::decide_with(
+        &policy,
+        b"/bin/true",
+        &[],
+        &env,
+        &[],
+        &[],
+        Some(b"/lib/libenvshim.so"),
+        Some(b"ENVSHIM_POLICY=/etc/strict.toml"),
+    );
+    assert_eq!(
+        get(&d, "ENVSHIM_POLICY").as_deref(),
+        Some("/etc/strict.toml")
+    );
+    assert_eq!(get(&d, "LD_PRELOAD").as_deref(), Some("/lib/libenvshim.so"));
+    // With the other entry kept, the shim goes first and the rest keeps its order.
+    let p2 = keep_all.policy();
+    let env = bytes(&["LD_PRELOAD=/a.so:/b.so"]);
+    let d = envpolicy::outcome::decide_with(
+        &p2,
+        b"/bin/true",
+        &[],
+        &env,
+        &[],
+        &[],
+        Some(b"/lib/libenvshim.so"),
+        None,
+    );
+    assert_eq!(
+        get(&d, "LD_PRELOAD").as_deref(),
+        Some("/lib/libenvshim.so:/a.so:/b.so")
+    );
+    // Already present anywhere: unchanged.
+    let env = bytes(&["LD_PRELOAD=/a.so /lib/libenvshim.so"]);
+    let d = envpolicy::outcome::decide_with(
+        &p2,
+        b"/bin/true",
+        &[],
+        &env,
+        &[],
+        &[],
+        Some(b"/lib/libenvshim.so"),
+        None,
+    );
+    assert_eq!(
+        get(&d, "LD_PRELOAD").as_deref(),
+        Some("/a.so /lib/libenvshim.so")
+    );
+    // sticky = false turns it off.
+    let off = compile("version = 1\nsticky = false\n");
+    let d = envpolicy::outcome::decide_with(
+        &off.policy(),
+        b"/bin/true",
+        &[],
+        &[],
+        &[],
+        &[],
+        Some(b"/lib/libenvshim.so"),
+        Some(b"ENVSHIM_POLICY=/p"),
+    );
+    assert!(d.env.is_empty());
+}
+
+// Modes.
+
+#[test]
+fn audit_mode_reports_the_same_changes() {
+    let enforce = compile("version = 1\n");
+    let audit = compile("version = 1\nmode = \"audit\"\n");
+    let env = ["GH_TOKEN=abcdefghijkl", "X=1"];
+    let a = decide(&audit, "/bin/true", &[], &env);
+    let e = decide(&enforce, "/bin/true", &[], &env);
+    assert_eq!(a.mode, envpolicy::compiled::Mode::Audit);
+    assert_eq!(a.changes, e.changes);
+}
+
+// Bytes, not strings.
+
+#[test]
+fn environment_entries_are_bytes() {
+    let c = compile("version = 1\n");
+    let policy = c.policy();
+    let big = format!("BIG={}", "v".repeat(1 << 20));
+    let env: Vec<Vec<u8>> = vec![
+        b"RAW=\xff\xfe=\x00x".to_vec(),
+        b"EQ=a=b=c".to_vec(),
+        big.into_bytes(),
+        b"\xc3(=1".to_vec(),
+    ];
+    let d = envpolicy::outcome::decide(&policy, b"/bin/true", &[], &env, &[], &[]);
+    assert_eq!(d.env, env);
+}
