@@ -235,6 +235,7 @@ impl Compiler<'_> {
             }
         }
         // Imports.
+        let mut imported_credentials: Vec<Vec<u8>> = Vec::new();
         self.dep(&mut w, self.path);
         for imp in &f.import.env_file {
             let path = self.resolve(imp.path.get_ref());
@@ -282,6 +283,9 @@ impl Compiler<'_> {
                             continue;
                         }
                         declared.push(a.name.to_vec());
+                        if role == Role::Refuse {
+                            imported_credentials.push(a.name.to_vec());
+                        }
                         let text = w.string(a.name);
                         w.pattern(PatternRec {
                             text,
@@ -362,6 +366,7 @@ impl Compiler<'_> {
                 )
             })?;
             for n in found {
+                imported_credentials.push(n.name.as_bytes().to_vec());
                 let text = w.string(n.name.as_bytes());
                 w.pattern(PatternRec {
                     text,
@@ -410,6 +415,11 @@ impl Compiler<'_> {
                 n.get_ref().as_bytes().to_vec(),
             )
         }));
+        cred_patterns.extend(
+            imported_credentials
+                .into_iter()
+                .map(|n| (GlobKind::Exact, n)),
+        );
         for (name, value) in &f.set {
             self.set(&mut w, name, value, GLOBAL, &cred_patterns, shapes)?;
         }
@@ -529,6 +539,15 @@ impl Compiler<'_> {
                     "the value set for {name} looks like a {}: a policy file must not hold secrets",
                     m.shape.describe()
                 ),
+            );
+        }
+        if creds
+            .iter()
+            .any(|(k, p)| glob::matches(*k, p, name.as_bytes(), true))
+        {
+            return self.err(
+                value.span(),
+                format!("{name} is a credential name: a policy cannot set it (a grant passes a credential to one program)"),
             );
         }
         let refs = references(v);

@@ -589,6 +589,7 @@ pub fn decide_env(
     }
 
     // Rule 6: set, last among the policy's own rules.
+    let mut sets_refused = 0u32;
     for s in 0..policy.count(sec::SETS) as u32 {
         let Some(rec) = policy.set(s) else { continue };
         if !in_scope(rec.scope, mask) {
@@ -602,7 +603,30 @@ pub fn decide_env(
             let start = out.n_bytes;
             out.put(name);
             out.put(b"=");
-            expand(policy.str(rec.value), req.env, &mut out);
+            let vstart = out.n_bytes;
+            let pulled = expand(policy.str(rec.value), req.env, scratch.verdicts, &mut out);
+            let value = out.bytes.get(vstart..out.n_bytes).unwrap_or(&[]);
+            if pulled
+                || shape::find_shape(value, ShapeSet::from_bits(policy.settings().shapes)).is_some()
+            {
+                // `${NAME}` pulled a credential or a token-shaped value in: refuse
+                // the set, and do not let the inherited entry it meant to replace
+                // through either.
+                out.need_bytes = out
+                    .need_bytes
+                    .saturating_sub(out.n_bytes.saturating_sub(start));
+                out.n_bytes = start;
+                replace_input(
+                    scratch.verdicts,
+                    req.env,
+                    name,
+                    Rule::Set(s),
+                    out.emits,
+                    out.n_emits,
+                );
+                sets_refused += 1;
+                continue;
+            }
             out.finish_entry(start, Rule::Set(s));
         } else {
             out.push(Emit::Pooled {
@@ -667,7 +691,7 @@ pub fn decide_env(
         emitted: out.n_emits,
         bytes_used: out.n_bytes,
         programs: mask,
-        refused: 0,
+        refused: sets_refused,
         changed: 0,
         added,
     };
@@ -729,7 +753,7 @@ fn mark_credential_copies(
         let Some(v) = scratch.verdicts.get(i) else {
             continue;
         };
-        if !v.credential || matches!(v.rule, Rule::Duplicate(_)) {
+        if !v.credential {
             continue;
         }
         let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
@@ -758,7 +782,7 @@ fn mark_credential_copies(
         let Some(v) = scratch.verdicts.get(i).copied() else {
             continue;
         };
-        if v.credential || !v.action.passes() {
+        if v.credential {
             continue;
         }
         let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
@@ -782,10 +806,19 @@ fn mark_credential_copies(
                 .map(|(_, v)| v);
             if other == Some(value) {
                 if let Some(slot) = scratch.verdicts.get_mut(i) {
-                    *slot = Verdict {
-                        action: Action::Refuse,
-                        rule: Rule::CredentialValue(s),
-                        credential: true,
+                    // Refused if it would have passed; flagged either way, so a
+                    // `${NAME}` expansion cannot read it back.
+                    *slot = if v.action.passes() {
+                        Verdict {
+                            action: Action::Refuse,
+                            rule: Rule::CredentialValue(s),
+                            credential: true,
+                        }
+                    } else {
+                        Verdict {
+                            credential: true,
+                            ..v
+                        }
                     };
                 }
                 break;
@@ -835,7 +868,11 @@ fn replace_input(
 
 /// Expand `${NAME}` references from the input environment (first copy; an absent
 /// name expands to nothing). `$$` is a literal `$`.
-fn expand(template: &[u8], env: &[&[u8]], out: &mut Builder<'_, '_>) {
+///
+/// Returns true when a reference reads an entry that is a credential (by name,
+/// shape or value): the caller must not emit the result.
+fn expand(template: &[u8], env: &[&[u8]], verdicts: &[Verdict], out: &mut Builder<'_, '_>) -> bool {
+    let mut pulled_credential = false;
     let mut rest = template;
     while let Some(d) = memchr::memchr(b'$', rest) {
         out.put(rest.get(..d).unwrap_or(&[]));
@@ -847,7 +884,13 @@ fn expand(template: &[u8], env: &[&[u8]], out: &mut Builder<'_, '_>) {
             match memchr::memchr(b'}', after) {
                 Some(close) => {
                     let name = after.get(1..close).unwrap_or(&[]);
-                    if let Some(v) = lookup(env, name) {
+                    let first = env
+                        .iter()
+                        .position(|e| split_entry(e).is_some_and(|(n, _)| n == name));
+                    if let Some((i, (_, v))) =
+                        first.and_then(|i| Some((i, split_entry(env.get(i)?)?)))
+                    {
+                        pulled_credential |= verdicts.get(i).is_some_and(|v| v.credential);
                         out.put(v);
                     }
                     rest = after.get(close + 1..).unwrap_or(&[]);
@@ -863,6 +906,7 @@ fn expand(template: &[u8], env: &[&[u8]], out: &mut Builder<'_, '_>) {
         }
     }
     out.put(rest);
+    pulled_credential
 }
 
 /// The first value of `name` in `env`.

@@ -45,6 +45,31 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// The environment the child really gets: the decided one in enforce mode,
+    /// the input unchanged in audit mode.
+    pub fn effective_env<'a>(&'a self, input: &'a [Vec<u8>]) -> &'a [Vec<u8>] {
+        match self.mode {
+            Mode::Enforce => &self.env,
+            Mode::Audit => input,
+        }
+    }
+
+    /// The argv the child really gets (see [`Decision::effective_env`]).
+    pub fn effective_argv<'a>(&'a self, input: &'a [Vec<u8>]) -> &'a [Vec<u8>] {
+        match self.mode {
+            Mode::Enforce => &self.argv,
+            Mode::Audit => input,
+        }
+    }
+
+    /// Is the exec refused? Never in audit mode.
+    pub fn refused(&self) -> Option<&Change> {
+        match self.mode {
+            Mode::Enforce => self.refusal.as_ref(),
+            Mode::Audit => None,
+        }
+    }
+
     /// Changes that deserve a warning even in enforce mode: refusals and grants.
     pub fn loud(&self) -> impl Iterator<Item = &Change> {
         self.changes
@@ -168,6 +193,34 @@ pub fn decide_with(
     }
     env_changes.extend(changes);
     let mut changes = env_changes;
+    // Sets whose `${NAME}` expansion looked like a token were refused: report them.
+    let refused_verdicts = env_verdicts
+        .iter()
+        .filter(|v| v.action == Action::Refuse)
+        .count() as u32;
+    if summary.refused > refused_verdicts {
+        for s in 0..policy.count(sec::SETS) as u32 {
+            let Some(rec) = policy.set(s) else { continue };
+            let name = policy.str(rec.name);
+            let in_scope =
+                rec.scope == crate::compiled::GLOBAL || (summary.programs >> rec.scope) & 1 == 1;
+            let present = child_env
+                .iter()
+                .any(|e| decide::split_entry(e).is_some_and(|(n, _)| n == name));
+            if in_scope && rec.expands && !present {
+                changes.push(Change {
+                    target: "env",
+                    index: None,
+                    name: Some(lossy(name)),
+                    action: "refuse",
+                    rule: "credential.shape",
+                    why:
+                        "the set value's ${...} expansion reads a credential or looks like a token"
+                            .into(),
+                });
+            }
+        }
+    }
 
     // argv
     let areq = ArgvRequest {

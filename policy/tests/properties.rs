@@ -1,0 +1,238 @@
+//! Properties over random environments and random policies (proptest). These are
+//! the invariants of docs/adr/0001-rule-order.md, checked on every case:
+//! - the output never holds a refused (credential) name, unless granted;
+//! - the output never holds a credential value, nor a token-shaped value;
+//! - the output never holds two copies of a name;
+//! - set variables always win;
+//! - audit mode changes nothing;
+//! - no input makes the decision panic.
+
+mod common;
+use envpolicy::compiled::Mode;
+use envpolicy::outcome;
+use envpolicy::shape::{find_shape, ShapeSet};
+use proptest::prelude::*;
+
+const NAMES: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TZ",
+    "GH_TOKEN",
+    "gh_token",
+    "JIRA_API_TOKEN",
+    "DB_PASSWORD",
+    "AGENTMUX_PANE_ID",
+    "AGENTMUX_DATA_HOME",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "BASH_ENV",
+    "EDITOR",
+    "X",
+    "Y",
+    "AKM_RUN_ID",
+    "MODE",
+    "",
+    "=",
+    "A B",
+];
+const PATTERNS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "*",
+    "AGENTMUX_*",
+    "AGENTMUX_PANE_ID",
+    "*_TOKEN",
+    "LC_*",
+    "GH_TOKEN",
+    "X",
+    "LD_LIBRARY_PATH",
+    "*SECRET*",
+    "EDITOR",
+];
+
+fn token() -> String {
+    format!("ghp_{}", "Zz9".repeat(12))
+}
+
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(any::<u8>().prop_filter("no NUL", |b| *b != 0), 0..24),
+        Just(token().into_bytes()),
+        Just(b"opaque-secret-1".to_vec()),
+        Just(b"/usr/share/zoneinfo/UTC".to_vec()),
+        Just(b"en_US.UTF-8".to_vec()),
+        Just(b"%s/x".to_vec()),
+    ]
+}
+
+fn entry() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        8 => (proptest::sample::select(NAMES), value()).prop_map(|(n, v)| {
+            let mut e = n.as_bytes().to_vec();
+            e.push(b'=');
+            e.extend(v);
+            e
+        }),
+        1 => proptest::collection::vec(any::<u8>().prop_filter("no NUL", |b| *b != 0), 0..12),
+    ]
+}
+
+fn list() -> impl Strategy<Value = Vec<&'static str>> {
+    proptest::collection::vec(proptest::sample::select(PATTERNS), 0..4)
+}
+
+fn toml_list(v: &[&str]) -> String {
+    let items: Vec<String> = v.iter().map(|s| format!("{s:?}")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    base: &'static str,
+    keep: Vec<&'static str>,
+    strip: Vec<&'static str>,
+    creds: Vec<&'static str>,
+    set: Vec<(&'static str, &'static str)>,
+    audit: bool,
+    prog_keep: Vec<&'static str>,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        proptest::sample::select(&["none", "floor", "all"][..]),
+        list(),
+        list(),
+        list(),
+        proptest::collection::vec(
+            (
+                proptest::sample::select(&["MODE", "AKM_RUN_ID", "X", "PATH"][..]),
+                proptest::sample::select(&["safe", "run-1", "${HOME}", "${X}/bin"][..]),
+            ),
+            0..3,
+        ),
+        any::<bool>(),
+        list(),
+    )
+        .prop_map(|(base, keep, strip, creds, set, audit, prog_keep)| Case {
+            base,
+            keep,
+            strip,
+            creds,
+            set,
+            audit,
+            prog_keep,
+        })
+}
+
+fn policy_text(c: &Case) -> String {
+    let mut t = format!(
+        "version = 1\nbase = {:?}\nkeep = {}\nstrip = {}\n",
+        c.base,
+        toml_list(&c.keep),
+        toml_list(&c.strip)
+    );
+    if c.audit {
+        t.push_str("mode = \"audit\"\n");
+    }
+    t.push_str(&format!("[credentials]\nnames = {}\n", toml_list(&c.creds)));
+    t.push_str("[set]\n");
+    let mut seen = Vec::new();
+    for (n, v) in &c.set {
+        if !seen.contains(n) {
+            seen.push(*n);
+            t.push_str(&format!("{n} = {v:?}\n"));
+        }
+    }
+    t.push_str(&format!(
+        "[program.prog]\nkeep = {}\n",
+        toml_list(&c.prog_keep)
+    ));
+    t
+}
+
+fn split(e: &[u8]) -> Option<(&[u8], &[u8])> {
+    let i = e.iter().position(|&b| b == b'=')?;
+    Some((&e[..i], &e[i + 1..]))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512), .. ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold(c in case(), env in proptest::collection::vec(entry(), 0..24), program in proptest::sample::select(&["/usr/bin/prog", "prog", "/bin/sh", ""][..])) {
+        let text = policy_text(&c);
+        let compiled = match envpolicy::load::compile_text(&text, std::path::Path::new("prop.toml")) {
+            Ok(c) => c,
+            // A set that copies a name the case lists as a credential is refused at
+            // compile time: that is the rule working, not a case to decide.
+            Err(e) if e.message.contains("would copy credential") || e.message.contains("is a credential name") => return Ok(()),
+            Err(e) => return Err(TestCaseError::fail(format!("generated policy did not compile: {e}"))),
+        };
+        let policy = compiled.policy();
+        let d = outcome::decide(&policy, program.as_bytes(), &[program.as_bytes().to_vec()], &env, &[], &[]);
+        let out = d.effective_env(&env);
+
+        if c.audit {
+            prop_assert_eq!(d.mode, Mode::Audit);
+            prop_assert_eq!(out, &env[..], "audit mode changed the environment");
+            return Ok(());
+        }
+
+        // Credential values of the input (first copies, and later copies).
+        let mut cred_values: Vec<&[u8]> = Vec::new();
+        for (i, v) in d.env_verdicts.iter().enumerate() {
+            if v.credential {
+                if let Some((_, val)) = split(&env[i]) {
+                    if val.len() >= 8 { cred_values.push(val); }
+                }
+            }
+        }
+        let mut names: Vec<&[u8]> = Vec::new();
+        for e in out {
+            let (name, val) = split(e).expect("every output entry has '='");
+            prop_assert!(!name.is_empty(), "empty name in output");
+            prop_assert!(!names.contains(&name), "duplicate name in output: {}", String::from_utf8_lossy(name));
+            names.push(name);
+            prop_assert!(!envpolicy::argv::is_credential(&policy, name, val), "credential in output: {}", String::from_utf8_lossy(name));
+            prop_assert!(find_shape(val, ShapeSet::ALL).is_none(), "token shape in output under {}", String::from_utf8_lossy(name));
+            prop_assert!(!cred_values.contains(&val), "a credential value in output under {}", String::from_utf8_lossy(name));
+        }
+        // Set variables win (literal ones, which cannot be refused).
+        let mut seen = Vec::new();
+        for (n, v) in &c.set {
+            if seen.contains(n) { continue; }
+            seen.push(*n);
+            if !v.contains('$') {
+                let want = format!("{n}={v}");
+                prop_assert!(out.iter().any(|e| e == want.as_bytes()), "set {} lost", n);
+            }
+        }
+    }
+
+    #[test]
+    fn any_bytes_as_environment_never_panic(env in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..40), argv in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..8)) {
+        for text in [envpolicy::load::DEFAULT_POLICY, envpolicy::load::FLOOR_POLICY] {
+            let c = envpolicy::load::compile_text(text, std::path::Path::new("p.toml")).unwrap();
+            let _ = outcome::decide(&c.policy(), b"tmux", &argv, &env, &env, &[Some(env.concat())]);
+        }
+    }
+
+    #[test]
+    fn any_text_as_policy_never_panics(text in "\\PC{0,200}") {
+        let _ = envpolicy::load::compile_text(&text, std::path::Path::new("p.toml"));
+    }
+
+    #[test]
+    fn argv_never_carries_a_credential_value(secret in "[a-zA-Z0-9]{8,20}", prefix in "(|-u|--token=|https://bot:)", suffix in "(|@host/x|\\.txt)") {
+        let c = envpolicy::load::compile_text("version = 1\n[argv]\nsecrets = \"redact\"\n", std::path::Path::new("p.toml")).unwrap();
+        let env = vec![format!("API_TOKEN={secret}").into_bytes()];
+        let argv = vec![b"prog".to_vec(), format!("{prefix}{secret}{suffix}").into_bytes()];
+        let d = outcome::decide(&c.policy(), b"prog", &argv, &env, &[], &[]);
+        for a in &d.argv {
+            prop_assert!(!a.windows(secret.len()).any(|w| w == secret.as_bytes()), "secret left in argv");
+        }
+    }
+}
