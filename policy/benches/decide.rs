@@ -1,0 +1,142 @@
+//! How long one exec decision takes, against examples/loop.toml.
+//!
+//! `core/N` is the allocation-free path libenvshim.so runs between fork and exec
+//! (buffers allocated once, outside the timing); `owned/N` is the std path envwrap
+//! and the Rust API use. N is the number of environment variables: the bar is at
+//! most 100 ns per variable, and linear. `argv/1MiB` scans one mebibyte of argv.
+//!
+//! Run: `cargo bench -p envpolicy --bench decide`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use envpolicy::outcome;
+use std::hint::black_box;
+use std::path::PathBuf;
+
+fn policy() -> envpolicy::Compiled {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/loop.toml");
+    envpolicy::load::load(&path).expect("examples/loop.toml compiles")
+}
+
+/// A realistic environment of `n` variables: a shell's usual names, a few
+/// credentials, locale names, and filler with values of typical length.
+fn environment(n: usize) -> Vec<Vec<u8>> {
+    let fixed = [
+        "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games",
+        "HOME=/home/agent",
+        "USER=agent",
+        "SHELL=/bin/bash",
+        "LANG=en_US.UTF-8",
+        "LC_CTYPE=en_US.UTF-8",
+        "TERM=tmux-256color",
+        "TZ=Europe/Berlin",
+        "JIRA_API_TOKEN=opaque-value-for-bench-0001",
+        "THE_LOOP_INSTANCE=i1",
+        "HTTPS_PROXY=http://proxy.example.invalid:3128",
+        "LD_LIBRARY_PATH=/opt/lib",
+    ];
+    let mut env: Vec<Vec<u8>> = fixed.iter().map(|s| s.as_bytes().to_vec()).collect();
+    let mut i = 0;
+    while env.len() < n {
+        env.push(format!("APP_SETTING_{i}=value-{i}-{}", "x".repeat(i % 40)).into_bytes());
+        i += 1;
+    }
+    env.truncate(n);
+    env
+}
+
+fn bench(c: &mut Criterion) {
+    let compiled = policy();
+    let policy = compiled.policy();
+    let files = outcome::read_env_files(&policy);
+    let file_refs: Vec<Option<&[u8]>> = files.iter().map(|f| f.as_deref()).collect();
+
+    let mut group = c.benchmark_group("core");
+    for n in [10usize, 100, 1_000, 10_000] {
+        let env = environment(n);
+        let refs: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
+        let sizes = decide::scratch_sizes(&policy, n, 0);
+        let mut verdicts = vec![
+            Verdict {
+                action: Action::Keep,
+                rule: Rule::BaseAll,
+                credential: false
+            };
+            sizes.verdicts
+        ];
+        let mut seen = vec![0u32; sizes.seen];
+        let mut emits = vec![Emit::Input(0); sizes.emits];
+        let mut bytes = vec![0u8; 4096];
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| {
+                let req = EnvRequest {
+                    program: b"/usr/bin/tmux",
+                    env: &refs,
+                    env_files: &file_refs,
+                    preload: None,
+                    policy_entry: None,
+                };
+                let mut scratch = EnvScratch {
+                    verdicts: &mut verdicts,
+                    seen: &mut seen,
+                    emits: &mut emits,
+                    bytes: &mut bytes,
+                };
+                black_box(decide::decide_env(&policy, black_box(&req), &mut scratch).expect("fits"))
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("owned");
+    for n in [100usize, 10_000] {
+        let env = environment(n);
+        let argv: Vec<Vec<u8>> = [
+            "tmux",
+            "new-session",
+            "-d",
+            "-e",
+            "THE_LOOP_INSTANCE=i1",
+            "claude",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| {
+                black_box(outcome::decide(
+                    &policy,
+                    b"/usr/bin/tmux",
+                    &argv,
+                    &env,
+                    &[],
+                    &files,
+                ))
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("argv");
+    let env = environment(100);
+    let big: Vec<Vec<u8>> = vec![b"prog".to_vec(), vec![b'a'; 1 << 20]];
+    group.throughput(Throughput::Bytes(1 << 20));
+    group.bench_function("1MiB", |b| {
+        b.iter(|| {
+            black_box(outcome::decide(
+                &policy,
+                b"/usr/bin/prog",
+                &big,
+                &env,
+                &[],
+                &files,
+            ))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

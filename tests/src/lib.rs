@@ -1,0 +1,51 @@
+//! End-to-end test harness for envshim.
+//!
+//! The end-to-end tests run REAL programs (tmux on its own socket, bash, python3, env,
+//! make, C programs compiled at test time) with `libenvshim.so` preloaded or under
+//! `envwrap`, and check what their children received. This crate gives each test:
+//!
+//! - a [`Sandbox`]: a private temp directory, fresh [`Secrets`] and its own tmux
+//!   socket, all cleaned up on drop (`sandbox`, `tmux`);
+//! - [`Secrets`]: fake tokens of every shape the policy recognises, each bound to a
+//!   variable name, with [`Secrets::assert_absent`] and [`Secrets::redact`] (`secrets`);
+//! - [`TestCommand`]: run a program with a timeout; every output is checked for seeded
+//!   values and every failure report is redacted (`command`);
+//! - [`compile_c`] and the [`PRINTENV_C`] helper that reports its argv and environment
+//!   (`compile`, `printenv`);
+//! - /proc readers and [`assert_no_process_holds`] (`procfs`);
+//! - where the shim, envwrap and the example policies are (`artifacts`).
+//!
+//! ```no_run
+//! use envshim_e2e::*;
+//! let sb = Sandbox::new("example");
+//! let out = sb.cmd(printenv_bin()).env_secrets().env("LD_PRELOAD", shim_so()).expect_success();
+//! let report = PrintenvReport::parse(&out.stdout).unwrap();
+//! assert!(!report.has("GH_TOKEN"));
+//! ```
+//!
+//! Rule: no output of our tools may ever hold a seeded value, and no test failure may
+//! print one.
+
+pub mod artifacts;
+pub mod command;
+pub mod compile;
+pub mod printenv;
+pub mod procfs;
+pub mod rng;
+pub mod sandbox;
+pub mod secrets;
+pub mod tmux;
+pub mod wait;
+
+pub use artifacts::{envwrap_bin, example_policy, shim_so, target_dir, workspace_root};
+pub use command::{Background, Outcome, TestCommand, DEFAULT_TIMEOUT};
+pub use compile::{cc_cache_dir, compile_c, compile_c_in, compile_c_with};
+pub use printenv::{printenv_bin, PrintenvReport, PRINTENV_C};
+pub use procfs::{
+    all_pids, assert_no_process_holds, pid_alive, proc_cmdline, proc_comm, proc_environ, proc_ppid,
+    proc_state, try_proc_cmdline, try_proc_environ_raw, Place, ProcFinding, ProcScan,
+};
+pub use sandbox::{Sandbox, KEEP_ENV};
+pub use secrets::{Finding, Secret, Secrets, Shape, SECRET_NAMES};
+pub use tmux::{default_tmux_socket_dir, parse_show_environment, TmuxEnvironment};
+pub use wait::{wait_for, wait_until};
