@@ -481,6 +481,7 @@ pub fn for_each_credential_value(
 /// Is (name, value) a credential under this policy, by name, import or shape?
 pub fn is_credential(policy: &Policy<'_>, name: &[u8], value: &[u8]) -> bool {
     decide::judge(policy, b"", u64::MAX, name, value, None).credential
+        || shape::find_shape(value, ShapeSet::from_bits(policy.settings().shapes)).is_some()
 }
 
 fn find_secret(policy: &Policy<'_>, req: &ArgvRequest<'_>, hay: &[u8]) -> Option<ArgRule> {

@@ -497,7 +497,15 @@ impl Compiler<'_> {
     ) -> Result<u32, PolicyError> {
         self.check_pattern(p)?;
         let (line, col) = self.pos(p.span());
-        let s = p.get_ref().as_bytes();
+        // Credential names match without regard to case: stored upper-cased, so
+        // matching folds only the name.
+        let upper;
+        let s = if class.folds_case() {
+            upper = p.get_ref().to_ascii_uppercase();
+            upper.as_bytes()
+        } else {
+            p.get_ref().as_bytes()
+        };
         let text = w.string(s);
         Ok(w.pattern(PatternRec {
             text,

@@ -335,6 +335,91 @@ pub struct Policy<'a> {
     bytes: &'a [u8],
     settings: Settings,
     sections: [(usize, usize); SECTIONS],
+    /// The first `FAST_GLOBS` globs, decoded once (see `FastGlob`).
+    fast: [FastGlob<'a>; FAST_GLOBS],
+    n_fast: usize,
+    /// One-byte filters over the fast globs, so a name is compared only with the
+    /// globs it can match: first bytes of prefix globs, last bytes of suffix globs,
+    /// and the rarest literal byte of every other glob (both ASCII cases).
+    pub(crate) filters: GlobFilters,
+}
+
+/// 256-bit byte sets; see `Policy::filters`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GlobFilters {
+    pub prefix_first: ByteSet,
+    pub suffix_last: ByteSet,
+    pub inner_rare: ByteSet,
+    /// A glob that can match any name (`*`, `**`): the filters cannot skip it.
+    pub any: bool,
+}
+
+/// The literal byte of a glob that is least likely to occur in a variable name,
+/// by a fixed ranking of letters (rarest first); a name without it cannot match.
+fn rarest_literal_byte(text: &[u8]) -> Option<u8> {
+    const RANK: &[u8] = b"QJZXVKWYBFGHMUCDLPNRTOSAIE";
+    let rank = |b: u8| -> usize {
+        let up = b.to_ascii_uppercase();
+        match RANK.iter().position(|&r| r == up) {
+            Some(i) => i,
+            // Digits, `_` and other bytes are common in names: rank them last.
+            None => RANK.len(),
+        }
+    };
+    text.iter()
+        .copied()
+        .filter(|&b| b != b'*')
+        .min_by_key(|&b| rank(b))
+}
+
+/// A set of bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    fn insert_folded(&mut self, b: u8) {
+        for c in [b.to_ascii_uppercase(), b.to_ascii_lowercase()] {
+            if let Some(w) = self.0.get_mut(usize::from(c >> 6)) {
+                *w |= 1u64 << (c & 63);
+            }
+        }
+    }
+
+    #[inline]
+    pub fn has(&self, b: u8) -> bool {
+        self.0
+            .get(usize::from(b >> 6))
+            .is_some_and(|w| (w >> (b & 63)) & 1 == 1)
+    }
+}
+
+/// How many globs are decoded once at load; further globs (rare: the built-in
+/// lists hold about 15) are decoded on each use.
+pub const FAST_GLOBS: usize = 64;
+
+/// A glob pattern decoded once, when the policy is loaded, so that matching every
+/// name against every glob does not decode records on the hot path.
+#[derive(Clone, Copy, Debug)]
+pub struct FastGlob<'a> {
+    pub text: &'a [u8],
+    pub rec: PatternRec,
+    pub idx: u32,
+}
+
+impl FastGlob<'_> {
+    const EMPTY: FastGlob<'static> = FastGlob {
+        text: &[],
+        rec: PatternRec {
+            text: StrRef { off: 0, len: 0 },
+            class: Class::Keep,
+            kind: GlobKind::Exact,
+            scope: GLOBAL,
+            specificity: 0,
+            line: 0,
+            col: 0,
+        },
+        idx: 0,
+    };
 }
 
 impl<'a> Policy<'a> {
@@ -390,12 +475,41 @@ impl<'a> Policy<'a> {
             shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
             min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
         };
-        let policy = Policy {
+        let mut policy = Policy {
             bytes,
             settings,
             sections,
+            fast: [FastGlob::EMPTY; FAST_GLOBS],
+            n_fast: 0,
+            filters: GlobFilters::default(),
         };
         policy.validate()?;
+        let globs = policy.globs();
+        let mut fast = [FastGlob::EMPTY; FAST_GLOBS];
+        for (slot, idx) in fast.iter_mut().zip(globs) {
+            let rec = policy
+                .pattern(idx)
+                .ok_or(FormatError::BadRecord(sec::GLOBS))?;
+            let text = policy.str(rec.text);
+            *slot = FastGlob { text, rec, idx };
+            policy.n_fast += 1;
+            let f = &mut policy.filters;
+            match rec.kind {
+                GlobKind::Prefix => match text.first() {
+                    Some(&b) if b != b'*' => f.prefix_first.insert_folded(b),
+                    _ => f.any = true,
+                },
+                GlobKind::Suffix => match text.last() {
+                    Some(&b) if b != b'*' => f.suffix_last.insert_folded(b),
+                    _ => f.any = true,
+                },
+                _ => match rarest_literal_byte(text) {
+                    Some(b) => f.inner_rare.insert_folded(b),
+                    None => f.any = true,
+                },
+            }
+        }
+        policy.fast = fast;
         Ok(policy)
     }
 
@@ -592,6 +706,17 @@ impl<'a> Policy<'a> {
     /// Number of slots in the exact-name hash table (a power of two, or 0).
     pub fn exact_slots(&self) -> usize {
         self.count(sec::EXACT)
+    }
+
+    /// The globs decoded at load (all of them, unless a policy has more than
+    /// `FAST_GLOBS`).
+    pub fn fast_globs(&self) -> &[FastGlob<'a>] {
+        self.fast.get(..self.n_fast).unwrap_or(&[])
+    }
+
+    /// Pattern indices of the globs that `fast_globs` does not hold.
+    pub fn slow_globs(&self) -> impl Iterator<Item = u32> + 'a {
+        self.globs().skip(FAST_GLOBS)
     }
 
     /// Pattern indices of every glob, in file order.

@@ -249,8 +249,10 @@ fn in_scope(scope: u16, mask: u64) -> bool {
 }
 
 /// Split `NAME=VALUE` at the first `=`.
+#[inline]
 pub fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
-    let eq = memchr::memchr(b'=', entry)?;
+    // Names are short: a plain scan beats memchr's set-up for the usual entry.
+    let eq = entry.iter().position(|&b| b == b'=')?;
     Some((entry.get(..eq)?, entry.get(eq + 1..)?))
 }
 
@@ -316,9 +318,21 @@ impl Matches {
 
 fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>) -> Matches {
     let mut m = Matches::default();
+    // Credential patterns are stored upper-cased; fold the name once so that every
+    // case-insensitive comparison below is a plain byte comparison.
+    let mut buf = [0u8; UPPER_MAX];
+    let upper = upper_case(name, &mut buf);
+    let matches = |p: &PatternRec, text: &[u8]| -> bool {
+        let scoped = in_scope(p.scope, mask) || pair_scope == Some(p.scope);
+        scoped
+            && match (p.class.folds_case(), upper) {
+                (true, Some(up)) => glob::matches(p.kind, text, up, false),
+                (fold, _) => glob::matches(p.kind, text, name, fold),
+            }
+    };
     let slots = policy.exact_slots();
     if slots != 0 {
-        let mut slot = name_hash_slot(name, slots);
+        let mut slot = crate::compiled::name_hash(name) as usize & (slots - 1);
         // Linear probing: every pattern whose folded text hashes like `name` is in
         // this run of occupied slots.
         for _ in 0..slots {
@@ -329,32 +343,53 @@ fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>)
                 break;
             }
             if let Some(p) = policy.pattern(idx) {
-                if in_scope(p.scope, mask) || pair_scope == Some(p.scope) {
-                    let text = policy.str(p.text);
-                    if glob::matches(GlobKind::Exact, text, name, p.class.folds_case()) {
-                        m.add(&p, idx, pair_scope);
-                    }
+                if matches(&p, policy.str(p.text)) {
+                    m.add(&p, idx, pair_scope);
                 }
             }
             slot = (slot + 1) & (slots - 1);
         }
     }
-    for idx in policy.globs() {
-        let Some(p) = policy.pattern(idx) else {
-            continue;
-        };
-        if !(in_scope(p.scope, mask) || pair_scope == Some(p.scope)) {
-            continue;
+    // Skip whole kinds of glob by one byte of the name (see `GlobFilters`).
+    let f = &policy.filters;
+    let prefix = f.any || name.first().is_some_and(|&b| f.prefix_first.has(b));
+    let suffix = f.any || name.last().is_some_and(|&b| f.suffix_last.has(b));
+    let inner = f.any || name.iter().any(|&b| f.inner_rare.has(b));
+    if prefix || suffix || inner {
+        for g in policy.fast_globs() {
+            let wanted = match g.rec.kind {
+                GlobKind::Prefix => prefix,
+                GlobKind::Suffix => suffix,
+                _ => inner,
+            };
+            if wanted && matches(&g.rec, g.text) {
+                m.add(&g.rec, g.idx, pair_scope);
+            }
         }
-        if glob::matches(p.kind, policy.str(p.text), name, p.class.folds_case()) {
-            m.add(&p, idx, pair_scope);
+    }
+    for idx in policy.slow_globs() {
+        if let Some(p) = policy.pattern(idx) {
+            if matches(&p, policy.str(p.text)) {
+                m.add(&p, idx, pair_scope);
+            }
         }
     }
     m
 }
 
-fn name_hash_slot(name: &[u8], slots: usize) -> usize {
-    crate::compiled::name_hash(name) as usize & (slots - 1)
+/// Names longer than this are folded on the fly instead (slower, same result).
+const UPPER_MAX: usize = 128;
+
+fn upper_case<'b>(name: &'b [u8], buf: &'b mut [u8; UPPER_MAX]) -> Option<&'b [u8]> {
+    // Most names are upper case already: no copy then.
+    if !name.iter().any(u8::is_ascii_lowercase) {
+        return Some(name);
+    }
+    let dst = buf.get_mut(..name.len())?;
+    for (d, s) in dst.iter_mut().zip(name) {
+        *d = s.to_ascii_uppercase();
+    }
+    Some(dst)
 }
 
 /// Is this value unsafe for a checked name (sudo's env_check)?
@@ -418,10 +453,17 @@ pub fn judge(
     }
     let kept_exactly = keep_exact && matches!(v.rule, Rule::Keep(_));
     // Rule 4.
+    // The shape of a value matters only for an entry that would pass: a stripped
+    // token-shaped value cannot reach the child, and wherever else it could turn
+    // up (argv, a copy under another name, a `${NAME}` expansion) the shape is
+    // checked again there.
     let credential = match m.credential {
         Some(c) => Some(Rule::CredentialName(c)),
-        None => shape::find_shape(value, ShapeSet::from_bits(settings.shapes))
-            .map(|s| Rule::CredentialShape(s.shape)),
+        None if v.action == Action::Keep => {
+            shape::find_shape(value, ShapeSet::from_bits(settings.shapes))
+                .map(|s| Rule::CredentialShape(s.shape))
+        }
+        None => None,
     };
     if let Some(rule) = credential {
         v.credential = true;
@@ -749,6 +791,9 @@ fn mark_credential_copies(
     }
     scratch.seen.fill(u32::MAX);
     let mut any = false;
+    // Lengths of credential values, modulo 64: most values differ in length from
+    // every credential and are rejected without hashing.
+    let mut lengths = 0u64;
     for i in 0..n {
         let Some(v) = scratch.verdicts.get(i) else {
             continue;
@@ -768,6 +813,7 @@ fn mark_credential_copies(
                 Some(s) if *s == u32::MAX => {
                     *s = i as u32;
                     any = true;
+                    lengths |= 1u64 << (value.len() & 63);
                     break;
                 }
                 Some(_) => slot = (slot + 1) & (slots - 1),
@@ -788,7 +834,7 @@ fn mark_credential_copies(
         let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
             continue;
         };
-        if value.len() < min {
+        if value.len() < min || (lengths >> (value.len() & 63)) & 1 == 0 {
             continue;
         }
         let mut slot = crate::compiled::name_hash(value) as usize & (slots - 1);
@@ -848,7 +894,7 @@ fn replace_input(
     n_emits: usize,
 ) {
     for (i, entry) in env.iter().enumerate() {
-        if split_entry(entry).map(|(n, _)| n) != Some(name) {
+        if entry.get(name.len()) != Some(&b'=') || !entry.starts_with(name) {
             continue;
         }
         if let Some(v) = verdicts.get_mut(i) {

@@ -69,22 +69,35 @@ pub fn specificity(pattern: &[u8]) -> u32 {
 
 /// Match `name` against `pattern` of the given kind. With `fold`, ASCII letters
 /// compare case-insensitively (used for credential names: `*secret*` is a secret too).
+///
+/// Every kind first rejects on one byte (the first, or the last) before comparing
+/// the rest: a policy's dozen globs are tried against every variable of every exec.
+#[inline]
 pub fn matches(kind: GlobKind, pattern: &[u8], name: &[u8], fold: bool) -> bool {
     match kind {
-        GlobKind::Exact => eq(pattern, name, fold),
+        GlobKind::Exact => name.len() == pattern.len() && eq(pattern, name, fold),
         GlobKind::Prefix => {
             let lit = pattern
                 .get(..pattern.len().saturating_sub(1))
                 .unwrap_or(&[]);
-            name.get(..lit.len())
-                .is_some_and(|head| eq(lit, head, fold))
+            match (lit.first(), name.first()) {
+                (Some(&a), Some(&b)) if !byte_eq(a, b, fold) => false,
+                _ => name
+                    .get(..lit.len())
+                    .is_some_and(|head| eq(lit, head, fold)),
+            }
         }
         GlobKind::Suffix => {
             let lit = pattern.get(1..).unwrap_or(&[]);
-            name.len() >= lit.len()
-                && name
-                    .get(name.len() - lit.len()..)
-                    .is_some_and(|tail| eq(lit, tail, fold))
+            match (lit.last(), name.last()) {
+                (Some(&a), Some(&b)) if !byte_eq(a, b, fold) => false,
+                _ => {
+                    name.len() >= lit.len()
+                        && name
+                            .get(name.len() - lit.len()..)
+                            .is_some_and(|tail| eq(lit, tail, fold))
+                }
+            }
         }
         GlobKind::Contains => {
             let lit = pattern
@@ -104,15 +117,21 @@ fn eq(a: &[u8], b: &[u8], fold: bool) -> bool {
     }
 }
 
+/// Substring test for short haystacks (names): compare at each position whose
+/// byte equals the needle's first byte. Names are short, so this beats setting up
+/// a memchr or memmem search.
 fn contains(hay: &[u8], needle: &[u8], fold: bool) -> bool {
-    if !fold {
-        return memchr::memmem::find(hay, needle).is_some();
-    }
-    if needle.is_empty() {
+    let (Some(&first), Some(&last)) = (needle.first(), needle.last()) else {
         return true;
+    };
+    if fold {
+        return hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle));
     }
+    // Reject on the first and last byte before comparing the window.
     hay.windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
+        .any(|w| w.first() == Some(&first) && w.last() == Some(&last) && w == needle)
 }
 
 /// Glob matching with `*` only, by the classic greedy algorithm with one backtrack
@@ -144,6 +163,7 @@ fn general(pattern: &[u8], name: &[u8], fold: bool) -> bool {
     pattern.get(p..).unwrap_or(&[]).iter().all(|&b| b == b'*')
 }
 
+#[inline]
 fn byte_eq(a: u8, b: u8, fold: bool) -> bool {
     if fold {
         a.eq_ignore_ascii_case(&b)

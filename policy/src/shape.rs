@@ -51,8 +51,6 @@
 
 use core::iter::FusedIterator;
 
-use memchr::memmem;
-
 /// A kind of credential-shaped value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -504,34 +502,51 @@ const MIN_TOKEN_LEN: usize = 15;
 /// Length of the shortest URL with credentials (`a://:p@`).
 const MIN_URL_LEN: usize = 7;
 
-/// Bytes examined per step of the candidate filter in [`find_token`].
-const CHUNK: usize = 32;
-
 /// Bytes that can start a token shape.
 #[inline]
 fn is_first(b: u8) -> bool {
     matches!(b, b'g' | b'x' | b'A' | b's' | b'e')
 }
 
-/// Branch-free form of "a token may start at `cur`, preceded by `prev`"
-/// (ignoring the attached short option rule), so that it vectorises.
+/// Byte classes for the candidate filter: `WORD` bytes (`[A-Za-z0-9_]`) cannot
+/// precede a token; `FIRST` bytes can start one.
+const WORD: u8 = 1;
+const FIRST: u8 = 2;
+// Built at compile time: an index out of bounds here is a build error, never a
+// run-time panic.
+#[allow(clippy::indexing_slicing)]
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0usize;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[b] |= WORD;
+        }
+        if matches!(c, b'g' | b'x' | b'A' | b's' | b'e') {
+            t[b] |= FIRST;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Can `second` follow `first` at the start of some token shape?
 #[inline(always)]
-fn candidate(prev: u8, cur: u8) -> bool {
-    let prev_word =
-        ((prev | 0x20).wrapping_sub(b'a') < 26) | (prev.wrapping_sub(b'0') < 10) | (prev == b'_');
-    let first = (cur == b'g') | (cur == b'x') | (cur == b'A') | (cur == b's') | (cur == b'e');
-    !prev_word & first
+fn second_fits(first: u8, second: Option<u8>) -> bool {
+    matches!(
+        (first, second),
+        (b'g', Some(b'h' | b'l' | b'i'))
+            | (b'x', Some(b'o'))
+            | (b'A', Some(b'K' | b'S' | b'I'))
+            | (b's', Some(b'k'))
+            | (b'e', Some(b'y'))
+    )
 }
 
-/// Bit `k` is set iff `candidate(w[k], w[k + 1])`.
 #[inline(always)]
-fn candidate_mask(w: &[u8; CHUNK + 1]) -> u32 {
-    w.iter()
-        .zip(w.iter().skip(1))
-        .zip(0u32..)
-        .fold(0u32, |m, ((&p, &c), k)| {
-            m | u32::from(candidate(p, c)).wrapping_shl(k)
-        })
+fn class(b: u8) -> u8 {
+    CLASS.get(usize::from(b)).copied().unwrap_or(0)
 }
 
 /// First token match (any shape but URL credentials) starting at or after `from`.
@@ -567,31 +582,26 @@ fn find_token(hay: &[u8], from: usize, enabled: ShapeSet) -> Option<ShapeMatch> 
         }
         i = i.saturating_add(1);
     }
-    // From here on the byte before `i` exists. Filter CHUNK offsets at a time
-    // and only try the candidates.
-    loop {
-        let window = hay.get(i.checked_sub(1)?..)?;
-        if window.len() < 2 {
-            return None;
-        }
-        let mut mask = match <&[u8; CHUNK + 1]>::try_from(window.get(..=CHUNK).unwrap_or(&[])) {
-            Ok(w) => candidate_mask(w),
-            Err(_) => {
-                // Last, partial window: pad with zero bytes, which never start a token.
-                let mut w = [0u8; CHUNK + 1];
-                w.iter_mut().zip(window).for_each(|(d, &s)| *d = s);
-                candidate_mask(&w)
-            }
-        };
-        while mask != 0 {
-            let k = mask.trailing_zeros() as usize;
-            mask &= mask.wrapping_sub(1);
-            if let Some(m) = attempt(i.saturating_add(k)) {
+    // From here on the byte before `i` exists: one table look-up per byte, and a
+    // full attempt only where a token may start.
+    // The second byte is checked too before a full attempt: every shape's prefix
+    // fixes it (gh, gl, gi, xo, AK, AS, AI, sk, ey).
+    let mut prev = class(*hay.get(i.checked_sub(1)?)?);
+    let mut at = i;
+    for &b in hay.get(i..)? {
+        let c = class(b);
+        if c & FIRST != 0
+            && prev & WORD == 0
+            && second_fits(b, hay.get(at.wrapping_add(1)).copied())
+        {
+            if let Some(m) = attempt(at) {
                 return Some(m);
             }
         }
-        i = i.saturating_add(CHUNK);
+        prev = c;
+        at = at.wrapping_add(1);
     }
+    None
 }
 
 // ---------------------------------------------------------------------------
@@ -606,7 +616,9 @@ fn find_url(hay: &[u8], scan: usize) -> (Option<ShapeMatch>, usize) {
     // `memmem::find` (unlike a `Finder`) has no set-up cost on short haystacks.
     let mut at = scan;
     let mut rest = tail;
-    while let Some(rel) = memmem::find(rest, b"://") {
+    // A plain scan for `:` then `//`: values are short, and memmem's set-up costs
+    // more than it saves on them.
+    while let Some(rel) = find_scheme_separator(rest) {
         let c = at.saturating_add(rel);
         at = c.saturating_add(3);
         if let Some(m) = url_at(hay, c) {
@@ -616,6 +628,20 @@ fn find_url(hay: &[u8], scan: usize) -> (Option<ShapeMatch>, usize) {
         rest = r;
     }
     (None, hay.len())
+}
+
+/// Offset of the first `://` in `hay`: find `:` with a plain scan, then check the
+/// two bytes after it.
+fn find_scheme_separator(hay: &[u8]) -> Option<usize> {
+    let mut from = 0usize;
+    loop {
+        let rel = hay.get(from..)?.iter().position(|&b| b == b':')?;
+        let c = from.saturating_add(rel);
+        if hay.get(c.saturating_add(1)..c.saturating_add(3)) == Some(b"//") {
+            return Some(c);
+        }
+        from = c.saturating_add(1);
+    }
 }
 
 /// A `scheme://user:password@` whose `://` is at offset `c`.
