@@ -1,13 +1,52 @@
-//! libenvshim.so: the LD_PRELOAD front end of envshim.
+//! `libenvshim.so`: an `LD_PRELOAD` library that interposes every way an unmodified
+//! program can start another program (the exec family, `posix_spawn`, `system`,
+//! `popen`) and hands each child's argv and environment to the policy
+//! ([`filter::prepare`]) before the real libc function runs.
 //!
-//! Placeholder: the interposition layer (the exec family, posix_spawn, system,
-//! popen) lands with its own issue. The crate is already `#![no_std]` without
-//! `alloc`, which is the property the exec path depends on: see
-//! docs/adr/0002-compiled-policy.md.
+//! Shape of the crate:
+//!
+//! * [`init`]: the library constructor (an `.init_array` entry): resolves the real
+//!   functions and captures the sticky strings, nothing else, so that loading the shim
+//!   into a process that never spawns costs about what an empty C library costs.
+//! * [`real`]: the real libc functions, found once with `dlsym(RTLD_NEXT, ..)`.
+//! * [`exec`]: the `exec*` hooks and the glibc-compatible `PATH` search. The
+//!   allocation-free, lock-free rule for everything that can run between `fork`/`vfork`
+//!   and `exec` is explained there, once.
+//! * [`spawn`], [`system`], [`popen`]: `posix_spawn{,p}`, `system`, `popen`/`pclose`.
+//! * [`filter`]: the single entry point to the policy (which will read the compiled
+//!   policy of docs/adr/0002-compiled-policy.md); [`scratch`]: where the filtered
+//!   arrays live; [`sticky`]: the shim's own `LD_PRELOAD` entry and policy variable,
+//!   captured at load.
+//! * [`sys`]: errno, `environ`, string scanning, raw system calls, stderr messages;
+//!   [`cold`]: libc calls only `system`/`popen` need, bound lazily (load-time cost).
+//! * `csrc/execl.c`: the variadic `execl`, `execlp`, `execle` (C, built by `build.rs`);
+//!   `csrc/support.c`: the per-thread scratch region slot (initial-exec TLS) and the
+//!   bounds of our own image; `csrc/cold.c`: the lazily bound libc wrappers.
+//!
+//! The crate is `#![no_std]` without `alloc`: hook code cannot call `malloc` because
+//! there is no allocator to call, and the library costs no more to load than an empty C
+//! library (a `std` cdylib drags in `libgcc_s` and costs every process start ~13%).
+//! Panics abort (there is no unwinder); the code is written so that no panicking path
+//! exists (no indexing that can fail, no `unwrap`).
 #![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod cold;
+pub mod exec;
+pub mod filter;
+pub mod init;
+pub mod popen;
+pub mod real;
+pub mod scratch;
+pub mod spawn;
+pub mod sticky;
+pub mod sys;
+pub mod system;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
-    // SAFETY: abort() takes no arguments, is async-signal-safe and never returns.
+    // SAFETY: abort() takes no arguments, is async-signal-safe and never returns. No
+    // panic can unwind across the C ABI because we never unwind at all.
     unsafe { libc::abort() }
 }

@@ -1,0 +1,33 @@
+//! Builds csrc/*.c (the variadic execl family, the TLS slot and other support, the lazily
+//! bound libc wrappers) into the cdylib, and
+//! exports the C-defined hooks: rustc's version script for a cdylib lists only Rust
+//! symbols and hides everything else, so a second version script names execl, execlp
+//! and execle (GNU ld and lld merge the two).
+use std::{env, fs, path::PathBuf};
+
+fn main() {
+    println!("cargo:rerun-if-changed=csrc/execl.c");
+    println!("cargo:rerun-if-changed=csrc/support.c");
+    println!("cargo:rerun-if-changed=csrc/cold.c");
+    cc::Build::new()
+        .file("csrc/execl.c")
+        .file("csrc/support.c")
+        .file("csrc/cold.c")
+        .flag("-std=gnu11")
+        .flag("-fvisibility=hidden")
+        .warnings(true)
+        .extra_warnings(true)
+        .link_lib_modifier("+whole-archive")
+        .compile("envshim_c");
+
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let map = out.join("envshim-c-exports.map");
+    fs::write(&map, "{ global: execl; execlp; execle; };\n").expect("write version script");
+    println!(
+        "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
+        map.display()
+    );
+    // Lazy binding for the PLT calls of csrc/cold.c (see there): rustc links cdylibs
+    // with -z now, which would resolve them at load in every process.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,lazy");
+}

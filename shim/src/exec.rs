@@ -1,0 +1,465 @@
+//! The `exec*` hooks: `execve`, `execv`, `execvp`, `execvpe`, `fexecve`, `execveat`,
+//! and the internal entry points `envshim_execve`, `envshim_execv`, `envshim_execvp`
+//! that the variadic `execl`, `execle`, `execlp` (csrc/execl.c) call directly.
+//!
+//! Each hook applies the policy once ([`with_policy`]) and then calls the real `execve`
+//! (or `fexecve`, `execveat`). `execvp`/`execvpe` re-implement glibc's `PATH` search
+//! ([`search_exec`]) so that the policy runs once, before the search, and the real
+//! `execve` runs once per candidate, with glibc's exact error semantics.
+//!
+//! This module is also where the rule that governs the whole exec path is enforced;
+//! it is explained once, above [`with_policy`].
+
+use core::ffi::{c_char, c_int};
+
+use crate::filter::{self, Prepared, Scratch};
+use crate::real;
+use crate::sys::{self, errno, set_errno};
+
+// We have now reached a special place in the life of a process. The code from here
+// to the real `execve` can run in states where almost nothing in libc may be used:
+//
+//   * After `fork()` in a multithreaded program. Only the forking thread exists in the
+//     child, but the child's memory is a snapshot of the parent's, taken while other
+//     threads may have held locks. Consider:
+//
+//         1. Thread A of process 1 takes the malloc arena lock.
+//         2. Thread B of process 1 forks, creating process 2 with only thread C.
+//         3. Thread C calls execvp(); a hook that calls malloc() waits for the lock.
+//         4. The lock is the snapshot of A's, and A does not exist in process 2:
+//            thread C waits forever.
+//
+//     glibc's atfork handlers make malloc itself survive this, but not every lock in
+//     the process: the loader lock (dlsym, dladdr), stdio locks, the locale lock,
+//     `setenv`'s lock, any Mutex of the host program or of a Rust `std`.
+//
+//   * In a `vfork()` child, or a `clone(CLONE_VM|CLONE_VFORK)` child (CPython's
+//     `_posixsubprocess` does exactly this). The child runs on its parent's memory,
+//     its parent's thread-local storage, sometimes its parent's stack. Whatever the
+//     child writes, the parent sees; whatever it maps, the parent keeps; a lock it
+//     takes and does not release (because `execve` succeeded) stays taken in the
+//     parent.
+//
+//   * In a signal handler: `execve` is async-signal-safe and programs do call it there.
+//
+// So everything below `with_policy`, the policy included, obeys one rule: **no
+// allocation, no lock, no formatting, no dlsym**. Concretely:
+//
+//   * No `malloc` is possible by construction: the crate is `#![no_std]` without
+//     `alloc`. Filtered arrays are built in a `Scratch` on the caller's stack; larger
+//     ones in a per-thread reusable `mmap` region designed for `vfork` (see
+//     `scratch.rs`). When that fails, the exec is refused with E2BIG: never truncated.
+//   * No lock: no `Mutex`, no stdio (`FILE*`), no `getenv`/`setenv` (we read the
+//     `environ` array directly, as glibc's own `getenv` does), no `dlsym`/`dladdr`
+//     (real functions and sticky strings are resolved in the constructor; the only
+//     on-demand dlsym happens before our constructor ran, see `real.rs`).
+//   * No `core::fmt` (it can panic and drags in a large machine): messages are byte
+//     slices concatenated in a stack buffer and sent with one `write(2)` (`sys::Msg`).
+//   * No panicking path: no indexing that can fail, no `unwrap`. A panic would abort
+//     the host program.
+//   * `errno` is preserved: after the real function fails, nothing we do (unmapping,
+//     writing a message) may change the errno the caller sees.
+//
+// `system`, `popen` and `pclose` are not on this path in that sense: POSIX does not
+// allow them in a fork child of a multithreaded program or in a signal handler, and
+// they inherently allocate (`fdopen`, `posix_spawn_file_actions_*`). They still only
+// reach the policy through `with_policy`, which obeys the rule.
+
+/// Applies the policy to one exec and runs `run` with the arrays it chose.
+///
+/// Returns `Ok(run's result)`, or `Err(errno)` when the policy refused (the message has
+/// been written). `errno` as left by `run` survives the cleanup of the scratch space.
+///
+/// # Safety
+/// Same contract as [`filter::prepare`]; `run` receives either the caller's arrays or
+/// arrays that live until `run` returns.
+#[inline(always)]
+pub(crate) unsafe fn with_policy<F>(
+    program: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    run: F,
+) -> Result<c_int, c_int>
+where
+    F: FnOnce(*const *const c_char, *const *const c_char) -> c_int,
+{
+    let mut scratch = Scratch::new();
+    let saved = errno();
+    // SAFETY: caller's contract is `prepare`'s.
+    let prepared = unsafe { filter::prepare(program, argv, envp, &mut scratch) };
+    let r = match prepared {
+        Prepared::Pass => {
+            set_errno(saved);
+            Ok(run(argv, envp))
+        }
+        Prepared::Use { argv, envp } => {
+            set_errno(saved);
+            Ok(run(argv, envp))
+        }
+        Prepared::Refuse { errno } => Err(errno),
+    };
+    // Dropping `scratch` may unmap a region; `Scratch::drop` preserves errno.
+    drop(scratch);
+    r
+}
+
+/// Turns a `with_policy` result into the exec convention (-1 and errno on refusal).
+#[inline]
+fn exec_ret(r: Result<c_int, c_int>) -> c_int {
+    match r {
+        Ok(v) => v,
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
+}
+
+/// The real `execve`, or ENOSYS if libc has none.
+///
+/// # Safety
+/// Arguments as for `execve(2)`.
+#[inline]
+pub(crate) unsafe fn call_execve(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    match real::execve() {
+        // SAFETY: libc's execve with the caller's arguments.
+        Some(f) => unsafe { f(path, argv, envp) },
+        None => {
+            set_errno(libc::ENOSYS);
+            -1
+        }
+    }
+}
+
+/// `execve(2)` with the policy applied.
+///
+/// # Safety
+/// As for `execve(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn execve(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: same contract.
+    unsafe { envshim_execve(path, argv, envp) }
+}
+
+/// Internal entry point of `execve` (called by `execle` in csrc/execl.c).
+///
+/// # Safety
+/// As for `execve(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn envshim_execve(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: the caller passes execve's arguments, which is prepare's contract.
+    exec_ret(unsafe { with_policy(path, argv, envp, |a, e| call_execve(path, a, e)) })
+}
+
+/// `execv(3)`: `execve` with the calling process's `environ`.
+///
+/// # Safety
+/// As for `execv(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: *const *const c_char) -> c_int {
+    // SAFETY: same contract.
+    unsafe { envshim_execv(path, argv) }
+}
+
+/// Internal entry point of `execv` (called by `execl`).
+///
+/// # Safety
+/// As for `execv(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn envshim_execv(path: *const c_char, argv: *const *const c_char) -> c_int {
+    // SAFETY: `environ` is a valid envp.
+    unsafe { envshim_execve(path, argv, sys::environ_ptr()) }
+}
+
+/// `execvp(3)`: `execvpe` with the calling process's `environ`.
+///
+/// # Safety
+/// As for `execvp(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
+    // SAFETY: same contract.
+    unsafe { envshim_execvp(file, argv) }
+}
+
+/// Internal entry point of `execvp` (called by `execlp`).
+///
+/// # Safety
+/// As for `execvp(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn envshim_execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
+    // SAFETY: `environ` is a valid envp.
+    unsafe { execvpe_impl(file, argv, sys::environ_ptr()) }
+}
+
+/// `execvpe(3)`: the policy once, then glibc's PATH search over the real `execve`.
+///
+/// # Safety
+/// As for `execvpe(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execvpe(
+    file: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: same contract.
+    unsafe { execvpe_impl(file, argv, envp) }
+}
+
+/// Shared body of `execvp` and `execvpe` (a private function, so `execvp` never calls
+/// whatever `execvpe` the global scope would bind first).
+///
+/// # Safety
+/// As for `execvpe(3)`.
+unsafe fn execvpe_impl(
+    file: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: execvpe's arguments satisfy prepare's contract; search_exec's too.
+    exec_ret(unsafe { with_policy(file, argv, envp, |a, e| search_exec(file, a, e, true)) })
+}
+
+/// `fexecve(3)`; the policy sees the program as `fd N`.
+///
+/// # Safety
+/// As for `fexecve(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn fexecve(
+    fd: c_int,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    let mut name = [0u8; 32];
+    let name = fd_name(fd, &mut name);
+    let run = |a, e| match real::fexecve() {
+        // SAFETY: libc's fexecve with the caller's fd and the chosen arrays.
+        Some(f) => unsafe { f(fd, a, e) },
+        None => {
+            set_errno(libc::ENOSYS);
+            -1
+        }
+    };
+    // SAFETY: `name` is NUL-terminated; arrays as given by the caller.
+    exec_ret(unsafe { with_policy(name, argv, envp, run) })
+}
+
+/// `execveat(2)`; the policy sees `pathname`, or `fd N` for an empty pathname
+/// (`AT_EMPTY_PATH`).
+///
+/// # Safety
+/// As for `execveat(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn execveat(
+    dirfd: c_int,
+    pathname: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    flags: c_int,
+) -> c_int {
+    let mut buf = [0u8; 32];
+    // SAFETY: a non-NULL pathname is NUL-terminated (execveat's contract).
+    let program = if !pathname.is_null() && unsafe { *pathname } == 0 {
+        fd_name(dirfd, &mut buf)
+    } else {
+        pathname
+    };
+    let run = |a: *const *const c_char, e: *const *const c_char| match real::execveat() {
+        // SAFETY: libc's execveat with the caller's arguments and the chosen arrays.
+        Some(f) => unsafe { f(dirfd, pathname, a, e, flags) },
+        // SAFETY: the raw system call takes exactly these arguments (libc < 2.34).
+        None => unsafe { libc::syscall(libc::SYS_execveat, dirfd, pathname, a, e, flags) as c_int },
+    };
+    // SAFETY: `program` is NULL or NUL-terminated; arrays as given by the caller.
+    exec_ret(unsafe { with_policy(program, argv, envp, run) })
+}
+
+/// Writes `"fd N\0"` into `buf` and returns it as a C string.
+fn fd_name(fd: c_int, buf: &mut [u8; 32]) -> *const c_char {
+    let mut tmp = [0u8; 24];
+    let digits = sys::fmt_i64(fd as i64, &mut tmp);
+    let mut i = 0;
+    for &b in b"fd ".iter().chain(digits.iter()) {
+        if let Some(s) = buf.get_mut(i) {
+            *s = b;
+        }
+        i += 1;
+    }
+    // "fd " + at most 11 digits and a sign: always < 31, so the NUL fits.
+    if let Some(s) = buf.get_mut(i) {
+        *s = 0;
+    }
+    buf.as_ptr().cast()
+}
+
+/// Longest file name glibc's `execvpe` accepts for a PATH search.
+const NAME_MAX: usize = 255;
+const PATH_MAX: usize = libc::PATH_MAX as usize;
+/// glibc's default search path when PATH is unset (`_CS_PATH`).
+const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin\0";
+const SHELL: &[u8] = b"/bin/sh\0";
+
+/// glibc's `__execvpe_common`, re-implemented over the real `execve`, with the arrays
+/// the policy already chose. Returns -1 with errno set (it returns only on failure).
+///
+/// Semantics kept exactly: an empty name is ENOENT; a name with '/' is executed as is;
+/// otherwise PATH comes from the *calling process's* environment (not `envp`), default
+/// "/bin:/usr/bin"; a name longer than NAME_MAX is ENAMETOOLONG; an empty PATH element
+/// is the current directory; EACCES on any candidate is reported at the end if nothing
+/// ran; ENOENT, ESTALE, ENOTDIR, ENODEV, ETIMEDOUT continue the search; any other
+/// error stops it; on ENOEXEC the file is run with /bin/sh when `exec_script`.
+/// glibc quirk kept: a PATH element of PATH_MAX bytes or more is skipped, and the
+/// search then tries an empty element (the current directory) before the next one.
+///
+/// # Safety
+/// `file` NULL or NUL-terminated; `argv`, `envp` as for `execve`.
+pub(crate) unsafe fn search_exec(
+    file: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    exec_script: bool,
+) -> c_int {
+    if file.is_null() {
+        // glibc would crash here; the kernel's answer for a bad pointer is EFAULT.
+        set_errno(libc::EFAULT);
+        return -1;
+    }
+    // SAFETY: `file` is NUL-terminated (contract).
+    if unsafe { *file } == 0 {
+        set_errno(libc::ENOENT);
+        return -1;
+    }
+    // SAFETY: as above.
+    if unsafe { sys::contains(file, b'/') } {
+        // SAFETY: execve's contract is ours.
+        unsafe { call_execve(file, argv, envp) };
+        if errno() == libc::ENOEXEC && exec_script {
+            // SAFETY: as above.
+            unsafe { script_exec(file, argv, envp) };
+        }
+        return -1;
+    }
+
+    // SAFETY: `environ` is the caller's NULL-terminated environment.
+    let path = unsafe { sys::env_get(sys::environ_ptr(), b"PATH") }
+        .unwrap_or(DEFAULT_PATH.as_ptr().cast());
+    // SAFETY: both strings are NUL-terminated; strnlen reads at most the bound.
+    let (file_len, path_len) = unsafe {
+        (
+            sys::strnlen(file, NAME_MAX + 1),
+            sys::strnlen(path, PATH_MAX - 1) + 1,
+        )
+    };
+    if file_len > NAME_MAX {
+        set_errno(libc::ENAMETOOLONG);
+        return -1;
+    }
+    let file_len = file_len + 1; // with the NUL, as glibc counts it
+
+    // Longest candidate: an element shorter than `path_len` (<= PATH_MAX), a '/', and
+    // the name with its NUL (<= NAME_MAX + 1).
+    let mut buf = [0u8; PATH_MAX + NAME_MAX + 2];
+    let bufp = buf.as_mut_ptr();
+    let mut got_eacces = false;
+    let mut p = path;
+    loop {
+        // SAFETY: `p` points into the NUL-terminated PATH value; strchrnul stops at
+        // the NUL at the latest.
+        let subp = unsafe { sys::strchrnul(p, b':') };
+        let elen = subp as usize - p as usize;
+        if elen >= path_len {
+            // SAFETY: `subp` points at ':' or the NUL of PATH.
+            if unsafe { *subp } == 0 {
+                break;
+            }
+            p = subp; // glibc: next round starts at the ':' (an empty element)
+            continue;
+        }
+        // SAFETY: elen < path_len <= PATH_MAX, so `elen + 1 + file_len` <= PATH_MAX +
+        // NAME_MAX + 2 = buf.len(); the sources are `elen` bytes of PATH and
+        // `file_len` bytes of `file` (its NUL included), all readable.
+        unsafe {
+            core::ptr::copy_nonoverlapping(p.cast::<u8>(), bufp, elen);
+            *bufp.add(elen) = b'/';
+            let off = if elen > 0 { elen + 1 } else { 0 };
+            core::ptr::copy_nonoverlapping(file.cast::<u8>(), bufp.add(off), file_len);
+        }
+        let cand = bufp.cast_const().cast::<c_char>();
+        // SAFETY: `cand` is NUL-terminated (above); arrays as given.
+        unsafe { call_execve(cand, argv, envp) };
+        if errno() == libc::ENOEXEC && exec_script {
+            // SAFETY: as above.
+            unsafe { script_exec(cand, argv, envp) };
+        }
+        match errno() {
+            libc::EACCES => got_eacces = true,
+            libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
+            _ => return -1,
+        }
+        // SAFETY: `subp` points at ':' or the NUL; one past ':' is still in the string.
+        if unsafe { *subp } == 0 {
+            break;
+        }
+        // SAFETY: as above.
+        p = unsafe { subp.add(1) };
+    }
+    if got_eacces {
+        set_errno(libc::EACCES);
+    }
+    -1
+}
+
+/// glibc's `maybe_script_execute`: runs `/bin/sh FILE ARGS...` for a file the kernel
+/// could not execute (ENOEXEC). The new argv is `{"/bin/sh", file, argv[1..], NULL}`.
+/// Kept out of line so its scratch space is on the stack only when needed.
+///
+/// # Safety
+/// As for `search_exec`.
+#[inline(never)]
+unsafe fn script_exec(file: *const c_char, argv: *const *const c_char, envp: *const *const c_char) {
+    // SAFETY: NULL or NULL-terminated (contract).
+    let argc = unsafe { sys::count(argv) };
+    if argc >= c_int::MAX as usize - 1 {
+        set_errno(libc::E2BIG);
+        return;
+    }
+    let n = if argc > 1 { argc + 2 } else { 3 };
+    let mut scratch = Scratch::new();
+    let arr = match scratch.reserve(n, 0) {
+        Ok(()) => scratch.take_ptrs(n),
+        Err(_) => None,
+    };
+    let Some(arr) = arr else {
+        set_errno(libc::E2BIG);
+        return;
+    };
+    let mut it = arr.iter_mut();
+    if let Some(s) = it.next() {
+        *s = SHELL.as_ptr().cast();
+    }
+    if let Some(s) = it.next() {
+        *s = file;
+    }
+    for i in 1..argc {
+        if let Some(s) = it.next() {
+            // SAFETY: 1 <= i < argc, inside argv.
+            *s = unsafe { *argv.add(i) };
+        }
+    }
+    // The remaining slot (the terminator) was set to NULL by take_ptrs.
+    let new_argv = arr.as_ptr();
+    // SAFETY: NUL-terminated shell path, NULL-terminated argv built above.
+    unsafe { call_execve(SHELL.as_ptr().cast(), new_argv, envp) };
+    // `scratch` drops here, preserving errno.
+}

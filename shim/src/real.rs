@@ -1,0 +1,163 @@
+//! The real libc functions behind our hooks, found with `dlsym(RTLD_NEXT, name)`.
+//!
+//! They are resolved once, by [`resolve_all`] from the library constructor, and stored
+//! in atomics; the hooks only load those atomics. `dlsym` takes the loader's lock and
+//! may allocate, so it must never run between `fork` and `exec`.
+//!
+//! One exception, on purpose: a hook called *before our constructor ran* resolves the
+//! function it needs on demand. That only happens while the dynamic loader is still
+//! running other libraries' constructors (a preloaded library is initialised after the
+//! libraries the program depends on, so their constructors run first and may spawn).
+//! It never happens after `fork` in a running program: by the time `main` (or any code
+//! that can fork a multithreaded process) runs, our constructor has completed.
+//!
+//! Only six real functions are needed: every `exec*` variant is rebuilt on the real
+//! `execve` (glibc's own `execvp`, `execl*` call an internal `__execve` we cannot hook,
+//! so calling them would be fine but would hide the PATH search from us), and `system`
+//! and `popen` are rebuilt on the real `posix_spawn`.
+//!
+//! A lookup that returns an address inside this library means the loader handed us
+//! back to ourselves (the shim is loaded twice, or linked without `RTLD_NEXT`
+//! semantics): calling it would recurse forever, so we say so on fd 2 and abort.
+
+use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use crate::sys;
+
+pub type ExecveFn =
+    unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
+pub type FexecveFn =
+    unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
+pub type ExecveatFn = unsafe extern "C" fn(
+    c_int,
+    *const c_char,
+    *const *const c_char,
+    *const *const c_char,
+    c_int,
+) -> c_int;
+pub type PosixSpawnFn = unsafe extern "C" fn(
+    *mut libc::pid_t,
+    *const c_char,
+    *const libc::posix_spawn_file_actions_t,
+    *const libc::posix_spawnattr_t,
+    *const *const c_char,
+    *const *const c_char,
+) -> c_int;
+pub type PcloseFn = unsafe extern "C" fn(*mut libc::FILE) -> c_int;
+
+/// Which real function.
+#[derive(Clone, Copy)]
+#[repr(usize)]
+pub enum Func {
+    Execve = 0,
+    Fexecve,
+    Execveat,
+    PosixSpawn,
+    PosixSpawnp,
+    Pclose,
+}
+const COUNT: usize = 6;
+
+/// NUL-terminated names, indexed by `Func`.
+const NAMES: [&[u8]; COUNT] = [
+    b"execve\0",
+    b"fexecve\0",
+    b"execveat\0",
+    b"posix_spawn\0",
+    b"posix_spawnp\0",
+    b"pclose\0",
+];
+
+static REAL: [AtomicPtr<c_void>; COUNT] = [const { AtomicPtr::new(core::ptr::null_mut()) }; COUNT];
+/// Set (Release) once the constructor has resolved everything.
+static RESOLVED: AtomicBool = AtomicBool::new(false);
+
+extern "C" {
+    /// Bounds of this shared object's image (csrc/support.c, from linker symbols).
+    fn envshim_self_lo() -> *const c_void;
+    fn envshim_self_hi() -> *const c_void;
+}
+
+/// Looks one name up with `dlsym(RTLD_NEXT)`; aborts if it names ourselves.
+fn lookup(f: Func) -> *mut c_void {
+    let name = NAMES.get(f as usize).copied().unwrap_or(b"\0");
+    // SAFETY: `name` is NUL-terminated; dlsym is called from code inside this library,
+    // so RTLD_NEXT means "the next object after libenvshim.so". Not on an exec path.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    // SAFETY: both functions only return addresses of linker-defined symbols.
+    let (lo, hi) = unsafe { (envshim_self_lo(), envshim_self_hi()) };
+    if !p.is_null() && (p as usize) >= lo as usize && (p as usize) < hi as usize {
+        let mut m = sys::Msg::<128>::new();
+        m.push(b"envshim: dlsym(RTLD_NEXT, \"")
+            .push(name.split_last().map(|(_, s)| s).unwrap_or(&[]))
+            .push(b"\") returned libenvshim.so's own symbol; refusing to recurse");
+        m.write_stderr();
+        // SAFETY: abort() never returns.
+        unsafe { libc::abort() }
+    }
+    p
+}
+
+/// Resolves every real function. Called once, from the constructor.
+pub fn resolve_all() {
+    let saved = sys::errno();
+    for (i, slot) in REAL.iter().enumerate() {
+        let f = match i {
+            0 => Func::Execve,
+            1 => Func::Fexecve,
+            2 => Func::Execveat,
+            3 => Func::PosixSpawn,
+            4 => Func::PosixSpawnp,
+            _ => Func::Pclose,
+        };
+        slot.store(lookup(f), Ordering::Relaxed);
+    }
+    RESOLVED.store(true, Ordering::Release);
+    sys::set_errno(saved);
+}
+
+/// The real function's address, or NULL when libc lacks it.
+#[inline]
+fn get(f: Func) -> *mut c_void {
+    let slot = match REAL.get(f as usize) {
+        Some(s) => s,
+        None => return core::ptr::null_mut(),
+    };
+    let p = slot.load(Ordering::Acquire);
+    if !p.is_null() || RESOLVED.load(Ordering::Acquire) {
+        return p;
+    }
+    // Before our constructor: another library's constructor is spawning. See the
+    // module docs for why this dlsym can never run after fork.
+    let saved = sys::errno();
+    let p = lookup(f);
+    slot.store(p, Ordering::Release);
+    sys::set_errno(saved);
+    p
+}
+
+macro_rules! getter {
+    ($name:ident, $f:expr, $ty:ty) => {
+        /// The real function, if libc has it.
+        #[inline]
+        pub fn $name() -> Option<$ty> {
+            let p = get($f);
+            if p.is_null() {
+                None
+            } else {
+                // SAFETY: dlsym returned the address of libc's function of this name,
+                // whose C signature is exactly `$ty`.
+                Some(unsafe { core::mem::transmute::<*mut c_void, $ty>(p) })
+            }
+        }
+    };
+}
+
+getter!(execve, Func::Execve, ExecveFn);
+getter!(fexecve, Func::Fexecve, FexecveFn);
+getter!(execveat, Func::Execveat, ExecveatFn);
+getter!(posix_spawn, Func::PosixSpawn, PosixSpawnFn);
+// posix_spawnp has the same C signature as posix_spawn.
+getter!(posix_spawnp, Func::PosixSpawnp, PosixSpawnFn);
+getter!(pclose, Func::Pclose, PcloseFn);

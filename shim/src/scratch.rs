@@ -1,0 +1,290 @@
+//! [`Scratch`]: where the policy builds the filtered argv and envp of one exec.
+//!
+//! A `Scratch` lives on the hook's stack. It is a bump arena: [`Scratch::reserve`]
+//! sizes it once for everything the filter will build (pointer arrays and string
+//! bytes), then [`Scratch::take_ptrs`] and [`Scratch::take_bytes`] hand out disjoint
+//! pieces. Small jobs (up to [`INLINE_BYTES`], i.e. 512 pointers) use an array inside
+//! the `Scratch` itself. Larger ones use an anonymous `mmap` region; there is no cap
+//! that truncates: when the mapping cannot be made, `reserve` fails with `E2BIG` and the
+//! filter refuses the exec with `E2BIG`.
+//!
+//! # The region, and `vfork`
+//!
+//! A mapping made in a `vfork` child (or any `CLONE_VM` child, such as CPython's
+//! `_posixsubprocess`) is made in the *parent's* address space. If the child's exec
+//! fails we unmap it as usual, but if the exec *succeeds* nobody is left to unmap it,
+//! and a naive design would leak one mapping per large spawn in the parent.
+//!
+//! So the region is not per call but per thread, reused: each thread has one slot in
+//! initial-exec TLS (`csrc/support.c`) holding a cached mapping and an `owner` pid. A
+//! `vfork` child runs on its parent thread's TLS while that thread is suspended, so
+//! the two never use the slot at the same time. Claiming the slot writes our pid into
+//! `owner`; releasing it writes 0. If a `vfork` child exec'd while holding the slot,
+//! `owner` is left holding the child's pid: the parent thread, which only resumes
+//! after that exec, sees an owner that is not itself and takes the slot back. The
+//! mapping is therefore reused, never leaked, and never unmapped under someone.
+//! If `owner` equals our own pid, the slot is in use further up this very thread's
+//! stack (a signal handler that execs, interrupting a hook): we then use a private
+//! mapping for this call and unmap it afterwards.
+//!
+//! What remains:
+//! * one cached region per thread that ever made a large spawn stays mapped until the
+//!   thread's process execs or exits (it is at most [`KEEP_MAX`]; larger regions are
+//!   unmapped when released, except after a successful exec in a `vfork` child, where
+//!   the parent thread keeps it cached and reuses or shrinks it on its next large
+//!   spawn); a thread that exits leaves its region mapped (at most [`KEEP_MAX`] each);
+//! * a `CLONE_VM` child created *without* `CLONE_VFORK` that runs concurrently with its
+//!   parent thread and both spawn with large environments could share the slot; no
+//!   known program does this (glibc's `posix_spawn`, CPython and Rust's std all use
+//!   `CLONE_VFORK` or `fork`).
+
+use core::cell::{Cell, UnsafeCell};
+use core::ffi::{c_char, c_int};
+use core::mem::{align_of, size_of, MaybeUninit};
+use core::sync::atomic::{compiler_fence, AtomicI32, Ordering};
+
+/// Bytes of the inline (stack) arena: 512 pointers.
+pub const INLINE_BYTES: usize = 512 * size_of::<usize>();
+/// Regions up to this size stay cached in the thread's slot after use.
+pub const KEEP_MAX: usize = 1 << 20;
+/// Granularity of region sizes.
+const REGION_ROUND: usize = 64 * 1024;
+
+/// Must match `struct envshim_tls_slot` in csrc/support.c.
+#[repr(C)]
+struct TlsSlot {
+    ptr: *mut u8,
+    len: usize,
+    owner: AtomicI32,
+}
+
+extern "C" {
+    fn envshim_tls_slot() -> *mut TlsSlot;
+}
+
+enum Region {
+    None,
+    /// The thread's cached region, claimed by us.
+    Cached {
+        ptr: *mut u8,
+        len: usize,
+    },
+    /// A region only for this call (the slot was busy).
+    Private {
+        ptr: *mut u8,
+        len: usize,
+    },
+}
+
+/// Storage for the filtered arrays of one exec. See the module docs.
+pub struct Scratch {
+    inline: UnsafeCell<MaybeUninit<[usize; INLINE_BYTES / size_of::<usize>()]>>,
+    region: Region,
+    /// Whether the current arena is `region` (else the inline array).
+    on_region: Cell<bool>,
+    /// Capacity reserved by the last `reserve` (bytes), in the current arena.
+    cap: Cell<usize>,
+    /// Bytes handed out so far.
+    used: Cell<usize>,
+}
+
+impl Scratch {
+    /// An empty scratch; costs nothing (the inline array is left uninitialised).
+    #[inline]
+    pub const fn new() -> Self {
+        Scratch {
+            inline: UnsafeCell::new(MaybeUninit::uninit()),
+            region: Region::None,
+            on_region: Cell::new(false),
+            cap: Cell::new(0),
+            used: Cell::new(0),
+        }
+    }
+
+    /// Makes room for `ptrs` pointers plus `bytes` bytes, and forgets earlier takes.
+    /// Err(`E2BIG`) when the size overflows or no memory can be mapped: the caller
+    /// must then refuse the exec with `E2BIG`, never truncate.
+    pub fn reserve(&mut self, ptrs: usize, bytes: usize) -> Result<(), c_int> {
+        let need = ptrs
+            .checked_mul(size_of::<*const c_char>())
+            .and_then(|p| p.checked_add(bytes))
+            .and_then(|t| t.checked_add(align_of::<usize>()))
+            .ok_or(libc::E2BIG)?;
+        self.used.set(0);
+        if need <= INLINE_BYTES {
+            self.on_region.set(false);
+            self.cap.set(INLINE_BYTES);
+            return Ok(());
+        }
+        if let Region::Cached { len, .. } | Region::Private { len, .. } = self.region {
+            if len >= need {
+                self.on_region.set(true);
+                self.cap.set(len);
+                return Ok(());
+            }
+        }
+        self.release();
+        self.region = claim(need)?;
+        if let Region::Cached { len, .. } | Region::Private { len, .. } = self.region {
+            self.on_region.set(true);
+            self.cap.set(len);
+        }
+        Ok(())
+    }
+
+    fn base(&self) -> *mut u8 {
+        match self.region {
+            Region::Cached { ptr, .. } | Region::Private { ptr, .. } if self.on_region.get() => ptr,
+            _ => self.inline.get().cast::<u8>(),
+        }
+    }
+
+    /// `n` pointers (set to NULL), or None if that exceeds what was reserved.
+    #[allow(clippy::mut_from_ref)]
+    pub fn take_ptrs(&self, n: usize) -> Option<&mut [*const c_char]> {
+        let align = align_of::<*const c_char>();
+        let start = self.used.get().checked_add(align - 1)? & !(align - 1);
+        let bytes = n.checked_mul(size_of::<*const c_char>())?;
+        let end = start.checked_add(bytes)?;
+        if end > self.cap.get() {
+            return None;
+        }
+        self.used.set(end);
+        // SAFETY: [start, end) lies inside the current arena (inline array or mapped
+        // region, both at least `cap` bytes and pointer-aligned at their base; `start`
+        // is aligned), and no other take overlaps it because `used` only grows until
+        // the next `reserve`, which needs `&mut self` and so ends every borrow.
+        unsafe {
+            let p = self.base().add(start).cast::<*const c_char>();
+            for i in 0..n {
+                p.add(i).write(core::ptr::null());
+            }
+            Some(core::slice::from_raw_parts_mut(p, n))
+        }
+    }
+
+    /// `n` bytes (zeroed), or None if that exceeds what was reserved.
+    #[allow(clippy::mut_from_ref)]
+    pub fn take_bytes(&self, n: usize) -> Option<&mut [u8]> {
+        let start = self.used.get();
+        let end = start.checked_add(n)?;
+        if end > self.cap.get() {
+            return None;
+        }
+        self.used.set(end);
+        // SAFETY: as in `take_ptrs`; bytes need no alignment.
+        unsafe {
+            let p = self.base().add(start);
+            core::ptr::write_bytes(p, 0, n);
+            Some(core::slice::from_raw_parts_mut(p, n))
+        }
+    }
+
+    fn release(&mut self) {
+        match core::mem::replace(&mut self.region, Region::None) {
+            Region::None => {}
+            Region::Private { ptr, len } => unmap(ptr, len),
+            Region::Cached { ptr, len } => {
+                // SAFETY: the slot pointer is this thread's TLS; we own it (owner ==
+                // our pid) until the store of 0 below.
+                unsafe {
+                    let slot = envshim_tls_slot();
+                    if len > KEEP_MAX {
+                        unmap(ptr, len);
+                        (*slot).ptr = core::ptr::null_mut();
+                        (*slot).len = 0;
+                    }
+                    compiler_fence(Ordering::SeqCst);
+                    (*slot).owner.store(0, Ordering::Relaxed);
+                }
+            }
+        }
+        self.on_region.set(false);
+        self.cap.set(0);
+        self.used.set(0);
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let saved = crate::sys::errno();
+        self.release();
+        crate::sys::set_errno(saved);
+    }
+}
+
+fn round_up(n: usize) -> Option<usize> {
+    Some(n.checked_add(REGION_ROUND - 1)? & !(REGION_ROUND - 1))
+}
+
+fn map(len: usize) -> Option<*mut u8> {
+    crate::sys::raw_mmap(len)
+}
+
+fn unmap(ptr: *mut u8, len: usize) {
+    // SAFETY: (ptr, len) is a mapping this module made and nobody uses any more.
+    unsafe { crate::sys::raw_munmap(ptr, len) };
+}
+
+/// Claims the thread's cached region (growing it if needed), or a private one.
+fn claim(need: usize) -> Result<Region, c_int> {
+    let len = round_up(need).ok_or(libc::E2BIG)?;
+    // A plain system call: correct in a vfork child, where it returns the child's pid.
+    let me = crate::sys::raw_getpid();
+    // This thread's TLS slot, accessed through the raw pointer only (a signal handler
+    // on this thread may touch it too; see the module docs for who else can).
+    // SAFETY: envshim_tls_slot() returns this thread's slot, valid for the thread's life.
+    let slot = unsafe { envshim_tls_slot() };
+    // The blocks below rely on: `slot` is valid (above) and, once `owner` holds our
+    // pid, no one else reads or writes `ptr`/`len` until we store 0 again.
+    // SAFETY: see above.
+    if unsafe { (*slot).owner.load(Ordering::Relaxed) } == me {
+        // In use further up this thread's stack (we interrupted a hook).
+        return map(len)
+            .map(|ptr| Region::Private { ptr, len })
+            .ok_or(libc::E2BIG);
+    }
+    // SAFETY: see above.
+    unsafe { (*slot).owner.store(me, Ordering::Relaxed) };
+    // A signal handler that runs after this point sees the slot as ours; one that ran
+    // before it has finished, so the fields read below are current.
+    compiler_fence(Ordering::SeqCst);
+    // SAFETY: see above.
+    let (cur, cur_len) = unsafe { ((*slot).ptr, (*slot).len) };
+    if !cur.is_null() && cur_len >= need {
+        return Ok(Region::Cached {
+            ptr: cur,
+            len: cur_len,
+        });
+    }
+    if !cur.is_null() {
+        unmap(cur, cur_len);
+        // SAFETY: see above.
+        unsafe {
+            (*slot).ptr = core::ptr::null_mut();
+            (*slot).len = 0;
+        }
+    }
+    match map(len) {
+        Some(ptr) => {
+            // SAFETY: see above.
+            unsafe {
+                (*slot).ptr = ptr;
+                (*slot).len = len;
+            }
+            Ok(Region::Cached { ptr, len })
+        }
+        None => {
+            compiler_fence(Ordering::SeqCst);
+            // SAFETY: see above.
+            unsafe { (*slot).owner.store(0, Ordering::Relaxed) };
+            Err(libc::E2BIG)
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The strings the policy re-inserts into a child's environment so that the shim
+//! follows the whole process tree ("sticky"), captured once by the constructor:
+//!
+//! * [`own_path`]: this library's absolute path (from `dladdr` on one of our own
+//!   functions; made absolute with `realpath` if the loader recorded a relative name);
+//! * [`ld_preload`]: `"LD_PRELOAD=<value>"` as it was in the environment at load;
+//! * [`policy`]: `"ENVSHIM_POLICY=<value>"` as it was in the environment at load.
+//!
+//! Each is kept NUL-terminated in a static buffer, so the filter can point a child's
+//! envp entry straight at it with no allocation and no copy. The merge logic (where
+//! our entry goes in an `LD_PRELOAD` the program rewrote, `sticky = false`) belongs to
+//! the policy, not here.
+//!
+//! Size limits never truncate: a value longer than its buffer is reported as
+//! [`Captured::TooLong`], and the policy must then decide (refuse, or not re-insert)
+//! instead of inserting a cut string. Limits: own path [`PATH_CAP`] bytes,
+//! `LD_PRELOAD` entry [`PRELOAD_CAP`], `ENVSHIM_POLICY` entry [`POLICY_CAP`] (each
+//! including the `NAME=` prefix and the NUL).
+//!
+//! The buffers are written only by the constructor, before [`State::Present`] is
+//! published with a Release store; readers load the state with Acquire.
+
+use core::cell::UnsafeCell;
+use core::ffi::{c_char, c_void, CStr};
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::cold;
+use crate::sys;
+
+pub const PATH_CAP: usize = libc::PATH_MAX as usize;
+pub const PRELOAD_CAP: usize = 8192;
+pub const POLICY_CAP: usize = libc::PATH_MAX as usize + 16;
+
+/// What the constructor found.
+#[derive(Clone, Copy, Debug)]
+pub enum Captured {
+    /// Not set at load (or the constructor has not run yet).
+    Absent,
+    /// The NUL-terminated string (for env entries, `NAME=VALUE`).
+    Present(&'static CStr),
+    /// Set, but longer than the buffer: unavailable, deliberately not truncated.
+    TooLong,
+}
+
+#[repr(u8)]
+enum State {
+    Absent = 0,
+    Present = 1,
+    TooLong = 2,
+}
+
+struct Buf<const N: usize> {
+    state: AtomicU8,
+    len: UnsafeCell<usize>,
+    bytes: UnsafeCell<[u8; N]>,
+}
+
+// SAFETY: `len` and `bytes` are written only by the constructor, before `state` is
+// published with Release; afterwards they are only read (after an Acquire load).
+unsafe impl<const N: usize> Sync for Buf<N> {}
+
+impl<const N: usize> Buf<N> {
+    const fn new() -> Self {
+        Buf {
+            state: AtomicU8::new(State::Absent as u8),
+            len: UnsafeCell::new(0),
+            bytes: UnsafeCell::new([0; N]),
+        }
+    }
+
+    fn get(&'static self) -> Captured {
+        match self.state.load(Ordering::Acquire) {
+            1 => {
+                // SAFETY: published with Release after `len`/`bytes` were written, and
+                // never written again; bytes[..len] ends with the single NUL.
+                let bytes = unsafe { &*self.bytes.get() };
+                // SAFETY: as above.
+                let len = unsafe { *self.len.get() };
+                match bytes.get(..len).map(CStr::from_bytes_with_nul) {
+                    Some(Ok(c)) => Captured::Present(c),
+                    _ => Captured::Absent,
+                }
+            }
+            2 => Captured::TooLong,
+            _ => Captured::Absent,
+        }
+    }
+
+    /// Stores `prefix` + `value` + NUL. Constructor only.
+    ///
+    /// # Safety
+    /// Must only be called from the constructor, before any reader can run `get`
+    /// concurrently on a half-written buffer (readers see `Absent` until the Release).
+    unsafe fn set(&'static self, prefix: &[u8], value: &[u8]) {
+        let total = prefix.len() + value.len() + 1;
+        if total > N || value.contains(&0) {
+            self.state.store(State::TooLong as u8, Ordering::Release);
+            return;
+        }
+        // SAFETY: constructor-only writer (caller's contract); state is not Present yet.
+        let bytes = unsafe { &mut *self.bytes.get() };
+        for (i, &b) in prefix
+            .iter()
+            .chain(value.iter())
+            .chain([0u8].iter())
+            .enumerate()
+        {
+            if let Some(slot) = bytes.get_mut(i) {
+                *slot = b;
+            }
+        }
+        // SAFETY: as above.
+        unsafe { *self.len.get() = total };
+        self.state.store(State::Present as u8, Ordering::Release);
+    }
+}
+
+static OWN_PATH: Buf<PATH_CAP> = Buf::new();
+static LD_PRELOAD: Buf<PRELOAD_CAP> = Buf::new();
+static POLICY: Buf<POLICY_CAP> = Buf::new();
+
+/// This library's absolute path.
+pub fn own_path() -> Captured {
+    OWN_PATH.get()
+}
+
+/// `"LD_PRELOAD=<value>"` from the environment at load.
+pub fn ld_preload() -> Captured {
+    LD_PRELOAD.get()
+}
+
+/// `"ENVSHIM_POLICY=<value>"` from the environment at load.
+pub fn policy() -> Captured {
+    POLICY.get()
+}
+
+/// Bytes of a C string (without the NUL).
+///
+/// # Safety
+/// `p` must be NUL-terminated and outlive the returned slice's use.
+unsafe fn bytes_of<'a>(p: *const c_char) -> &'a [u8] {
+    // SAFETY: caller's contract.
+    unsafe { sys::cstr_bytes(p) }
+}
+
+/// Captures everything. Called once from the constructor.
+pub fn capture() {
+    let env = sys::environ_ptr();
+    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings, and
+    // the values stay valid while we copy them (single-threaded constructor context,
+    // or the loader lock held during dlopen). `set` is called from the constructor.
+    unsafe {
+        if let Some(v) = sys::env_get(env, b"LD_PRELOAD") {
+            LD_PRELOAD.set(b"LD_PRELOAD=", bytes_of(v));
+        }
+        if let Some(v) = sys::env_get(env, b"ENVSHIM_POLICY") {
+            POLICY.set(b"ENVSHIM_POLICY=", bytes_of(v));
+        }
+    }
+    capture_own_path();
+}
+
+fn capture_own_path() {
+    // SAFETY: Dl_info is plain data; all-zero is a valid value.
+    let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+    let me = capture_own_path as fn() as *const c_void;
+    // SAFETY: `me` is an address inside this library; `info` is a valid out-pointer.
+    if unsafe { libc::dladdr(me, &mut info) } == 0 || info.dli_fname.is_null() {
+        return;
+    }
+    // SAFETY: dladdr returned a NUL-terminated name owned by the loader (lives as long
+    // as the library is loaded).
+    let name = unsafe { bytes_of(info.dli_fname) };
+    if name.first() == Some(&b'/') {
+        // SAFETY: constructor context.
+        unsafe { OWN_PATH.set(b"", name) };
+        return;
+    }
+    // A relative name (LD_PRELOAD=./libenvshim.so): a child that changed directory
+    // could not find it, so make it absolute now.
+    let mut buf = [0u8; PATH_CAP];
+    // SAFETY: `buf` has PATH_MAX bytes as realpath requires; not on an exec path.
+    let r = unsafe { cold::realpath(info.dli_fname, buf.as_mut_ptr().cast()) };
+    if r.is_null() {
+        // SAFETY: constructor context.
+        unsafe { OWN_PATH.set(b"", name) };
+    } else {
+        // SAFETY: realpath wrote a NUL-terminated path into `buf`.
+        let abs = unsafe { bytes_of(buf.as_ptr().cast()) };
+        // SAFETY: constructor context.
+        unsafe { OWN_PATH.set(b"", abs) };
+    }
+}

@@ -1,0 +1,360 @@
+//! Small, allocation-free helpers shared by the hooks: `errno`, the process's
+//! `environ`, C string scanning, and one-shot stderr messages built in a stack buffer.
+//!
+//! Everything here is safe to call between `fork`/`vfork` and `exec` (see the rule in
+//! [`crate::exec`]): no allocation, no lock, no formatting machinery.
+
+use core::ffi::{c_char, c_int};
+
+extern "C" {
+    /// The calling process's environment, as glibc's `getenv` sees it.
+    static mut environ: *const *const c_char;
+}
+
+/// The current thread's `errno`.
+#[inline]
+pub fn errno() -> c_int {
+    // SAFETY: __errno_location() always returns a valid pointer to this thread's errno.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Sets the current thread's `errno`.
+#[inline]
+pub fn set_errno(e: c_int) {
+    // SAFETY: as in `errno()`.
+    unsafe { *libc::__errno_location() = e }
+}
+
+/// The process's `environ` pointer at this moment (may be NULL).
+#[inline]
+pub fn environ_ptr() -> *const *const c_char {
+    // SAFETY: reading a pointer-sized global; glibc's own getenv reads it the same way,
+    // without a lock. A concurrent setenv() is the caller's race, as it is for glibc.
+    unsafe { core::ptr::addr_of!(environ).read() }
+}
+
+// String helpers are plain loops rather than libc's strlen & co.: every libc symbol
+// this library imports from Rust costs a symbol lookup at load time in every process
+// (rustc binds imports through eagerly relocated GOT entries); the strings scanned here
+// are short (a program name, one PATH, an env name).
+
+/// Length of a NUL-terminated string.
+///
+/// # Safety
+/// `s` must point to a NUL-terminated string.
+#[inline]
+pub unsafe fn strlen(s: *const c_char) -> usize {
+    let mut n = 0usize;
+    // SAFETY: the string is NUL-terminated (caller), so every byte up to the NUL is
+    // readable and we stop there. (A volatile read, or LLVM turns this loop back into a
+    // call to libc's strlen, i.e. an import.)
+    while unsafe { s.add(n).read_volatile() } != 0 {
+        n += 1;
+    }
+    n
+}
+
+/// Length of a NUL-terminated string, at most `max`.
+///
+/// # Safety
+/// `s` must point to a NUL-terminated string or to at least `max` readable bytes.
+#[inline]
+pub unsafe fn strnlen(s: *const c_char, max: usize) -> usize {
+    let mut n = 0usize;
+    // SAFETY: we read at most `max` bytes and stop at a NUL (caller's contract).
+    while n < max && unsafe { *s.add(n) } != 0 {
+        n += 1;
+    }
+    n
+}
+
+/// Pointer to the first `c` in `s`, or to its terminating NUL (glibc's `strchrnul`).
+///
+/// # Safety
+/// `s` must point to a NUL-terminated string.
+#[inline]
+pub unsafe fn strchrnul(s: *const c_char, c: u8) -> *const c_char {
+    let mut p = s;
+    loop {
+        // SAFETY: `p` is within the string (we stop at its NUL).
+        let b = unsafe { *p } as u8;
+        if b == c || b == 0 {
+            return p;
+        }
+        // SAFETY: `b` was not the NUL, so the next byte is still in the string.
+        p = unsafe { p.add(1) };
+    }
+}
+
+/// The bytes of a NUL-terminated string (without the NUL).
+///
+/// # Safety
+/// `s` must be NUL-terminated and stay valid and unchanged for `'a`.
+pub unsafe fn cstr_bytes<'a>(s: *const c_char) -> &'a [u8] {
+    // SAFETY: caller's contract; `strlen` bytes are readable.
+    unsafe { core::slice::from_raw_parts(s.cast::<u8>(), strlen(s)) }
+}
+
+/// `write(2)` as a raw system call (see the note on imports above).
+pub fn raw_write(fd: c_int, buf: &[u8]) -> isize {
+    // SAFETY: a valid buffer and its length; write has no other preconditions.
+    unsafe { libc::syscall(libc::SYS_write, fd, buf.as_ptr(), buf.len()) as isize }
+}
+
+/// `getpid(2)` as a raw system call (in a vfork child: the child's pid).
+pub fn raw_getpid() -> libc::pid_t {
+    // SAFETY: getpid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_getpid) as libc::pid_t }
+}
+
+/// An anonymous private read-write mapping of `len` bytes, as a raw system call.
+pub fn raw_mmap(len: usize) -> Option<*mut u8> {
+    // SAFETY: an anonymous private mapping touches no existing memory.
+    let p = unsafe {
+        libc::syscall(
+            libc::SYS_mmap,
+            0usize,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1 as c_int,
+            0usize,
+        )
+    };
+    if p == -1 || p == 0 {
+        None
+    } else {
+        Some(p as usize as *mut u8)
+    }
+}
+
+/// `munmap(2)` as a raw system call.
+///
+/// # Safety
+/// `(ptr, len)` must be a mapping the caller made and no one uses any more.
+pub unsafe fn raw_munmap(ptr: *mut u8, len: usize) {
+    // SAFETY: caller's contract.
+    unsafe { libc::syscall(libc::SYS_munmap, ptr, len) };
+}
+
+/// Number of entries before the terminating NULL of a pointer array (0 for NULL).
+///
+/// # Safety
+/// `v` must be NULL or point to a NULL-terminated array of pointers.
+pub unsafe fn count(v: *const *const c_char) -> usize {
+    if v.is_null() {
+        return 0;
+    }
+    let mut n = 0usize;
+    // SAFETY: the array is NULL-terminated (caller's contract), so every index up to and
+    // including the terminator is in bounds.
+    while unsafe { !(*v.add(n)).is_null() } {
+        n += 1;
+    }
+    n
+}
+
+/// Whether the NUL-terminated string `s` contains byte `b`.
+///
+/// # Safety
+/// `s` must point to a NUL-terminated string.
+pub unsafe fn contains(s: *const c_char, b: u8) -> bool {
+    // SAFETY: guaranteed by the caller; strchrnul stops at the NUL.
+    unsafe { *strchrnul(s, b) != 0 }
+}
+
+/// Looks `name` up in `envp` the way glibc's `getenv` does (first `NAME=` entry wins)
+/// and returns a pointer to its value.
+///
+/// # Safety
+/// `envp` must be NULL or a NULL-terminated array of NUL-terminated strings.
+pub unsafe fn env_get(envp: *const *const c_char, name: &[u8]) -> Option<*const c_char> {
+    if envp.is_null() {
+        return None;
+    }
+    let mut i = 0usize;
+    loop {
+        // SAFETY: `envp` is NULL-terminated; we stop at the terminator.
+        let e = unsafe { *envp.add(i) };
+        if e.is_null() {
+            return None;
+        }
+        // SAFETY: `e` is NUL-terminated: comparing byte by byte stops at the first
+        // mismatch, and a NUL in `e` mismatches any byte of `name` (names hold no NUL).
+        if unsafe { starts_with_name(e, name) } {
+            // SAFETY: `e` holds at least `name.len() + 1` bytes (`NAME=`).
+            return Some(unsafe { e.add(name.len() + 1) });
+        }
+        i += 1;
+    }
+}
+
+/// Whether `e` starts with `name` followed by `=`.
+///
+/// # Safety
+/// `e` must be NUL-terminated and `name` must not contain NUL.
+unsafe fn starts_with_name(e: *const c_char, name: &[u8]) -> bool {
+    for (i, &b) in name.iter().enumerate() {
+        // SAFETY: every earlier byte matched a non-NUL byte of `name`, so index `i` is
+        // at most the position of the terminating NUL.
+        if unsafe { *e.add(i) } as u8 != b {
+            return false;
+        }
+    }
+    // SAFETY: as above, index `name.len()` is within the string or its NUL.
+    unsafe { *e.add(name.len()) as u8 == b'=' }
+}
+
+/// A message for stderr, built by concatenating byte slices in a stack buffer and sent
+/// with a single `write(2)`. Overlong input is cut (with a trailing `...`); a message
+/// is best-effort diagnostics, never data.
+pub struct Msg<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+    cut: bool,
+}
+
+impl<const N: usize> Default for Msg<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Msg<N> {
+    pub const fn new() -> Self {
+        Msg {
+            buf: [0; N],
+            len: 0,
+            cut: false,
+        }
+    }
+
+    /// Appends bytes.
+    pub fn push(&mut self, s: &[u8]) -> &mut Self {
+        for &b in s {
+            match self.buf.get_mut(self.len) {
+                Some(slot) => {
+                    *slot = b;
+                    self.len += 1;
+                }
+                None => {
+                    self.cut = true;
+                    break;
+                }
+            }
+        }
+        self
+    }
+
+    /// Appends a C string (at most `N` bytes of it are read). NULL appends `(null)`.
+    ///
+    /// # Safety
+    /// `s` must be NULL or NUL-terminated.
+    pub unsafe fn push_cstr(&mut self, s: *const c_char) -> &mut Self {
+        if s.is_null() {
+            return self.push(b"(null)");
+        }
+        // SAFETY: `s` is NUL-terminated (caller); strnlen reads at most N bytes.
+        let n = unsafe { strnlen(s, N) };
+        // SAFETY: `n` bytes starting at `s` were just measured as readable.
+        let bytes = unsafe { core::slice::from_raw_parts(s.cast::<u8>(), n) };
+        self.push(bytes)
+    }
+
+    /// Appends a decimal number.
+    pub fn push_num(&mut self, v: i64) -> &mut Self {
+        let mut tmp = [0u8; 24];
+        let digits = fmt_i64(v, &mut tmp);
+        self.push(digits)
+    }
+
+    /// The bytes so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+
+    /// Writes the message (and a newline) to fd 2 with one `write(2)`; errno is
+    /// preserved.
+    pub fn write_stderr(&mut self) {
+        if self.cut {
+            let keep = self.len.saturating_sub(4);
+            self.len = keep;
+            self.cut = false;
+            self.push(b"...");
+        }
+        if self.len == N {
+            self.len = N - 1;
+        }
+        self.push(b"\n");
+        let saved = errno();
+        // A short or failed write of a diagnostic is ignored on purpose.
+        raw_write(2, self.as_bytes());
+        set_errno(saved);
+    }
+}
+
+/// Formats `v` in decimal into the end of `tmp` and returns the digits.
+pub fn fmt_i64(v: i64, tmp: &mut [u8; 24]) -> &[u8] {
+    let neg = v < 0;
+    let mut u = v.unsigned_abs();
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        if let Some(d) = tmp.get_mut(i) {
+            *d = b'0' + (u % 10) as u8;
+        }
+        u /= 10;
+        if u == 0 || i == 1 {
+            break;
+        }
+    }
+    if neg && i > 0 {
+        i -= 1;
+        if let Some(d) = tmp.get_mut(i) {
+            *d = b'-';
+        }
+    }
+    tmp.get(i..).unwrap_or(&[])
+}
+
+/// Writes `msg` to stderr and aborts: for broken invariants found at load.
+pub fn die(msg: &[u8]) -> ! {
+    let mut m = Msg::<256>::new();
+    m.push(b"envshim: ").push(msg);
+    m.write_stderr();
+    // SAFETY: abort() never returns.
+    unsafe { libc::abort() }
+}
+
+const PTHREAD_CANCEL_DISABLE: c_int = 1;
+
+/// Disables thread cancellation until dropped. `system` and `pclose` wait for a child;
+/// a cancellation there would unwind through Rust frames that cannot be unwound and
+/// would skip restoring signal dispositions, so, as glibc's `pclose` does, we do not
+/// act on cancellation while waiting (a pending cancel is acted on at the next
+/// cancellation point after we return).
+pub struct NoCancel(c_int);
+
+impl NoCancel {
+    pub fn new() -> Self {
+        let mut old: c_int = 0;
+        // SAFETY: valid arguments; pthread_setcancelstate is always safe to call.
+        unsafe { crate::cold::pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut old) };
+        NoCancel(old)
+    }
+}
+
+impl Default for NoCancel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for NoCancel {
+    fn drop(&mut self) {
+        let saved = errno();
+        // SAFETY: restores the state saved in `new`.
+        unsafe { crate::cold::pthread_setcancelstate(self.0, core::ptr::null_mut()) };
+        set_errno(saved);
+    }
+}
