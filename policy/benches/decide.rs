@@ -60,7 +60,8 @@ fn bench(c: &mut Criterion) {
             Verdict {
                 action: Action::Keep,
                 rule: Rule::BaseAll,
-                credential: false
+                credential: false,
+                loud: false,
             };
             sizes.verdicts
         ];

@@ -52,6 +52,8 @@ pub enum ArgRule {
         rule: Rule,
         name_at: u16,
         name_end: u16,
+        /// As `Verdict::loud`: a pairs keep list named a credential.
+        loud: bool,
     },
     /// The flag (`-e`, `--env`, `-E`, `--setenv`) of a pair that was dropped.
     PairFlag,
@@ -297,6 +299,7 @@ pub fn decide_argv(
                     rule: v.rule,
                     name_at,
                     name_end,
+                    loud: v.loud,
                 };
                 let action = match v.action {
                     Action::Keep => return,

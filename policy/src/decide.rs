@@ -121,14 +121,46 @@ pub struct Verdict {
     /// The entry is a credential, whatever happened to it: its value must not
     /// appear in argv either.
     pub credential: bool,
+    /// Worth a warning even in enforce mode: a keep pattern named a credential
+    /// (an operator's mistake the policy caught), or a grant let one through.
+    /// A credential that `base = "all"` would merely have inherited is removed
+    /// quietly, or every command run from a shell holding a token would warn.
+    pub loud: bool,
 }
 
 impl Verdict {
-    const fn new(action: Action, rule: Rule) -> Verdict {
+    /// A verdict that is not a credential and not loud.
+    pub const fn new(action: Action, rule: Rule) -> Verdict {
         Verdict {
             action,
             rule,
             credential: false,
+            loud: false,
+        }
+    }
+}
+
+impl Rule {
+    /// Stable id of the rule, for JSON lines and tests.
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::NoEquals => "normalise.no-equals",
+            Rule::EmptyName => "normalise.empty-name",
+            Rule::Duplicate(_) => "normalise.duplicate",
+            Rule::BaseAll => "base.all",
+            Rule::BaseNone => "base.none",
+            Rule::Floor(_) => "base.floor",
+            Rule::Keep(_) => "keep",
+            Rule::Strip(_) => "strip",
+            Rule::CredentialName(_) => "credential.name",
+            Rule::CredentialShape(_) => "credential.shape",
+            Rule::CredentialValue(_) => "credential.value",
+            Rule::Grant(_) => "grant",
+            Rule::UnsafeName(_) => "unsafe.name",
+            Rule::UnsafeValue(_) => "unsafe.value",
+            Rule::FileValue(_) => "env-file.value",
+            Rule::Set(_) => "set",
+            Rule::Sticky => "sticky",
         }
     }
 }
@@ -468,14 +500,17 @@ pub fn judge(
     if let Some(rule) = credential {
         v.credential = true;
         if v.action == Action::Keep {
+            let kept_by_pattern = matches!(v.rule, Rule::Keep(_));
             match find_grant(policy, name, program) {
                 Some(g) => {
                     v.action = Action::Grant;
                     v.rule = Rule::Grant(g);
+                    v.loud = true;
                 }
                 None => {
                     v.action = Action::Refuse;
                     v.rule = rule;
+                    v.loud = kept_by_pattern;
                 }
             }
         }
@@ -859,6 +894,7 @@ fn mark_credential_copies(
                             action: Action::Refuse,
                             rule: Rule::CredentialValue(s),
                             credential: true,
+                            loud: false,
                         }
                     } else {
                         Verdict {

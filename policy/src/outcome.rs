@@ -24,6 +24,9 @@ pub struct Change {
     pub rule: &'static str,
     /// Human explanation, e.g. "credential pattern `*_TOKEN` (built-in)".
     pub why: String,
+    /// Worth a warning in enforce mode (see `decide::Verdict::loud`); a refused
+    /// exec always is.
+    pub loud: bool,
 }
 
 /// The whole decision for one exec.
@@ -70,11 +73,10 @@ impl Decision {
         }
     }
 
-    /// Changes that deserve a warning even in enforce mode: refusals and grants.
+    /// Changes that deserve a warning even in enforce mode: credentials a keep
+    /// list named, grants, and refused execs (see `decide::Verdict::loud`).
     pub fn loud(&self) -> impl Iterator<Item = &Change> {
-        self.changes
-            .iter()
-            .filter(|c| matches!(c.action, "refuse" | "grant"))
+        self.changes.iter().filter(|c| c.loud)
     }
 }
 
@@ -136,7 +138,8 @@ pub fn decide_with(
             Verdict {
                 action: Action::Keep,
                 rule: Rule::BaseAll,
-                credential: false
+                credential: false,
+                loud: false,
             };
             sizes.verdicts
         ];
@@ -189,6 +192,7 @@ pub fn decide_with(
             action: v.action.id(),
             rule: rule_id(v.rule),
             why: describe_rule(policy, v.rule, env),
+            loud: v.loud,
         });
     }
     env_changes.extend(changes);
@@ -217,6 +221,7 @@ pub fn decide_with(
                     why:
                         "the set value's ${...} expansion reads a credential or looks like a token"
                             .into(),
+                    loud: true,
                 });
             }
         }
@@ -302,6 +307,7 @@ fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
         action: "set",
         rule: rule_id(rule),
         why: describe_rule(policy, rule, &[]),
+        loud: false,
     }
 }
 
@@ -332,6 +338,7 @@ fn arg_change(
             rule,
             name_at,
             name_end,
+            ..
         } => {
             let name = lossy(arg.get(name_at as usize..name_end as usize).unwrap_or(&[]));
             (
@@ -380,6 +387,10 @@ fn arg_change(
             (name, "argv.value", why)
         }
     };
+    let loud = match v.rule {
+        ArgRule::Pair { loud, .. } => loud,
+        _ => v.action == ArgAction::Refuse,
+    };
     Change {
         target: "argv",
         index: Some(i),
@@ -387,30 +398,13 @@ fn arg_change(
         action,
         rule,
         why,
+        loud,
     }
 }
 
 /// Stable id of a rule, for JSON and tests.
 pub fn rule_id(rule: Rule) -> &'static str {
-    match rule {
-        Rule::NoEquals => "normalise.no-equals",
-        Rule::EmptyName => "normalise.empty-name",
-        Rule::Duplicate(_) => "normalise.duplicate",
-        Rule::BaseAll => "base.all",
-        Rule::BaseNone => "base.none",
-        Rule::Floor(_) => "base.floor",
-        Rule::Keep(_) => "keep",
-        Rule::Strip(_) => "strip",
-        Rule::CredentialName(_) => "credential.name",
-        Rule::CredentialShape(_) => "credential.shape",
-        Rule::CredentialValue(_) => "credential.value",
-        Rule::Grant(_) => "grant",
-        Rule::UnsafeName(_) => "unsafe.name",
-        Rule::UnsafeValue(_) => "unsafe.value",
-        Rule::FileValue(_) => "env-file.value",
-        Rule::Set(_) => "set",
-        Rule::Sticky => "sticky",
-    }
+    rule.id()
 }
 
 /// Where a pattern came from, for explanations.

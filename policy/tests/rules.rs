@@ -485,3 +485,23 @@ fn environment_entries_are_bytes() {
     let d = envpolicy::outcome::decide(&policy, b"/bin/true", &[], &env, &[], &[]);
     assert_eq!(d.env, env);
 }
+
+// Which changes deserve a warning.
+
+#[test]
+fn only_credentials_a_keep_list_named_are_loud() {
+    let c = compile("version = 1\nkeep = [\"GH_TOKEN\"]\n");
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &["GH_TOKEN=abcdefghijkl", "JIRA_API_TOKEN=mnopqrstuvwx"],
+    );
+    let loud: Vec<_> = d.loud().map(|c| c.name.clone().unwrap()).collect();
+    assert_eq!(
+        loud,
+        ["GH_TOKEN"],
+        "an inherited credential is removed quietly"
+    );
+    assert!(d.env.is_empty());
+}
