@@ -27,6 +27,15 @@ fn main() {
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
         map.display()
     );
+    // The built-in default and the fail-closed floor, compiled by the policy crate.
+    for (name, compiled) in [
+        ("default.bin", envpolicy::load::builtin_default()),
+        ("floor.bin", envpolicy::load::builtin_floor()),
+    ] {
+        fs::write(out.join(name), compiled.bytes()).expect("write compiled policy");
+    }
+    println!("cargo:rerun-if-changed=../policy/src");
+
     // Lazy binding for the PLT calls of csrc/cold.c (see there): rustc links cdylibs
     // with -z now, which would resolve them at load in every process.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,lazy");

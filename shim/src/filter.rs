@@ -3,18 +3,39 @@
 //! Every hook calls [`prepare`] exactly once per exec (for the `p` variants: once,
 //! before the `PATH` search, with the name as given), then does what the returned
 //! [`Prepared`] says. `prepare` runs on the exec path, so it obeys the rule explained
-//! in [`crate::exec`]: no allocation, no lock, no formatting; filtered arrays are built
-//! in the caller's [`Scratch`], messages with [`crate::sys::Msg`].
+//! in [`crate::exec`]: no allocation, no lock, no formatting. Everything it builds
+//! lives in the caller's [`Scratch`]; messages are built with [`crate::sys::Msg`].
 //!
-//! For now this is a pass-through stub; the policy engine (crate `envpolicy`) fills it
-//! in. With the `stub-copy` feature (tests only), the stub instead copies argv and
-//! envp into `Scratch` and returns [`Prepared::Use`], so the hooks' `Use` path and the
-//! scratch region are exercised; and it refuses (EPERM) any exec whose argv contains
-//! the marker `ENVSHIM_TEST_REFUSE`, so the `Refuse` path of every hook is too.
+//! What it does, in order:
+//! 1. view `envp`, `argv` and (when the program passed its own `envp`) the calling
+//!    process's `environ` as byte slices, and read the env files the policy
+//!    imports (their values are re-read at every exec, by design);
+//! 2. `envpolicy::decide::decide_env` and `envpolicy::argv::decide_argv`, the same
+//!    decision code envwrap and the Rust API run, on the compiled policy;
+//! 3. in enforce mode: refuse the exec (EPERM) when an argument holds a secret,
+//!    warn about loud changes, and hand back the filtered arrays; in audit mode:
+//!    write what enforce would change as JSON lines and change nothing.
+//!
+//! Sizes are computed first and one arena is reserved for everything; when the
+//! decision reports that a buffer was too small (a set value longer than guessed)
+//! the arena is reserved again, larger. Nothing is ever truncated: if memory cannot
+//! be had, the exec is refused with E2BIG and a message.
 
 use core::ffi::{c_char, c_int};
+use core::mem::size_of;
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
+use envpolicy::argv::{
+    self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch, ValueSource,
+};
+use envpolicy::compiled::{sec, Mode};
+use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use envpolicy::Policy;
+
+use crate::policy::Active;
 pub use crate::scratch::Scratch;
+use crate::sticky::{self, Captured};
+use crate::sys::{self, Msg};
 
 /// What one exec should do after the policy has been applied.
 pub enum Prepared {
@@ -31,6 +52,44 @@ pub enum Prepared {
     Refuse { errno: c_int },
 }
 
+/// At most this many env files are read per exec (the compiler refuses more).
+pub const MAX_ENV_FILES: usize = 16;
+/// An env file larger than this is not read at exec time (its names are still
+/// stripped; its values are not used): env files are small, and reading a huge
+/// file at every exec would be a denial of service.
+pub const MAX_ENV_FILE_BYTES: usize = 1 << 20;
+
+/// The audit and warning log, opened once at load (`O_APPEND|O_CLOEXEC`); -1 = none.
+static LOG_FD: AtomicI32 = AtomicI32::new(-1);
+/// The policy's own warning (a policy that could not be used) is printed once.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Opens the policy's log file, if it names one. Called by the constructor.
+pub fn open_log() {
+    crate::policy::with_active(|active| {
+        let Some(path) = active.and_then(|a| a.policy.log_path()) else {
+            return;
+        };
+        if path.last() != Some(&0) {
+            return;
+        }
+        // SAFETY: `path` is NUL-terminated (checked above) and lives in the mapped
+        // policy for the life of the process; openat has no other preconditions.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat,
+                libc::AT_FDCWD,
+                path.as_ptr(),
+                libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
+                0o600 as libc::c_uint,
+            )
+        };
+        if fd >= 0 {
+            LOG_FD.store(fd as c_int, Ordering::Relaxed);
+        }
+    });
+}
+
 /// Applies the policy to one exec.
 ///
 /// `program` is the path (or name, for the p-variants before the search; called once
@@ -40,84 +99,723 @@ pub enum Prepared {
 /// # Safety
 /// `program` must be NULL or NUL-terminated; `argv` and `envp` must be NULL or
 /// NULL-terminated arrays of NUL-terminated strings, valid for the whole call.
-#[allow(unused_variables)]
 pub unsafe fn prepare(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
     scratch: &mut Scratch,
 ) -> Prepared {
-    #[cfg(feature = "stub-copy")]
-    // SAFETY: same contract as ours.
-    let prepared = unsafe { test_copy(program, argv, envp, scratch) };
-    #[cfg(not(feature = "stub-copy"))]
-    let prepared = Prepared::Pass;
-    prepared
+    crate::policy::with_active(|active| match active {
+        // SAFETY: the caller's contract, passed on.
+        Some(active) => unsafe { apply(active, program, argv, envp, scratch) },
+        None => {
+            // Even the built-in policy failed validation: fail closed.
+            let mut m = Msg::<256>::new();
+            m.push(b"envshim: refused to run ");
+            // SAFETY: `program` is NULL or NUL-terminated.
+            unsafe { m.push_cstr(program) };
+            m.push(b": no usable policy");
+            m.write_stderr();
+            Prepared::Refuse { errno: libc::EPERM }
+        }
+    })
 }
 
-/// Test stub: copies both arrays into `scratch` (or refuses on the test marker).
-#[cfg(feature = "stub-copy")]
-unsafe fn test_copy(
+/// The bytes of a NUL-terminated entry, or empty for NULL.
+///
+/// # Safety
+/// `p` must be NULL or NUL-terminated and outlive `'a`.
+unsafe fn bytes<'a>(p: *const c_char) -> &'a [u8] {
+    if p.is_null() {
+        return &[];
+    }
+    // SAFETY: NUL-terminated (caller).
+    unsafe { sys::cstr_bytes(p) }
+}
+
+/// Entry `i` of a NULL-terminated array that has more than `i` entries.
+///
+/// # Safety
+/// `v` must be a NULL-terminated array with more than `i` entries.
+unsafe fn at(v: *const *const c_char, i: usize) -> *const c_char {
+    // SAFETY: `i` is inside the array (caller).
+    unsafe { *v.add(i) }
+}
+
+/// One env file opened for this exec: its descriptor and size.
+#[derive(Clone, Copy)]
+struct OpenFile {
+    fd: c_int,
+    size: usize,
+}
+
+/// Open every env file the policy imports; `None` for one that cannot be read.
+fn open_env_files(policy: &Policy<'_>, out: &mut [Option<OpenFile>; MAX_ENV_FILES]) -> usize {
+    let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
+    for (i, slot) in out.iter_mut().enumerate().take(n) {
+        *slot = None;
+        let Some(rec) = policy.env_file(i as u32) else {
+            continue;
+        };
+        let path = policy.c_str(rec.path);
+        if path.last() != Some(&0) {
+            continue;
+        }
+        // SAFETY: `path` is NUL-terminated (checked) and lives in the policy.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat,
+                libc::AT_FDCWD,
+                path.as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            continue;
+        }
+        let fd = fd as c_int;
+        let mut st = core::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `st` is a writable stat buffer; `fd` is ours.
+        let r = unsafe { libc::syscall(libc::SYS_fstat, fd, st.as_mut_ptr()) };
+        let size = if r == 0 {
+            // SAFETY: fstat succeeded (r == 0), so it filled `st`.
+            unsafe { st.assume_init() }.st_size
+        } else {
+            -1
+        };
+        match usize::try_from(size) {
+            Ok(size) if size <= MAX_ENV_FILE_BYTES => *slot = Some(OpenFile { fd, size }),
+            _ => close(fd),
+        }
+    }
+    n
+}
+
+fn close(fd: c_int) {
+    // SAFETY: closing a descriptor this module opened.
+    unsafe { libc::syscall(libc::SYS_close, fd) };
+}
+
+/// Read all of `fd` into `buf`; the number of bytes read, or None on error.
+fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
+    let mut got = 0usize;
+    while let Some(rest) = buf.get_mut(got..) {
+        if rest.is_empty() {
+            break;
+        }
+        // SAFETY: `rest` is a writable buffer of `rest.len()` bytes.
+        let r = unsafe { libc::syscall(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len()) };
+        if r < 0 {
+            if sys::errno() == libc::EINTR {
+                continue;
+            }
+            return None;
+        }
+        if r == 0 {
+            break;
+        }
+        got += r as usize;
+    }
+    Some(got)
+}
+
+/// The captured bytes of a sticky string, without its NUL.
+fn captured(c: Captured) -> Option<&'static [u8]> {
+    match c {
+        Captured::Present(s) => Some(s.to_bytes()),
+        Captured::Absent | Captured::TooLong => None,
+    }
+}
+
+/// The sizes one attempt reserves.
+#[derive(Clone, Copy)]
+struct Plan {
+    env: decide::Shortfall,
+    arg_bytes: usize,
+}
+
+/// The body of [`prepare`] for a usable policy.
+///
+/// # Safety
+/// As [`prepare`].
+unsafe fn apply(
+    active: &Active,
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
     scratch: &mut Scratch,
 ) -> Prepared {
-    use crate::sys;
-    // SAFETY: NULL-terminated arrays (caller's contract).
+    if let Some(w) = active.warning {
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            Msg::<1024>::new().push(w).write_stderr();
+        }
+    }
+    let policy = &active.policy;
+    let settings = *policy.settings();
+    // SAFETY: the caller's contract on every pointer below.
+    let prog = unsafe { bytes(program) };
+    // SAFETY: as above.
     let (na, ne) = unsafe { (sys::count(argv), sys::count(envp)) };
+    let environ = sys::environ_ptr();
+    // The calling process's own environment counts too when the program handed the
+    // child another one (`env -i`): its credentials' values must not reach argv.
+    let np = if envp != environ {
+        // SAFETY: `environ` is NULL or the process's NULL-terminated environment.
+        unsafe { sys::count(environ) }
+    } else {
+        0
+    };
+
+    let preload = if settings.sticky {
+        captured(sticky::own_path())
+    } else {
+        None
+    };
+    let policy_entry = if settings.sticky {
+        captured(sticky::policy())
+    } else {
+        None
+    };
+
+    let mut files = [None; MAX_ENV_FILES];
+    let n_files = open_env_files(policy, &mut files);
+    let files_bytes: usize = files
+        .iter()
+        .take(n_files)
+        .map(|f| f.map_or(0, |f| f.size + 1))
+        .sum();
+
+    let mut arg_total = 0usize;
     for i in 0..na {
-        // SAFETY: i < na, inside the array; each entry is NUL-terminated.
-        let a = unsafe { *argv.add(i) };
-        // SAFETY: NUL-terminated marker and argument.
-        if unsafe { !libc::strstr(a, c"ENVSHIM_TEST_REFUSE".as_ptr()).is_null() } {
-            let mut m = sys::Msg::<512>::new();
-            m.push(b"envshim: refused ");
-            // SAFETY: `program` is NULL or NUL-terminated.
-            unsafe { m.push_cstr(program) };
-            m.push(b": test marker ENVSHIM_TEST_REFUSE in argv");
-            m.write_stderr();
-            return Prepared::Refuse { errno: libc::EPERM };
+        // SAFETY: i < na.
+        arg_total = arg_total.saturating_add(unsafe { sys::strlen(at(argv, i)) } + 1);
+    }
+    let mut plan = Plan {
+        env: decide::scratch_sizes(policy, ne, preload.map_or(0, <[u8]>::len)),
+        arg_bytes: arg_total.saturating_add(16),
+    };
+    let result = loop {
+        match attempt(
+            policy,
+            prog,
+            argv,
+            envp,
+            environ,
+            (na, ne, np),
+            &files,
+            n_files,
+            files_bytes,
+            preload,
+            policy_entry,
+            plan,
+            scratch,
+        ) {
+            Attempt::Retry(next) => plan = next,
+            Attempt::Done(p) => break p,
+        }
+    };
+    for f in files.iter().take(n_files).flatten() {
+        close(f.fd);
+    }
+    result
+}
+
+enum Attempt {
+    Retry(Plan),
+    Done(Prepared),
+}
+
+fn refuse_e2big(prog: &[u8]) -> Attempt {
+    let mut m = Msg::<512>::new();
+    m.push(b"envshim: cannot apply the policy to ")
+        .push(prog)
+        .push(b": no memory for the filtered environment");
+    m.write_stderr();
+    Attempt::Done(Prepared::Refuse { errno: libc::E2BIG })
+}
+
+/// One try with the sizes of `plan`.
+#[allow(clippy::too_many_arguments)]
+fn attempt(
+    policy: &Policy<'_>,
+    prog: &[u8],
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    environ: *const *const c_char,
+    (na, ne, np): (usize, usize, usize),
+    files: &[Option<OpenFile>; MAX_ENV_FILES],
+    n_files: usize,
+    files_bytes: usize,
+    preload: Option<&[u8]>,
+    policy_entry: Option<&[u8]>,
+    plan: Plan,
+    scratch: &mut Scratch,
+) -> Attempt {
+    let s = plan.env;
+    let out_envp_len = s.emits + na + 1;
+    let words = |n: usize, t: usize| n.saturating_mul(t).saturating_add(16);
+    let total = [
+        words(ne + np + na, size_of::<&[u8]>()),
+        words(s.verdicts, size_of::<Verdict>()),
+        words(s.seen, size_of::<u32>()),
+        words(s.emits, size_of::<Emit>()),
+        s.bytes,
+        words(na, size_of::<ArgVerdict>()),
+        words(na, size_of::<ArgEmit>()),
+        plan.arg_bytes,
+        files_bytes,
+        words(out_envp_len + na + 1, size_of::<*const c_char>()),
+        words(n_files, size_of::<Option<&[u8]>>()),
+    ]
+    .iter()
+    .fold(0usize, |a, &b| a.saturating_add(b).saturating_add(16));
+    if scratch.reserve(0, total).is_err() {
+        return refuse_e2big(prog);
+    }
+    let empty: &[u8] = &[];
+    let (Some(env), Some(parent), Some(args)) = (
+        scratch.take_init(ne, empty),
+        scratch.take_init(np, empty),
+        scratch.take_init(na, empty),
+    ) else {
+        return refuse_e2big(prog);
+    };
+    for (i, slot) in env.iter_mut().enumerate() {
+        // SAFETY: i < ne entries of envp, each NUL-terminated and alive for the call.
+        *slot = unsafe { bytes(at(envp, i)) };
+    }
+    for (i, slot) in parent.iter_mut().enumerate() {
+        // SAFETY: i < np entries of environ.
+        *slot = unsafe { bytes(at(environ, i)) };
+    }
+    for (i, slot) in args.iter_mut().enumerate() {
+        // SAFETY: i < na entries of argv.
+        *slot = unsafe { bytes(at(argv, i)) };
+    }
+    let no_file: Option<&[u8]> = None;
+    let Some(contents) = scratch.take_init(n_files, no_file) else {
+        return refuse_e2big(prog);
+    };
+    for (slot, f) in contents.iter_mut().zip(files.iter()) {
+        let Some(f) = f else { continue };
+        let Some(buf) = scratch.take_bytes(f.size + 1) else {
+            return refuse_e2big(prog);
+        };
+        // Read from the start: a retry reads the file again.
+        // SAFETY: lseek on our own descriptor.
+        unsafe { libc::syscall(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET) };
+        if let Some(n) = read_all(f.fd, buf) {
+            *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
         }
     }
-    let total = match (na.checked_add(1), ne.checked_add(1)) {
-        (Some(a), Some(e)) => a.checked_add(e),
-        _ => None,
+    let verdict0 = Verdict::new(Action::Keep, Rule::BaseAll);
+    let (Some(verdicts), Some(seen), Some(emits), Some(ebytes)) = (
+        scratch.take_init(s.verdicts, verdict0),
+        scratch.take_init(s.seen, 0u32),
+        scratch.take_init(s.emits, Emit::Input(0)),
+        scratch.take_bytes(s.bytes),
+    ) else {
+        return refuse_e2big(prog);
     };
-    let reserved = match total {
-        Some(t) => scratch.reserve(t, 0),
-        None => Err(libc::E2BIG),
+    let req = EnvRequest {
+        program: prog,
+        env,
+        env_files: contents,
+        preload,
+        policy_entry,
     };
-    if let Err(e) = reserved {
-        let mut m = sys::Msg::<512>::new();
-        m.push(b"envshim: cannot filter the environment of ");
-        // SAFETY: as above.
-        unsafe { m.push_cstr(program) };
-        m.push(b": no memory for the filtered arrays");
+    let mut es = EnvScratch {
+        verdicts,
+        seen,
+        emits,
+        bytes: ebytes,
+    };
+    let summary = match decide::decide_env(policy, &req, &mut es) {
+        Ok(summary) => summary,
+        Err(short) => return Attempt::Retry(Plan { env: short, ..plan }),
+    };
+    let EnvScratch {
+        verdicts,
+        emits,
+        bytes: ebytes,
+        ..
+    } = es;
+    let verdicts: &[Verdict] = verdicts;
+
+    let arg0 = ArgVerdict {
+        action: ArgAction::Keep,
+        rule: ArgRule::None,
+    };
+    let (Some(averdicts), Some(aemits), Some(abytes)) = (
+        scratch.take_init(na, arg0),
+        scratch.take_init(na, ArgEmit::Input(0)),
+        scratch.take_bytes(plan.arg_bytes),
+    ) else {
+        return refuse_e2big(prog);
+    };
+    let areq = ArgvRequest {
+        program: prog,
+        argv: args,
+        env,
+        env_verdicts: verdicts.get(..ne).unwrap_or(&[]),
+        parent_env: parent,
+        env_files: contents,
+    };
+    let mut ascratch = ArgvScratch {
+        verdicts: averdicts,
+        emits: aemits,
+        bytes: abytes,
+    };
+    let asummary = match argv::decide_argv(policy, &areq, &mut ascratch) {
+        Ok(a) => a,
+        Err(need) => {
+            return Attempt::Retry(Plan {
+                arg_bytes: need,
+                ..plan
+            })
+        }
+    };
+    let ArgvScratch {
+        verdicts: averdicts,
+        emits: aemits,
+        bytes: abytes,
+    } = ascratch;
+
+    let source = policy.source();
+    let report = Report {
+        policy,
+        prog,
+        env,
+        args,
+        verdicts,
+        averdicts,
+        contents,
+        parent,
+        source,
+    };
+    if policy.settings().mode == Mode::Audit {
+        report.all(audit_fd());
+        return Attempt::Done(Prepared::Pass);
+    }
+    let log = LOG_FD.load(Ordering::Relaxed);
+    if log >= 0 {
+        report.all(log);
+    }
+    if let Some(i) = asummary.refused {
+        report.refusal(i as usize);
+        return Attempt::Done(Prepared::Refuse { errno: libc::EPERM });
+    }
+    report.loud();
+    if summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
+        return Attempt::Done(Prepared::Pass);
+    }
+
+    // Build the child's arrays: pointers into the caller's strings, the policy's
+    // pooled strings, or the entries built in this scratch.
+    let (Some(out_env), Some(out_argv)) = (
+        scratch.take_ptrs(summary.emitted + asummary.moved as usize + 1),
+        scratch.take_ptrs(asummary.emitted + 1),
+    ) else {
+        return refuse_e2big(prog);
+    };
+    let mut n_out = 0usize;
+    for e in emits.iter().take(summary.emitted) {
+        let p: *const c_char = match *e {
+            // SAFETY: i < ne (the decision only emits input indices).
+            Emit::Input(i) if (i as usize) < ne => unsafe { at(envp, i as usize) },
+            Emit::Input(_) => continue,
+            Emit::Built { start, .. } => match ebytes.get(start as usize..) {
+                Some(b) => b.as_ptr().cast(),
+                None => continue,
+            },
+            Emit::Pooled { entry, .. } => policy.c_str(entry).as_ptr().cast(),
+        };
+        if let Some(slot) = out_env.get_mut(n_out) {
+            *slot = p;
+            n_out += 1;
+        }
+    }
+    // A granted docker/podman pair moved from argv into the environment: the
+    // argument's own `NAME=VALUE` bytes become the entry (replacing one of the same
+    // name, so no name is there twice).
+    for (i, v) in averdicts.iter().enumerate() {
+        let (
+            ArgAction::NameOnly,
+            ArgRule::Pair {
+                name_at, name_end, ..
+            },
+        ) = (v.action, v.rule)
+        else {
+            continue;
+        };
+        let Some(arg) = args.get(i) else { continue };
+        let (Some(name), Some(entry)) = (
+            arg.get(name_at as usize..name_end as usize),
+            arg.get(name_at as usize..),
+        ) else {
+            continue;
+        };
+        let pos = out_env.iter().take(n_out).position(|&p| {
+            // SAFETY: every pointer placed so far is a NUL-terminated entry.
+            let e = unsafe { bytes(p) };
+            e.get(name.len()) == Some(&b'=') && e.starts_with(name)
+        });
+        let p = entry.as_ptr().cast::<c_char>();
+        match pos.and_then(|k| out_env.get_mut(k)) {
+            Some(slot) => *slot = p,
+            None => {
+                if let Some(slot) = out_env.get_mut(n_out) {
+                    *slot = p;
+                    n_out += 1;
+                }
+            }
+        }
+    }
+    let out_argv_ptr = if argv.is_null() {
+        core::ptr::null()
+    } else {
+        let mut k = 0usize;
+        for e in aemits.iter().take(asummary.emitted) {
+            let p: *const c_char = match *e {
+                // SAFETY: i < na.
+                ArgEmit::Input(i) if (i as usize) < na => unsafe { at(argv, i as usize) },
+                ArgEmit::Input(_) => continue,
+                ArgEmit::Built { start, .. } => match abytes.get(start as usize..) {
+                    Some(b) => b.as_ptr().cast(),
+                    None => continue,
+                },
+            };
+            if let Some(slot) = out_argv.get_mut(k) {
+                *slot = p;
+                k += 1;
+            }
+        }
+        out_argv.as_ptr()
+    };
+    Attempt::Done(Prepared::Use {
+        argv: out_argv_ptr,
+        envp: out_env.as_ptr(),
+    })
+}
+
+/// Where audit records go: the policy's log, else stderr.
+fn audit_fd() -> c_int {
+    match LOG_FD.load(Ordering::Relaxed) {
+        fd if fd >= 0 => fd,
+        _ => 2,
+    }
+}
+
+/// Everything a message or a JSON line may name: variables, programs, rules,
+/// argument indices; never a value.
+struct Report<'r, 'p> {
+    policy: &'r Policy<'p>,
+    prog: &'r [u8],
+    env: &'r [&'r [u8]],
+    args: &'r [&'r [u8]],
+    verdicts: &'r [Verdict],
+    averdicts: &'r [ArgVerdict],
+    contents: &'r [Option<&'r [u8]>],
+    parent: &'r [&'r [u8]],
+    source: &'r [u8],
+}
+
+impl Report<'_, '_> {
+    fn env_name(&self, i: usize) -> &[u8] {
+        self.env
+            .get(i)
+            .and_then(|e| decide::split_entry(e))
+            .map_or(&[], |(n, _)| n)
+    }
+
+    /// The variable whose value an argument holds.
+    fn value_name(&self, src: ValueSource) -> &[u8] {
+        match src {
+            ValueSource::ChildEnv(i) => self.env_name(i as usize),
+            ValueSource::ParentEnv(i) => self
+                .parent
+                .get(i as usize)
+                .and_then(|e| decide::split_entry(e))
+                .map_or(&[], |(n, _)| n),
+            ValueSource::EnvFile { file, line } => self
+                .contents
+                .get(file as usize)
+                .copied()
+                .flatten()
+                .and_then(|c| {
+                    envpolicy::envfile::assignments(c)
+                        .flatten()
+                        .find(|a| a.line == line)
+                })
+                .map_or(&[], |a| a.name),
+        }
+    }
+
+    /// The message for a refused exec: program, argument, variable, policy.
+    fn refusal(&self, i: usize) {
+        let mut m = Msg::<1024>::new();
+        m.push(b"envshim: refused to run ")
+            .push(self.prog)
+            .push(b": argument ")
+            .push_num(i as i64);
+        match self.averdicts.get(i).map(|v| v.rule) {
+            Some(ArgRule::Value(src)) => {
+                m.push(b" holds the value of ").push(self.value_name(src));
+            }
+            Some(ArgRule::Shape(s)) => {
+                m.push(b" holds a ").push(s.describe().as_bytes());
+            }
+            _ => {
+                m.push(b" holds a secret");
+            }
+        }
+        m.push(b" (policy ").push(self.source).push(b")");
         m.write_stderr();
-        return Prepared::Refuse { errno: e };
     }
-    let copy = |src: *const *const c_char, n: usize| -> Option<*const *const c_char> {
-        if src.is_null() {
-            return Some(core::ptr::null());
+
+    /// Warnings for changes worth one in enforce mode.
+    fn loud(&self) {
+        for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
+            if v.loud {
+                let verb: &[u8] = if v.action == Action::Grant {
+                    b"granted "
+                } else {
+                    b"refused "
+                };
+                let mut m = Msg::<512>::new();
+                m.push(b"envshim: ")
+                    .push(verb)
+                    .push(self.env_name(i))
+                    .push(b" for ")
+                    .push(self.prog);
+                m.push(b" (")
+                    .push(v.rule.id().as_bytes())
+                    .push(b"; policy ")
+                    .push(self.source)
+                    .push(b")");
+                m.write_stderr();
+            }
         }
-        let dst = scratch.take_ptrs(n + 1)?;
-        for (i, d) in dst.iter_mut().enumerate().take(n) {
-            // SAFETY: i < n, inside the source array.
-            *d = unsafe { *src.add(i) };
-        }
-        Some(dst.as_ptr())
-    };
-    match (copy(argv, na), copy(envp, ne)) {
-        (Some(a), Some(e)) => Prepared::Use { argv: a, envp: e },
-        _ => {
-            // Cannot happen: `reserve` sized the arena for both arrays.
-            let mut m = sys::Msg::<512>::new();
-            m.push(b"envshim: internal error: scratch too small for ");
-            // SAFETY: as above.
-            unsafe { m.push_cstr(program) };
-            m.write_stderr();
-            Prepared::Refuse { errno: libc::E2BIG }
+        for (i, v) in self.averdicts.iter().enumerate() {
+            if let ArgRule::Pair {
+                rule,
+                name_at,
+                name_end,
+                loud: true,
+            } = v.rule
+            {
+                let name = self
+                    .args
+                    .get(i)
+                    .and_then(|a| a.get(name_at as usize..name_end as usize))
+                    .unwrap_or(&[]);
+                let mut m = Msg::<512>::new();
+                m.push(b"envshim: refused ")
+                    .push(name)
+                    .push(b" in the argv of ")
+                    .push(self.prog);
+                m.push(b" (")
+                    .push(rule.id().as_bytes())
+                    .push(b"; policy ")
+                    .push(self.source)
+                    .push(b")");
+                m.write_stderr();
+            }
         }
     }
+
+    /// One JSON line per change, to `fd`.
+    fn all(&self, fd: c_int) {
+        let mode: &[u8] = if self.policy.settings().mode == Mode::Audit {
+            b"audit"
+        } else {
+            b"enforce"
+        };
+        for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
+            if v.action == Action::Keep {
+                continue;
+            }
+            let mut m = json_start(mode, self.prog, b"env", i);
+            json_field(&mut m, b"name", self.env_name(i));
+            json_field(&mut m, b"action", v.action.id().as_bytes());
+            json_field(&mut m, b"rule", v.rule.id().as_bytes());
+            json_end(&mut m, self.source, fd);
+        }
+        for (i, v) in self.averdicts.iter().enumerate() {
+            let action: &[u8] = match v.action {
+                ArgAction::Keep => continue,
+                ArgAction::Drop => b"drop",
+                ArgAction::Refuse => b"refuse",
+                ArgAction::Redact => b"redact",
+                ArgAction::NameOnly => b"name-only",
+            };
+            let mut m = json_start(mode, self.prog, b"argv", i);
+            let (name, rule): (&[u8], &[u8]) = match v.rule {
+                ArgRule::Pair {
+                    rule,
+                    name_at,
+                    name_end,
+                    ..
+                } => (
+                    self.args
+                        .get(i)
+                        .and_then(|a| a.get(name_at as usize..name_end as usize))
+                        .unwrap_or(&[]),
+                    rule.id().as_bytes(),
+                ),
+                ArgRule::Value(src) => (self.value_name(src), b"argv.value"),
+                ArgRule::Shape(s) => (s.id().as_bytes(), b"argv.shape"),
+                ArgRule::PairFlag => (&[], b"pair.flag"),
+                ArgRule::None => (&[], b"none"),
+            };
+            json_field(&mut m, b"name", name);
+            json_field(&mut m, b"action", action);
+            json_field(&mut m, b"rule", rule);
+            json_end(&mut m, self.source, fd);
+        }
+    }
+}
+
+fn json_start(mode: &[u8], prog: &[u8], target: &[u8], index: usize) -> Msg<1024> {
+    let mut m = Msg::<1024>::new();
+    m.push(b"{\"tool\":\"envshim\",\"mode\":\"")
+        .push(mode)
+        .push(b"\",\"pid\":")
+        .push_num(i64::from(sys::raw_getpid()));
+    json_field(&mut m, b"program", prog);
+    json_field(&mut m, b"target", target);
+    m.push(b",\"index\":").push_num(index as i64);
+    m
+}
+
+/// `,"key":"value"` with the value escaped for JSON (bytes outside printable ASCII
+/// as `\u00XX`).
+fn json_field(m: &mut Msg<1024>, key: &[u8], value: &[u8]) {
+    m.push(b",\"").push(key).push(b"\":\"");
+    for &b in value {
+        match b {
+            b'"' => {
+                m.push(b"\\\"");
+            }
+            b'\\' => {
+                m.push(b"\\\\");
+            }
+            0x20..=0x7e => {
+                m.push(&[b]);
+            }
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let hi = HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0');
+                let lo = HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0');
+                m.push(b"\\u00").push(&[hi, lo]);
+            }
+        }
+    }
+    m.push(b"\"");
+}
+
+fn json_end(m: &mut Msg<1024>, source: &[u8], fd: c_int) {
+    json_field(m, b"policy", source);
+    m.push(b"}");
+    m.write_fd(fd);
 }

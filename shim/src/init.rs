@@ -13,6 +13,8 @@ use core::ffi::{c_char, c_int};
 extern "C" fn envshim_init(_argc: c_int, _argv: *const *const c_char, _envp: *const *const c_char) {
     crate::real::resolve_all();
     crate::sticky::capture();
+    crate::policy::init();
+    crate::filter::open_log();
 }
 
 #[used]

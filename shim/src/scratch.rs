@@ -3,7 +3,7 @@
 //! A `Scratch` lives on the hook's stack. It is a bump arena: [`Scratch::reserve`]
 //! sizes it once for everything the filter will build (pointer arrays and string
 //! bytes), then [`Scratch::take_ptrs`] and [`Scratch::take_bytes`] hand out disjoint
-//! pieces. Small jobs (up to [`INLINE_BYTES`], i.e. 512 pointers) use an array inside
+//! pieces. Small jobs (up to [`INLINE_BYTES`], i.e. 16 KiB) use an array inside
 //! the `Scratch` itself. Larger ones use an anonymous `mmap` region; there is no cap
 //! that truncates: when the mapping cannot be made, `reserve` fails with `E2BIG` and the
 //! filter refuses the exec with `E2BIG`.
@@ -43,8 +43,9 @@ use core::ffi::{c_char, c_int};
 use core::mem::{align_of, size_of, MaybeUninit};
 use core::sync::atomic::{compiler_fence, AtomicI32, Ordering};
 
-/// Bytes of the inline (stack) arena: 512 pointers.
-pub const INLINE_BYTES: usize = 512 * size_of::<usize>();
+/// Bytes of the inline (stack) arena: 16 KiB, enough for the filter's arrays of
+/// an environment of about 150 variables without a mapping.
+pub const INLINE_BYTES: usize = 2048 * size_of::<usize>();
 /// Regions up to this size stay cached in the thread's slot after use.
 pub const KEEP_MAX: usize = 1 << 20;
 /// Granularity of region sizes.
@@ -176,6 +177,31 @@ impl Scratch {
         unsafe {
             let p = self.base().add(start);
             core::ptr::write_bytes(p, 0, n);
+            Some(core::slice::from_raw_parts_mut(p, n))
+        }
+    }
+
+    /// `n` values of `T`, each set to `init`, or None if that exceeds what was
+    /// reserved. `T` is `Copy`, so nothing is ever dropped.
+    #[allow(clippy::mut_from_ref)]
+    pub fn take_init<T: Copy>(&self, n: usize, init: T) -> Option<&mut [T]> {
+        let align = align_of::<T>();
+        let start = self.used.get().checked_add(align - 1)? & !(align - 1);
+        let bytes = n.checked_mul(size_of::<T>())?;
+        let end = start.checked_add(bytes)?;
+        if end > self.cap.get() {
+            return None;
+        }
+        self.used.set(end);
+        // SAFETY: [start, end) lies inside the current arena and overlaps no other
+        // take (as in `take_ptrs`); the arena base is aligned to `usize`, and `start`
+        // is rounded up to `align_of::<T>()`, which for the types the filter uses is
+        // at most that; every element is written before the slice is made.
+        unsafe {
+            let p = self.base().add(start).cast::<T>();
+            for i in 0..n {
+                p.add(i).write(init);
+            }
             Some(core::slice::from_raw_parts_mut(p, n))
         }
     }

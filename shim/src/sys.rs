@@ -276,6 +276,12 @@ impl<const N: usize> Msg<N> {
     /// Writes the message (and a newline) to fd 2 with one `write(2)`; errno is
     /// preserved.
     pub fn write_stderr(&mut self) {
+        self.write_fd(2);
+    }
+
+    /// Writes the message (and a newline) to `fd` with one `write(2)`; errno is
+    /// preserved.
+    pub fn write_fd(&mut self, fd: c_int) {
         if self.cut {
             let keep = self.len.saturating_sub(4);
             self.len = keep;
@@ -288,7 +294,7 @@ impl<const N: usize> Msg<N> {
         self.push(b"\n");
         let saved = errno();
         // A short or failed write of a diagnostic is ignored on purpose.
-        raw_write(2, self.as_bytes());
+        raw_write(fd, self.as_bytes());
         set_errno(saved);
     }
 }
