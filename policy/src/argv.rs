@@ -173,76 +173,247 @@ struct PairAt {
     flag: Option<usize>,
 }
 
-/// Call `f` for each pair a carrier program has in its argv.
-fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
+/// How a carrier's options are spelled, enough to find where its options end.
+struct Grammar {
+    /// Short options that take a value (`-e VALUE`, `-eVALUE`).
+    short_value: &'static [u8],
+    /// Long options that take a value when written without `=`.
+    long_value: &'static [&'static [u8]],
+    /// When set, every long option not in `long_bool` takes a value (docker's
+    /// option set is large and mostly valued).
+    long_valued_by_default: bool,
+    long_bool: &'static [&'static [u8]],
+    /// The short and long spellings of the option whose value is a pair.
+    pair_short: &'static [u8],
+    pair_long: &'static [u8],
+}
+
+const DOCKER_RUN: Grammar = Grammar {
+    short_value: b"acehlmpuvw",
+    long_value: &[],
+    long_valued_by_default: true,
+    long_bool: &[
+        b"--detach",
+        b"--interactive",
+        b"--tty",
+        b"--rm",
+        b"--init",
+        b"--privileged",
+        b"--read-only",
+        b"--publish-all",
+        b"--no-healthcheck",
+        b"--oom-kill-disable",
+        b"--quiet",
+        b"--help",
+        b"--sig-proxy",
+        b"--disable-content-trust",
+        b"--use-api-socket",
+        b"--replace",
+        b"--http-proxy",
+    ],
+    pair_short: b"-e",
+    pair_long: b"--env",
+};
+
+const SYSTEMD_RUN: Grammar = Grammar {
+    short_value: b"upHME",
+    long_value: &[
+        b"--unit",
+        b"--property",
+        b"--description",
+        b"--slice",
+        b"--host",
+        b"--machine",
+        b"--uid",
+        b"--gid",
+        b"--nice",
+        b"--working-directory",
+        b"--setenv",
+        b"--path-property",
+        b"--socket-property",
+        b"--timer-property",
+        b"--on-active",
+        b"--on-boot",
+        b"--on-startup",
+        b"--on-unit-active",
+        b"--on-unit-inactive",
+        b"--on-calendar",
+        b"--on-timezone-change",
+        b"--on-clock-change",
+        b"--service-type",
+        b"--slice-inherit",
+    ],
+    long_valued_by_default: false,
+    long_bool: &[],
+    pair_short: b"-E",
+    pair_long: b"--setenv",
+};
+
+const ENV: Grammar = Grammar {
+    short_value: b"uCS",
+    long_value: &[b"--unset", b"--chdir", b"--split-string"],
+    long_valued_by_default: false,
+    long_bool: &[],
+    pair_short: b"",
+    pair_long: b"",
+};
+
+const SUDO: Grammar = Grammar {
+    short_value: b"ugChprtUDRTc",
+    long_value: &[
+        b"--user",
+        b"--group",
+        b"--host",
+        b"--prompt",
+        b"--role",
+        b"--type",
+        b"--other-user",
+        b"--chdir",
+        b"--chroot",
+        b"--close-from",
+        b"--command-timeout",
+        b"--login-class",
+    ],
+    long_valued_by_default: false,
+    long_bool: &[],
+    pair_short: b"",
+    pair_long: b"",
+};
+
+/// Walk the options of `argv` from `i`; call `f` for each pair carried by the pair
+/// option; return the index of the first operand (or `argv.len()`).
+fn walk_options(g: &Grammar, argv: &[&[u8]], mut i: usize, f: &mut impl FnMut(PairAt)) -> usize {
     let is_pair = |s: &[u8]| split_entry(s).is_some_and(|(n, _)| valid_name(n));
-    let mut i = 1;
-    match c {
-        Carrier::Tmux | Carrier::Container | Carrier::SystemdRun => {
-            let (short, long): (&[u8], &[u8]) = match c {
-                Carrier::Tmux => (b"-e", b""),
-                Carrier::Container => (b"-e", b"--env"),
-                _ => (b"-E", b"--setenv"),
+    while let Some(&arg) = argv.get(i) {
+        if arg == b"--" {
+            return i + 1;
+        }
+        if arg == b"-" || arg.first() != Some(&b'-') || arg.len() < 2 {
+            // An operand (`env -` is the old spelling of `-i`, an option).
+            if arg == b"-" {
+                i += 1;
+                continue;
+            }
+            return i;
+        }
+        if arg.starts_with(b"--") {
+            let (flag, attached) = match memchr::memchr(b'=', arg) {
+                Some(eq) => (arg.get(..eq).unwrap_or(arg), arg.get(eq + 1..)),
+                None => (arg, None),
             };
-            while let Some(arg) = argv.get(i) {
-                if *arg == b"--" && c != Carrier::Tmux {
-                    break;
+            let is_pair_flag = !g.pair_long.is_empty() && flag == g.pair_long;
+            match attached {
+                Some(v) => {
+                    if is_pair_flag && is_pair(v) {
+                        f(PairAt {
+                            arg: i,
+                            offset: flag.len() + 1,
+                            flag: None,
+                        });
+                    }
+                    i += 1;
                 }
-                if *arg == short || (!long.is_empty() && *arg == long) {
-                    if let Some(next) = argv.get(i + 1) {
-                        if is_pair(next) {
+                None => {
+                    let takes = if g.long_valued_by_default {
+                        !g.long_bool.contains(&flag)
+                    } else {
+                        g.long_value.contains(&flag)
+                    };
+                    if takes {
+                        if is_pair_flag && argv.get(i + 1).is_some_and(|v| is_pair(v)) {
                             f(PairAt {
                                 arg: i + 1,
                                 offset: 0,
                                 flag: Some(i),
                             });
                         }
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            continue;
+        }
+        // A cluster of short options: the first one that takes a value ends it,
+        // with the rest of the argument or the next argument as its value.
+        let mut consumed_next = false;
+        for (k, &o) in arg.iter().enumerate().skip(1) {
+            if g.short_value.contains(&o) {
+                let rest = arg.get(k + 1..).unwrap_or(&[]);
+                let is_pair_flag = g.pair_short.get(1) == Some(&o);
+                if rest.is_empty() {
+                    if is_pair_flag && argv.get(i + 1).is_some_and(|v| is_pair(v)) {
+                        f(PairAt {
+                            arg: i + 1,
+                            offset: 0,
+                            flag: Some(i),
+                        });
+                    }
+                    consumed_next = true;
+                } else if is_pair_flag && k == 1 && is_pair(rest) {
+                    f(PairAt {
+                        arg: i,
+                        offset: 2,
+                        flag: None,
+                    });
+                }
+                break;
+            }
+        }
+        i += if consumed_next { 2 } else { 1 };
+    }
+    argv.len()
+}
+
+/// Call `f` for each pair a carrier program has in its argv.
+///
+/// The parsers know where each program's options end, so an argument of the
+/// command a program runs (`docker run IMAGE cmd -e X=1`) is never taken for one
+/// of the program's own pairs. tmux is the exception: its pairs follow a command
+/// name anywhere in a command sequence, so every `-e NAME=VALUE` counts.
+fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
+    let is_pair = |s: &[u8]| split_entry(s).is_some_and(|(n, _)| valid_name(n));
+    match c {
+        Carrier::Tmux => {
+            let mut i = 1;
+            while let Some(&arg) = argv.get(i) {
+                if arg == b"-e" {
+                    if argv.get(i + 1).is_some_and(|v| is_pair(v)) {
+                        f(PairAt {
+                            arg: i + 1,
+                            offset: 0,
+                            flag: Some(i),
+                        });
                     }
                     i += 2;
                     continue;
                 }
-                if let Some(rest) = arg.strip_prefix(short) {
-                    if is_pair(rest) {
-                        f(PairAt {
-                            arg: i,
-                            offset: short.len(),
-                            flag: None,
-                        });
-                    }
-                } else if !long.is_empty() {
-                    if let Some(rest) = arg.strip_prefix(long).and_then(|r| r.strip_prefix(b"=")) {
-                        if is_pair(rest) {
-                            f(PairAt {
-                                arg: i,
-                                offset: long.len() + 1,
-                                flag: None,
-                            });
-                        }
-                    }
+                if arg.strip_prefix(b"-e").is_some_and(is_pair) {
+                    f(PairAt {
+                        arg: i,
+                        offset: 2,
+                        flag: None,
+                    });
                 }
                 i += 1;
             }
         }
-        Carrier::Env | Carrier::Sudo => {
-            // Options first (those that take an argument skip it), then pairs, up
-            // to the first operand that is not a pair.
-            let takes_arg: &[u8] = if c == Carrier::Env {
-                b"uCS"
-            } else {
-                b"ugChprtUDRT"
-            };
-            while let Some(arg) = argv.get(i) {
-                if *arg == b"--" {
-                    i += 1;
-                    break;
-                }
-                if arg.len() >= 2 && arg.first() == Some(&b'-') {
-                    let takes = arg.len() == 2 && arg.get(1).is_some_and(|o| takes_arg.contains(o));
-                    i += if takes { 2 } else { 1 };
-                    continue;
-                }
-                break;
+        Carrier::Container => {
+            // Global options, then the subcommand; only run, create and exec
+            // take -e.
+            let sub = walk_options(&DOCKER_GLOBAL, argv, 1, &mut |_| {});
+            if matches!(argv.get(sub).copied(), Some(b"run" | b"create" | b"exec")) {
+                walk_options(&DOCKER_RUN, argv, sub + 1, &mut f);
             }
+        }
+        Carrier::SystemdRun => {
+            walk_options(&SYSTEMD_RUN, argv, 1, &mut f);
+        }
+        Carrier::Env | Carrier::Sudo => {
+            // Options, then pairs up to the first operand that is not a pair.
+            let g = if c == Carrier::Env { &ENV } else { &SUDO };
+            let mut i = walk_options(g, argv, 1, &mut f);
             while let Some(arg) = argv.get(i) {
                 if !is_pair(arg) {
                     break;
@@ -257,6 +428,34 @@ fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
         }
     }
 }
+
+/// docker's and podman's global options (before the subcommand).
+const DOCKER_GLOBAL: Grammar = Grammar {
+    short_value: b"Hcl",
+    long_value: &[
+        b"--host",
+        b"--context",
+        b"--log-level",
+        b"--config",
+        b"--tlscacert",
+        b"--tlscert",
+        b"--tlskey",
+        b"--connection",
+        b"--url",
+        b"--identity",
+        b"--root",
+        b"--runroot",
+        b"--storage-driver",
+        b"--cgroup-manager",
+        b"--events-backend",
+        b"--network-cmd-path",
+        b"--tmpdir",
+    ],
+    long_valued_by_default: false,
+    long_bool: &[],
+    pair_short: b"",
+    pair_long: b"",
+};
 
 /// Decide the child's argv. `env_verdicts` must come from `decide_env` on `env`.
 pub fn decide_argv(

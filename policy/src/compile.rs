@@ -22,6 +22,10 @@ use toml::Spanned;
 /// does not give its own.
 pub const DEFAULT_KEY_SUFFIXES: &[&str] = &["TokenEnv", "tokenEnv", "SecretEnv", "secretEnv"];
 
+/// At most this many env files can be imported (libenvshim.so reads each one at
+/// every exec).
+pub const MAX_ENV_FILES: usize = 16;
+
 /// A warning from compiling: something was skipped but the policy is usable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
@@ -171,7 +175,7 @@ impl Compiler<'_> {
         for (i, (name, section)) in f.program.iter().enumerate() {
             let scope = i as u16;
             let p = section;
-            let line = 0;
+            let line = section_line(self.text, name);
             let pairs_base = match p.pairs.as_ref() {
                 None => 0,
                 Some(pairs) => match pairs.base {
@@ -234,7 +238,14 @@ impl Compiler<'_> {
                 }
             }
         }
-        // Imports.
+        // Imports. The shim reads every env file at each exec into its own memory,
+        // so their number is bounded.
+        if f.import.env_file.len() > MAX_ENV_FILES {
+            return Err(PolicyError::plain(
+                self.path,
+                format!("at most {MAX_ENV_FILES} [[import.env_file]] entries are supported"),
+            ));
+        }
         let mut imported_credentials: Vec<Vec<u8>> = Vec::new();
         self.dep(&mut w, self.path);
         for imp in &f.import.env_file {
@@ -266,6 +277,7 @@ impl Compiler<'_> {
                         );
                     }
                     self.warn(format!("{}:{line}:{col}: env file {} not read ({}): its names are unknown until it exists", self.path.display(), path.display(), crate::error::io_reason(&e)));
+                    self.dep(&mut w, &path);
                     continue;
                 }
             };
@@ -346,6 +358,7 @@ impl Compiler<'_> {
                         path.display(),
                         crate::error::io_reason(&e)
                     ));
+                    self.dep(&mut w, &path);
                     continue;
                 }
             };
@@ -449,12 +462,18 @@ impl Compiler<'_> {
         }
     }
 
+    /// Record a file the compiled form depends on. A file that does not exist is
+    /// recorded with a zero stat, so a cache notices when it appears.
     fn dep(&self, w: &mut Writer, path: &Path) {
         use std::os::unix::fs::MetadataExt;
+        let p = w.string(path.to_string_lossy().as_bytes());
         let Ok(md) = std::fs::metadata(path) else {
+            w.dep(DepRec {
+                path: p,
+                ..DepRec::default()
+            });
             return;
         };
-        let p = w.string(path.to_string_lossy().as_bytes());
         w.dep(DepRec {
             path: p,
             dev: md.dev(),
@@ -527,6 +546,12 @@ impl Compiler<'_> {
         creds: &[(GlobKind, Vec<u8>)],
         shapes: ShapeSet,
     ) -> Result<(), PolicyError> {
+        if name == "LD_PRELOAD" || name.starts_with("ENVSHIM_") {
+            return self.err(
+                value.span(),
+                format!("{name} belongs to the shim (rule 7 keeps it): a policy cannot set it"),
+            );
+        }
         if !valid_name(name) {
             return self.err(
                 value.span(),
@@ -610,4 +635,17 @@ pub fn valid_name(name: &str) -> bool {
     let mut chars = name.bytes();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// The line of the `[program.NAME]` header (or of the first `[program.NAME.…]`
+/// table), 0 when it cannot be found (an inline table, say).
+fn section_line(text: &str, name: &str) -> u32 {
+    let bare = format!("[program.{name}");
+    let quoted = format!("[program.\"{name}\"");
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.starts_with(&bare) || l.starts_with(&quoted)
+        })
+        .map_or(0, |i| i as u32 + 1)
 }

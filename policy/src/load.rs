@@ -134,7 +134,7 @@ impl Compiled {
 /// Parse policy text. Errors carry `path:line:column`.
 pub fn parse(text: &str, path: &Path) -> Result<PolicyFile, PolicyError> {
     toml::from_str::<PolicyFile>(text).map_err(|e| {
-        let message = e.message().trim_end().to_string();
+        let message = without_values(e.message().trim_end());
         match e.span() {
             Some(span) => PolicyError::at(path, text, span.start, message),
             None => PolicyError::plain(path, message),
@@ -203,4 +203,34 @@ pub fn load_source(source: &Source) -> Result<Compiled, PolicyError> {
         Some(p) => load(p),
         None => Ok(builtin_default()),
     }
+}
+
+/// The parser's message with any quoted value taken out: `invalid type: string
+/// "…", expected a sequence` names the type, not the text, because a value in a
+/// policy file can be a secret pasted in the wrong place. Key names (in backticks
+/// after "unknown field") are kept: they are what the user must fix.
+fn without_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find('"') {
+        out.push_str(&rest[..start]);
+        match rest[start + 1..].find('"') {
+            Some(end) => {
+                out.push_str("\"…\"");
+                rest = &rest[start + 1 + end + 1..];
+            }
+            None => {
+                rest = &rest[start..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    // `unknown variant `secret`, expected ...`: the variant is a value too.
+    if let Some(i) = out.find("unknown variant `") {
+        if let Some(j) = out[i + 17..].find('`') {
+            out.replace_range(i..i + 17 + j + 1, "unknown value");
+        }
+    }
+    out
 }

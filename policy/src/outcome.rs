@@ -277,7 +277,13 @@ pub fn decide_with(
         }
         if v.action == ArgAction::NameOnly {
             // The pair's NAME=VALUE moves into the environment.
-            if let ArgRule::Pair { name_at, .. } = v.rule {
+            // It replaces an entry of the same name: never two copies of a name.
+            if let ArgRule::Pair {
+                name_at, name_end, ..
+            } = v.rule
+            {
+                let name = &argv[i][name_at as usize..name_end as usize];
+                child_env.retain(|e| decide::split_entry(e).map(|(n, _)| n) != Some(name));
                 child_env.push(argv[i][name_at as usize..].to_vec());
             }
         }

@@ -236,3 +236,116 @@ fn pairs_are_left_alone_when_env_flags_is_off() {
     let d = decide(&c, "tmux", &["new", "-e", "BASH_ENV=/x"], &[]);
     assert_eq!(argv(&d), ["tmux", "new", "-e", "BASH_ENV=/x"]);
 }
+
+#[test]
+fn pair_parsers_stop_where_the_programs_options_end() {
+    let c = compile("version = 1\n");
+    // docker: the container's own command keeps its arguments.
+    let d = decide(
+        &c,
+        "docker",
+        &[
+            "--host",
+            "unix:///x",
+            "run",
+            "--rm",
+            "-it",
+            "-v",
+            "/a:/b",
+            "--name",
+            "n",
+            "-e",
+            "BASH_ENV=/x",
+            "image",
+            "cmd",
+            "-e",
+            "BASH_ENV=/y",
+        ],
+        &[],
+    );
+    assert_eq!(
+        argv(&d),
+        [
+            "docker",
+            "--host",
+            "unix:///x",
+            "run",
+            "--rm",
+            "-it",
+            "-v",
+            "/a:/b",
+            "--name",
+            "n",
+            "image",
+            "cmd",
+            "-e",
+            "BASH_ENV=/y"
+        ]
+    );
+    // docker subcommands other than run, create and exec carry no pairs.
+    let d = decide(&c, "docker", &["build", "-e", "BASH_ENV=/x", "."], &[]);
+    assert_eq!(argv(&d).len(), 5);
+    // systemd-run: -p takes a value; the command's own -E is left alone.
+    let d = decide(
+        &c,
+        "systemd-run",
+        &[
+            "-p",
+            "Nice=5",
+            "-E",
+            "LD_AUDIT=/x",
+            "cmd",
+            "-E",
+            "LD_AUDIT=/y",
+        ],
+        &[],
+    );
+    assert_eq!(
+        argv(&d),
+        ["systemd-run", "-p", "Nice=5", "cmd", "-E", "LD_AUDIT=/y"]
+    );
+    // env: `-` and long options with a separate value.
+    let d = decide(
+        &c,
+        "env",
+        &[
+            "-",
+            "--unset",
+            "FOO",
+            "--chdir=/tmp",
+            "BASH_ENV=/x",
+            "OK=1",
+            "cmd",
+        ],
+        &[],
+    );
+    assert_eq!(
+        argv(&d),
+        ["env", "-", "--unset", "FOO", "--chdir=/tmp", "OK=1", "cmd"]
+    );
+    // sudo: long options with a separate value.
+    let d = decide(
+        &c,
+        "sudo",
+        &["--user", "root", "-E", "BASH_ENV=/x", "cmd"],
+        &[],
+    );
+    assert_eq!(argv(&d), ["sudo", "--user", "root", "-E", "cmd"]);
+}
+
+#[test]
+fn a_granted_pair_replaces_the_same_name_in_the_environment() {
+    let c = compile("version = 1\n[[grant]]\nname = \"REGISTRY_TOKEN\"\nprogram = \"docker\"\n");
+    let d = decide(
+        &c,
+        "docker",
+        &["run", "-e", "REGISTRY_TOKEN=from-argv-123", "img"],
+        &["REGISTRY_TOKEN=from-env-4567"],
+    );
+    let copies: Vec<_> = d
+        .env
+        .iter()
+        .filter(|e| e.starts_with(b"REGISTRY_TOKEN="))
+        .collect();
+    assert_eq!(copies, [&b"REGISTRY_TOKEN=from-argv-123".to_vec()]);
+}

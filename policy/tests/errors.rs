@@ -30,16 +30,22 @@ fn unknown_keys_name_file_line_and_column() {
 fn wrong_types_say_what_was_expected() {
     let e = err("version = 1\nkeep = \"A\"\n");
     assert!(
-        e.starts_with("p.toml:2:8: invalid type: string \"A\", expected a sequence"),
+        e.starts_with("p.toml:2:8: invalid type: string \"…\", expected a sequence"),
         "{e}"
     );
     let e = err("version = 1\nbase = \"some\"\n");
     assert!(
-        e.starts_with("p.toml:2:8: unknown variant `some`, expected one of `none`, `floor`, `all`"),
+        e.starts_with("p.toml:2:8: unknown value, expected one of `none`, `floor`, `all`"),
         "{e}"
     );
     let e = err("version = \"1\"\n");
     assert!(e.starts_with("p.toml:1:11: invalid type: string"), "{e}");
+    // A value pasted in the wrong place is never echoed.
+    let e = err("version = 1\nsticky = \"hunter2-secret\"\n");
+    assert!(
+        e.starts_with("p.toml:2:10: invalid type: string \"…\", expected a boolean"),
+        "{e}"
+    );
 }
 
 #[test]
