@@ -26,7 +26,7 @@ use crate::glob::GlobKind;
 /// First bytes of every compiled policy.
 pub const MAGIC: &[u8; 8] = b"ENVSHIM\0";
 /// Bumped whenever the layout changes; a cache of another format is recompiled.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// Size of the fixed header.
 pub const HEADER_LEN: usize = 64;
 /// Number of sections in the section table.
@@ -802,17 +802,50 @@ impl<'a> Policy<'a> {
     }
 }
 
-/// The hash used by the exact-name table and by duplicate detection: FNV-1a over
+/// The hash used by the exact-name table and by duplicate detection, over the
 /// ASCII-uppercased bytes, so that case-folding credential names land in the same
 /// probe run as their exact spellings.
+///
+/// It reads eight bytes at a time and folds case in the word (the classic SWAR
+/// range test), because it runs once or twice for every variable of every exec.
+/// Changing it changes the compiled format: bump `FORMAT`.
 #[inline]
 pub fn name_hash(name: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in name {
-        h ^= u32::from(b.to_ascii_uppercase());
-        h = h.wrapping_mul(0x0100_0193);
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = name.len() as u64;
+    let mut chunks = name.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ upper_word(u64::from_le_bytes(w))).wrapping_mul(K);
     }
-    h
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        for (d, s) in w.iter_mut().zip(rest) {
+            *d = *s;
+        }
+        h = (h.rotate_left(5) ^ upper_word(u64::from_le_bytes(w))).wrapping_mul(K);
+    }
+    // Finish with a full avalanche (murmur3's fmix64): the table indexes by the
+    // low bits, which the multiplications above leave weak.
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h as u32
+}
+
+/// ASCII-uppercase eight bytes at once; bytes >= 0x80 are left alone.
+#[inline(always)]
+fn upper_word(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let low7 = x & !HIGH;
+    // High bit set in each byte whose low seven bits are >= 'a', resp. > 'z'.
+    let ge_a = low7.wrapping_add((0x80 - u64::from(b'a')) * ONES);
+    let gt_z = low7.wrapping_add((0x80 - u64::from(b'z') - 1) * ONES);
+    let lower = ge_a & !gt_z & !x & HIGH;
+    x - (lower >> 2)
 }
 
 // ---------------------------------------------------------------------------
@@ -1031,6 +1064,45 @@ mod writer {
             let total = out.len() as u32;
             out[12..16].copy_from_slice(&total.to_le_bytes());
             out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_hash;
+
+    #[test]
+    fn name_hash_folds_ascii_case_only() {
+        for (a, b) in [
+            ("GH_TOKEN", "gh_token"),
+            ("a", "A"),
+            (
+                "Mixed_Case_Name_Longer_Than_8",
+                "MIXED_CASE_NAME_LONGER_THAN_8",
+            ),
+            ("z{`@[", "Z{`@["),
+        ] {
+            assert_eq!(name_hash(a.as_bytes()), name_hash(b.as_bytes()), "{a} {b}");
+        }
+        // Bytes next to the letter ranges and non-ASCII bytes are not folded.
+        for (a, b) in [("`", "@"), ("{", "["), ("\u{e9}", "\u{c9}")] {
+            assert_ne!(name_hash(a.as_bytes()), name_hash(b.as_bytes()), "{a} {b}");
+        }
+        // Every byte value against the scalar definition, in every lane.
+        for lane in 0..8 {
+            for b in 0..=255u8 {
+                let mut x = [b'_'; 8];
+                x[lane] = b;
+                let mut y = x;
+                y[lane] = b.to_ascii_uppercase();
+                assert_eq!(name_hash(&x), name_hash(&y));
+                assert_eq!(
+                    super::upper_word(u64::from_le_bytes(x)),
+                    u64::from_le_bytes(y),
+                    "byte {b} lane {lane}"
+                );
+            }
         }
     }
 }

@@ -283,9 +283,35 @@ fn in_scope(scope: u16, mask: u64) -> bool {
 /// Split `NAME=VALUE` at the first `=`.
 #[inline]
 pub fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
-    // Names are short: a plain scan beats memchr's set-up for the usual entry.
-    let eq = entry.iter().position(|&b| b == b'=')?;
+    let eq = find_eq(entry)?;
     Some((entry.get(..eq)?, entry.get(eq + 1..)?))
+}
+
+/// The first `=`, eight bytes at a time (a name is short: memchr's set-up costs
+/// more than it saves, and a byte loop is slower than this).
+#[inline]
+fn find_eq(entry: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = entry.chunks_exact(8);
+    let mut at = 0usize;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w) ^ (u64::from(b'=') * ONES);
+        // A zero byte in `x` is an `=` in the entry (the classic haszero test; its
+        // lowest set bit is exact).
+        let zero = x.wrapping_sub(ONES) & !x & HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'=')
+        .map(|i| at + i)
 }
 
 /// Every pattern of the policy that matches a name, by class, for one program.
@@ -348,12 +374,26 @@ impl Matches {
     }
 }
 
-fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>) -> Matches {
+fn collect(
+    policy: &Policy<'_>,
+    name: &[u8],
+    hash: u32,
+    mask: u64,
+    pair_scope: Option<u16>,
+) -> Matches {
     let mut m = Matches::default();
     // Credential patterns are stored upper-cased; fold the name once so that every
     // case-insensitive comparison below is a plain byte comparison.
+    // One pass over the name: does it need folding, and does it hold a byte that
+    // the inner globs need (see `GlobFilters`)?
+    let f = &policy.filters;
+    let (mut has_lower, mut has_rare) = (false, false);
+    for &b in name {
+        has_lower |= b.is_ascii_lowercase();
+        has_rare |= f.inner_rare.has(b);
+    }
     let mut buf = [0u8; UPPER_MAX];
-    let upper = upper_case(name, &mut buf);
+    let upper = upper_case(name, has_lower, &mut buf);
     let matches = |p: &PatternRec, text: &[u8]| -> bool {
         let scoped = in_scope(p.scope, mask) || pair_scope == Some(p.scope);
         scoped
@@ -364,7 +404,7 @@ fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>)
     };
     let slots = policy.exact_slots();
     if slots != 0 {
-        let mut slot = crate::compiled::name_hash(name) as usize & (slots - 1);
+        let mut slot = hash as usize & (slots - 1);
         // Linear probing: every pattern whose folded text hashes like `name` is in
         // this run of occupied slots.
         for _ in 0..slots {
@@ -386,7 +426,7 @@ fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>)
     let f = &policy.filters;
     let prefix = f.any || name.first().is_some_and(|&b| f.prefix_first.has(b));
     let suffix = f.any || name.last().is_some_and(|&b| f.suffix_last.has(b));
-    let inner = f.any || name.iter().any(|&b| f.inner_rare.has(b));
+    let inner = f.any || has_rare;
     if prefix || suffix || inner {
         for g in policy.fast_globs() {
             let wanted = match g.rec.kind {
@@ -412,9 +452,13 @@ fn collect(policy: &Policy<'_>, name: &[u8], mask: u64, pair_scope: Option<u16>)
 /// Names longer than this are folded on the fly instead (slower, same result).
 const UPPER_MAX: usize = 128;
 
-fn upper_case<'b>(name: &'b [u8], buf: &'b mut [u8; UPPER_MAX]) -> Option<&'b [u8]> {
+fn upper_case<'b>(
+    name: &'b [u8],
+    has_lower: bool,
+    buf: &'b mut [u8; UPPER_MAX],
+) -> Option<&'b [u8]> {
     // Most names are upper case already: no copy then.
-    if !name.iter().any(u8::is_ascii_lowercase) {
+    if !has_lower {
         return Some(name);
     }
     let dst = buf.get_mut(..name.len())?;
@@ -456,8 +500,23 @@ pub fn judge(
     value: &[u8],
     pairs: Option<u16>,
 ) -> Verdict {
+    let hash = crate::compiled::name_hash(name);
+    judge_hashed(policy, program, mask, name, hash, value, pairs)
+}
+
+/// `judge` with `name_hash(name)` already computed (the decision loop computes
+/// it once for duplicate detection and the exact-name table).
+fn judge_hashed(
+    policy: &Policy<'_>,
+    program: &[u8],
+    mask: u64,
+    name: &[u8],
+    hash: u32,
+    value: &[u8],
+    pairs: Option<u16>,
+) -> Verdict {
     let settings = policy.settings();
-    let m = collect(policy, name, mask, pairs);
+    let m = collect(policy, name, hash, mask, pairs);
     let base = match pairs.and_then(|p| policy.program(p as u32)) {
         Some(p) if p.pairs_base != 0 => Base::from_u8(p.pairs_base - 1).unwrap_or(Base::None),
         _ => settings.base,
@@ -574,18 +633,21 @@ pub fn decide_env(
         let verdict = match split_entry(entry) {
             None => Verdict::new(Action::Strip, Rule::NoEquals),
             Some((b"", _)) => Verdict::new(Action::Strip, Rule::EmptyName),
-            Some((name, value)) => match first_copy(seen, req.env, name, i as u32) {
-                Some(first) => {
-                    let mut v = Verdict::new(Action::Strip, Rule::Duplicate(first));
-                    // A later copy of a credential name is a credential too.
-                    v.credential = scratch
-                        .verdicts
-                        .get(first as usize)
-                        .is_some_and(|f| f.credential);
-                    v
+            Some((name, value)) => {
+                let hash = crate::compiled::name_hash(name);
+                match first_copy(seen, req.env, name, hash, i as u32) {
+                    Some(first) => {
+                        let mut v = Verdict::new(Action::Strip, Rule::Duplicate(first));
+                        // A later copy of a credential name is a credential too.
+                        v.credential = scratch
+                            .verdicts
+                            .get(first as usize)
+                            .is_some_and(|f| f.credential);
+                        v
+                    }
+                    None => judge_hashed(policy, req.program, mask, name, hash, value, None),
                 }
-                None => judge(policy, req.program, mask, name, value, None),
-            },
+            }
         };
         if let Some(slot) = scratch.verdicts.get_mut(i) {
             *slot = verdict;
@@ -784,12 +846,12 @@ pub fn decide_env(
 }
 
 /// The index of an earlier entry with the same name, recording this one otherwise.
-fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], i: u32) -> Option<u32> {
+fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], hash: u32, i: u32) -> Option<u32> {
     let slots = seen.len();
     if slots == 0 {
         return None;
     }
-    let mut slot = crate::compiled::name_hash(name) as usize & (slots - 1);
+    let mut slot = hash as usize & (slots - 1);
     for _ in 0..slots {
         let cur = *seen.get(slot)?;
         if cur == u32::MAX {
@@ -1097,6 +1159,39 @@ impl Builder<'_, '_> {
             });
         } else {
             self.n_bytes = self.bytes.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_eq;
+
+    #[test]
+    fn find_eq_matches_a_byte_scan() {
+        let mut cases: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"=".to_vec(),
+            b"A=1".to_vec(),
+            b"NO_EQUALS".to_vec(),
+        ];
+        for len in 0..24 {
+            for pos in 0..=len {
+                let mut v: Vec<u8> = (0..len).map(|i| b'A' + (i % 26) as u8).collect();
+                if pos < len {
+                    v[pos] = b'=';
+                    // Bytes that differ from '=' by one bit, and a second '=' later.
+                    if pos + 1 < len {
+                        v[pos + 1] = b'=' ^ 1;
+                    }
+                }
+                v.push(0xff);
+                v.push(b'=');
+                cases.push(v);
+            }
+        }
+        for c in cases {
+            assert_eq!(find_eq(&c), c.iter().position(|&b| b == b'='), "{c:?}");
         }
     }
 }

@@ -215,7 +215,50 @@ impl ShapeSet {
 /// the lower discriminant.
 #[must_use]
 pub fn find_shape(hay: &[u8], enabled: ShapeSet) -> Option<ShapeMatch> {
+    if !may_hold_shape(hay) {
+        return None;
+    }
     find_shapes(hay, enabled).next()
+}
+
+/// One cheap pass that rules out most values: is there any place where a token
+/// could start (a first byte at a boundary, followed by a possible second byte),
+/// or a `://`? Every match the full search can find passes this test; values that
+/// fail it (most environment values) cost one table look-up per byte.
+#[inline]
+fn may_hold_shape(hay: &[u8]) -> bool {
+    if hay.len() < MIN_URL_LEN {
+        return false;
+    }
+    // The attached short option `-X` + token starts after a letter: let the full
+    // search handle it.
+    if hay.first() == Some(&b'-') {
+        return true;
+    }
+    // A token starts at 0 or right after a non-word byte, and `:` is a non-word
+    // byte itself: only the bytes at and after non-word bytes need a look.
+    let candidate = |i: usize| -> bool {
+        let Some(&b) = hay.get(i) else { return false };
+        let c = class(b);
+        let next = hay.get(i.wrapping_add(1)).copied();
+        (c & FIRST != 0 && second_fits(b, next))
+            || (c & COLON != 0 && next == Some(b'/') && hay.get(i.wrapping_add(2)) == Some(&b'/'))
+    };
+    if candidate(0) {
+        return true;
+    }
+    let mut from = 0usize;
+    while let Some(rel) = hay
+        .get(from..)
+        .and_then(|h| h.iter().position(|&b| class(b) & WORD == 0))
+    {
+        let i = from.wrapping_add(rel);
+        if candidate(i) || candidate(i.wrapping_add(1)) {
+            return true;
+        }
+        from = i.wrapping_add(1);
+    }
+    false
 }
 
 /// Iterator over all non-overlapping matches, left to right.
@@ -512,6 +555,8 @@ fn is_first(b: u8) -> bool {
 /// precede a token; `FIRST` bytes can start one.
 const WORD: u8 = 1;
 const FIRST: u8 = 2;
+/// `:`, which may start a URL's `://`.
+const COLON: u8 = 4;
 // Built at compile time: an index out of bounds here is a build error, never a
 // run-time panic.
 #[allow(clippy::indexing_slicing)]
@@ -525,6 +570,9 @@ static CLASS: [u8; 256] = {
         }
         if matches!(c, b'g' | b'x' | b'A' | b's' | b'e') {
             t[b] |= FIRST;
+        }
+        if c == b':' {
+            t[b] |= COLON;
         }
         b += 1;
     }
