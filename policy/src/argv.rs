@@ -702,8 +702,9 @@ fn find_secret(policy: &Policy<'_>, req: &ArgvRequest<'_>, hay: &[u8]) -> Option
         .map(|m| ArgRule::Shape(m.shape))
 }
 
-/// Overwrite every credential value and token shape in `arg` with `*`.
-fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8]) {
+/// Overwrite every credential value and token shape in `arg` with `*`, in place
+/// (also what libenvshim.so's self-scrub does to its own argv memory).
+pub fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8]) {
     for_each_credential_value(policy, req, |value, _| {
         let mut from = 0;
         while let Some(pos) = arg.get(from..).and_then(|h| memchr::memmem::find(h, value)) {

@@ -595,6 +595,23 @@ fn judge_hashed(
     v
 }
 
+/// Does self-scrub apply to `program`? The first matching `[program.*]` section
+/// that says so decides; otherwise the top-level `self_scrub`.
+pub fn self_scrub(policy: &Policy<'_>, program: &[u8]) -> bool {
+    let mask = program_mask(policy, program);
+    for i in 0..crate::compiled::MAX_PROGRAMS as u32 {
+        if (mask >> i) & 1 == 0 {
+            continue;
+        }
+        match policy.program(i).map(|p| p.self_scrub) {
+            Some(1) => return false,
+            Some(2) => return true,
+            _ => {}
+        }
+    }
+    policy.settings().self_scrub
+}
+
 /// The grant that lets credential `name` reach `program`, if any.
 pub fn find_grant(policy: &Policy<'_>, name: &[u8], program: &[u8]) -> Option<u32> {
     use crate::compiled::sec;

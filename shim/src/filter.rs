@@ -144,13 +144,16 @@ unsafe fn at(v: *const *const c_char, i: usize) -> *const c_char {
 
 /// One env file opened for this exec: its descriptor and size.
 #[derive(Clone, Copy)]
-struct OpenFile {
-    fd: c_int,
-    size: usize,
+pub(crate) struct OpenFile {
+    pub fd: c_int,
+    pub size: usize,
 }
 
 /// Open every env file the policy imports; `None` for one that cannot be read.
-fn open_env_files(policy: &Policy<'_>, out: &mut [Option<OpenFile>; MAX_ENV_FILES]) -> usize {
+pub(crate) fn open_env_files(
+    policy: &Policy<'_>,
+    out: &mut [Option<OpenFile>; MAX_ENV_FILES],
+) -> usize {
     let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
     for (i, slot) in out.iter_mut().enumerate().take(n) {
         *slot = None;
@@ -191,13 +194,13 @@ fn open_env_files(policy: &Policy<'_>, out: &mut [Option<OpenFile>; MAX_ENV_FILE
     n
 }
 
-fn close(fd: c_int) {
+pub(crate) fn close(fd: c_int) {
     // SAFETY: closing a descriptor this module opened.
     unsafe { libc::syscall(libc::SYS_close, fd) };
 }
 
 /// Read all of `fd` into `buf`; the number of bytes read, or None on error.
-fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
+pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
     let mut got = 0usize;
     while let Some(rest) = buf.get_mut(got..) {
         if rest.is_empty() {

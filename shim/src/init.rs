@@ -10,11 +10,14 @@
 use core::ffi::{c_char, c_int};
 
 /// Called by the loader with (argc, argv, envp), as glibc does for `.init_array`.
-extern "C" fn envshim_init(_argc: c_int, _argv: *const *const c_char, _envp: *const *const c_char) {
+extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
     crate::real::resolve_all();
     crate::sticky::capture();
     crate::policy::init();
     crate::filter::open_log();
+    // SAFETY: the loader passes the process's own argc/argv to `.init_array`
+    // functions, before `main`, with no other thread running.
+    unsafe { crate::scrub::at_load(argc, argv) };
 }
 
 #[used]

@@ -40,6 +40,7 @@ pub mod policy;
 pub mod popen;
 pub mod real;
 pub mod scratch;
+pub mod scrub;
 pub mod spawn;
 pub mod sticky;
 pub mod sys;
