@@ -235,6 +235,8 @@ fn captured(c: Captured) -> Option<&'static [u8]> {
 struct Plan {
     env: decide::Shortfall,
     arg_bytes: usize,
+    /// A second try after a `Shortfall`.
+    retry: bool,
 }
 
 /// The body of [`prepare`] for a usable policy.
@@ -296,6 +298,7 @@ unsafe fn apply(
     let mut plan = Plan {
         env: decide::scratch_sizes(policy, ne, preload.map_or(0, <[u8]>::len)),
         arg_bytes: arg_total.saturating_add(16),
+        retry: false,
     };
     let result = loop {
         match attempt(
@@ -404,9 +407,11 @@ fn attempt(
         let Some(buf) = scratch.take_bytes(f.size + 1) else {
             return refuse_e2big(prog);
         };
-        // Read from the start: a retry reads the file again.
-        // SAFETY: lseek on our own descriptor.
-        unsafe { libc::syscall(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET) };
+        // A retry reads the file again, from the start.
+        if plan.retry {
+            // SAFETY: lseek on our own descriptor.
+            unsafe { libc::syscall(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET) };
+        }
         if let Some(n) = read_all(f.fd, buf) {
             *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
         }
@@ -435,7 +440,13 @@ fn attempt(
     };
     let summary = match decide::decide_env(policy, &req, &mut es) {
         Ok(summary) => summary,
-        Err(short) => return Attempt::Retry(Plan { env: short, ..plan }),
+        Err(short) => {
+            return Attempt::Retry(Plan {
+                env: short,
+                retry: true,
+                ..plan
+            })
+        }
     };
     let EnvScratch {
         verdicts,
@@ -474,6 +485,7 @@ fn attempt(
         Err(need) => {
             return Attempt::Retry(Plan {
                 arg_bytes: need,
+                retry: true,
                 ..plan
             })
         }
