@@ -56,7 +56,11 @@ pub unsafe fn at_load(argc: c_int, argv: *const *const c_char) {
         let sizes = decide::scratch_sizes(policy, ne, 0);
         let mut files = [None; MAX_ENV_FILES];
         let n_files = filter::open_env_files(policy, &mut files);
-        let files_bytes: usize = files.iter().take(n_files).map(|f| f.map_or(0, |f| f.size + 1)).sum();
+        let files_bytes: usize = files
+            .iter()
+            .take(n_files)
+            .map(|f| f.map_or(0, |f| f.size + 1))
+            .sum();
         let words = |n: usize, t: usize| n.saturating_mul(t).saturating_add(16);
         let total = words(ne, core::mem::size_of::<&[u8]>())
             + words(sizes.verdicts, core::mem::size_of::<Verdict>())
@@ -67,7 +71,11 @@ pub unsafe fn at_load(argc: c_int, argv: *const *const c_char) {
             + files_bytes;
         if scratch.reserve(0, total).is_ok() {
             // SAFETY: the caller's contract on argv and environ, passed on.
-            unsafe { scrub(policy, prog, argv, n_args, environ, ne, &files, n_files, &scratch, sizes) };
+            unsafe {
+                scrub(
+                    policy, prog, argv, n_args, environ, ne, &files, n_files, &scratch, sizes,
+                )
+            };
         }
         for f in files.iter().take(n_files).flatten() {
             filter::close(f.fd);
@@ -92,7 +100,10 @@ unsafe fn scrub(
 ) {
     let empty: &[u8] = &[];
     let no_file: Option<&[u8]> = None;
-    let (Some(env), Some(contents)) = (scratch.take_init(ne, empty), scratch.take_init(n_files, no_file)) else {
+    let (Some(env), Some(contents)) = (
+        scratch.take_init(ne, empty),
+        scratch.take_init(n_files, no_file),
+    ) else {
         return;
     };
     for (i, slot) in env.iter_mut().enumerate() {
@@ -101,7 +112,9 @@ unsafe fn scrub(
     }
     for (slot, f) in contents.iter_mut().zip(files.iter()) {
         let Some(f) = f else { continue };
-        let Some(buf) = scratch.take_bytes(f.size + 1) else { return };
+        let Some(buf) = scratch.take_bytes(f.size + 1) else {
+            return;
+        };
         if let Some(n) = filter::read_all(f.fd, buf) {
             *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
         }
@@ -114,8 +127,19 @@ unsafe fn scrub(
     ) else {
         return;
     };
-    let req = EnvRequest { program: prog, env, env_files: contents, preload: None, policy_entry: None };
-    let mut es = EnvScratch { verdicts, seen, emits, bytes };
+    let req = EnvRequest {
+        program: prog,
+        env,
+        env_files: contents,
+        preload: None,
+        policy_entry: None,
+    };
+    let mut es = EnvScratch {
+        verdicts,
+        seen,
+        emits,
+        bytes,
+    };
     if decide::decide_env(policy, &req, &mut es).is_err() {
         return;
     }
@@ -123,7 +147,14 @@ unsafe fn scrub(
 
     // Arguments first: they are searched for the environment's credential values,
     // which are overwritten next.
-    let areq = ArgvRequest { program: prog, argv: &[], env, env_verdicts: verdicts.get(..ne).unwrap_or(&[]), parent_env: &[], env_files: contents };
+    let areq = ArgvRequest {
+        program: prog,
+        argv: &[],
+        env,
+        env_verdicts: verdicts.get(..ne).unwrap_or(&[]),
+        parent_env: &[],
+        env_files: contents,
+    };
     for i in 0..n_args {
         // SAFETY: i < argc; the string is writable process memory (the loader's
         // argument area) and no other thread runs yet.
