@@ -32,6 +32,7 @@
 )]
 pub mod argv;
 pub mod builtin;
+pub mod cache_key;
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic))]
 pub mod compiled;
 #[cfg_attr(
@@ -75,6 +76,8 @@ pub mod glob;
 )]
 pub mod shape;
 
+#[cfg(feature = "std")]
+pub mod cache;
 #[cfg(feature = "std")]
 pub mod compile;
 #[cfg(feature = "std")]

@@ -36,6 +36,7 @@ pub mod cold;
 pub mod exec;
 pub mod filter;
 pub mod init;
+pub mod load;
 pub mod policy;
 pub mod popen;
 pub mod real;

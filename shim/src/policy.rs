@@ -12,6 +12,8 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 use envpolicy::Policy;
 
+use crate::load::Loaded;
+
 /// The built-in default: inherit all, refuse credentials by name and shape, refuse
 /// secrets in argv.
 static DEFAULT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default.bin"));
@@ -24,8 +26,10 @@ pub struct Active {
     pub policy: Policy<'static>,
     /// The policy file's path, or `<built-in>`, for messages.
     pub source: &'static [u8],
-    /// Set when a configured policy could not be used and the floor is in force:
-    /// the one warning to print (names the file and why, never a value).
+    /// The one warning to print, at the first exec (names the file and why, never a
+    /// value): set when a configured policy could not be used and the floor is in
+    /// force, or when `ENVSHIM_POLICY` names a missing file and the built-in default
+    /// is. `None` when envwrap already printed it while compiling in this process.
     pub warning: Option<&'static [u8]>,
 }
 
@@ -43,9 +47,25 @@ static SLOT: Slot = Slot {
     active: UnsafeCell::new(None),
 };
 
-/// Called once by the constructor.
+/// Called once by the constructor: finds the configured policy and maps its compiled
+/// cache, compiling it first when it is missing or stale (see `load`).
 pub fn init() {
-    let active = builtin();
+    let saved = crate::sys::errno();
+    let active = match crate::load::load() {
+        Loaded::Builtin { warning } => builtin().map(|a| Active { warning, ..a }),
+        Loaded::File { policy, source } => Some(Active {
+            policy,
+            source,
+            warning: None,
+        }),
+        // The shim's own floor, whatever the failure marker holds.
+        Loaded::Floor { source, warning } => floor().map(|policy| Active {
+            policy,
+            source,
+            warning,
+        }),
+    };
+    crate::sys::set_errno(saved);
     // SAFETY: the constructor runs once, before any other thread of this library
     // reads SLOT (`ready` is still false, so readers do not touch `active`).
     unsafe { *SLOT.active.get() = active };

@@ -13,7 +13,8 @@
 //! - [`compile_c`] and the [`PRINTENV_C`] helper that reports its argv and environment
 //!   (`compile`, `printenv`);
 //! - /proc readers and [`assert_no_process_holds`] (`procfs`);
-//! - where the shim, envwrap and the example policies are (`artifacts`).
+//! - where the shim, envwrap and the example policies are (`artifacts`);
+//! - preloading the shim and staging its policies, for the shim's tests (`shim`).
 //!
 //! ```no_run
 //! use envshim_e2e::*;
@@ -34,6 +35,7 @@ pub mod procfs;
 pub mod rng;
 pub mod sandbox;
 pub mod secrets;
+pub mod shim;
 pub mod tmux;
 pub mod wait;
 
@@ -47,5 +49,9 @@ pub use procfs::{
 };
 pub use sandbox::{Sandbox, KEEP_ENV};
 pub use secrets::{Finding, Secret, Secrets, Shape, SECRET_NAMES};
+pub use shim::{
+    python3, reported_errno, sh_quote, shim_lines, shim_path_string, stage_example, ShimExt,
+    PERMISSIVE_POLICY, SHIM_PREFIX,
+};
 pub use tmux::{default_tmux_socket_dir, parse_show_environment, TmuxEnvironment};
 pub use wait::{wait_for, wait_until};

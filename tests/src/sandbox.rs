@@ -7,7 +7,8 @@
 //! they run in the sandbox directory, carry its secrets (so output is checked and
 //! reports are redacted), point `TMUX_TMPDIR` at the sandbox (even a nested `tmux`
 //! without `-L` lands on a socket inside it, never the user's default server), unset
-//! `TMUX` (tests work when run inside tmux), and remove every seeded name inherited
+//! `TMUX` (tests work when run inside tmux), remove `LD_PRELOAD` and `ENVSHIM_POLICY`,
+//! and remove every seeded name inherited
 //! from the outer environment (a real `GH_TOKEN` of the CI machine must not reach a
 //! test's children unnoticed).
 
@@ -141,6 +142,9 @@ impl Sandbox {
         for name in SECRET_NAMES {
             c.env_remove(name);
         }
+        // A shim (or its policy) preloaded into the test runner must not leak into the
+        // commands: a test that wants them sets them (see `shim::ShimExt`).
+        c.env_remove("LD_PRELOAD").env_remove("ENVSHIM_POLICY");
         c
     }
 

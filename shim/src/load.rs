@@ -1,0 +1,749 @@
+//! Finding the configured policy and mapping its compiled cache, in the constructor.
+//!
+//! The shim never parses TOML (docs/adr/0002-compiled-policy.md). A policy file is
+//! used through its compiled cache, a file envwrap writes (`envwrap compile`,
+//! `envpolicy::cache`); the cache's name, layout and freshness rule are in
+//! `envpolicy::cache_key`, shared with envwrap, and this module applies them with
+//! raw system calls (every libc function imported from Rust costs a symbol lookup
+//! at load in every process; see `sys.rs`).
+//!
+//! What the constructor does, in order:
+//!
+//! 1. **Which policy** (DESIGN.md §7, as `envpolicy::load::locate`): `ENVSHIM_POLICY`
+//!    from the initial environment; else `$XDG_CONFIG_HOME/envshim/policy.toml`
+//!    (`$HOME/.config/...` when unset), then `/etc/envshim/policy.toml`, each only if
+//!    it exists; else the built-in default, with no further system call.
+//!    `ENVSHIM_POLICY` naming a missing file means the built-in default, with a
+//!    warning (issue 3: "missing means the built-in default"). The path is made
+//!    absolute with the working directory (`cache_key::absolute_into`).
+//! 2. **Where its cache is**: `$XDG_CACHE_HOME/envshim/`, `$HOME/.cache/envshim/` or
+//!    `/tmp/envshim-<uid>/`, then `cache_key::cache_file_name` (the rule of
+//!    `envpolicy::cache::cache_path`).
+//! 3. **Trust**: the cache directory, if it exists, and the cache file must be owned
+//!    by our uid and not writable by group or others (a cache someone else wrote could
+//!    weaken the policy); the file must be a regular file (opened with `O_NOFOLLOW`).
+//!    An untrusted directory means the floor, without compiling (envwrap would refuse
+//!    to write there); an untrusted file is compiled again (the rename replaces it).
+//! 4. **Map and check**: `mmap` read-only, `cache_key::open` (validates the compiled
+//!    form once), then `cache_key::check`: compiled from this very path, and every
+//!    dependency and note unchanged.
+//! 5. **Compile when missing or stale**: run `envwrap compile --output CACHE -- POLICY`
+//!    with the real `posix_spawn` and wait for it. envwrap is `$ENVSHIM_ENVWRAP`, else
+//!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME`,
+//!    `XDG_CACHE_HOME` (never `LD_PRELOAD`: a dynamically linked envwrap would load
+//!    us again) and `ENVSHIM_COMPILING=1`, which makes a shim loaded into it anyway
+//!    (`/etc/ld.so.preload`) skip all of this, so a compile can never recurse. Its
+//!    stderr is ours: when the policy is malformed, envwrap's own line
+//!    (`envwrap: FILE:LINE:COL: message`) is this process's one warning. Then step 4
+//!    again, and the result must be fresh this time.
+//!
+//! **Failure markers.** A policy that does not compile leaves a failure marker as its
+//! cache: the floor, the warning text, and the stamps of the files involved. A later
+//! process start finds it fresh and enforces the floor without running envwrap, and
+//! carries the warning in [`Loaded::Floor`] so that the filter prints it once, at the
+//! first exec (a process that never spawns stays quiet). The floor enforced is always
+//! the shim's own, built in; the marker only contributes its source path and warning.
+//!
+//! **Failing closed.** Anything else that goes wrong with a configured policy (no
+//! envwrap, a spawn error, an untrusted directory, a path too long or not UTF-8, a
+//! cache still unusable after compiling) means the floor, with a warning naming the
+//! file and the reason, never a value.
+//!
+//! Everything mapped and used stays mapped for the life of the process; a mapping
+//! that is rejected is unmapped before the next attempt. No allocation, no panics.
+
+use core::cell::UnsafeCell;
+use core::ffi::{c_char, c_int};
+use core::mem::MaybeUninit;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use envpolicy::cache_key::{self, Stamp};
+use envpolicy::Policy;
+
+use crate::sticky::{self, Captured};
+use crate::{cold, real, sys};
+
+const PATH_MAX: usize = libc::PATH_MAX as usize;
+/// Larger cache files are not mapped (envpolicy::cache::MAX_CACHE_BYTES).
+const MAX_CACHE_BYTES: usize = 16 << 20;
+/// Set in envwrap's environment while it compiles for us (see the module docs).
+const COMPILING: &[u8] = b"ENVSHIM_COMPILING";
+
+/// What the constructor found. (Returned once, by value: the size of `File`'s
+/// decoded policy does not matter, and there is no heap to box it on.)
+#[derive(Clone, Copy)]
+#[allow(clippy::large_enum_variant)]
+pub enum Loaded {
+    /// No policy file applies: the built-in default. `warning` is set when
+    /// `ENVSHIM_POLICY` named a file that does not exist.
+    Builtin { warning: Option<&'static [u8]> },
+    /// The policy file's compiled cache, mapped; `source` is its path.
+    File {
+        policy: Policy<'static>,
+        source: &'static [u8],
+    },
+    /// The fail-closed floor instead of the policy file `source`. `warning` is what
+    /// to show once (`None` when envwrap already said it on this process's stderr).
+    Floor {
+        source: &'static [u8],
+        warning: Option<&'static [u8]>,
+    },
+}
+
+/// A buffer written once by the constructor, read-only afterwards.
+struct CtorBuf<const N: usize> {
+    taken: AtomicBool,
+    bytes: UnsafeCell<[u8; N]>,
+}
+
+// SAFETY: `bytes` is written only by the one caller that wins `taken` (the
+// constructor), before the slice it returns is shared; it is never written again.
+// Other threads see it only through `policy`'s slot, published with Release after.
+unsafe impl<const N: usize> Sync for CtorBuf<N> {}
+
+impl<const N: usize> CtorBuf<N> {
+    const fn new() -> Self {
+        CtorBuf {
+            taken: AtomicBool::new(false),
+            bytes: UnsafeCell::new([0; N]),
+        }
+    }
+
+    /// Copies `src` in (once) and returns the stored bytes; `None` when already
+    /// written or too long.
+    fn set(&'static self, src: &[u8]) -> Option<&'static [u8]> {
+        if src.len() > N || self.taken.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        // SAFETY: we won `taken`, so no other reference to `bytes` exists or will be
+        // made mutably; the shared slice is created after the write.
+        let buf = unsafe { &mut *self.bytes.get() };
+        let dst = buf.get_mut(..src.len())?;
+        dst.copy_from_slice(src);
+        // SAFETY: as above; the buffer is never written again.
+        let buf = unsafe { &*self.bytes.get() };
+        buf.get(..src.len())
+    }
+}
+
+/// The configured policy's absolute path, NUL-terminated.
+static POLICY_PATH: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
+/// The one warning.
+static WARNING: CtorBuf<1024> = CtorBuf::new();
+
+/// A path being built in a stack buffer (NUL-terminated by `c_bytes`). The buffer is
+/// left uninitialised: zeroing PATH_MAX bytes per path would be most of the
+/// constructor's cost.
+/// (The storage is a separate local, [`PathSpace`]: inside the struct, LLVM merges
+/// it with the zeroing of `len` into one memset.)
+struct PathBuf<'b> {
+    buf: &'b mut PathSpace,
+    len: usize,
+    ok: bool,
+}
+
+type PathSpace = [MaybeUninit<u8>; PATH_MAX + 1];
+
+impl<'b> PathBuf<'b> {
+    fn new(buf: &'b mut PathSpace) -> Self {
+        PathBuf {
+            buf,
+            len: 0,
+            ok: true,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+        self.ok = true;
+    }
+
+    fn push(&mut self, s: &[u8]) -> &mut Self {
+        let end = self.len.saturating_add(s.len());
+        // Keep one byte for the NUL.
+        let room = end < PATH_MAX + 1 && !s.contains(&0);
+        match self.buf.get_mut(self.len..end) {
+            Some(dst) if room => {
+                for (d, &b) in dst.iter_mut().zip(s) {
+                    d.write(b);
+                }
+                self.len = end;
+            }
+            _ => self.ok = false,
+        }
+        self
+    }
+
+    /// `Path::join` for a relative `s`: a `/` unless the path ends with one.
+    fn join(&mut self, s: &[u8]) -> &mut Self {
+        if self.len > 0 && self.bytes().last() != Some(&b'/') {
+            self.push(b"/");
+        }
+        self.push(s)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        let init = self.buf.get(..self.len).unwrap_or(&[]);
+        // SAFETY: the first `len` bytes were written by `push` (`len` only grows by
+        // what was written); MaybeUninit<u8> has the layout of u8.
+        unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) }
+    }
+
+    /// Calls `f` with the first `n` bytes (`0 < n < len`) NUL-terminated in place,
+    /// then puts the byte back.
+    fn with_nul_at<R>(&mut self, n: usize, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        if n == 0 || n >= self.len {
+            return None;
+        }
+        let saved = *self.bytes().get(n)?;
+        self.buf.get_mut(n)?.write(0);
+        let init = self.buf.get(..n + 1)?;
+        // SAFETY: bytes `..n` were written by `push` (n < len), byte `n` just now.
+        let r = f(unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) });
+        self.buf.get_mut(n)?.write(saved);
+        Some(r)
+    }
+
+    /// The path with its NUL, or `None` if it did not fit.
+    fn c_bytes(&mut self) -> Option<&[u8]> {
+        if !self.ok {
+            return None;
+        }
+        self.buf.get_mut(self.len)?.write(0);
+        let init = self.buf.get(..self.len + 1)?;
+        // SAFETY: bytes `..len` were written by `push`, byte `len` just now.
+        Some(unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Raw system calls.
+
+/// `stat(2)` of a NUL-terminated path; `Err(errno)` on failure.
+fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
+    if path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    // SAFETY: `stat` is plain data; all-zero is a valid value.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated (checked above) and `st` is a valid
+    // out-pointer of the kernel's `struct stat` layout (newfstatat fills it).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_newfstatat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &mut st as *mut libc::stat,
+            0 as c_int,
+        )
+    };
+    if r == 0 {
+        Ok(st)
+    } else {
+        Err(sys::errno())
+    }
+}
+
+/// `fstat(2)` of an open descriptor.
+fn fstat(fd: c_int) -> Result<libc::stat, c_int> {
+    // SAFETY: as in `stat_c`.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH stats `fd` itself; `st`
+    // is a valid out-pointer.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_newfstatat,
+            fd,
+            c"".as_ptr(),
+            &mut st as *mut libc::stat,
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    if r == 0 {
+        Ok(st)
+    } else {
+        Err(sys::errno())
+    }
+}
+
+fn stamp_of(st: &libc::stat) -> Stamp {
+    Stamp::new(
+        st.st_dev,
+        st.st_ino,
+        st.st_size as u64,
+        (st.st_mtime, st.st_mtime_nsec),
+        (st.st_ctime, st.st_ctime_nsec),
+    )
+}
+
+fn close(fd: c_int) {
+    // SAFETY: closing a descriptor this module opened and no one else uses.
+    unsafe { libc::syscall(libc::SYS_close, fd) };
+}
+
+fn getuid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::syscall(libc::SYS_getuid) as u32 }
+}
+
+/// Why a stat'ed directory or file is not trusted, if it is not.
+fn untrusted(st: &libc::stat, uid: u32, want: libc::mode_t) -> Option<&'static [u8]> {
+    if st.st_mode & libc::S_IFMT != want {
+        return Some(if want == libc::S_IFDIR {
+            b"not a directory"
+        } else {
+            b"not a regular file"
+        });
+    }
+    if st.st_uid != uid {
+        return Some(b"owned by another user");
+    }
+    if st.st_mode & 0o022 != 0 {
+        return Some(b"writable by group or others");
+    }
+    None
+}
+
+/// A read-only private mapping of a whole cache file.
+struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Mapping {
+    /// The mapped bytes, for as long as the mapping is not `unmap`ped.
+    fn bytes(&self) -> &'static [u8] {
+        // SAFETY: `ptr` is a live PROT_READ mapping of `len` bytes; it is unmapped
+        // only by `unmap`, which callers use only after every slice of it is dead.
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    fn unmap(self) {
+        // SAFETY: our own mapping; callers drop every slice of it first.
+        unsafe { sys::raw_munmap(self.ptr, self.len) };
+    }
+}
+
+enum MapError {
+    /// No cache file (or not openable): compile.
+    Missing,
+    /// A cache file we must not read: compile (the rename replaces it).
+    Untrusted(&'static [u8]),
+}
+
+/// Open, check and map the cache file at `path` (NUL-terminated).
+fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
+    // SAFETY: `path` is NUL-terminated (callers build it with `c_bytes`).
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NOCTTY,
+            0 as c_int,
+        )
+    } as c_int;
+    if fd < 0 {
+        return match sys::errno() {
+            libc::ELOOP => Err(MapError::Untrusted(b"a symbolic link")),
+            _ => Err(MapError::Missing),
+        };
+    }
+    let result = map_fd(fd, uid);
+    close(fd);
+    result
+}
+
+fn map_fd(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
+    let st = fstat(fd).map_err(|_| MapError::Missing)?;
+    if let Some(why) = untrusted(&st, uid, libc::S_IFREG) {
+        return Err(MapError::Untrusted(why));
+    }
+    let len = st.st_size as usize;
+    if len == 0 || len > MAX_CACHE_BYTES {
+        return Err(MapError::Untrusted(b"empty or too large"));
+    }
+    // SAFETY: a new private read-only mapping of an open regular file; it touches
+    // no existing memory.
+    let p = unsafe {
+        libc::syscall(
+            libc::SYS_mmap,
+            0usize,
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            fd,
+            0usize,
+        )
+    };
+    if p == -1 || p == 0 {
+        return Err(MapError::Missing);
+    }
+    Ok(Mapping {
+        ptr: p as usize as *mut u8,
+        len,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The lookup.
+
+/// A value of the initial environment, if set and not empty (with its NUL).
+fn env_c(name: &[u8]) -> Option<&'static [u8]> {
+    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings; the
+    // constructor runs before the program can change it.
+    let p = unsafe { sys::env_get(sys::environ_ptr(), name) }?;
+    // SAFETY: `p` points to a NUL-terminated value; it stays valid while we use it
+    // (the constructor only; nothing here keeps it past `load`'s return except
+    // through copies).
+    let n = unsafe { sys::strlen(p) };
+    if n == 0 {
+        return None;
+    }
+    // SAFETY: `n + 1` bytes (the value and its NUL) are readable.
+    Some(unsafe { core::slice::from_raw_parts(p.cast::<u8>(), n + 1) })
+}
+
+fn without_nul(c: &[u8]) -> &[u8] {
+    c.strip_suffix(b"\0").unwrap_or(c)
+}
+
+/// Pointer to the `NAME=VALUE` entry of `name` in the initial environment.
+fn env_entry(name: &[u8]) -> Option<*const c_char> {
+    // SAFETY: as in `env_c`.
+    let v = unsafe { sys::env_get(sys::environ_ptr(), name) }?;
+    // SAFETY: `env_get` returned a pointer `name.len() + 1` bytes into the entry.
+    Some(unsafe { v.sub(name.len() + 1) })
+}
+
+/// A warning, built in a stack buffer and then stored once.
+fn warn(parts: &[&[u8]]) -> Option<&'static [u8]> {
+    let mut m = sys::Msg::<1024>::new();
+    for p in parts {
+        m.push(p);
+    }
+    WARNING.set(m.as_bytes())
+}
+
+fn floor(source: &'static [u8], parts: &[&[u8]]) -> Loaded {
+    Loaded::Floor {
+        source,
+        warning: warn(parts),
+    }
+}
+
+/// Finds the policy in force. Called once, by the constructor.
+pub fn load() -> Loaded {
+    if env_c(COMPILING).is_some() {
+        // A shim inside the envwrap we run to compile: no lookups, no spawn.
+        return Loaded::Floor {
+            source: b"<fail-closed floor>",
+            warning: None,
+        };
+    }
+    // One path buffer: the user config path while looking, then the cache path.
+    let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let mut buf = PathBuf::new(&mut space);
+    let (given_c, explicit): (&[u8], bool) = match env_c(b"ENVSHIM_POLICY") {
+        Some(v) => (v, true),
+        None => {
+            match (env_c(b"XDG_CONFIG_HOME"), env_c(b"HOME")) {
+                (Some(x), _) => buf.push(without_nul(x)),
+                (None, Some(h)) => buf.push(without_nul(h)).join(b".config"),
+                (None, None) => &mut buf,
+            };
+            let user = buf.len > 0;
+            buf.join(b"envshim/policy.toml");
+            match buf.c_bytes() {
+                Some(c) if user && stat_c(c).is_ok() => (c, false),
+                _ if stat_c(b"/etc/envshim/policy.toml\0").is_ok() => {
+                    (&b"/etc/envshim/policy.toml\0"[..], false)
+                }
+                _ => return Loaded::Builtin { warning: None },
+            }
+        }
+    };
+
+    // Absolute, in the static buffer that messages and Active.source point to.
+    let set = if given_c.first() == Some(&b'/') {
+        POLICY_PATH.set(given_c)
+    } else {
+        let given_b = without_nul(given_c);
+        let mut cwd = [0u8; PATH_MAX + 1];
+        let mut out = [0u8; PATH_MAX + 1];
+        // SAFETY: `cwd` is a writable buffer of the length passed.
+        let r = unsafe { libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
+        // getcwd returns the length including the NUL.
+        let cwd = cwd.get(..(r.max(1) as usize) - 1).unwrap_or(&[]);
+        // Leave room for the NUL.
+        let made =
+            cache_key::absolute_into(cwd, given_b, out.get_mut(..PATH_MAX).unwrap_or(&mut []));
+        let Some(n) = made else {
+            return floor(
+                b"<policy>",
+                &[
+                    b"envshim: cannot make the policy path ",
+                    given_b,
+                    b" absolute; using the fail-closed floor",
+                ],
+            );
+        };
+        // `out` was zeroed: byte `n` is the NUL.
+        out.get(..n + 1).and_then(|c| POLICY_PATH.set(c))
+    };
+    let Some(path_c) = set else {
+        return floor(
+            b"<policy>",
+            &[b"envshim: policy path is too long; using the fail-closed floor"],
+        );
+    };
+    let path = without_nul(path_c);
+
+    if explicit {
+        if let Err(libc::ENOENT | libc::ENOTDIR) = stat_c(path_c) {
+            return Loaded::Builtin {
+                warning: warn(&[
+                    b"envshim: policy ",
+                    path,
+                    b" not found: using the built-in default",
+                ]),
+            };
+        }
+    }
+    if core::str::from_utf8(path).is_err() {
+        // The compiler records paths as UTF-8 (lossily): a cache could never match.
+        return floor(
+            path,
+            &[
+                b"envshim: policy path ",
+                path,
+                b" is not UTF-8; using the fail-closed floor",
+            ],
+        );
+    }
+
+    // The cache path (envpolicy::cache::cache_path).
+    let uid = getuid();
+    let cache = &mut buf;
+    cache.clear();
+    match (env_c(b"XDG_CACHE_HOME"), env_c(b"HOME")) {
+        (Some(x), _) => cache.push(without_nul(x)).join(b"envshim"),
+        (None, Some(h)) => cache.push(without_nul(h)).join(b".cache").join(b"envshim"),
+        (None, None) => {
+            let mut tmp = [0u8; 24];
+            cache
+                .push(b"/tmp/envshim-")
+                .push(sys::fmt_i64(i64::from(uid), &mut tmp))
+        }
+    };
+    let dir_len = cache.len;
+    cache.join(&cache_key::cache_file_name(path));
+    if cache.c_bytes().is_none() || dir_len == 0 {
+        return floor(
+            path,
+            &[
+                b"envshim: cache path for policy ",
+                path,
+                b" is too long; using the fail-closed floor",
+            ],
+        );
+    }
+    // The directory: refuse one that is not ours (a compile could not write there).
+    if let Some(Ok(st)) = cache.with_nul_at(dir_len, stat_c) {
+        if let Some(why) = untrusted(&st, uid, libc::S_IFDIR) {
+            return floor(
+                path,
+                &[
+                    b"envshim: cache directory ",
+                    cache.bytes().get(..dir_len).unwrap_or(&[]),
+                    b" is not trusted (",
+                    why,
+                    b"); policy ",
+                    path,
+                    b" not used; using the fail-closed floor",
+                ],
+            );
+        }
+    }
+    let Some(cache_c) = cache.c_bytes() else {
+        return floor(
+            path,
+            &[b"envshim: cache path too long; using the fail-closed floor"],
+        );
+    };
+
+    // A fresh cache: the common case.
+    if let Ok(m) = map_cache(cache_c, uid) {
+        if let Ok(loaded) = judge(m, path) {
+            return loaded;
+        }
+    }
+
+    // Missing, untrusted or stale: compile, then the cache must be usable.
+    let status = match compile(cache_c, path_c) {
+        Ok(s) => s,
+        Err((envwrap, errno)) => {
+            let reason: &[u8] = match errno {
+                libc::ENOENT => b"not found",
+                libc::EACCES => b"permission denied",
+                libc::ENOEXEC => b"not an executable",
+                _ => b"cannot spawn",
+            };
+            return floor(
+                path,
+                &[
+                    b"envshim: cannot run ",
+                    envwrap,
+                    b" to compile policy ",
+                    path,
+                    b": ",
+                    reason,
+                    b"; using the fail-closed floor",
+                ],
+            );
+        }
+    };
+    // envwrap explained its own failure on our stderr (exit 125).
+    let reported = matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) != 0);
+    let why: &[u8] = match map_cache(cache_c, uid) {
+        Ok(m) => match judge(m, path) {
+            Ok(Loaded::Floor { source, warning }) => {
+                return Loaded::Floor {
+                    source,
+                    warning: if reported { None } else { warning },
+                }
+            }
+            Ok(loaded) => return loaded,
+            Err(why) => why,
+        },
+        Err(MapError::Missing) => b"no compiled cache was written",
+        Err(MapError::Untrusted(why)) => why,
+    };
+    if reported {
+        return Loaded::Floor {
+            source: path,
+            warning: None,
+        };
+    }
+    floor(
+        path,
+        &[
+            b"envshim: policy ",
+            path,
+            b": compiled cache unusable (",
+            why,
+            b"); using the fail-closed floor",
+        ],
+    )
+}
+
+/// Use a mapped cache for the policy at `path`, or unmap it and say why not.
+fn judge(m: Mapping, path: &'static [u8]) -> Result<Loaded, &'static [u8]> {
+    let verdict = {
+        let bytes = m.bytes();
+        match cache_key::open(bytes) {
+            Err(e) => Err(e.describe().as_bytes()),
+            Ok((policy, notes)) => {
+                match cache_key::check(&policy, &notes, path, |p| {
+                    stat_c(p).ok().map(|s| stamp_of(&s))
+                }) {
+                    Err(s) => Err(s.describe().as_bytes()),
+                    Ok(()) => Ok(match notes.failure() {
+                        Some(w) => Loaded::Floor {
+                            source: policy.source(),
+                            warning: Some(w),
+                        },
+                        None => Loaded::File {
+                            policy,
+                            source: policy.source(),
+                        },
+                    }),
+                }
+            }
+        }
+    };
+    if verdict.is_err() {
+        // Nothing borrowed from the mapping outlives `verdict` (an error is static).
+        m.unmap();
+    }
+    verdict
+}
+
+/// Runs `envwrap compile --output CACHE -- POLICY` and waits for it. `Ok` holds the
+/// wait status (`None` when it could not be collected, e.g. SIGCHLD ignored);
+/// `Err` the envwrap path and the spawn error.
+fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [u8], c_int)> {
+    static ENVWRAP: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
+    let envwrap: &'static [u8] = match env_c(b"ENVSHIM_ENVWRAP") {
+        Some(v) => v,
+        None => {
+            let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+            let mut p = PathBuf::new(&mut space);
+            if let Captured::Present(own) = sticky::own_path() {
+                let own = own.to_bytes();
+                if let Some(slash) = own.iter().rposition(|&b| b == b'/') {
+                    p.push(own.get(..slash).unwrap_or(&[])).push(b"/envwrap");
+                }
+            }
+            match p
+                .c_bytes()
+                .filter(|c| c.len() > 1)
+                .and_then(|c| ENVWRAP.set(c))
+            {
+                Some(c) => c,
+                None => return Err((b"envwrap", libc::ENOENT)),
+            }
+        }
+    };
+    let name = without_nul(envwrap);
+    let argv: [*const c_char; 7] = [
+        c"envwrap".as_ptr(),
+        c"compile".as_ptr(),
+        c"--output".as_ptr(),
+        cache_c.as_ptr().cast(),
+        c"--".as_ptr(),
+        policy_c.as_ptr().cast(),
+        core::ptr::null(),
+    ];
+    let mut envp: [*const c_char; 5] = [core::ptr::null(); 5];
+    envp[0] = c"ENVSHIM_COMPILING=1".as_ptr();
+    let mut n = 1;
+    for var in [&b"PATH"[..], b"HOME", b"XDG_CACHE_HOME"] {
+        if let (Some(e), Some(slot)) = (env_entry(var), envp.get_mut(n)) {
+            *slot = e;
+            n += 1;
+        }
+    }
+    let Some(spawn) = real::posix_spawn() else {
+        return Err((name, libc::ENOSYS));
+    };
+    let mut pid: libc::pid_t = 0;
+    // SAFETY: every string is NUL-terminated (`envwrap`, `cache_c` and `policy_c` by
+    // construction), both arrays are NULL-terminated, and no file actions or
+    // attributes are passed. This is libc's own posix_spawn, not our hook.
+    let r = unsafe {
+        spawn(
+            &mut pid,
+            envwrap.as_ptr().cast(),
+            core::ptr::null(),
+            core::ptr::null(),
+            argv.as_ptr(),
+            envp.as_ptr(),
+        )
+    };
+    if r != 0 {
+        return Err((name, r));
+    }
+    let mut status: c_int = 0;
+    loop {
+        // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+        let w = unsafe { cold::waitpid(pid, &mut status, 0) };
+        if w == pid {
+            return Ok(Some(status));
+        }
+        if w == -1 && sys::errno() == libc::EINTR {
+            continue;
+        }
+        return Ok(None);
+    }
+}

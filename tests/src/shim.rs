@@ -1,0 +1,148 @@
+//! Helpers for the end-to-end tests of `libenvshim.so` (tests/tests/shim_*.rs):
+//! preloading the shim into a [`TestCommand`], pointing it at a policy, staging an
+//! example policy (with the files it imports) inside a sandbox, reading the shim's
+//! one-line messages from stderr, and a few policies and programs the tests share.
+
+use std::path::{Path, PathBuf};
+
+use crate::artifacts::{shim_so, workspace_root};
+use crate::command::TestCommand;
+use crate::sandbox::Sandbox;
+
+/// A policy that refuses nothing: no credential names, no shapes, argv secrets
+/// allowed, unsafe names kept, sticky on. With it the shim must be invisible.
+pub const PERMISSIVE_POLICY: &str = r#"version = 1
+base = "all"
+unsafe = "keep"
+sticky = true
+
+[credentials]
+builtin = false
+shapes = false
+
+[argv]
+secrets = "allow"
+"#;
+
+/// The shim's program name in its messages: every line it writes starts with this.
+pub const SHIM_PREFIX: &str = "envshim: ";
+
+/// Preloading the shim (and choosing its policy) on a [`TestCommand`].
+pub trait ShimExt {
+    /// `LD_PRELOAD=<libenvshim.so>` (absolute path).
+    fn with_shim(&mut self) -> &mut Self;
+    /// `ENVSHIM_POLICY=<path>`, and `XDG_CACHE_HOME=<policy's directory>/.cache`, so
+    /// the compiled cache the shim keeps for the policy lives beside it (in the
+    /// sandbox) rather than in the user's `~/.cache/envshim`.
+    fn with_policy(&mut self, policy: impl AsRef<Path>) -> &mut Self;
+}
+
+impl ShimExt for TestCommand {
+    fn with_shim(&mut self) -> &mut Self {
+        self.env("LD_PRELOAD", shim_so())
+    }
+
+    fn with_policy(&mut self, policy: impl AsRef<Path>) -> &mut Self {
+        let policy = policy.as_ref();
+        if let Some(dir) = policy.parent() {
+            self.env("XDG_CACHE_HOME", dir.join(".cache"));
+        }
+        self.env("ENVSHIM_POLICY", policy)
+    }
+}
+
+/// The shim's path as a child should see it in `LD_PRELOAD`.
+pub fn shim_path_string() -> String {
+    shim_so().to_string_lossy().into_owned()
+}
+
+/// The lines of `stderr` the shim wrote (they start with `envshim: `).
+pub fn shim_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.starts_with(SHIM_PREFIX))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Copy `examples/<name>` into the sandbox, with the `examples/<stem>/` directory of
+/// files it imports when there is one (loop.toml imports loop/env and
+/// loop/config.json); returns the copied policy's path.
+#[track_caller]
+pub fn stage_example(sb: &Sandbox, name: &str) -> PathBuf {
+    let examples = workspace_root().join("examples");
+    let src = examples.join(name);
+    let dst = sb.write(
+        name,
+        std::fs::read(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display())),
+    );
+    let stem = Path::new(name)
+        .file_stem()
+        .expect("example has a name")
+        .to_owned();
+    let dir = examples.join(&stem);
+    if dir.is_dir() {
+        copy_dir(&dir, &sb.join(&stem));
+    }
+    dst
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("mkdir {}: {e}", to.display()));
+    for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let e = e.expect("dir entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target)
+                .unwrap_or_else(|err| panic!("copy {}: {err}", e.path().display()));
+        }
+    }
+}
+
+/// A python3 to run: `/usr/bin/python3` when present (a real binary, not a pyenv
+/// shell shim), else the first `python3` on PATH.
+pub fn python3() -> PathBuf {
+    let system = PathBuf::from("/usr/bin/python3");
+    if system.exists() {
+        return system;
+    }
+    PathBuf::from("python3")
+}
+
+/// Quote one argument for `/bin/sh`: always single quotes (safe for any bytes but NUL).
+pub fn sh_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// The first `errno=N` a test C program printed on stderr (`... failed: errno=N`).
+pub fn reported_errno(stderr: &[u8]) -> Option<i32> {
+    let s = String::from_utf8_lossy(stderr);
+    let at = s.find("errno=")?;
+    s[at + 6..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<String>()
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(sh_quote("a'b"), r"'a'\''b'");
+        assert_eq!(
+            reported_errno(b"x\nspawner: execve failed: errno=7 (E2BIG)\n"),
+            Some(7)
+        );
+        assert_eq!(reported_errno(b"nothing"), None);
+        assert_eq!(
+            shim_lines(b"a\nenvshim: refused to run x\nb: envshim: no\n"),
+            ["envshim: refused to run x"]
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! `envwrap explain` and `envwrap check`: the decision table for the current
+//! environment or an env file, the arguments that would change, and a policy's
+//! summary. Every output is checked by the harness for seeded values: values must
+//! show only as `<N bytes, SHAPE>`.
+
+mod envwrap_util;
+
+use envshim_e2e::*;
+use envwrap_util::*;
+
+/// The table line of `name` in explain's output.
+#[track_caller]
+fn row<'a>(o: &Outcome, out: &'a str, name: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| o.fail(&format!("no row for {name}")))
+}
+
+#[test]
+fn explain_current_environment_never_shows_a_value() {
+    let sb = Sandbox::new("envwrap_explain_env");
+    let o = envwrap(&sb)
+        .env_secrets()
+        .env("PLAIN_SETTING", "hello")
+        .args(["explain", "--policy"])
+        .arg(example_policy("loop.toml"))
+        .args(["--program", "tmux"])
+        .expect_success();
+    let out = o.stdout_str();
+    expect_in(&o, &out, "program  tmux");
+    let gh = row(&o, &out, "GH_TOKEN");
+    assert!(
+        gh.contains("refused") && gh.contains("<40 bytes, github token>"),
+        "{gh}"
+    );
+    assert!(gh.contains("credential.name"), "{gh}");
+    let jira = row(&o, &out, "JIRA_API_TOKEN");
+    // Declared in the loop's env file: stripped before the credential rule.
+    assert!(
+        jira.contains("stripped") && jira.contains("<24 bytes>"),
+        "{jira}"
+    );
+    assert!(
+        jira.contains("name declared in an imported env file"),
+        "{jira}"
+    );
+    let url = row(&o, &out, "PROXY_URL");
+    assert!(url.contains("URL with user:password@"), "{url}");
+    let plain = row(&o, &out, "PLAIN_SETTING");
+    assert!(
+        plain.contains("kept") && plain.contains("<5 bytes>") && plain.contains("base.all"),
+        "{plain}"
+    );
+    // The loop's passthrough value comes from its env file.
+    let proxy = row(&o, &out, "HTTPS_PROXY");
+    assert!(
+        proxy.contains("set") && proxy.contains("env-file.value"),
+        "{proxy}"
+    );
+    for name in SECRET_NAMES {
+        row(&o, &out, name);
+    }
+}
+
+#[test]
+fn explain_arguments_that_would_change() {
+    let sb = Sandbox::new("envwrap_explain_argv");
+    let gh = sb.secrets().get("GH_TOKEN").assignment();
+    let o = envwrap(&sb)
+        .env_secrets()
+        .args(["explain", "--policy"])
+        .arg(example_policy("loop.toml"))
+        .args([
+            "--",
+            "tmux",
+            "new-session",
+            "-e",
+            &gh,
+            "-e",
+            "THE_LOOP_INSTANCE=7",
+            "-e",
+            "OTHER=1",
+        ])
+        .expect_success();
+    let out = o.stdout_str();
+    expect_in(&o, &out, "GH_TOKEN=<40 bytes, github token>");
+    expect_in(&o, &out, "OTHER=<1 byte>");
+    let dropped = out.lines().filter(|l| l.contains("dropped")).count();
+    assert_eq!(dropped, 4, "two pairs and their flags: {out}");
+    assert!(
+        !out.contains("THE_LOOP_INSTANCE=<"),
+        "an admitted pair is unchanged: {out}"
+    );
+
+    // A secret outside a pair: the exec would be refused.
+    let value = sb.secrets().value("OPENAI_API_KEY").to_string();
+    let o = envwrap(&sb)
+        .env_secrets()
+        .args([
+            "explain",
+            "--",
+            "curl",
+            &format!("--header=Authorization: {value}"),
+        ])
+        .expect_success();
+    let out = o.stdout_str();
+    expect_in(&o, &out, "refused");
+    expect_in(&o, &out, "openai project key");
+    expect_in(&o, &out, "the exec would be refused (envwrap exits 126): argument 1 holds the value of credential OPENAI_API_KEY");
+}
+
+#[test]
+fn explain_env_file_and_json() {
+    let sb = Sandbox::new("envwrap_explain_file");
+    let file = sb.write(
+        "daemon.env",
+        sb.secrets().env_file_contents() + "NOT A LINE\nPLAIN=1\n",
+    );
+    let o = envwrap(&sb)
+        .args(["explain", "--json", "--env-file"])
+        .arg(&file)
+        .expect_success();
+    let out = o.stdout_str();
+    assert!(
+        out.starts_with('{') && out.trim_end().ends_with('}'),
+        "{o:?}"
+    );
+    expect_in(&o, &out, r#""name":"GH_TOKEN""#);
+    expect_in(&o, &out, r#""decision":"refused""#);
+    expect_in(&o, &out, r#""shape":"github token""#);
+    expect_in(&o, &out, r#""name":"PLAIN","rule":"base.all""#);
+    // The bad line is reported by number, never by its text.
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "line 12: missing '=' after the variable name (line skipped)",
+    );
+}
+
+#[test]
+fn check_summaries_and_errors() {
+    let sb = Sandbox::new("envwrap_check");
+    let o = envwrap(&sb)
+        .arg("check")
+        .arg(example_policy("loop.toml"))
+        .expect_success();
+    let out = o.stdout_str();
+    expect_in(&o, &out, "loop.toml: valid");
+    expect_in(
+        &o,
+        &out,
+        "GH_TOKEN named a credential: refused all the same",
+    );
+    expect_in(&o, &out, "imported: THE_LOOP_GH_TOKEN");
+    expect_in(&o, &out, "[program.tmux] match tmux");
+    let o = envwrap(&sb)
+        .arg("check")
+        .arg(example_policy("agentmux.toml"))
+        .expect_success();
+    expect_in(
+        &o,
+        &o.stdout_str(),
+        "sets        AGENTMUX_BUILD_INFO, AGENTMUX_NESTED",
+    );
+    let o = envwrap(&sb)
+        .arg("check")
+        .arg(example_policy("exec-unit.toml"))
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), "the floor (PATH, HOME");
+    let o = envwrap(&sb)
+        .args(["check", "--json"])
+        .arg(example_policy("agentmux.toml"))
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), r#""strip":["AGENTMUX_*"]"#);
+    // Without a file: the lookup order; with ENVSHIM_POLICY unset and no user or
+    // system policy, the built-in default.
+    let o = envwrap(&sb)
+        .env("HOME", sb.path())
+        .env("XDG_CONFIG_HOME", sb.join("none"))
+        .arg("check")
+        .run();
+    if !std::path::Path::new("/etc/envshim/policy.toml").exists() {
+        o.check(o.status.success(), "check of the built-in policy");
+        expect_in(&o, &o.stdout_str(), "the built-in policy: valid");
+    }
+    // A policy error: FILE:LINE:COLUMN, exit 125; an import warning does not fail.
+    let bad = sb.write("bad.toml", "version = 1\n[argv]\nsecret = \"refuse\"\n");
+    let o = envwrap(&sb).arg("check").arg(&bad).expect_exit(125);
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        &format!("{}:3:1: unknown field `secret`", bad.display()),
+    );
+    let warn = sb.write(
+        "warn.toml",
+        "version = 1\n[[import.env_file]]\npath = \"missing.env\"\n",
+    );
+    let o = envwrap(&sb).arg("check").arg(&warn).expect_success();
+    expect_in(&o, &o.stderr_str(), "warning: ");
+    expect_in(&o, &o.stderr_str(), "missing.env");
+}

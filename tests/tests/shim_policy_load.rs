@@ -1,0 +1,498 @@
+//! How libenvshim.so finds the configured policy and its compiled cache
+//! (shim/src/load.rs, envpolicy::cache, `envwrap compile`).
+//!
+//! Each test runs real programs under the shim with `ENVSHIM_POLICY` pointing into
+//! a sandbox and `HOME` in the sandbox, so the cache is `$HOME/.cache/envshim/` there
+//! (`HOME` rather than `XDG_CACHE_HOME`: the floor keeps `HOME`, so a floor-bound
+//! child's own shim looks at the same cache).
+//! `ENVSHIM_ENVWRAP` is a script that counts its runs and then runs the real
+//! envwrap, so a test can tell whether a process start compiled the policy.
+//!
+//! Which policy is in force is read from a child's environment: `sh -c 'exec env'`
+//! under the shim, with `MARK_A` and `MARK_B` in the environment. The test policy
+//! strips `MARK_A` only; the built-in default keeps both; the fail-closed floor
+//! (base = "floor") keeps neither, but keeps `PATH`.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use envshim_e2e::*;
+
+const POLICY: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n";
+/// Unknown key `bas` on line 2, column 1.
+const MALFORMED: &str = "version = 1\nbas = \"none\"\n";
+
+// `ENVSHIM_POLICY` is set directly rather than with `ShimExt::with_policy`, which
+// also points `XDG_CACHE_HOME` elsewhere: these tests choose the cache location.
+
+/// What the child of a shimmed process received.
+#[derive(Debug, PartialEq, Eq)]
+enum InForce {
+    /// MARK_A stripped, MARK_B kept.
+    TestPolicy,
+    /// Both kept.
+    Default,
+    /// Neither kept, PATH kept.
+    Floor,
+    /// MARK_B stripped, MARK_A kept (a second version of the test policy).
+    StripsB,
+    Other(String),
+}
+
+struct World {
+    sb: Sandbox,
+    cache_home: PathBuf,
+    counter: PathBuf,
+    count_file: PathBuf,
+}
+
+impl World {
+    fn new(name: &str) -> World {
+        let sb = Sandbox::new(name);
+        let cache_home = sb.mkdir("home");
+        let count_file = sb.join("envwrap-runs");
+        let counter = sb.write(
+            "envwrap-counter",
+            format!(
+                "#!/bin/sh\necho run >> {}\nexec {} \"$@\"\n",
+                sh_quote(&count_file.to_string_lossy()),
+                sh_quote(&envwrap_bin().to_string_lossy())
+            ),
+        );
+        std::fs::set_permissions(&counter, std::fs::Permissions::from_mode(0o755)).unwrap();
+        World {
+            sb,
+            cache_home,
+            counter,
+            count_file,
+        }
+    }
+
+    fn runs(&self) -> usize {
+        std::fs::read_to_string(&self.count_file)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    fn cache_of(&self, policy: &Path) -> PathBuf {
+        let home = self.cache_home.clone();
+        envpolicy::cache::cache_path(
+            policy,
+            |k| (k == "HOME").then(|| home.clone().into_os_string()),
+            envpolicy::cache::current_uid(),
+        )
+    }
+
+    /// A command under the shim with this world's cache, counter and markers.
+    fn shimmed(&self, program: impl AsRef<std::ffi::OsStr>) -> TestCommand {
+        let mut c = self.sb.cmd(program);
+        c.with_shim()
+            .env("HOME", &self.cache_home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env("ENVSHIM_ENVWRAP", &self.counter)
+            .env("MARK_A", "a")
+            .env("MARK_B", "b")
+            .timeout(Duration::from_secs(30));
+        c
+    }
+
+    /// Run `sh -c 'exec env'` under the shim with `policy`; what was in force, and
+    /// the shim's and envwrap's stderr lines.
+    fn observe(&self, policy: Option<&Path>) -> (InForce, Vec<String>) {
+        let mut c = self.shimmed("/bin/sh");
+        c.args(["-c", "exec env"]);
+        if let Some(p) = policy {
+            c.env("ENVSHIM_POLICY", p);
+        }
+        let out = c.expect_success();
+        let vars: Vec<String> = out.stdout_str().lines().map(str::to_string).collect();
+        let has = |n: &str| vars.iter().any(|l| l.starts_with(&format!("{n}=")));
+        let state = match (has("MARK_A"), has("MARK_B"), has("PATH")) {
+            (false, true, _) => InForce::TestPolicy,
+            (true, true, _) => InForce::Default,
+            (false, false, true) => InForce::Floor,
+            (true, false, _) => InForce::StripsB,
+            _ => InForce::Other(vars.join(" ")),
+        };
+        (state, messages(&out.stderr))
+    }
+}
+
+/// Lines written by the shim or by envwrap.
+fn messages(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.starts_with("envshim: ") || l.starts_with("envwrap: "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn mtime_ns(p: &Path) -> i128 {
+    let md = std::fs::metadata(p).unwrap();
+    i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec())
+}
+
+#[test]
+fn compiled_on_first_use_then_reused() {
+    let w = World::new("load_first_use");
+    let policy = w.sb.write("policy.toml", POLICY);
+    let cache = w.cache_of(&policy);
+    assert!(!cache.exists());
+
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(state, InForce::TestPolicy);
+    assert!(msgs.is_empty(), "{msgs:?}");
+    assert_eq!(w.runs(), 1, "the first process start compiles");
+    let md = std::fs::metadata(&cache).expect("the cache was written");
+    assert_eq!(md.mode() & 0o777, 0o600, "cache file is owner-only");
+    assert_eq!(md.uid(), envpolicy::cache::current_uid());
+    let dir = std::fs::metadata(cache.parent().unwrap()).unwrap();
+    assert_eq!(dir.mode() & 0o777, 0o700, "cache directory is owner-only");
+    let first = mtime_ns(&cache);
+
+    // Later starts map the cache: no compile, same file.
+    for _ in 0..3 {
+        let (state, msgs) = w.observe(Some(&policy));
+        assert_eq!(state, InForce::TestPolicy);
+        assert!(msgs.is_empty(), "{msgs:?}");
+    }
+    assert_eq!(w.runs(), 1, "a fresh cache is not compiled again");
+    assert_eq!(mtime_ns(&cache), first);
+
+    // A relative ENVSHIM_POLICY names the same cache (the path is made absolute).
+    let mut c = w.shimmed("/bin/sh");
+    c.args(["-c", "exec env"])
+        .env("ENVSHIM_POLICY", "policy.toml");
+    let out = c.expect_success();
+    assert!(!out.stdout_str().contains("MARK_A="));
+    assert_eq!(w.runs(), 1);
+}
+
+#[test]
+fn recompiled_when_the_policy_changes() {
+    let w = World::new("load_policy_changes");
+    let policy = w.sb.write("policy.toml", POLICY);
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 1);
+
+    w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\nstrip = [\"MARK_B\"]\n",
+    );
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(state, InForce::StripsB, "the edited policy is in force");
+    assert!(msgs.is_empty(), "{msgs:?}");
+    assert_eq!(w.runs(), 2);
+    assert_eq!(w.observe(Some(&policy)).0, InForce::StripsB);
+    assert_eq!(w.runs(), 2);
+}
+
+#[test]
+fn recompiled_when_an_imported_env_file_changes() {
+    let w = World::new("load_import_changes");
+    let policy = w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
+    );
+    // The import is missing at first: nothing is stripped.
+    assert_eq!(w.observe(Some(&policy)).0, InForce::Default);
+    assert_eq!(w.runs(), 1);
+    assert_eq!(w.observe(Some(&policy)).0, InForce::Default);
+    assert_eq!(w.runs(), 1);
+
+    // It appears: the names it declares are stripped.
+    w.sb.write("names.env", "MARK_A=x\n");
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 2);
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 2);
+
+    // It changes.
+    w.sb.write("names.env", "MARK_B=yy\n");
+    assert_eq!(w.observe(Some(&policy)).0, InForce::StripsB);
+    assert_eq!(w.runs(), 3);
+}
+
+#[test]
+fn malformed_policy_gives_the_floor_and_one_warning() {
+    let w = World::new("load_malformed");
+    let policy = w.sb.write("bad.toml", MALFORMED);
+    let at = format!("{}:2:1: ", policy.display());
+
+    // The compiling process: envwrap's own line is the one warning.
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(state, InForce::Floor);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(msgs[0].starts_with(&format!("envwrap: {at}")), "{msgs:?}");
+    assert!(msgs[0].contains("unknown field `bas`"), "{msgs:?}");
+    assert_eq!(w.runs(), 1);
+
+    // Later processes read the failure marker: the floor, no compile, and the
+    // warning once, at the first exec.
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(state, InForce::Floor);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(msgs[0].starts_with(&format!("envshim: {at}")), "{msgs:?}");
+    assert!(msgs[0].ends_with("using the fail-closed floor"), "{msgs:?}");
+    assert_eq!(w.runs(), 1, "the failure marker spares the compile");
+
+    // A process that never spawns says nothing.
+    let out = w
+        .shimmed("/bin/true")
+        .env("ENVSHIM_POLICY", &policy)
+        .expect_success();
+    assert!(messages(&out.stderr).is_empty(), "{}", out.stderr_str());
+    assert_eq!(w.runs(), 1);
+
+    // Fixed: the policy is in force again.
+    w.sb.write("bad.toml", POLICY);
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(state, InForce::TestPolicy);
+    assert!(msgs.is_empty(), "{msgs:?}");
+    assert_eq!(w.runs(), 2);
+}
+
+#[test]
+fn missing_policy_gives_the_default_with_a_warning() {
+    let w = World::new("load_missing");
+    let missing = w.sb.join("nope.toml");
+    let (state, msgs) = w.observe(Some(&missing));
+    assert_eq!(state, InForce::Default);
+    assert_eq!(
+        msgs,
+        [format!(
+            "envshim: policy {} not found: using the built-in default",
+            missing.display()
+        )]
+    );
+    assert_eq!(w.runs(), 0, "nothing to compile");
+    assert!(
+        !w.cache_home.join(".cache").exists(),
+        "no cache for a missing policy"
+    );
+}
+
+#[test]
+fn policy_in_the_config_home_is_found() {
+    let w = World::new("load_config_home");
+    let policy = w.sb.write("config/envshim/policy.toml", POLICY);
+    let mut c = w.shimmed("/bin/sh");
+    c.args(["-c", "exec env"])
+        .env_remove("ENVSHIM_POLICY")
+        .env("XDG_CONFIG_HOME", w.sb.join("config"));
+    let out = c.expect_success();
+    assert!(!out.stdout_str().contains("MARK_A="));
+    assert!(out.stdout_str().contains("MARK_B="));
+    assert_eq!(w.runs(), 1);
+    assert!(w.cache_of(&policy).is_file());
+
+    // No config file (and no /etc/envshim/policy.toml): the built-in default,
+    // silently, with nothing compiled.
+    if !Path::new("/etc/envshim/policy.toml").exists() {
+        let mut c = w.shimmed("/bin/sh");
+        c.args(["-c", "exec env"])
+            .env_remove("ENVSHIM_POLICY")
+            .env("XDG_CONFIG_HOME", w.sb.join("empty"));
+        let out = c.expect_success();
+        assert!(out.stdout_str().contains("MARK_A="));
+        assert!(messages(&out.stderr).is_empty(), "{}", out.stderr_str());
+        assert_eq!(w.runs(), 1);
+    }
+}
+
+/// A cache holding a weaker policy, compiled for the very same path (so it is
+/// "fresh"): only the trust check stands between it and every process.
+fn plant_weak_cache(w: &World, policy: &Path) -> PathBuf {
+    let weak = envpolicy::load::compile_text("version = 1\nbase = \"all\"\n", policy).unwrap();
+    let cache = w.cache_of(policy);
+    envpolicy::cache::store(&weak, &cache).unwrap();
+    cache
+}
+
+#[test]
+fn group_or_world_writable_cache_is_refused() {
+    let w = World::new("load_writable_cache");
+    let policy = w.sb.write("policy.toml", POLICY);
+
+    // Control: owned by us and 0600, the planted cache is used (it is fresh).
+    let cache = plant_weak_cache(&w, &policy);
+    assert_eq!(w.observe(Some(&policy)).0, InForce::Default);
+    assert_eq!(w.runs(), 0);
+
+    // World-writable: refused and compiled again; the new file is owner-only.
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 1);
+    assert_eq!(std::fs::metadata(&cache).unwrap().mode() & 0o777, 0o600);
+
+    // Group-writable, the same.
+    let cache = plant_weak_cache(&w, &policy);
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o620)).unwrap();
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 2);
+}
+
+#[test]
+fn cache_owned_by_another_user_is_refused() {
+    let w = World::new("load_other_owner");
+    if envpolicy::cache::current_uid() != 0 {
+        eprintln!("skipped: chown to another user needs root");
+        return;
+    }
+    let policy = w.sb.write("policy.toml", POLICY);
+    let cache = plant_weak_cache(&w, &policy);
+    std::os::unix::fs::chown(&cache, Some(65534), Some(65534)).unwrap();
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 1, "compiled again, replacing the file");
+    assert_eq!(std::fs::metadata(&cache).unwrap().uid(), 0);
+}
+
+#[test]
+fn untrusted_cache_directory_gives_the_floor() {
+    let w = World::new("load_open_dir");
+    let policy = w.sb.write("policy.toml", POLICY);
+    let dir = w.cache_home.join(".cache/envshim");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(state, InForce::Floor);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with(&format!(
+            "envshim: cache directory {} is not trusted (writable by group or others)",
+            dir.display()
+        )),
+        "{msgs:?}"
+    );
+    assert_eq!(
+        w.runs(),
+        0,
+        "nothing is compiled into a directory we do not trust"
+    );
+
+    // `envwrap compile` refuses to write there too.
+    let out =
+        w.sb.cmd(envwrap_bin())
+            .args(["compile", "--output"])
+            .arg(dir.join("x.bin"))
+            .arg(&policy)
+            .expect_exit(125);
+    assert!(
+        out.stderr_str()
+            .contains("is not trusted: writable by group or others"),
+        "{}",
+        out.stderr_str()
+    );
+}
+
+#[test]
+fn no_envwrap_gives_the_floor_with_a_warning() {
+    let w = World::new("load_no_envwrap");
+    let policy = w.sb.write("policy.toml", POLICY);
+    let mut c = w.shimmed("/bin/sh");
+    c.args(["-c", "exec env"])
+        .env("ENVSHIM_POLICY", &policy)
+        .env("ENVSHIM_ENVWRAP", "/nonexistent/envwrap");
+    let out = c.expect_success();
+    assert!(
+        !out.stdout_str().contains("MARK_B="),
+        "the floor is in force"
+    );
+    assert!(out.stdout_str().contains("PATH="));
+    let msgs = messages(&out.stderr);
+    assert_eq!(
+        msgs,
+        [format!(
+            "envshim: cannot run /nonexistent/envwrap to compile policy {}: not found; using the fail-closed floor",
+            policy.display()
+        )]
+    );
+}
+
+#[test]
+fn envwrap_compile_command() {
+    let sb = Sandbox::new("envwrap_compile");
+    let policy = sb.write("policy.toml", POLICY);
+    let out_file = sb.join("out/compiled.bin");
+    sb.cmd(envwrap_bin())
+        .args(["compile", "--output"])
+        .arg(&out_file)
+        .arg("policy.toml")
+        .expect_success();
+    let bytes = std::fs::read(&out_file).unwrap();
+    assert_eq!(envpolicy::cache::check_fresh(&bytes, &policy), Ok(None));
+
+    // Default output: the cache path.
+    let home = sb.join("cache-home");
+    sb.cmd(envwrap_bin())
+        .args(["compile"])
+        .arg(&policy)
+        .env("XDG_CACHE_HOME", &home)
+        .expect_success();
+    let cache = envpolicy::cache::cache_path(
+        &policy,
+        |k| (k == "XDG_CACHE_HOME").then(|| home.clone().into_os_string()),
+        envpolicy::cache::current_uid(),
+    );
+    assert!(cache.is_file(), "{}", cache.display());
+
+    // A malformed policy: FILE:LINE:COL on stderr, exit 125, a failure marker.
+    let bad = sb.write("bad.toml", MALFORMED);
+    let out = sb
+        .cmd(envwrap_bin())
+        .args(["compile", "--output"])
+        .arg(&out_file)
+        .arg(&bad)
+        .expect_exit(125);
+    let err = out.stderr_str();
+    assert!(
+        err.starts_with(&format!(
+            "envwrap: {}:2:1: unknown field `bas`",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let bytes = std::fs::read(&out_file).unwrap();
+    let warning = envpolicy::cache::check_fresh(&bytes, &bad)
+        .unwrap()
+        .unwrap();
+    assert!(String::from_utf8_lossy(warning).contains("bad.toml:2:1:"));
+
+    // Usage errors.
+    sb.cmd(envwrap_bin()).args(["compile"]).expect_exit(125);
+    sb.cmd(envwrap_bin())
+        .args(["compile", "--bogus", "x"])
+        .expect_exit(125);
+}
+
+/// A C program that never spawns, under the shim with a fresh cache: quiet, and
+/// its own environment untouched.
+#[test]
+fn c_program_under_the_shim() {
+    let w = World::new("load_c_program");
+    let policy = w.sb.write("policy.toml", POLICY);
+    let bin = compile_c(
+        "load_getenv",
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void){const char*a=getenv(\"MARK_A\");printf(\"%s\\n\",a?a:\"(unset)\");return 0;}\n",
+    );
+    let out = w
+        .shimmed(&bin)
+        .env("ENVSHIM_POLICY", &policy)
+        .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "a\n",
+        "the shim does not change its host's environment"
+    );
+    assert!(out.stderr.is_empty(), "{}", out.stderr_str());
+    assert_eq!(w.runs(), 1);
+    let out = w
+        .shimmed(&bin)
+        .env("ENVSHIM_POLICY", &policy)
+        .expect_success();
+    assert!(out.stderr.is_empty());
+    assert_eq!(w.runs(), 1);
+}

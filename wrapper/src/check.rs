@@ -1,0 +1,440 @@
+//! `envwrap check [POLICY]`: validate a policy; print its errors as
+//! FILE:LINE:COLUMN (exit 125), or a short summary of what it keeps, strips,
+//! refuses and sets, read back from the compiled form (so the summary shows what
+//! the front ends will do, not what the file seems to say).
+
+use crate::exit::{self, Failure};
+use crate::opts::{tool_args, Spec};
+use crate::{help, source};
+use envpolicy::compiled::{sec, ArgvSecrets, Base, Class, Mode, Policy, Role, GLOBAL};
+use envpolicy::shape::{Shape, ShapeSet};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const SPECS: &[Spec] = &[
+    Spec {
+        long: "json",
+        short: None,
+        value: false,
+    },
+    Spec {
+        long: "help",
+        short: Some(b'h'),
+        value: false,
+    },
+];
+
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    let mut json_out = false;
+    let mut want_help = false;
+    let parsed = tool_args(args, SPECS, "envwrap check --help", |long, _| {
+        match long {
+            "help" => want_help = true,
+            _ => json_out = true,
+        }
+        Ok(())
+    });
+    let mut operands = match parsed {
+        Ok(a) => {
+            let mut v = a.operands;
+            v.extend(a.after.unwrap_or_default());
+            v
+        }
+        Err(f) => return exit::report(&f),
+    };
+    if want_help {
+        print!("{}", help::CHECK);
+        return ExitCode::SUCCESS;
+    }
+    if operands.len() > 1 {
+        return exit::report(&Failure::usage(
+            "check takes at most one POLICY",
+            "envwrap check --help",
+        ));
+    }
+    let explicit = operands.pop().map(PathBuf::from);
+    let loaded = match source::load(explicit.as_deref(), source::own_getenv) {
+        Ok(l) => l,
+        Err(f) => {
+            // The error already reads FILE:LINE:COLUMN: MESSAGE.
+            eprintln!("{}", f.message);
+            return ExitCode::from(f.code);
+        }
+    };
+    for w in &loaded.compiled.warnings {
+        eprintln!("warning: {}", w.message);
+    }
+    let policy = loaded.compiled.policy();
+    let s = summarize(&policy);
+    if json_out {
+        let mut v = s.to_json();
+        v["policy"] = json!(loaded.name());
+        v["valid"] = json!(true);
+        v["warnings"] = json!(loaded
+            .compiled
+            .warnings
+            .iter()
+            .map(|w| w.message.clone())
+            .collect::<Vec<_>>());
+        println!("{v}");
+    } else {
+        print!("{}", s.render(&loaded.name()));
+    }
+    ExitCode::SUCCESS
+}
+
+/// What a compiled policy does, by rule.
+#[derive(Default, Debug)]
+pub struct Summary {
+    pub mode: &'static str,
+    pub base: &'static str,
+    pub unsafe_names: &'static str,
+    pub argv_secrets: &'static str,
+    pub env_flags: bool,
+    pub sticky: bool,
+    pub keep: Vec<String>,
+    /// Keep patterns that name a credential: refused all the same.
+    pub keep_credentials: Vec<String>,
+    pub strip: Vec<String>,
+    pub strip_imported: Vec<String>,
+    pub builtin_credentials: Vec<String>,
+    pub credentials: Vec<String>,
+    pub credentials_imported: Vec<String>,
+    pub shapes: Vec<&'static str>,
+    pub floor: Vec<String>,
+    pub unsafe_count: usize,
+    pub sets: Vec<String>,
+    pub grants: Vec<String>,
+    pub passthrough: Vec<String>,
+    pub env_files: Vec<String>,
+    pub other_imports: Vec<String>,
+    pub programs: Vec<ProgramSummary>,
+    pub log: Option<String>,
+}
+
+/// One `[program.NAME]` section.
+#[derive(Default, Debug)]
+pub struct ProgramSummary {
+    pub name: String,
+    pub matches: Vec<String>,
+    pub keep: Vec<String>,
+    pub strip: Vec<String>,
+    pub sets: Vec<String>,
+    pub pairs: Option<(String, Vec<String>, Vec<String>)>,
+    pub self_scrub: Option<bool>,
+}
+
+fn text(policy: &Policy<'_>, r: envpolicy::compiled::StrRef) -> String {
+    String::from_utf8_lossy(policy.str(r)).into_owned()
+}
+
+/// Read a compiled policy back into a summary.
+pub fn summarize(policy: &Policy<'_>) -> Summary {
+    let st = policy.settings();
+    let mut s = Summary {
+        mode: match st.mode {
+            Mode::Enforce => "enforce",
+            Mode::Audit => "audit",
+        },
+        base: base_name(st.base),
+        unsafe_names: if st.strip_unsafe { "stripped" } else { "kept" },
+        argv_secrets: match st.argv_secrets {
+            ArgvSecrets::Refuse => "refuse",
+            ArgvSecrets::Redact => "redact",
+            ArgvSecrets::Allow => "allow",
+        },
+        env_flags: st.env_flags,
+        sticky: st.sticky,
+        ..Summary::default()
+    };
+    let enabled = ShapeSet::from_bits(st.shapes);
+    s.shapes = Shape::ALL
+        .iter()
+        .filter(|sh| enabled.contains(**sh))
+        .map(|sh| sh.id())
+        .collect();
+    let mut programs: BTreeMap<u32, ProgramSummary> = BTreeMap::new();
+    for i in 0..policy.count(sec::PROGRAMS) as u32 {
+        let Some(p) = policy.program(i) else { continue };
+        let pairs = (p.pairs_base != 0).then(|| {
+            let base = Base::from_u8(p.pairs_base - 1).map_or("none", base_name);
+            (base.to_string(), Vec::new(), Vec::new())
+        });
+        programs.insert(
+            i,
+            ProgramSummary {
+                name: text(policy, p.name),
+                pairs,
+                self_scrub: match p.self_scrub {
+                    1 => Some(false),
+                    2 => Some(true),
+                    _ => None,
+                },
+                ..ProgramSummary::default()
+            },
+        );
+    }
+    for i in 0..policy.count(sec::MATCHERS) as u32 {
+        let Some(m) = policy.matcher(i) else { continue };
+        if let Some(p) = programs.get_mut(&m.program) {
+            p.matches.push(text(policy, m.pattern));
+        }
+    }
+    for i in 0..policy.count(sec::PATTERNS) as u32 {
+        let Some(p) = policy.pattern(i) else { continue };
+        let t = text(policy, p.text);
+        let program = (p.scope != GLOBAL)
+            .then(|| programs.get_mut(&u32::from(p.scope)))
+            .flatten();
+        match (p.class, program) {
+            (Class::Keep, Some(pr)) => pr.keep.push(t),
+            (Class::Keep, None) => {
+                if !t.contains('*') && envpolicy::argv::is_credential(policy, t.as_bytes(), b"") {
+                    s.keep_credentials.push(t.clone());
+                }
+                s.keep.push(t)
+            }
+            (Class::Strip, Some(pr)) => pr.strip.push(t),
+            (Class::Strip, None) => s.strip.push(t),
+            (Class::PairKeep, Some(pr)) => {
+                if let Some(pairs) = &mut pr.pairs {
+                    pairs.1.push(t)
+                }
+            }
+            (Class::PairStrip, Some(pr)) => {
+                if let Some(pairs) = &mut pr.pairs {
+                    pairs.2.push(t)
+                }
+            }
+            (Class::Credential, _) if p.line == 0 => s.builtin_credentials.push(t),
+            (Class::Credential, _) => s.credentials.push(t),
+            (Class::ImportStrip, _) => s.strip_imported.push(t),
+            (Class::ImportCredential, _) => s.credentials_imported.push(t),
+            (Class::Floor, _) => s.floor.push(t),
+            (Class::Unsafe, _) => s.unsafe_count += 1,
+            _ => {}
+        }
+    }
+    for i in 0..policy.count(sec::SETS) as u32 {
+        let Some(r) = policy.set(i) else { continue };
+        let name = text(policy, r.name);
+        match programs
+            .get_mut(&u32::from(r.scope))
+            .filter(|_| r.scope != GLOBAL)
+        {
+            Some(p) => p.sets.push(name),
+            None => s.sets.push(name),
+        }
+    }
+    for i in 0..policy.count(sec::GRANTS) as u32 {
+        let Some(g) = policy.grant(i) else { continue };
+        s.grants.push(format!(
+            "{} to {}",
+            text(policy, g.name),
+            text(policy, g.program)
+        ));
+    }
+    let mut file_paths = Vec::new();
+    for i in 0..policy.count(sec::ENV_FILES) as u32 {
+        let Some(f) = policy.env_file(i) else {
+            continue;
+        };
+        let path = text(policy, f.path);
+        let role = match f.role {
+            Role::Strip => "strip",
+            Role::Refuse => "refuse",
+        };
+        let values = if f.values { ", values" } else { "" };
+        s.env_files.push(format!("{path} (role {role}{values})"));
+        file_paths.push(path);
+    }
+    for i in 0..policy.count(sec::FILE_KEEPS) as u32 {
+        let Some(k) = policy.file_keep(i) else {
+            continue;
+        };
+        let file = policy
+            .env_file(k.file)
+            .map(|f| text(policy, f.path))
+            .unwrap_or_default();
+        s.passthrough
+            .push(format!("{} (from {file})", text(policy, k.name)));
+    }
+    let source = String::from_utf8_lossy(policy.source()).into_owned();
+    for i in 0..policy.count(sec::DEPS) as u32 {
+        let Some(d) = policy.dep(i) else { continue };
+        let path = text(policy, d.path);
+        if path != source && !file_paths.contains(&path) && !s.other_imports.contains(&path) {
+            s.other_imports.push(path);
+        }
+    }
+    s.programs = programs.into_values().collect();
+    s.log = policy
+        .log_path()
+        .map(|p| String::from_utf8_lossy(p.strip_suffix(b"\0").unwrap_or(p)).into_owned());
+    s
+}
+
+fn base_name(b: Base) -> &'static str {
+    match b {
+        Base::None => "none",
+        Base::Floor => "floor",
+        Base::All => "all",
+    }
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "(none)".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+impl Summary {
+    /// The text summary.
+    pub fn render(&self, name: &str) -> String {
+        let mut o = String::new();
+        let mut line = |label: &str, value: String| {
+            o.push_str(&format!("  {label:<12}{value}\n"));
+        };
+        line(
+            "settings",
+            format!(
+                "mode {}, base {}, unsafe names {}, secrets in argv: {}, NAME=VALUE pairs in argv {}",
+                self.mode,
+                self.base,
+                self.unsafe_names,
+                self.argv_secrets,
+                if self.env_flags { "judged" } else { "left alone" }
+            ),
+        );
+        let mut keeps = match self.base {
+            "all" => "everything inherited, except what is stripped or refused".to_string(),
+            "floor" => format!("the floor ({})", self.floor.join(", ")),
+            _ => "nothing inherited but".to_string(),
+        };
+        if !self.keep.is_empty() {
+            keeps.push_str(&format!("; keep {}", self.keep.join(", ")));
+        }
+        if !self.keep_credentials.is_empty() {
+            keeps.push_str(&format!(
+                " ({} named a credential: refused all the same)",
+                self.keep_credentials.join(", ")
+            ));
+        }
+        line("keeps", keeps);
+        let mut strips = list(&self.strip);
+        if !self.strip_imported.is_empty() {
+            strips.push_str(&format!(
+                "; names declared in imported env files: {}",
+                self.strip_imported.join(", ")
+            ));
+        }
+        if self.unsafe_names == "stripped" {
+            strips.push_str(&format!("; {} built-in unsafe names", self.unsafe_count));
+        }
+        line("strips", strips);
+        let mut refuses = Vec::new();
+        if !self.builtin_credentials.is_empty() {
+            refuses.push(format!(
+                "{} built-in credential names ({})",
+                self.builtin_credentials.len(),
+                self.builtin_credentials.join(", ")
+            ));
+        }
+        if !self.credentials.is_empty() {
+            refuses.push(self.credentials.join(", "));
+        }
+        if !self.credentials_imported.is_empty() {
+            refuses.push(format!(
+                "imported: {}",
+                self.credentials_imported.join(", ")
+            ));
+        }
+        refuses.push(match self.shapes.len() {
+            0 => "no token shapes".to_string(),
+            n => format!("values of {n} token shapes ({})", self.shapes.join(", ")),
+        });
+        line("refuses", refuses.join("; "));
+        line("sets", list(&self.sets));
+        line("grants", list(&self.grants));
+        if !self.passthrough.is_empty() {
+            line("file values", self.passthrough.join(", "));
+        }
+        let mut imports = self.env_files.clone();
+        imports.extend(self.other_imports.iter().map(|p| format!("{p} (config)")));
+        line("imports", list(&imports));
+        for p in &self.programs {
+            let mut parts = vec![format!("match {}", p.matches.join(", "))];
+            if !p.keep.is_empty() {
+                parts.push(format!("keep {}", p.keep.join(", ")));
+            }
+            if !p.strip.is_empty() {
+                parts.push(format!("strip {}", p.strip.join(", ")));
+            }
+            if !p.sets.is_empty() {
+                parts.push(format!("set {}", p.sets.join(", ")));
+            }
+            if let Some((base, keep, strip)) = &p.pairs {
+                let mut pairs = format!("pairs from {base}");
+                if !keep.is_empty() {
+                    pairs.push_str(&format!(", keep {}", keep.join(", ")));
+                }
+                if !strip.is_empty() {
+                    pairs.push_str(&format!(", strip {}", strip.join(", ")));
+                }
+                parts.push(pairs);
+            }
+            if let Some(on) = p.self_scrub {
+                parts.push(format!("self_scrub {on}"));
+            }
+            line(
+                "program",
+                format!("[program.{}] {}", p.name, parts.join("; ")),
+            );
+        }
+        if let Some(l) = &self.log {
+            line("log", l.clone());
+        }
+        format!("{name}: valid\n{o}")
+    }
+
+    /// The JSON summary.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "mode": self.mode,
+            "base": self.base,
+            "unsafe_names": self.unsafe_names,
+            "argv_secrets": self.argv_secrets,
+            "env_flags": self.env_flags,
+            "sticky": self.sticky,
+            "keep": self.keep,
+            "keep_credentials": self.keep_credentials,
+            "strip": self.strip,
+            "strip_imported": self.strip_imported,
+            "floor": self.floor,
+            "credentials_builtin": self.builtin_credentials,
+            "credentials": self.credentials,
+            "credentials_imported": self.credentials_imported,
+            "shapes": self.shapes,
+            "set": self.sets,
+            "grants": self.grants,
+            "passthrough": self.passthrough,
+            "env_files": self.env_files,
+            "other_imports": self.other_imports,
+            "programs": self.programs.iter().map(|p| json!({
+                "name": p.name,
+                "match": p.matches,
+                "keep": p.keep,
+                "strip": p.strip,
+                "set": p.sets,
+                "pairs": p.pairs.as_ref().map(|(b, k, s)| json!({"base": b, "keep": k, "strip": s})),
+                "self_scrub": p.self_scrub,
+            })).collect::<Vec<_>>(),
+            "log": self.log,
+        })
+    }
+}

@@ -1,0 +1,283 @@
+//! The run mode's command line, read with env(1)'s grammar:
+//!
+//! ```text
+//! envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
+//! ```
+//!
+//! Options come first and stop at the first argument that is not one (or at
+//! `--`). Then `-` alone means `-i`, then every operand holding `=` is an
+//! assignment, and the first operand without `=` is the command. `-S STRING`
+//! splits its string into words that are read as if they stood in its place.
+
+use crate::exit::{Failure, OWN_ERROR};
+use crate::opts::{Parser, Spec, Token};
+use crate::preload::Want;
+use crate::split;
+use envpolicy::compiled::Mode;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
+/// Where a usage error points.
+pub const HELP_HINT: &str = "envwrap --help";
+
+/// The options of the run mode.
+pub const SPECS: &[Spec] = &[
+    Spec {
+        long: "ignore-environment",
+        short: Some(b'i'),
+        value: false,
+    },
+    Spec {
+        long: "unset",
+        short: Some(b'u'),
+        value: true,
+    },
+    Spec {
+        long: "chdir",
+        short: Some(b'C'),
+        value: true,
+    },
+    Spec {
+        long: "split-string",
+        short: Some(b'S'),
+        value: true,
+    },
+    Spec {
+        long: "policy",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "mode",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "log",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "json",
+        short: None,
+        value: false,
+    },
+    Spec {
+        long: "preload",
+        short: None,
+        value: false,
+    },
+    Spec {
+        long: "no-preload",
+        short: None,
+        value: false,
+    },
+    Spec {
+        long: "help",
+        short: Some(b'h'),
+        value: false,
+    },
+    Spec {
+        long: "version",
+        short: None,
+        value: false,
+    },
+];
+
+/// A run: what to change, under which policy, and the command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    pub ignore_env: bool,
+    /// `-u` names, in order.
+    pub unset: Vec<Vec<u8>>,
+    pub chdir: Option<PathBuf>,
+    pub policy: Option<PathBuf>,
+    /// `--mode`: overrides the policy's `mode`.
+    pub mode: Option<Mode>,
+    pub log: Option<PathBuf>,
+    pub json: bool,
+    pub preload: Want,
+    /// `NAME=VALUE` operands, in order (the name is never empty).
+    pub assignments: Vec<Vec<u8>>,
+    /// The command and its arguments (never empty).
+    pub command: Vec<OsString>,
+}
+
+/// What the command line asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Help,
+    Version,
+    Run(RunOptions),
+}
+
+/// Read the run mode's arguments (without argv[0]). `getenv` serves `${NAME}` in
+/// `-S` strings from envwrap's own environment.
+pub fn parse(
+    args: Vec<OsString>,
+    getenv: impl Fn(&[u8]) -> Option<Vec<u8>>,
+) -> Result<Parsed, Failure> {
+    let mut o = RunOptions {
+        ignore_env: false,
+        unset: Vec::new(),
+        chdir: None,
+        policy: None,
+        mode: None,
+        log: None,
+        json: false,
+        preload: Want::Auto,
+        assignments: Vec::new(),
+        command: Vec::new(),
+    };
+    let mut p = Parser::new(args, SPECS, HELP_HINT);
+    let mut first_operand = None;
+    while let Some(t) = p.next_token()? {
+        let (long, value) = match t {
+            Token::DoubleDash => break,
+            Token::Operand(a) => {
+                first_operand = Some(a);
+                break;
+            }
+            Token::Opt { long, value } => (long, value),
+        };
+        let value = value.unwrap_or_default();
+        match long {
+            "ignore-environment" => o.ignore_env = true,
+            "unset" => {
+                let name = value.into_vec();
+                if name.is_empty() || name.contains(&b'=') {
+                    return Err(Failure::new(
+                        OWN_ERROR,
+                        "cannot unset a name that is empty or holds '=' (-u takes a variable name)",
+                    ));
+                }
+                o.unset.push(name);
+            }
+            "chdir" => o.chdir = Some(PathBuf::from(value)),
+            "split-string" => {
+                let words = split::split(value.as_bytes(), &getenv)
+                    .map_err(|e| Failure::new(OWN_ERROR, e.0))?;
+                p.splice(words);
+            }
+            "policy" => o.policy = Some(PathBuf::from(value)),
+            "mode" => {
+                o.mode = Some(match value.as_bytes() {
+                    b"enforce" => Mode::Enforce,
+                    b"audit" => Mode::Audit,
+                    _ => {
+                        return Err(Failure::usage(
+                            "--mode takes 'enforce' or 'audit'",
+                            HELP_HINT,
+                        ))
+                    }
+                })
+            }
+            "log" => o.log = Some(PathBuf::from(value)),
+            "json" => o.json = true,
+            "preload" => o.preload = Want::On,
+            "no-preload" => o.preload = Want::Off,
+            "help" => return Ok(Parsed::Help),
+            "version" => return Ok(Parsed::Version),
+            _ => unreachable!("option {long} is in SPECS"),
+        }
+    }
+    let mut operands: Vec<OsString> = first_operand.into_iter().chain(p.rest()).collect();
+    if operands.first().is_some_and(|a| a.as_bytes() == b"-") {
+        o.ignore_env = true;
+        operands.remove(0);
+    }
+    let mut operands = operands.into_iter().peekable();
+    while let Some(a) = operands.next_if(|a| a.as_bytes().contains(&b'=')) {
+        let a = a.into_vec();
+        if a.first() == Some(&b'=') {
+            return Err(Failure::new(
+                OWN_ERROR,
+                format!(
+                    "invalid NAME=VALUE operand {}: the name is empty",
+                    o.assignments.len() + 1
+                ),
+            ));
+        }
+        o.assignments.push(a);
+    }
+    o.command = operands.collect();
+    if o.command.is_empty() {
+        return Err(Failure::usage("no command given", HELP_HINT));
+    }
+    Ok(Parsed::Run(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<RunOptions, Failure> {
+        let args = args.iter().map(OsString::from).collect();
+        match parse(args, |n| (n == b"D").then(|| b"/srv".to_vec()))? {
+            Parsed::Run(o) => Ok(o),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn env_grammar() {
+        let o = run(&[
+            "-iu", "HOME", "-C", "/tmp", "A=1", "B==2", "cmd", "X=1", "-i",
+        ])
+        .unwrap();
+        assert!(o.ignore_env);
+        assert_eq!(o.unset, vec![b"HOME".to_vec()]);
+        assert_eq!(o.chdir, Some(PathBuf::from("/tmp")));
+        assert_eq!(o.assignments, vec![b"A=1".to_vec(), b"B==2".to_vec()]);
+        assert_eq!(o.command, ["cmd", "X=1", "-i"]);
+        let o = run(&["-", "cmd"]).unwrap();
+        assert!(o.ignore_env);
+        let o = run(&["--", "A=1", "--help"]).unwrap();
+        assert_eq!(o.command, ["--help"]);
+    }
+
+    #[test]
+    fn split_string_splices() {
+        let o = run(&["-S --policy p.toml --mode=audit -- sh", "script", "arg"]).unwrap();
+        assert_eq!(o.policy, Some(PathBuf::from("p.toml")));
+        assert_eq!(o.mode, Some(Mode::Audit));
+        assert_eq!(o.command, ["sh", "script", "arg"]);
+        let o = run(&["-S", "-i X=${D} env"]).unwrap();
+        assert!(o.ignore_env);
+        assert_eq!(o.assignments, vec![b"X=/srv".to_vec()]);
+        assert_eq!(o.command, ["env"]);
+    }
+
+    #[test]
+    fn bad_input() {
+        assert!(run(&[]).unwrap_err().message.contains("no command"));
+        assert!(run(&["-i", "A=1"])
+            .unwrap_err()
+            .message
+            .contains("no command"));
+        assert!(run(&["=x", "cmd"])
+            .unwrap_err()
+            .message
+            .contains("name is empty"));
+        assert!(run(&["-u", "A=B", "cmd"])
+            .unwrap_err()
+            .message
+            .contains("cannot unset"));
+        assert!(run(&["-S", "'x", "cmd"])
+            .unwrap_err()
+            .message
+            .contains("terminating"));
+        assert!(run(&["--mode", "loud", "cmd"])
+            .unwrap_err()
+            .message
+            .contains("--mode"));
+        assert!(run(&["--bogus", "cmd"])
+            .unwrap_err()
+            .message
+            .contains("unrecognized"));
+        for e in [run(&[]), run(&["--bogus"])] {
+            assert_eq!(e.unwrap_err().code, 125);
+        }
+    }
+}

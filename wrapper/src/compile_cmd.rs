@@ -1,0 +1,97 @@
+//! `envwrap compile [--output FILE] POLICY`: compile a policy file into the cache
+//! that libenvshim.so maps (docs/adr/0002-compiled-policy.md; the cache's rules are
+//! in `envpolicy::cache`).
+//!
+//! The default output is the policy's cache path (`envpolicy::cache::cache_path`).
+//! libenvshim.so runs this command itself, from its constructor, when the cache is
+//! missing or stale; so it writes nothing on stdout (that would land in the output
+//! of whatever program was starting), and its stderr is the one warning a user sees
+//! in that process.
+//!
+//! A policy that does not compile is reported as `envwrap: FILE:LINE:COL: message`
+//! (exit 125), and a failure marker is stored in its place: the fail-closed floor
+//! with that warning, so that processes enforce the floor until the policy is fixed
+//! without running the compiler at every start.
+
+use envpolicy::cache;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const EXIT_OWN_ERROR: u8 = 125;
+
+const USAGE: &str = "usage: envwrap compile [--output FILE] POLICY";
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("envwrap: {message}");
+    ExitCode::from(EXIT_OWN_ERROR)
+}
+
+/// Run `envwrap compile` with the arguments after `compile`.
+pub fn run(args: &[OsString]) -> ExitCode {
+    let mut output: Option<PathBuf> = None;
+    let mut policy: Option<PathBuf> = None;
+    let mut i = 0;
+    let mut options = true;
+    while let Some(arg) = args.get(i) {
+        let a = arg.as_bytes();
+        i += 1;
+        if options && a == b"--" {
+            options = false;
+        } else if options && (a == b"--output" || a == b"-o") {
+            match args.get(i) {
+                Some(f) => output = Some(PathBuf::from(f)),
+                None => return fail(&format!("--output needs a FILE\n{USAGE}")),
+            }
+            i += 1;
+        } else if let Some(f) = a.strip_prefix(b"--output=").filter(|_| options) {
+            output = Some(PathBuf::from(std::ffi::OsStr::from_bytes(f)));
+        } else if options && (a == b"-h" || a == b"--help") {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        } else if options && a.len() > 1 && a.starts_with(b"-") {
+            return fail(&format!(
+                "compile: unknown option {}\n{USAGE}",
+                String::from_utf8_lossy(a)
+            ));
+        } else if policy.is_none() {
+            policy = Some(PathBuf::from(arg));
+        } else {
+            return fail(&format!("compile: one POLICY only\n{USAGE}"));
+        }
+    }
+    let Some(policy) = policy else {
+        return fail(&format!("compile: no POLICY given\n{USAGE}"));
+    };
+    let policy = match cache::absolute(&policy) {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("{}: {e}", policy.display())),
+    };
+    let output = output.unwrap_or_else(|| {
+        cache::cache_path(&policy, |k| std::env::var_os(k), cache::current_uid())
+    });
+
+    let built = cache::build(&policy);
+    let stored = cache::store_bytes(&built.bytes, &output);
+    let mut code = ExitCode::SUCCESS;
+    match &built.outcome {
+        Ok(warnings) => {
+            for w in warnings {
+                eprintln!("envwrap: warning: {}", w.message);
+            }
+        }
+        Err(e) => {
+            eprintln!("envwrap: {e}");
+            code = ExitCode::from(EXIT_OWN_ERROR);
+        }
+    }
+    if let Err(e) = stored {
+        return fail(&format!(
+            "cannot write the compiled policy {}: {}",
+            output.display(),
+            envpolicy::error::io_reason(&e)
+        ));
+    }
+    code
+}

@@ -1,0 +1,58 @@
+//! Exit codes and envwrap's own failures.
+//!
+//! The codes are env(1)'s, so scripts that already handle `env` failures handle
+//! envwrap's: 125 for envwrap's own errors (bad options, a bad policy, a directory
+//! it cannot enter), 126 when the command cannot be executed or the policy refuses
+//! the exec, 127 when the command is not found. The tools add `scan`'s 1 for
+//! findings. A message names options, variables, files and programs; it never
+//! quotes a value.
+
+use std::process::ExitCode;
+
+/// envwrap's own error: bad usage, a bad policy, a failed `-C`.
+pub const OWN_ERROR: u8 = 125;
+/// The command cannot be executed, or the policy refused the exec.
+pub const CANNOT_EXECUTE: u8 = 126;
+/// The command was not found.
+pub const NOT_FOUND: u8 = 127;
+/// `scan` found something.
+pub const FINDINGS: u8 = 1;
+
+/// A failure: the exit code and the one-line message (without the `envwrap: `
+/// prefix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(code: u8, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A usage error: the message, then a pointer to `--help`.
+    pub fn usage(message: impl Into<String>, help: &str) -> Failure {
+        Failure::new(
+            OWN_ERROR,
+            format!("{}\nTry '{help}' for more information.", message.into()),
+        )
+    }
+}
+
+/// Print `envwrap: MESSAGE` on stderr and return the code.
+pub fn report(f: &Failure) -> ExitCode {
+    eprintln!("envwrap: {}", f.message);
+    ExitCode::from(f.code)
+}
+
+/// `Ok(code)` as is; `Err` printed.
+pub fn finish(r: Result<u8, Failure>) -> ExitCode {
+    match r {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => report(&f),
+    }
+}

@@ -1,0 +1,402 @@
+//! `envwrap explain`: what the policy decides for one exec, as a table, without
+//! running anything.
+//!
+//! For each variable of the environment (envwrap's own, or an env file's): its
+//! name, its decision (kept, stripped, refused, set or granted), its value as
+//! `<N bytes, SHAPE>`, and the rule that decided. Then each argument of the
+//! command that would change, and why. A value is never printed.
+
+use crate::exit::{self, Failure, OWN_ERROR};
+use crate::opts::{tool_args, Spec};
+use crate::{environ, help, source, value};
+use envpolicy::argv::{ArgAction, ArgRule};
+use envpolicy::compiled::Mode;
+use envpolicy::decide::{split_entry, Action};
+use envpolicy::envfile;
+use envpolicy::outcome::{self, describe_rule, Decision};
+use serde_json::json;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const SPECS: &[Spec] = &[
+    Spec {
+        long: "policy",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "program",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "env-file",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "json",
+        short: None,
+        value: false,
+    },
+    Spec {
+        long: "help",
+        short: Some(b'h'),
+        value: false,
+    },
+];
+
+const HINT: &str = "envwrap explain --help";
+
+/// One variable's row.
+struct EnvRow {
+    index: Option<usize>,
+    name: String,
+    decision: &'static str,
+    value: Vec<u8>,
+    rule: &'static str,
+    why: String,
+}
+
+/// One changed argument's row.
+struct ArgRow {
+    index: usize,
+    action: &'static str,
+    name: Option<String>,
+    argument: String,
+    rule: &'static str,
+    why: String,
+}
+
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    exit::finish(explain(args))
+}
+
+fn explain(args: Vec<OsString>) -> Result<u8, Failure> {
+    let mut policy_path = None;
+    let mut program = None;
+    let mut env_file = None;
+    let mut json_out = false;
+    let mut want_help = false;
+    let a = tool_args(args, SPECS, HINT, |long, v| {
+        match long {
+            "policy" => policy_path = v.map(PathBuf::from),
+            "program" => program = v,
+            "env-file" => env_file = v.map(PathBuf::from),
+            "json" => json_out = true,
+            _ => want_help = true,
+        }
+        Ok(())
+    })?;
+    if want_help {
+        print!("{}", help::EXPLAIN);
+        return Ok(0);
+    }
+    if !a.operands.is_empty() {
+        return Err(Failure::usage(
+            "explain: put '--' before COMMAND and its arguments",
+            HINT,
+        ));
+    }
+    let loaded = source::load(policy_path.as_deref(), source::own_getenv)?;
+    for w in &loaded.compiled.warnings {
+        eprintln!("envwrap: warning: {}", w.message);
+    }
+    let policy = loaded.compiled.policy();
+    let env = match &env_file {
+        Some(path) => read_env_file(path)?,
+        None => environ::own(),
+    };
+    let argv: Vec<Vec<u8>> = a
+        .after
+        .unwrap_or_default()
+        .iter()
+        .map(|a| a.as_bytes().to_vec())
+        .collect();
+    let program: Vec<u8> = match (&program, argv.first()) {
+        (Some(p), _) => p.as_bytes().to_vec(),
+        (None, Some(c)) => c.clone(),
+        (None, None) => Vec::new(),
+    };
+    let files = outcome::read_env_files(&policy);
+    let d = outcome::decide(&policy, &program, &argv, &env, &[], &files);
+    let env_rows = env_rows(&policy, &d, &env);
+    let arg_rows = arg_rows(&d, &argv);
+    let mode = match d.mode {
+        Mode::Enforce => "enforce",
+        Mode::Audit => "audit",
+    };
+    let program_shown = if program.is_empty() {
+        "(none: no [program.*] section applies)".to_string()
+    } else {
+        value::word(&program)
+    };
+    let refusal = d
+        .refusal
+        .as_ref()
+        .map(|r| format!("argument {} {}", r.index.unwrap_or(0), r.why));
+    if json_out {
+        let v = json!({
+            "policy": loaded.name(),
+            "program": value::word(&program),
+            "mode": mode,
+            "env": env_rows.iter().map(|r| json!({
+                "index": r.index,
+                "name": r.name,
+                "decision": r.decision,
+                "bytes": r.value.len(),
+                "shape": value::shape(&r.value),
+                "rule": r.rule,
+                "why": r.why,
+            })).collect::<Vec<_>>(),
+            "argv": arg_rows.iter().map(|r| json!({
+                "index": r.index,
+                "action": r.action,
+                "name": r.name,
+                "argument": r.argument,
+                "rule": r.rule,
+                "why": r.why,
+            })).collect::<Vec<_>>(),
+            "refused": refusal,
+        });
+        println!("{v}");
+        return Ok(0);
+    }
+    let mut out = String::new();
+    out.push_str(&format!("policy   {}\n", loaded.name()));
+    out.push_str(&format!("program  {program_shown}\n"));
+    out.push_str(&format!("mode     {mode}"));
+    if d.mode == Mode::Audit {
+        out.push_str(" (nothing is changed: these are what enforce would do)");
+    }
+    out.push_str("\n\n");
+    let table: Vec<[String; 4]> = env_rows
+        .iter()
+        .map(|r| {
+            [
+                r.name.clone(),
+                r.decision.to_string(),
+                value::describe(&r.value),
+                format!("{}: {}", r.rule, r.why),
+            ]
+        })
+        .collect();
+    out.push_str(&render(["VARIABLE", "DECISION", "VALUE", "RULE"], &table));
+    out.push('\n');
+    if argv.is_empty() {
+        out.push_str("no command given: no arguments to judge\n");
+    } else if arg_rows.is_empty() {
+        out.push_str(&format!("arguments: all {} unchanged\n", argv.len()));
+    } else {
+        let table: Vec<[String; 4]> = arg_rows
+            .iter()
+            .map(|r| {
+                [
+                    r.index.to_string(),
+                    r.action.to_string(),
+                    r.argument.clone(),
+                    format!("{}: {}", r.rule, r.why),
+                ]
+            })
+            .collect();
+        out.push_str(&render(["ARGUMENT", "ACTION", "NOW", "WHY"], &table));
+    }
+    if let Some(r) = refusal {
+        let word = if d.mode == Mode::Audit {
+            "would be refused in enforce mode"
+        } else {
+            "would be refused (envwrap exits 126)"
+        };
+        out.push_str(&format!("\nthe exec {word}: {r}\n"));
+    }
+    print!("{out}");
+    Ok(0)
+}
+
+/// The entries of an env file, with values unescaped.
+fn read_env_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, Failure> {
+    let contents = std::fs::read(path).map_err(|e| {
+        Failure::new(
+            OWN_ERROR,
+            format!(
+                "cannot read env file {}: {}",
+                path.display(),
+                envpolicy::error::io_reason(&e)
+            ),
+        )
+    })?;
+    let mut env = Vec::new();
+    for a in envfile::assignments(&contents) {
+        match a {
+            Ok(a) => {
+                let mut value = vec![0u8; a.value_len()];
+                let n = a.write_value(&mut value).unwrap_or(0);
+                value.truncate(n);
+                let mut e = a.name.to_vec();
+                e.push(b'=');
+                e.extend(value);
+                env.push(e);
+            }
+            Err(e) => eprintln!(
+                "envwrap: warning: {}: line {}: {} (line skipped)",
+                path.display(),
+                e.line,
+                e.reason
+            ),
+        }
+    }
+    Ok(env)
+}
+
+fn decision_word(a: Action) -> &'static str {
+    match a {
+        Action::Keep => "kept",
+        Action::Strip => "stripped",
+        Action::Refuse => "refused",
+        Action::Grant => "granted",
+        Action::Replace => "set",
+    }
+}
+
+fn env_rows(policy: &envpolicy::Policy<'_>, d: &Decision, env: &[Vec<u8>]) -> Vec<EnvRow> {
+    let new_value = |name: &[u8]| -> Vec<u8> {
+        d.env
+            .iter()
+            .filter_map(|e| split_entry(e))
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_vec())
+            .unwrap_or_default()
+    };
+    let mut rows = Vec::new();
+    let mut replaced: Vec<Vec<u8>> = Vec::new();
+    for (i, (entry, v)) in env.iter().zip(&d.env_verdicts).enumerate() {
+        let (name, val) = match split_entry(entry) {
+            Some((n, val)) => (n, val.to_vec()),
+            None => (&b""[..], entry.clone()),
+        };
+        let shown_name = if entry.contains(&b'=') {
+            value::word(name)
+        } else {
+            "(an entry without '=')".to_string()
+        };
+        let value = if v.action == Action::Replace {
+            replaced.push(name.to_vec());
+            new_value(name)
+        } else {
+            val
+        };
+        rows.push(EnvRow {
+            index: Some(i),
+            name: shown_name,
+            decision: decision_word(v.action),
+            value,
+            rule: v.rule.id(),
+            why: describe_rule(policy, v.rule, env),
+        });
+    }
+    for c in d
+        .changes
+        .iter()
+        .filter(|c| c.target == "env" && c.index.is_none())
+    {
+        let name = c.name.clone().unwrap_or_default();
+        if replaced.contains(&name.as_bytes().to_vec()) {
+            continue;
+        }
+        let refused = c.action == "refuse";
+        rows.push(EnvRow {
+            index: None,
+            name: value::word(name.as_bytes()),
+            decision: if refused { "refused" } else { "set" },
+            value: if refused {
+                Vec::new()
+            } else {
+                new_value(name.as_bytes())
+            },
+            rule: c.rule,
+            why: c.why.clone(),
+        });
+    }
+    rows
+}
+
+fn arg_rows(d: &Decision, argv: &[Vec<u8>]) -> Vec<ArgRow> {
+    let mut rows = Vec::new();
+    for (i, v) in d.argv_verdicts.iter().enumerate() {
+        if v.action == ArgAction::Keep {
+            continue;
+        }
+        let Some(c) = d
+            .changes
+            .iter()
+            .find(|c| c.target == "argv" && c.index == Some(i))
+        else {
+            continue;
+        };
+        let arg = &argv[i];
+        let argument = match v.rule {
+            ArgRule::Pair {
+                name_at, name_end, ..
+            } => {
+                let (head, rest) = arg.split_at((name_end as usize).min(arg.len()));
+                let name = head.get(name_at as usize..).unwrap_or(head);
+                format!(
+                    "{}{}={}",
+                    value::word(&head[..(name_at as usize).min(head.len())]),
+                    value::word(name),
+                    value::describe(rest.strip_prefix(b"=").unwrap_or(rest))
+                )
+            }
+            ArgRule::PairFlag => value::word(arg),
+            _ => value::describe(arg),
+        };
+        let action = match v.action {
+            ArgAction::Keep => "kept",
+            ArgAction::Drop => "dropped",
+            ArgAction::Refuse => "refused",
+            ArgAction::Redact => "redacted",
+            ArgAction::NameOnly => "name only",
+        };
+        rows.push(ArgRow {
+            index: i,
+            action,
+            name: c.name.clone(),
+            argument,
+            rule: c.rule,
+            why: c.why.clone(),
+        });
+    }
+    rows
+}
+
+/// Left-aligned columns; the last one is not padded.
+fn render<const N: usize>(head: [&str; N], rows: &[[String; N]]) -> String {
+    let mut width = [0usize; N];
+    for (k, h) in head.iter().enumerate() {
+        width[k] = h.chars().count();
+    }
+    for r in rows {
+        for (k, cell) in r.iter().enumerate() {
+            width[k] = width[k].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        for (k, cell) in cells.iter().enumerate() {
+            if k + 1 == N {
+                out.push_str(cell);
+            } else {
+                out.push_str(cell);
+                out.push_str(&" ".repeat(width[k] - cell.chars().count() + 2));
+            }
+        }
+        out.push('\n');
+    };
+    line(head.to_vec());
+    for r in rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+    out
+}

@@ -1,0 +1,165 @@
+//! The `--help` texts. docs/man/envwrap.1 says the same things at more length;
+//! change both together.
+
+/// `envwrap --help`.
+pub const RUN: &str = "\
+Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
+       envwrap check [--json] [POLICY]
+       envwrap explain [OPTION]... [-- COMMAND [ARG]...]
+       envwrap scan [--pid N]... [--all] [--policy FILE] [--json]
+       envwrap doctor [--json] PROGRAM
+       envwrap compile [--output FILE] POLICY
+
+Run COMMAND the way env(1) does, with the environment and arguments an envshim
+policy allows: the policy decides which variables COMMAND receives (kept,
+stripped, refused as credentials, or set) and refuses to run it when a secret
+sits in its arguments. What envwrap strips is absent from the whole process tree
+below it.
+
+env(1) options:
+  -i, --ignore-environment   start with an empty environment (a lone '-' too)
+  -u, --unset=NAME           remove NAME from the environment
+  -C, --chdir=DIR            change the working directory to DIR first
+  -S, --split-string=STRING  split STRING into arguments, as for a #! line
+  NAME=VALUE                 set NAME; the policy judges it like any other
+                             variable, so a credential given this way is refused
+
+Policy options:
+      --policy=FILE          the policy file (default: see Policy lookup)
+      --mode=MODE            'audit': report what the policy would change and
+                             change nothing; 'enforce': apply it (default: the
+                             policy's own mode)
+      --log=FILE             append every change to FILE as a JSON line (default:
+                             the policy's log)
+      --json                 write warnings to stderr as JSON lines
+      --preload              put libenvshim.so (installed beside envwrap) into
+                             COMMAND's LD_PRELOAD and ENVSHIM_POLICY into its
+                             environment, so the programs it starts are policed too
+      --no-preload           never do that (default: do it when libenvshim.so is
+                             beside envwrap and COMMAND is dynamically linked)
+  -h, --help                 show this help
+      --version              show the version
+
+Options stop at the first argument that is not one. Long options may be
+shortened to any unambiguous prefix. To run a program named like a tool (check,
+explain, scan, doctor, compile), put '--' before it.
+
+Tools ('envwrap TOOL --help' shows a tool's options):
+  check [POLICY]    validate a policy: each error as FILE:LINE:COLUMN, or a
+                    summary of what it keeps, strips, refuses and sets
+  explain           each variable's decision and rule, and each argument of
+                    COMMAND that would change, for the current environment or an
+                    env file; values show as <N bytes, SHAPE>, never in full
+  scan              find leaks in live processes: credential values or token
+                    shapes in their arguments, refused variables or stale
+                    passthrough values in their environments
+  doctor PROGRAM    say whether libenvshim.so can police PROGRAM, or only envwrap
+                    can (static, Go, setuid or setgid, file capabilities, ELF
+                    class)
+  compile POLICY    compile a policy into the cache libenvshim.so maps (the shim
+                    runs this itself when its cache is missing or stale)
+
+Policy lookup (the first that applies): --policy FILE; $ENVSHIM_POLICY;
+$XDG_CONFIG_HOME/envshim/policy.toml (~/.config when XDG_CONFIG_HOME is unset);
+/etc/envshim/policy.toml; the built-in default, which inherits everything,
+refuses credentials by name and by the shape of their values, and refuses
+secrets in argv.
+
+In a #! line (the kernel passes everything after the interpreter as one
+argument, which -S splits):
+  #!/usr/local/bin/envwrap -S --policy /etc/envshim/loop.toml -- /bin/sh
+
+Exit status:
+  125  envwrap failed: a bad option or operand, a bad policy, a bad -S string,
+       a -C directory it cannot enter
+  126  COMMAND cannot be executed, or the policy refused to run it (the message
+       names the variable or token shape and the program)
+  127  COMMAND was not found
+  else the exit status of COMMAND
+
+Messages name variables, programs and rules, never values.
+See envwrap(1) and envshim.toml(5).
+";
+
+/// `envwrap check --help`.
+pub const CHECK: &str = "\
+Usage: envwrap check [--json] [POLICY]
+
+Validate a policy file. Without POLICY, check the one the policy lookup finds
+(see 'envwrap --help'). Each error is printed as FILE:LINE:COLUMN: MESSAGE and
+the exit status is 125. A valid policy gets a short summary of what it keeps,
+strips, refuses and sets, and exit status 0; warnings (an import that could not
+be read) are printed before it.
+
+  --json       print the summary as one JSON object
+  -h, --help   show this help
+";
+
+/// `envwrap explain --help`.
+pub const EXPLAIN: &str = "\
+Usage: envwrap explain [OPTION]... [-- COMMAND [ARG]...]
+
+Show what the policy decides for one exec, and run nothing: every variable of
+the environment with its decision (kept, stripped, refused, set or granted) and
+the rule that decided it, then every argument of COMMAND that would change, and
+why. Values never appear: a value shows as its length and the token shape it
+has, for example <40 bytes, github token>.
+
+  --policy=FILE     the policy (default: the policy lookup of 'envwrap --help')
+  --program=NAME    decide for this program (default: COMMAND; with neither,
+                    no [program.*] section applies)
+  --env-file=FILE   take the environment from FILE (env-file syntax, see
+                    envshim.toml(5)) instead of envwrap's own
+  --json            print one JSON object
+  -h, --help        show this help
+
+Exit status: 0; 125 for a bad option, env file or policy.
+";
+
+/// `envwrap scan --help`.
+pub const SCAN: &str = "\
+Usage: envwrap scan [--pid N]... [--all] [--policy FILE] [--json]
+
+Find leaks that exist now, in live processes, from /proc/PID/cmdline and
+/proc/PID/environ where they can be read. It reports:
+  - a process whose arguments hold the value of a credential (from scan's own
+    environment and from the env files the policy imports) or a token shape;
+  - a process whose environment holds a variable the policy refuses;
+  - a process whose environment holds a passthrough variable (kept by name and
+    read from an env file imported with values = true) whose value differs from
+    the file's value today: the drift check to run after changing a policy.
+Each finding names the PID, the program and the variable, never the value. A
+process that vanishes or cannot be read is skipped; scan says how many were
+skipped, and why.
+
+  --pid=N          scan process N (repeatable)
+  --all            scan every process (the default)
+  --policy=FILE    the policy (default: the policy lookup of 'envwrap --help')
+  --json           print each finding, then a summary, as JSON lines
+  -h, --help       show this help
+
+Exit status: 0 when nothing was found; 1 when something was; 125 for a bad
+option or policy, or when no process named with --pid could be read.
+";
+
+/// `envwrap doctor --help`.
+pub const DOCTOR: &str = "\
+Usage: envwrap doctor [--json] PROGRAM
+
+Read PROGRAM's file (an ELF binary, or a #! script and its interpreter) and say
+which front end can police it: libenvshim.so, which must be loaded by the
+dynamic loader into the program, or only envwrap, which applies the policy
+before the program starts. It reports:
+  - dynamically or statically linked, and the interpreter (dynamic loader);
+  - setuid and setgid bits, and file capabilities (the loader ignores
+    LD_PRELOAD for them);
+  - a Go binary (Go starts programs with raw system calls, not through libc);
+  - an ELF class or machine that differs from libenvshim.so's.
+PROGRAM without '/' is looked up in PATH.
+
+  --json       print one JSON object
+  -h, --help   show this help
+
+Exit status: 0; 125 for a bad option or a file that cannot be read or parsed;
+127 when PROGRAM is not found.
+";

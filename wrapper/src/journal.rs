@@ -1,0 +1,97 @@
+//! Where a run's changes are reported: warnings on stderr (or JSON lines with
+//! `--json`), and every change as a JSON line in the log file (`--log FILE`, else
+//! the policy's `log`).
+//!
+//! Each line names the variable, the program, the rule and the policy, never a
+//! value (a `Change` holds no value to print).
+
+use crate::exit::{Failure, OWN_ERROR};
+use envpolicy::outcome::{json_line, Change};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// The sinks of one run.
+pub struct Journal {
+    log: Option<File>,
+    json: bool,
+}
+
+fn open_log(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+}
+
+impl Journal {
+    /// Open the log: `--log` must open (else exit 125); the policy's `log` is
+    /// best effort and only warned about.
+    pub fn open(
+        explicit: Option<&Path>,
+        from_policy: Option<&Path>,
+        json: bool,
+    ) -> Result<Journal, Failure> {
+        let log = match (explicit, from_policy) {
+            (Some(p), _) => Some(open_log(p).map_err(|e| {
+                Failure::new(
+                    OWN_ERROR,
+                    format!(
+                        "--log: cannot open {}: {}",
+                        p.display(),
+                        envpolicy::error::io_reason(&e)
+                    ),
+                )
+            })?),
+            (None, Some(p)) => match open_log(p) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    eprintln!(
+                        "envwrap: warning: cannot open the policy's log {}: {}",
+                        p.display(),
+                        envpolicy::error::io_reason(&e)
+                    );
+                    None
+                }
+            },
+            (None, None) => None,
+        };
+        Ok(Journal { log, json })
+    }
+
+    /// Record a change in the log.
+    pub fn record(&mut self, program: &[u8], c: &Change) {
+        if let Some(f) = &mut self.log {
+            let mut line = json_line(program, c);
+            line.push('\n');
+            // A failing log must not stop the command: the warning goes to stderr.
+            if let Err(e) = f.write_all(line.as_bytes()) {
+                eprintln!(
+                    "envwrap: warning: cannot write the log: {}",
+                    envpolicy::error::io_reason(&e)
+                );
+                self.log = None;
+            }
+        }
+    }
+
+    /// Warn about a change on stderr: `text` for people, or the change's JSON line.
+    pub fn warn(&self, program: &[u8], c: &Change, text: &str) {
+        if self.json {
+            eprintln!("{}", json_line(program, c));
+        } else {
+            eprintln!("envwrap: {text}");
+        }
+    }
+
+    /// A warning that is not about one change.
+    pub fn note(&self, text: &str) {
+        if self.json {
+            eprintln!("{}", serde_json::json!({ "warning": text }));
+        } else {
+            eprintln!("envwrap: warning: {text}");
+        }
+    }
+}

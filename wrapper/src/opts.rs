@@ -1,0 +1,332 @@
+//! A small `getopt_long` for envwrap and its tools.
+//!
+//! clap does not fit env(1)'s grammar (options stop at the first operand, `-`
+//! alone is an operand, `-S` splices new arguments in), so envwrap reads its
+//! arguments with this scanner: short options cluster (`-iu NAME`, `-uNAME`), long
+//! options take `--name VALUE` or `--name=VALUE` and may be shortened to any
+//! unambiguous prefix, as GNU env's do. The caller decides what an operand means.
+//!
+//! Error messages name the option, never a value given to it: `--token=SECRET`
+//! mistyped as an option must not print the secret.
+
+use crate::exit::Failure;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+/// One option the scanner knows.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// Long name without the dashes; also the name a short option reports.
+    pub long: &'static str,
+    pub short: Option<u8>,
+    /// Takes a value.
+    pub value: bool,
+}
+
+/// What the scanner found next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Token {
+    /// An option, by its long name, with its value when it takes one.
+    Opt {
+        long: &'static str,
+        value: Option<OsString>,
+    },
+    /// An argument that is not an option (`-` alone included).
+    Operand(OsString),
+    /// `--`.
+    DoubleDash,
+}
+
+/// The scanner. See the module docs.
+pub struct Parser<'s> {
+    args: Vec<OsString>,
+    pos: usize,
+    specs: &'s [Spec],
+    /// The rest of a short-option cluster being read (`-iu` after `-i`).
+    cluster: Option<Vec<u8>>,
+    /// What to suggest on a usage error (`envwrap --help`).
+    help: &'static str,
+}
+
+impl<'s> Parser<'s> {
+    pub fn new(args: Vec<OsString>, specs: &'s [Spec], help: &'static str) -> Parser<'s> {
+        Parser {
+            args,
+            pos: 0,
+            specs,
+            cluster: None,
+            help,
+        }
+    }
+
+    /// Insert `items` to be read next (how `-S` splices in its words).
+    pub fn splice(&mut self, items: Vec<OsString>) {
+        let tail = self.args.split_off(self.pos);
+        self.args.extend(items);
+        self.args.extend(tail);
+    }
+
+    /// The arguments not read yet.
+    pub fn rest(self) -> Vec<OsString> {
+        self.args.into_iter().skip(self.pos).collect()
+    }
+
+    fn usage(&self, message: String) -> Failure {
+        Failure::usage(message, self.help)
+    }
+
+    /// The next token, or `None` at the end.
+    pub fn next_token(&mut self) -> Result<Option<Token>, Failure> {
+        if let Some(cluster) = self.cluster.take() {
+            return self.short(cluster).map(Some);
+        }
+        let Some(arg) = self.args.get(self.pos).cloned() else {
+            return Ok(None);
+        };
+        self.pos += 1;
+        let bytes = arg.as_bytes();
+        if bytes == b"--" {
+            return Ok(Some(Token::DoubleDash));
+        }
+        if let Some(body) = bytes.strip_prefix(b"--") {
+            return self.long(body).map(Some);
+        }
+        if bytes.len() > 1 && bytes[0] == b'-' {
+            return self.short(bytes[1..].to_vec()).map(Some);
+        }
+        Ok(Some(Token::Operand(arg)))
+    }
+
+    fn short(&mut self, cluster: Vec<u8>) -> Result<Token, Failure> {
+        let c = cluster[0];
+        let rest = &cluster[1..];
+        let shown = String::from_utf8_lossy(&cluster[..1]).into_owned();
+        let Some(spec) = self.specs.iter().find(|s| s.short == Some(c)) else {
+            return Err(self.usage(format!("invalid option -- '{}'", printable(&shown))));
+        };
+        if !spec.value {
+            if !rest.is_empty() {
+                self.cluster = Some(rest.to_vec());
+            }
+            return Ok(Token::Opt {
+                long: spec.long,
+                value: None,
+            });
+        }
+        let value = if !rest.is_empty() {
+            OsString::from_vec(rest.to_vec())
+        } else {
+            match self.args.get(self.pos).cloned() {
+                Some(v) => {
+                    self.pos += 1;
+                    v
+                }
+                None => return Err(self.usage(format!("option requires an argument -- '{shown}'"))),
+            }
+        };
+        Ok(Token::Opt {
+            long: spec.long,
+            value: Some(value),
+        })
+    }
+
+    fn long(&mut self, body: &[u8]) -> Result<Token, Failure> {
+        let (name, inline) = match body.iter().position(|&b| b == b'=') {
+            Some(eq) => (&body[..eq], Some(&body[eq + 1..])),
+            None => (body, None),
+        };
+        let shown = printable(&String::from_utf8_lossy(name));
+        let spec = match self.specs.iter().find(|s| s.long.as_bytes() == name) {
+            Some(s) => *s,
+            None => {
+                let matches: Vec<&Spec> = self
+                    .specs
+                    .iter()
+                    .filter(|s| !name.is_empty() && s.long.as_bytes().starts_with(name))
+                    .collect();
+                match matches.as_slice() {
+                    [one] => **one,
+                    [] => return Err(self.usage(format!("unrecognized option '--{shown}'"))),
+                    many => {
+                        let names: Vec<String> =
+                            many.iter().map(|s| format!("'--{}'", s.long)).collect();
+                        return Err(self.usage(format!(
+                            "option '--{shown}' is ambiguous; possibilities: {}",
+                            names.join(" ")
+                        )));
+                    }
+                }
+            }
+        };
+        match (spec.value, inline) {
+            (false, Some(_)) => Err(self.usage(format!(
+                "option '--{}' doesn't allow an argument",
+                spec.long
+            ))),
+            (false, None) => Ok(Token::Opt {
+                long: spec.long,
+                value: None,
+            }),
+            (true, Some(v)) => Ok(Token::Opt {
+                long: spec.long,
+                value: Some(OsString::from_vec(v.to_vec())),
+            }),
+            (true, None) => match self.args.get(self.pos).cloned() {
+                Some(v) => {
+                    self.pos += 1;
+                    Ok(Token::Opt {
+                        long: spec.long,
+                        value: Some(v),
+                    })
+                }
+                None => Err(self.usage(format!("option '--{}' requires an argument", spec.long))),
+            },
+        }
+    }
+}
+
+/// A tool's arguments: options anywhere before `--` (handed to `on_opt`),
+/// operands collected, and everything after `--`.
+#[derive(Debug, Default)]
+pub struct ToolArgs {
+    pub operands: Vec<OsString>,
+    /// After `--`, when there was one.
+    pub after: Option<Vec<OsString>>,
+}
+
+/// Read a tool's arguments with `specs`.
+pub fn tool_args(
+    args: Vec<OsString>,
+    specs: &[Spec],
+    help: &'static str,
+    mut on_opt: impl FnMut(&'static str, Option<OsString>) -> Result<(), Failure>,
+) -> Result<ToolArgs, Failure> {
+    let mut p = Parser::new(args, specs, help);
+    let mut out = ToolArgs::default();
+    while let Some(t) = p.next_token()? {
+        match t {
+            Token::Opt { long, value } => on_opt(long, value)?,
+            Token::Operand(a) => out.operands.push(a),
+            Token::DoubleDash => {
+                out.after = Some(p.rest());
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// An option name as it may be shown: control characters escaped, long names cut.
+fn printable(s: &str) -> String {
+    let mut out: String = s.chars().take(64).flat_map(char::escape_default).collect();
+    if s.chars().count() > 64 {
+        out.push_str("...");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: &[Spec] = &[
+        Spec {
+            long: "ignore-environment",
+            short: Some(b'i'),
+            value: false,
+        },
+        Spec {
+            long: "unset",
+            short: Some(b'u'),
+            value: true,
+        },
+        Spec {
+            long: "policy",
+            short: None,
+            value: true,
+        },
+        Spec {
+            long: "preload",
+            short: None,
+            value: false,
+        },
+    ];
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    fn all(args: &[&str]) -> Result<Vec<Token>, Failure> {
+        let mut p = Parser::new(os(args), SPECS, "envwrap --help");
+        let mut out = Vec::new();
+        while let Some(t) = p.next_token()? {
+            out.push(t);
+        }
+        Ok(out)
+    }
+
+    fn opt(long: &'static str, value: Option<&str>) -> Token {
+        Token::Opt {
+            long,
+            value: value.map(OsString::from),
+        }
+    }
+
+    #[test]
+    fn clusters_and_values() {
+        assert_eq!(
+            all(&[
+                "-iuHOME",
+                "-u",
+                "X",
+                "--unset=Y",
+                "--pol",
+                "p",
+                "-",
+                "--",
+                "cmd"
+            ])
+            .unwrap(),
+            vec![
+                opt("ignore-environment", None),
+                opt("unset", Some("HOME")),
+                opt("unset", Some("X")),
+                opt("unset", Some("Y")),
+                opt("policy", Some("p")),
+                Token::Operand("-".into()),
+                Token::DoubleDash,
+                Token::Operand("cmd".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_never_show_values() {
+        let e = all(&["--token=ghp_secretsecret"]).unwrap_err();
+        assert!(e.message.contains("'--token'"), "{}", e.message);
+        assert!(!e.message.contains("secret"));
+        let e = all(&["--p=x"]).unwrap_err();
+        assert!(e.message.contains("ambiguous"), "{}", e.message);
+        assert!(all(&["-z"])
+            .unwrap_err()
+            .message
+            .contains("invalid option -- 'z'"));
+        assert!(all(&["-u"])
+            .unwrap_err()
+            .message
+            .contains("requires an argument"));
+        assert!(all(&["--policy"]).unwrap_err().message.contains("requires"));
+        assert!(all(&["--preload=1"])
+            .unwrap_err()
+            .message
+            .contains("doesn't allow"));
+    }
+
+    #[test]
+    fn splice_reads_new_words_first() {
+        let mut p = Parser::new(os(&["-i", "rest"]), SPECS, "h");
+        p.next_token().unwrap();
+        p.splice(os(&["-i", "--", "x"]));
+        assert_eq!(p.rest(), os(&["-i", "--", "x", "rest"]));
+    }
+}

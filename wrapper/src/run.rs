@@ -1,0 +1,256 @@
+//! The run mode: `envwrap [OPTION]... [NAME=VALUE]... COMMAND [ARG]...`.
+//!
+//! In order, as env(1) does it plus the policy: build the environment (`-i`, `-u`,
+//! `NAME=VALUE`), load the policy, enter `-C DIR`, find the command on PATH,
+//! decide the child's environment and argv, report, then exec. What the policy
+//! strips here is absent from the whole process tree below: envwrap is its root.
+
+use crate::cli::{self, Parsed, RunOptions};
+use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
+use crate::journal::Journal;
+use crate::resolve::{self, Resolved};
+use crate::{environ, exec, help, preload, source, value};
+use envpolicy::compiled::Mode;
+use envpolicy::outcome::{self, Change, Decision};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Run mode entry point: `args` without argv[0].
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    let own = environ::own();
+    match cli::parse(args, |n| environ::get(&own, n).map(<[u8]>::to_vec)) {
+        Ok(Parsed::Help) => {
+            print!("{}", help::RUN);
+            ExitCode::SUCCESS
+        }
+        Ok(Parsed::Version) => {
+            println!("envwrap {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Ok(Parsed::Run(o)) => exit::finish(execute(o, own)),
+        Err(f) => exit::report(&f),
+    }
+}
+
+/// Everything after parsing. Returns only on failure (or a refused exec).
+fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
+    // The environment env(1) would build.
+    let mut env = if o.ignore_env {
+        Vec::new()
+    } else {
+        own.clone()
+    };
+    for name in &o.unset {
+        environ::unset(&mut env, name);
+    }
+    for a in &o.assignments {
+        let name = environ::name(a);
+        environ::set(&mut env, name, &a[name.len() + 1..]);
+    }
+
+    let loaded = source::load(o.policy.as_deref(), source::own_getenv)?;
+    for w in &loaded.compiled.warnings {
+        eprintln!("envwrap: warning: {}", w.message);
+    }
+    let policy = loaded.compiled.policy();
+    let policy_log = policy
+        .log_path()
+        .map(|p| p.strip_suffix(b"\0").unwrap_or(p))
+        .map(|p| Path::new(OsStr::from_bytes(p)).to_path_buf());
+    let mut journal = Journal::open(o.log.as_deref(), policy_log.as_deref(), o.json)?;
+    // Absolute before -C: descendants may run anywhere.
+    let policy_entry = loaded.absolute_path().map(|p| {
+        let mut e = b"ENVSHIM_POLICY=".to_vec();
+        e.extend_from_slice(p.as_os_str().as_bytes());
+        e
+    });
+
+    if let Some(dir) = &o.chdir {
+        std::env::set_current_dir(dir).map_err(|e| {
+            Failure::new(
+                OWN_ERROR,
+                format!(
+                    "cannot change directory to {}: {}",
+                    value::word(dir.as_os_str().as_bytes()),
+                    envpolicy::error::io_reason(&e)
+                ),
+            )
+        })?;
+    }
+
+    let command = o.command[0].as_bytes();
+    let shown = value::word(command);
+    let program = match resolve::resolve(command, environ::get(&env, b"PATH")) {
+        Resolved::Found(p) => p,
+        Resolved::NotFound => {
+            return Err(Failure::new(
+                NOT_FOUND,
+                format!("{shown}: command not found"),
+            ))
+        }
+        Resolved::NotExecutable(p) => {
+            return Err(Failure::new(
+                CANNOT_EXECUTE,
+                format!(
+                    "{}: permission denied",
+                    value::word(p.as_os_str().as_bytes())
+                ),
+            ))
+        }
+    };
+
+    let (shim, preload_warning) = preload::plan(o.preload, &program, &shown)?;
+    if let Some(w) = preload_warning {
+        journal.note(&w);
+    }
+    let argv: Vec<Vec<u8>> = o.command.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let files = outcome::read_env_files(&policy);
+    // The caller's own credentials must not reach argv either, even after -i or -u.
+    let parent: &[Vec<u8>] = if env == own { &[] } else { &own };
+    let shim_bytes = shim.as_ref().map(|s| s.as_os_str().as_bytes());
+    let mut d = outcome::decide_with(
+        &policy,
+        command,
+        &argv,
+        &env,
+        parent,
+        &files,
+        shim_bytes,
+        shim.as_ref().and(policy_entry.as_deref()),
+    );
+    if let Some(m) = o.mode {
+        d.mode = m;
+    }
+
+    let operand_names: Vec<&[u8]> = o.assignments.iter().map(|a| environ::name(a)).collect();
+    report(
+        &d,
+        command,
+        &shown,
+        &loaded.label(),
+        &operand_names,
+        &mut journal,
+    );
+    if let Some(r) = d.refused() {
+        return Err(Failure::new(
+            CANNOT_EXECUTE,
+            format!(
+                "refused to run {shown}: argument {} {} ({})",
+                r.index.unwrap_or(0),
+                r.why,
+                loaded.label()
+            ),
+        ));
+    }
+
+    let mut child_env = d.effective_env(&env).to_vec();
+    if let Some(s) = &shim {
+        preload::ensure(&mut child_env, s, policy_entry.as_deref());
+    }
+    let child_argv = d.effective_argv(&argv);
+    let err = exec::exec(&program, child_argv, &child_env);
+    let code = if err.kind() == std::io::ErrorKind::NotFound {
+        NOT_FOUND
+    } else {
+        CANNOT_EXECUTE
+    };
+    Err(Failure::new(
+        code,
+        format!(
+            "{}: {}",
+            value::word(program.as_os_str().as_bytes()),
+            envpolicy::error::io_reason(&err)
+        ),
+    ))
+}
+
+/// Log every change; warn about the loud ones (enforce) or all of them (audit).
+fn report(
+    d: &Decision,
+    command: &[u8],
+    shown: &str,
+    label: &str,
+    operand_names: &[&[u8]],
+    journal: &mut Journal,
+) {
+    for c in &d.changes {
+        journal.record(command, c);
+        let from_operand = c.target == "env"
+            && c.action == "refuse"
+            && c.name
+                .as_deref()
+                .is_some_and(|n| operand_names.contains(&n.as_bytes()));
+        // The shim's own entries are envwrap's doing (--preload), not the policy's.
+        let audit = d.mode == Mode::Audit && c.rule != "sticky";
+        if !(audit || c.loud || from_operand) {
+            continue;
+        }
+        // The refused exec itself is reported by the caller (enforce) or here (audit).
+        if !audit && c.target == "argv" && c.action == "refuse" {
+            continue;
+        }
+        let text = describe_change(c, shown, label, from_operand, audit);
+        journal.warn(command, c, &text);
+    }
+}
+
+/// One warning line for a change.
+fn describe_change(
+    c: &Change,
+    shown: &str,
+    label: &str,
+    from_operand: bool,
+    audit: bool,
+) -> String {
+    let verb = if audit {
+        format!("audit: would {}", c.action)
+    } else {
+        format!("warning: {}", past(c.action))
+    };
+    let name = c.name.as_deref().map(|n| value::word(n.as_bytes()));
+    let why = &c.why;
+    match (c.target, c.action) {
+        ("argv", "refuse") => format!(
+            "audit: would refuse to run {shown}: argument {} {why} ({label})",
+            c.index.unwrap_or(0)
+        ),
+        ("argv", "name-only") => {
+            format!(
+            "{} the value of {} from argument {} of {shown} into its environment: {why} ({label})",
+            if audit { "audit: would move" } else { "warning: moved" },
+            name.unwrap_or_default(),
+            c.index.unwrap_or(0)
+        )
+        }
+        ("argv", _) => format!(
+            "{verb} argument {}{} of {shown}: {why} ({label})",
+            c.index.unwrap_or(0),
+            name.map(|n| format!(" ({n})")).unwrap_or_default()
+        ),
+        (_, action) => {
+            let to = if action == "grant" { "to" } else { "for" };
+            let operand = if from_operand {
+                "given as NAME=VALUE; "
+            } else {
+                ""
+            };
+            let name = name.unwrap_or_else(|| "an entry".to_string());
+            format!("{verb} {name} {to} {shown}: {operand}{why} ({label})")
+        }
+    }
+}
+
+/// `refuse` -> `refused`, for warnings.
+fn past(action: &str) -> &str {
+    match action {
+        "refuse" => "refused",
+        "strip" => "stripped",
+        "grant" => "granted",
+        "replace" => "replaced",
+        "drop" => "dropped",
+        "redact" => "redacted",
+        other => other,
+    }
+}

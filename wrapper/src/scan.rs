@@ -1,0 +1,475 @@
+//! `envwrap scan`: find the leaks that exist now, in live processes.
+//!
+//! Per process, from /proc:
+//! - `cmdline`: every argument is searched for the value of every credential
+//!   known to the scan (its own environment's credentials and the values of the
+//!   env files the policy imports; one Aho-Corasick automaton over all of them,
+//!   built once and run over every process) and for token shapes;
+//! - `environ`: the process's environment at its exec is decided under the policy
+//!   for that program; a credential it would not pass (refused, or stripped) is a
+//!   finding, and so is a passthrough name (kept, with its value read from an env
+//!   file) whose value differs from the file's today: the drift check.
+//!
+//! A finding names the PID, the program and the variable, never the value. A
+//! process that vanishes or cannot be read is counted with the reason and never
+//! fails the scan.
+
+use crate::exit::{self, Failure, FINDINGS, OWN_ERROR};
+use crate::opts::{tool_args, Spec};
+use crate::procfs::{self, Skip};
+use crate::{environ, help, source, value};
+use aho_corasick::AhoCorasick;
+use envpolicy::argv::{for_each_credential_value, ArgvRequest, ValueSource};
+use envpolicy::compiled::{sec, Policy, GLOBAL};
+use envpolicy::decide::{self, split_entry, Action};
+use envpolicy::envfile;
+use envpolicy::outcome::{self, describe_rule};
+use envpolicy::shape::{find_shapes, ShapeSet};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const SPECS: &[Spec] = &[
+    Spec {
+        long: "pid",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "all",
+        short: None,
+        value: false,
+    },
+    Spec {
+        long: "policy",
+        short: None,
+        value: true,
+    },
+    Spec {
+        long: "json",
+        short: None,
+        value: false,
+    },
+    Spec {
+        long: "help",
+        short: Some(b'h'),
+        value: false,
+    },
+];
+
+const HINT: &str = "envwrap scan --help";
+
+/// One leak in one process.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub pid: u32,
+    pub program: String,
+    /// `argv.value`, `argv.shape`, `environ.refused`, `environ.stale`.
+    pub kind: &'static str,
+    /// The variable, when one is known (for a bare token shape it is not).
+    pub variable: Option<String>,
+    /// The argument's index, for argv findings.
+    pub index: Option<usize>,
+    pub why: String,
+}
+
+impl Finding {
+    fn text(&self) -> String {
+        let what = match (self.kind, self.index) {
+            ("argv.value" | "argv.shape", Some(i)) => format!("argument {i} "),
+            _ => "its environment ".to_string(),
+        };
+        format!("pid {} ({}): {what}{}", self.pid, self.program, self.why)
+    }
+}
+
+/// The credential values the scan looks for, and whose they are.
+struct Needles {
+    automaton: Option<AhoCorasick>,
+    /// Per pattern: "NAME (from WHERE)" labels, and the bare names.
+    owners: Vec<Vec<(String, String)>>,
+}
+
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    exit::finish(scan(args))
+}
+
+fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
+    let mut pids: Vec<u32> = Vec::new();
+    let mut all = false;
+    let mut policy_path = None;
+    let mut json_out = false;
+    let mut want_help = false;
+    let a = tool_args(args, SPECS, HINT, |long, v| {
+        match long {
+            "pid" => {
+                let v = v.unwrap_or_default();
+                match v
+                    .to_str()
+                    .and_then(|s| s.parse::<u32>().ok())
+                    .filter(|&p| p > 0)
+                {
+                    Some(p) => pids.push(p),
+                    None => {
+                        return Err(Failure::usage(
+                            "--pid takes a process id (a positive number)",
+                            HINT,
+                        ))
+                    }
+                }
+            }
+            "all" => all = true,
+            "policy" => policy_path = v.map(PathBuf::from),
+            "json" => json_out = true,
+            _ => want_help = true,
+        }
+        Ok(())
+    })?;
+    if want_help {
+        print!("{}", help::SCAN);
+        return Ok(0);
+    }
+    if !a.operands.is_empty() || a.after.is_some_and(|v| !v.is_empty()) {
+        return Err(Failure::usage("scan takes no operands (use --pid N)", HINT));
+    }
+    if all && !pids.is_empty() {
+        return Err(Failure::usage("--all and --pid exclude each other", HINT));
+    }
+    let loaded = source::load(policy_path.as_deref(), source::own_getenv)?;
+    for w in &loaded.compiled.warnings {
+        eprintln!("envwrap: warning: {}", w.message);
+    }
+    let policy = loaded.compiled.policy();
+    let files = outcome::read_env_files(&policy);
+    let own = environ::own();
+    let needles = needles(&policy, &own, &files);
+
+    let explicit = !pids.is_empty();
+    let me = std::process::id();
+    let targets = if explicit {
+        pids
+    } else {
+        procfs::pids().map_err(|e| {
+            Failure::new(
+                OWN_ERROR,
+                format!("cannot list /proc: {}", envpolicy::error::io_reason(&e)),
+            )
+        })?
+    };
+    let mut findings = Vec::new();
+    let mut scanned = 0usize;
+    // (what, why) -> count; and the explicit PIDs that were not read in full.
+    let mut skipped: BTreeMap<(&'static str, Skip), usize> = BTreeMap::new();
+    let mut incomplete: Vec<(u32, &'static str, Skip)> = Vec::new();
+    for pid in targets.into_iter().filter(|&p| p != me) {
+        let program = value::word(procfs::comm(pid).as_bytes());
+        let args = match procfs::read(pid, "cmdline") {
+            Ok(b) => procfs::split_nul(&b),
+            Err(why) => {
+                *skipped.entry(("cmdline", why.clone())).or_default() += 1;
+                incomplete.push((pid, "cmdline", why));
+                continue;
+            }
+        };
+        scan_argv(&policy, &needles, pid, &program, &args, &mut findings);
+        match procfs::read(pid, "environ") {
+            Ok(b) => {
+                let entries = procfs::split_nul(&b);
+                let name = args
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| procfs::comm(pid).into_bytes());
+                scan_environ(
+                    &policy,
+                    &files,
+                    pid,
+                    &program,
+                    &name,
+                    &entries,
+                    &mut findings,
+                );
+            }
+            // A kernel thread or a zombie has no environment to read.
+            Err(Skip::Vanished) if procfs::has_no_memory(pid) => {}
+            Err(why) => {
+                *skipped.entry(("environ", why.clone())).or_default() += 1;
+                incomplete.push((pid, "environ", why));
+            }
+        }
+        scanned += 1;
+    }
+
+    let processes: std::collections::BTreeSet<u32> = findings.iter().map(|f| f.pid).collect();
+    let skipped_text: Vec<String> = skipped
+        .iter()
+        .map(|((what, why), n)| format!("{n} {}", skip_text(what, why)))
+        .collect();
+    if json_out {
+        for f in &findings {
+            println!(
+                "{}",
+                json!({
+                    "pid": f.pid,
+                    "program": f.program,
+                    "kind": f.kind,
+                    "variable": f.variable,
+                    "index": f.index,
+                    "why": f.why,
+                })
+            );
+        }
+        println!(
+            "{}",
+            json!({
+                "summary": {
+                    "policy": loaded.name(),
+                    "scanned": scanned,
+                    "findings": findings.len(),
+                    "processes_with_findings": processes.len(),
+                    "skipped": skipped.iter().map(|((what, why), n)| json!({
+                        "read": what, "why": why.describe(), "count": n, "text": skip_text(what, why)
+                    })).collect::<Vec<_>>(),
+                }
+            })
+        );
+    } else {
+        for f in &findings {
+            println!("{}", f.text());
+        }
+        let mut summary = format!(
+            "scan: {scanned} processes scanned under {}; {} findings in {} processes",
+            loaded.name(),
+            findings.len(),
+            processes.len()
+        );
+        if !skipped_text.is_empty() {
+            summary.push_str(&format!("; skipped: {}", skipped_text.join(", ")));
+        }
+        eprintln!("{summary}");
+    }
+    if explicit {
+        for (pid, what, why) in &incomplete {
+            eprintln!("envwrap: scan: pid {pid}: {}", skip_text(what, why));
+        }
+    }
+    if !findings.is_empty() {
+        return Ok(FINDINGS);
+    }
+    if explicit && !incomplete.is_empty() {
+        return Err(Failure::new(
+            OWN_ERROR,
+            "scan: not every process named with --pid could be read in full, so it cannot be called clean",
+        ));
+    }
+    Ok(0)
+}
+
+/// "a" or "an" before a shape's description.
+fn article(word: &str) -> &'static str {
+    match word.bytes().next() {
+        Some(b'a' | b'e' | b'i' | b'o' | b'u' | b'A' | b'E' | b'I' | b'O' | b'U') => "an",
+        _ => "a",
+    }
+}
+
+/// Why a process was (partly) skipped, for people.
+fn skip_text(what: &str, why: &Skip) -> String {
+    match (what, why) {
+        ("cmdline", Skip::Vanished) => "vanished before it could be read".into(),
+        ("cmdline", Skip::Denied) => "command line not readable (permission denied)".into(),
+        ("cmdline", other) => format!("command line not readable ({})", other.describe()),
+        (_, Skip::Vanished) => "vanished while it was read (environment not read)".into(),
+        (_, Skip::Denied) => "environment not readable (permission denied)".into(),
+        (_, other) => format!("environment not readable ({})", other.describe()),
+    }
+}
+
+/// The scan's credential values: its own environment's credentials and the
+/// imported env files' credential values, deduplicated, in one automaton.
+fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> Needles {
+    let own_refs: Vec<&[u8]> = own.iter().map(Vec::as_slice).collect();
+    let file_refs: Vec<Option<&[u8]>> = files.iter().map(|f| f.as_deref()).collect();
+    let req = ArgvRequest {
+        program: b"",
+        argv: &[],
+        env: &[],
+        env_verdicts: &[],
+        parent_env: &own_refs,
+        env_files: &file_refs,
+    };
+    let mut values: Vec<Vec<u8>> = Vec::new();
+    let mut owners: Vec<Vec<(String, String)>> = Vec::new();
+    for_each_credential_value(policy, &req, |value, source| {
+        let (name, from) = match source {
+            ValueSource::ParentEnv(i) | ValueSource::ChildEnv(i) => (
+                own.get(i as usize)
+                    .and_then(|e| split_entry(e))
+                    .map(|(n, _)| value::word(n))
+                    .unwrap_or_else(|| "?".into()),
+                "scan's environment".to_string(),
+            ),
+            ValueSource::EnvFile { file, line } => {
+                let path = policy
+                    .env_file(file)
+                    .map(|r| String::from_utf8_lossy(policy.str(r.path)).into_owned())
+                    .unwrap_or_default();
+                let name = files
+                    .get(file as usize)
+                    .and_then(|f| f.as_deref())
+                    .and_then(|c| envfile::assignments(c).flatten().find(|a| a.line == line))
+                    .map(|a| value::word(a.name))
+                    .unwrap_or_else(|| "?".into());
+                (name, format!("env file {path}"))
+            }
+        };
+        match values.iter().position(|v| v == value) {
+            Some(k) => owners[k].push((name, from)),
+            None => {
+                values.push(value.to_vec());
+                owners.push(vec![(name, from)]);
+            }
+        }
+        true
+    });
+    let automaton = (!values.is_empty())
+        .then(|| AhoCorasick::new(&values).ok())
+        .flatten();
+    Needles { automaton, owners }
+}
+
+fn scan_argv(
+    policy: &Policy<'_>,
+    needles: &Needles,
+    pid: u32,
+    program: &str,
+    args: &[Vec<u8>],
+    out: &mut Vec<Finding>,
+) {
+    let shapes = ShapeSet::from_bits(policy.settings().shapes);
+    for (i, arg) in args.iter().enumerate() {
+        let mut seen: Vec<usize> = Vec::new();
+        if let Some(ac) = &needles.automaton {
+            for m in ac.find_overlapping_iter(arg) {
+                let k = m.pattern().as_usize();
+                if seen.contains(&k) {
+                    continue;
+                }
+                seen.push(k);
+                for (name, from) in &needles.owners[k] {
+                    out.push(Finding {
+                        pid,
+                        program: program.to_string(),
+                        kind: "argv.value",
+                        variable: Some(name.clone()),
+                        index: Some(i),
+                        why: format!("holds the value of {name} (from {from})"),
+                    });
+                }
+            }
+        }
+        if !seen.is_empty() {
+            continue;
+        }
+        let mut shown: Vec<&str> = Vec::new();
+        for m in find_shapes(arg, shapes) {
+            let d = m.shape.describe();
+            if !shown.contains(&d) {
+                shown.push(d);
+                out.push(Finding {
+                    pid,
+                    program: program.to_string(),
+                    kind: "argv.shape",
+                    variable: None,
+                    index: Some(i),
+                    why: format!("holds {} {d}", article(d)),
+                });
+            }
+        }
+    }
+}
+
+fn scan_environ(
+    policy: &Policy<'_>,
+    files: &[Option<Vec<u8>>],
+    pid: u32,
+    program: &str,
+    exe: &[u8],
+    entries: &[Vec<u8>],
+    out: &mut Vec<Finding>,
+) {
+    let d = outcome::decide(policy, exe, &[], entries, &[], files);
+    for (i, v) in d.env_verdicts.iter().enumerate() {
+        if !v.credential || v.action == Action::Grant {
+            continue;
+        }
+        // A later copy of a name is judged through its first copy.
+        if matches!(v.rule, decide::Rule::Duplicate(_)) {
+            continue;
+        }
+        let Some((name, _)) = split_entry(&entries[i]) else {
+            continue;
+        };
+        let name = value::word(name);
+        let how = if v.action == Action::Refuse {
+            "refuses"
+        } else {
+            "removes"
+        };
+        out.push(Finding {
+            pid,
+            program: program.to_string(),
+            kind: "environ.refused",
+            variable: Some(name.clone()),
+            index: None,
+            why: format!(
+                "holds {name}, a credential the policy {how} ({})",
+                describe_rule(policy, v.rule, entries)
+            ),
+        });
+    }
+    // Drift: passthrough names whose value is no longer the env file's.
+    let mask = decide::program_mask(policy, exe);
+    for k in 0..policy.count(sec::FILE_KEEPS) as u32 {
+        let Some(fk) = policy.file_keep(k) else {
+            continue;
+        };
+        let in_scope = policy
+            .pattern(fk.pattern)
+            .is_some_and(|p| p.scope == GLOBAL || (mask >> (p.scope as u32 & 63)) & 1 == 1);
+        if !in_scope {
+            continue;
+        }
+        let name = policy.str(fk.name);
+        let Some(Some(contents)) = files.get(fk.file as usize) else {
+            continue;
+        };
+        let Some(today) = envfile::lookup(contents, name) else {
+            continue;
+        };
+        let Some(held) = entries
+            .iter()
+            .filter_map(|e| split_entry(e))
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+        else {
+            continue;
+        };
+        if !today.value_eq(held) {
+            let path = policy
+                .env_file(fk.file)
+                .map(|r| String::from_utf8_lossy(policy.str(r.path)).into_owned())
+                .unwrap_or_default();
+            let name = value::word(name);
+            out.push(Finding {
+                pid,
+                program: program.to_string(),
+                kind: "environ.stale",
+                variable: Some(name.clone()),
+                index: None,
+                why: format!("holds a stale {name}: its value differs from env file {path} today"),
+            });
+        }
+    }
+}
