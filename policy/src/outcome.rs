@@ -282,9 +282,16 @@ pub fn decide_with(
                 name_at, name_end, ..
             } = v.rule
             {
+                // In place, where the name already is, as libenvshim.so does.
                 let name = &argv[i][name_at as usize..name_end as usize];
-                child_env.retain(|e| decide::split_entry(e).map(|(n, _)| n) != Some(name));
-                child_env.push(argv[i][name_at as usize..].to_vec());
+                let entry = argv[i][name_at as usize..].to_vec();
+                match child_env
+                    .iter()
+                    .position(|e| decide::split_entry(e).map(|(n, _)| n) == Some(name))
+                {
+                    Some(k) => child_env[k] = entry,
+                    None => child_env.push(entry),
+                }
             }
         }
         changes.push(c);

@@ -1,11 +1,16 @@
 //! The library constructor: one `.init_array` entry, run by the dynamic loader before
 //! `main` (or during `dlopen`).
 //!
-//! It does only what cannot wait and cannot be done later on an exec path: resolve the
-//! real functions with `dlsym` ([`crate::real::resolve_all`]) and capture the sticky
-//! strings ([`crate::sticky::capture`]). Anything else per-process (loading the policy)
-//! belongs to the first spawn or to a form that needs no parsing, so that a process
-//! that never spawns pays about what an empty preload library costs.
+//! It does what cannot be done on an exec path, and nothing that parses:
+//! - resolve the real functions with `dlsym` ([`crate::real::resolve_all`]);
+//! - capture the sticky strings ([`crate::sticky::capture`]);
+//! - map and validate the compiled policy ([`crate::policy::init`]; a missing or
+//!   stale cache is rebuilt by running `envwrap compile`, once per policy change);
+//! - open the policy's log file ([`crate::filter::open_log`]);
+//! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]).
+//!
+//! A process that never spawns pays for these and nothing else; docs/benchmarks.md
+//! has what that costs against an empty C library.
 
 use core::ffi::{c_char, c_int};
 

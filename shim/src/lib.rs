@@ -6,15 +6,18 @@
 //! Shape of the crate:
 //!
 //! * [`init`]: the library constructor (an `.init_array` entry): resolves the real
-//!   functions and captures the sticky strings, nothing else, so that loading the shim
-//!   into a process that never spawns costs about what an empty C library costs.
+//!   functions, captures the sticky strings, maps the compiled policy ([`policy`],
+//!   [`load`]) and self-scrubs where the policy says so ([`scrub`]). It parses
+//!   nothing, so that loading the shim into a process that never spawns costs about
+//!   what an empty C library costs.
 //! * [`real`]: the real libc functions, found once with `dlsym(RTLD_NEXT, ..)`.
 //! * [`exec`]: the `exec*` hooks and the glibc-compatible `PATH` search. The
 //!   allocation-free, lock-free rule for everything that can run between `fork`/`vfork`
 //!   and `exec` is explained there, once.
 //! * [`spawn`], [`system`], [`popen`]: `posix_spawn{,p}`, `system`, `popen`/`pclose`.
-//! * [`filter`]: the single entry point to the policy (which will read the compiled
-//!   policy of docs/adr/0002-compiled-policy.md); [`scratch`]: where the filtered
+//! * [`filter`]: the single entry point to the policy: runs envpolicy's decision on
+//!   the compiled policy (docs/adr/0002-compiled-policy.md) for every exec, and
+//!   writes refusals, warnings and audit records; [`scratch`]: where the filtered
 //!   arrays live; [`sticky`]: the shim's own `LD_PRELOAD` entry and policy variable,
 //!   captured at load.
 //! * [`sys`]: errno, `environ`, string scanning, raw system calls, stderr messages;
