@@ -520,37 +520,54 @@ pub fn decide_argv(
         }
     }
 
-    // 2. Secrets, in every argument still passed (argv[0] included).
+    // 2. Secrets, in every argument still passed (argv[0] included): every
+    // credential value once against all arguments (so the parent's environment is
+    // judged once per exec, not once per argument), then token shapes in the
+    // arguments no value matched.
     let mut refused = None;
     if settings.argv_secrets != ArgvSecrets::Allow {
-        for i in 0..n {
-            let Some(v) = scratch.verdicts.get(i).copied() else {
-                continue;
-            };
-            if !matches!(v.action, ArgAction::Keep | ArgAction::NameOnly) {
-                continue;
-            }
-            let Some(arg) = req.argv.get(i) else { continue };
-            // A granted pair moves its value to the environment: only the name stays.
-            let hay = match (v.action, v.rule) {
-                (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => {
-                    arg.get(..name_end as usize).unwrap_or(&[])
-                }
-                _ => arg,
-            };
-            if let Some(rule) = find_secret(policy, req, hay) {
-                let action = if settings.argv_secrets == ArgvSecrets::Refuse {
-                    ArgAction::Refuse
-                } else {
-                    ArgAction::Redact
+        let action = if settings.argv_secrets == ArgvSecrets::Refuse {
+            ArgAction::Refuse
+        } else {
+            ArgAction::Redact
+        };
+        let verdicts = &mut *scratch.verdicts;
+        for_each_credential_value(policy, req, |value, source| {
+            let finder = memchr::memmem::Finder::new(value);
+            for (i, arg) in req.argv.iter().enumerate() {
+                let Some(slot) = verdicts.get_mut(i) else {
+                    break;
                 };
-                if action == ArgAction::Refuse && refused.is_none() {
-                    refused = Some(i as u32);
-                }
-                if let Some(slot) = scratch.verdicts.get_mut(i) {
-                    *slot = ArgVerdict { action, rule };
+                if let Some(hay) = searched_part(slot, arg) {
+                    if finder.find(hay).is_some() {
+                        *slot = ArgVerdict {
+                            action,
+                            rule: ArgRule::Value(source),
+                        };
+                    }
                 }
             }
+            true
+        });
+        let shapes = ShapeSet::from_bits(settings.shapes);
+        for (i, arg) in req.argv.iter().enumerate() {
+            let Some(slot) = verdicts.get_mut(i) else {
+                break;
+            };
+            if let Some(m) = searched_part(slot, arg).and_then(|hay| shape::find_shape(hay, shapes))
+            {
+                *slot = ArgVerdict {
+                    action,
+                    rule: ArgRule::Shape(m.shape),
+                };
+            }
+        }
+        if action == ArgAction::Refuse {
+            refused = verdicts
+                .iter()
+                .take(n)
+                .position(|v| v.action == ArgAction::Refuse)
+                .map(|i| i as u32);
         }
     }
 
@@ -686,20 +703,17 @@ pub fn is_credential(policy: &Policy<'_>, name: &[u8], value: &[u8]) -> bool {
         || shape::find_shape(value, ShapeSet::from_bits(policy.settings().shapes)).is_some()
 }
 
-fn find_secret(policy: &Policy<'_>, req: &ArgvRequest<'_>, hay: &[u8]) -> Option<ArgRule> {
-    let mut found = None;
-    for_each_credential_value(policy, req, |value, source| {
-        if memchr::memmem::find(hay, value).is_some() {
-            found = Some(ArgRule::Value(source));
-            return false;
+/// The part of an argument still to search for secrets: all of it, or the name of a
+/// granted pair whose value moves to the environment; `None` when the argument is
+/// already dropped or refused.
+fn searched_part<'a>(v: &ArgVerdict, arg: &'a [u8]) -> Option<&'a [u8]> {
+    match (v.action, v.rule) {
+        (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => {
+            Some(arg.get(..name_end as usize).unwrap_or(&[]))
         }
-        true
-    });
-    if found.is_some() {
-        return found;
+        (ArgAction::Keep, _) => Some(arg),
+        _ => None,
     }
-    shape::find_shape(hay, ShapeSet::from_bits(policy.settings().shapes))
-        .map(|m| ArgRule::Shape(m.shape))
 }
 
 /// Overwrite every credential value and token shape in `arg` with `*`, in place

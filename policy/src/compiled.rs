@@ -338,6 +338,9 @@ pub struct Policy<'a> {
     /// The first `FAST_GLOBS` globs, decoded once (see `FastGlob`).
     fast: [FastGlob<'a>; FAST_GLOBS],
     n_fast: usize,
+    /// `fast[..group_ends[0]]` are prefix globs, then suffix globs up to
+    /// `group_ends[1]`, then the rest up to `group_ends[2]`.
+    group_ends: [usize; 3],
     /// One-byte filters over the fast globs, so a name is compared only with the
     /// globs it can match: first bytes of prefix globs, last bytes of suffix globs,
     /// and the rarest literal byte of every other glob (both ASCII cases).
@@ -481,6 +484,7 @@ impl<'a> Policy<'a> {
             sections,
             fast: [FastGlob::EMPTY; FAST_GLOBS],
             n_fast: 0,
+            group_ends: [0; 3],
             filters: GlobFilters::default(),
         };
         policy.validate()?;
@@ -509,6 +513,31 @@ impl<'a> Policy<'a> {
                 },
             }
         }
+        // Group the decoded globs by kind (prefix, suffix, the rest), keeping file
+        // order within a group, so that a name only walks the groups its one-byte
+        // filters let through. An insertion sort: at most FAST_GLOBS entries, no
+        // allocation.
+        let n = policy.n_fast;
+        let group = |g: &FastGlob<'_>| match g.rec.kind {
+            GlobKind::Prefix => 0u8,
+            GlobKind::Suffix => 1,
+            _ => 2,
+        };
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 {
+                let (Some(a), Some(b)) = (fast.get(j - 1), fast.get(j)) else {
+                    break;
+                };
+                if group(a) <= group(b) {
+                    break;
+                }
+                fast.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        let count = |k: u8| fast.iter().take(n).filter(|g| group(g) == k).count();
+        policy.group_ends = [count(0), count(0) + count(1), n];
         policy.fast = fast;
         Ok(policy)
     }
@@ -712,6 +741,16 @@ impl<'a> Policy<'a> {
     /// `FAST_GLOBS`).
     pub fn fast_globs(&self) -> &[FastGlob<'a>] {
         self.fast.get(..self.n_fast).unwrap_or(&[])
+    }
+
+    /// The decoded prefix globs, suffix globs, and the rest.
+    pub fn glob_groups(&self) -> [&[FastGlob<'a>]; 3] {
+        let [a, b, c] = self.group_ends;
+        [
+            self.fast.get(..a).unwrap_or(&[]),
+            self.fast.get(a..b).unwrap_or(&[]),
+            self.fast.get(b..c).unwrap_or(&[]),
+        ]
     }
 
     /// Pattern indices of the globs that `fast_globs` does not hold.

@@ -392,8 +392,14 @@ fn collect(
         has_lower |= b.is_ascii_lowercase();
         has_rare |= f.inner_rare.has(b);
     }
-    let mut buf = [0u8; UPPER_MAX];
-    let upper = upper_case(name, has_lower, &mut buf);
+    // The fold buffer is only initialised for a name that needs it (rare).
+    let mut buf;
+    let upper = if has_lower {
+        buf = [0u8; UPPER_MAX];
+        upper_case(name, true, &mut buf)
+    } else {
+        Some(name)
+    };
     let matches = |p: &PatternRec, text: &[u8]| -> bool {
         let scoped = in_scope(p.scope, mask) || pair_scope == Some(p.scope);
         scoped
@@ -427,14 +433,13 @@ fn collect(
     let prefix = f.any || name.first().is_some_and(|&b| f.prefix_first.has(b));
     let suffix = f.any || name.last().is_some_and(|&b| f.suffix_last.has(b));
     let inner = f.any || has_rare;
-    if prefix || suffix || inner {
-        for g in policy.fast_globs() {
-            let wanted = match g.rec.kind {
-                GlobKind::Prefix => prefix,
-                GlobKind::Suffix => suffix,
-                _ => inner,
-            };
-            if wanted && matches(&g.rec, g.text) {
+    let [prefixes, suffixes, others] = policy.glob_groups();
+    for (wanted, group) in [(prefix, prefixes), (suffix, suffixes), (inner, others)] {
+        if !wanted {
+            continue;
+        }
+        for g in group {
+            if matches(&g.rec, g.text) {
                 m.add(&g.rec, g.idx, pair_scope);
             }
         }
