@@ -675,7 +675,7 @@ pub fn decide_env(
             *slot = verdict;
         }
     }
-    mark_credential_copies(policy, req, scratch, n);
+    mark_credential_copies(policy, req, scratch.verdicts, n);
 
     let mut out = Builder {
         emits: &mut *scratch.emits,
@@ -741,10 +741,9 @@ pub fn decide_env(
         replace_input(
             scratch.verdicts,
             req.env,
+            &*scratch.seen,
             name,
             Rule::FileValue(k),
-            out.emits,
-            out.n_emits,
         );
         added += 1;
     }
@@ -780,10 +779,9 @@ pub fn decide_env(
                 replace_input(
                     scratch.verdicts,
                     req.env,
+                    &*scratch.seen,
                     name,
                     Rule::Set(s),
-                    out.emits,
-                    out.n_emits,
                 );
                 sets_refused += 1;
                 continue;
@@ -798,10 +796,9 @@ pub fn decide_env(
         replace_input(
             scratch.verdicts,
             req.env,
+            &*scratch.seen,
             name,
             Rule::Set(s),
-            out.emits,
-            out.n_emits,
         );
         added += 1;
     }
@@ -816,16 +813,15 @@ pub fn decide_env(
                 replace_input(
                     scratch.verdicts,
                     req.env,
+                    &*scratch.seen,
                     name,
                     Rule::Sticky,
-                    out.emits,
-                    out.n_emits,
                 );
                 added += 1;
             }
         }
         if let Some(path) = req.preload {
-            added += sticky_preload(req, scratch.verdicts, &mut out, path);
+            added += sticky_preload(req, scratch.verdicts, &*scratch.seen, &mut out, path);
         }
     }
 
@@ -839,8 +835,14 @@ pub fn decide_env(
         let Some(e) = out.emits.get(i).copied() else {
             break;
         };
-        if e == Emit::Input(u32::MAX) {
-            continue;
+        if let Emit::Input(i) = e {
+            if !scratch
+                .verdicts
+                .get(i as usize)
+                .is_some_and(|v| v.action.passes())
+            {
+                continue;
+            }
         }
         if let Some(slot) = out.emits.get_mut(kept) {
             *slot = e;
@@ -899,97 +901,74 @@ fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], hash: u32, i: u32) -
 fn mark_credential_copies(
     policy: &Policy<'_>,
     req: &EnvRequest<'_>,
-    scratch: &mut EnvScratch<'_>,
+    verdicts: &mut [Verdict],
     n: usize,
 ) {
     let min = policy.settings().min_value_len as usize;
-    // Reuse `seen` as a table of credential-value hashes: it is free again here.
-    let slots = scratch.seen.len();
-    if slots == 0 {
-        return;
-    }
-    scratch.seen.fill(u32::MAX);
-    let mut any = false;
-    // Lengths of credential values, modulo 64: most values differ in length from
-    // every credential and are rejected without hashing.
+    // The credential values: their indices, up to SMALL of them on the stack (more
+    // is rare; then every credential entry is compared, slower, same result), and
+    // their lengths modulo 64, which reject most other values without a compare.
+    const SMALL: usize = 32;
+    let mut idx = [0u32; SMALL];
+    let mut k = 0usize;
+    let mut overflow = false;
     let mut lengths = 0u64;
+    let value_of = |i: usize| req.env.get(i).and_then(|e| split_entry(e)).map(|(_, v)| v);
     for i in 0..n {
-        let Some(v) = scratch.verdicts.get(i) else {
-            continue;
-        };
-        if !v.credential {
+        if !verdicts.get(i).is_some_and(|v| v.credential) {
             continue;
         }
-        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
+        let Some(value) = value_of(i).filter(|v| v.len() >= min) else {
             continue;
         };
-        if value.len() < min {
-            continue;
-        }
-        let mut slot = crate::compiled::name_hash(value) as usize & (slots - 1);
-        for _ in 0..slots {
-            match scratch.seen.get_mut(slot) {
-                Some(s) if *s == u32::MAX => {
-                    *s = i as u32;
-                    any = true;
-                    lengths |= 1u64 << (value.len() & 63);
-                    break;
-                }
-                Some(_) => slot = (slot + 1) & (slots - 1),
-                None => break,
+        lengths |= 1u64 << (value.len() & 63);
+        match idx.get_mut(k) {
+            Some(slot) => {
+                *slot = i as u32;
+                k += 1;
             }
+            None => overflow = true,
         }
     }
-    if !any {
+    if lengths == 0 {
         return;
     }
     for i in 0..n {
-        let Some(v) = scratch.verdicts.get(i).copied() else {
+        let Some(v) = verdicts.get(i).copied() else {
             continue;
         };
         if v.credential {
             continue;
         }
-        let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
+        let Some(value) = value_of(i) else {
             continue;
         };
         if value.len() < min || (lengths >> (value.len() & 63)) & 1 == 0 {
             continue;
         }
-        let mut slot = crate::compiled::name_hash(value) as usize & (slots - 1);
-        for _ in 0..slots {
-            let Some(&s) = scratch.seen.get(slot) else {
-                break;
-            };
-            if s == u32::MAX {
-                break;
-            }
-            let other = req
-                .env
-                .get(s as usize)
-                .and_then(|e| split_entry(e))
-                .map(|(_, v)| v);
-            if other == Some(value) {
-                if let Some(slot) = scratch.verdicts.get_mut(i) {
-                    // Refused if it would have passed; flagged either way, so a
-                    // `${NAME}` expansion cannot read it back.
-                    *slot = if v.action.passes() {
-                        Verdict {
-                            action: Action::Refuse,
-                            rule: Rule::CredentialValue(s),
-                            credential: true,
-                            loud: false,
-                        }
-                    } else {
-                        Verdict {
-                            credential: true,
-                            ..v
-                        }
-                    };
+        let same = |j: usize| j != i && value_of(j) == Some(value);
+        let source = if overflow {
+            (0..n).find(|&j| verdicts.get(j).is_some_and(|w| w.credential) && same(j))
+        } else {
+            idx.iter().take(k).map(|&j| j as usize).find(|&j| same(j))
+        };
+        let Some(s) = source else { continue };
+        if let Some(slot) = verdicts.get_mut(i) {
+            // Refused if it would have passed; flagged either way, so a `${NAME}`
+            // expansion cannot read it back.
+            *slot = if v.action.passes() {
+                Verdict {
+                    action: Action::Refuse,
+                    rule: Rule::CredentialValue(s as u32),
+                    credential: true,
+                    loud: false,
                 }
-                break;
-            }
-            slot = (slot + 1) & (slots - 1);
+            } else {
+                Verdict {
+                    credential: true,
+                    ..v
+                }
+            };
         }
     }
 }
@@ -1005,31 +984,44 @@ fn set_applies(policy: &Policy<'_>, mask: u64, name: &[u8]) -> Option<u32> {
 }
 
 /// Mark every passing input entry named `name` as replaced, and drop its emit.
-fn replace_input(
-    verdicts: &mut [Verdict],
-    env: &[&[u8]],
-    name: &[u8],
-    rule: Rule,
-    emits: &mut [Emit],
-    n_emits: usize,
-) {
-    for (i, entry) in env.iter().enumerate() {
-        if entry.get(name.len()) != Some(&b'=') || !entry.starts_with(name) {
-            continue;
-        }
-        if let Some(v) = verdicts.get_mut(i) {
-            if v.action.passes() {
-                v.action = Action::Replace;
-                v.rule = rule;
-                // Remove its Input emit (compacted at the end of `decide_env`).
-                for e in emits.iter_mut().take(n_emits) {
-                    if *e == Emit::Input(i as u32) {
-                        *e = Emit::Input(u32::MAX);
-                    }
-                }
-            }
+fn replace_input(verdicts: &mut [Verdict], env: &[&[u8]], seen: &[u32], name: &[u8], rule: Rule) {
+    // Only the first copy of a name can pass (later copies are stripped), and the
+    // duplicate table knows where it is. Its emit is dropped at the end of
+    // `decide_env`, where inputs that no longer pass are left out.
+    let Some(i) = first_index(seen, env, name) else {
+        return;
+    };
+    if let Some(v) = verdicts.get_mut(i) {
+        if v.action.passes() {
+            v.action = Action::Replace;
+            v.rule = rule;
         }
     }
+}
+
+/// The index of the first entry named `name`, from the duplicate table.
+fn first_index(seen: &[u32], env: &[&[u8]], name: &[u8]) -> Option<usize> {
+    let slots = seen.len();
+    if slots == 0 {
+        return None;
+    }
+    let mut slot = crate::compiled::name_hash(name) as usize & (slots - 1);
+    for _ in 0..slots {
+        let cur = *seen.get(slot)?;
+        if cur == u32::MAX {
+            return None;
+        }
+        if env
+            .get(cur as usize)
+            .and_then(|e| split_entry(e))
+            .map(|(n, _)| n)
+            == Some(name)
+        {
+            return Some(cur as usize);
+        }
+        slot = (slot + 1) & (slots - 1);
+    }
+    None
 }
 
 /// Expand `${NAME}` references from the input environment (first copy; an absent
@@ -1088,18 +1080,15 @@ pub fn lookup<'e>(env: &[&'e [u8]], name: &[u8]) -> Option<&'e [u8]> {
 fn sticky_preload(
     req: &EnvRequest<'_>,
     verdicts: &mut [Verdict],
+    seen: &[u32],
     out: &mut Builder<'_, '_>,
     path: &[u8],
 ) -> u32 {
-    let mut current: Option<&[u8]> = None;
-    for (i, entry) in req.env.iter().enumerate() {
-        if let Some((crate::builtin::LD_PRELOAD, v)) = split_entry(entry) {
-            if verdicts.get(i).is_some_and(|v| v.action.passes()) {
-                current = Some(v);
-            }
-            break;
-        }
-    }
+    let current = first_index(seen, req.env, crate::builtin::LD_PRELOAD)
+        .filter(|&i| verdicts.get(i).is_some_and(|v| v.action.passes()))
+        .and_then(|i| req.env.get(i))
+        .and_then(|e| split_entry(e))
+        .map(|(_, v)| v);
     if let Some(cur) = current {
         if cur.split(|&b| b == b':' || b == b' ').any(|e| e == path) {
             return 0;
@@ -1117,10 +1106,9 @@ fn sticky_preload(
     replace_input(
         verdicts,
         req.env,
+        seen,
         crate::builtin::LD_PRELOAD,
         Rule::Sticky,
-        out.emits,
-        out.n_emits,
     );
     1
 }

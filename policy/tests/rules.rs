@@ -505,3 +505,20 @@ fn only_credentials_a_keep_list_named_are_loud() {
     );
     assert!(d.env.is_empty());
 }
+
+#[test]
+fn copies_of_credential_values_are_found_past_the_small_table() {
+    // More credential values than the decision keeps on its stack (32).
+    let c = compile("version = 1\n");
+    let mut env: Vec<String> = (0..40)
+        .map(|i| format!("SVC{i}_TOKEN=opaque-value-number-{i:03}"))
+        .collect();
+    env.push("LATE_COPY=opaque-value-number-039".to_string());
+    env.push("EARLY_COPY=opaque-value-number-000".to_string());
+    env.push("PLAIN=opaque-value-number-999".to_string());
+    let refs: Vec<&str> = env.iter().map(String::as_str).collect();
+    let d = decide(&c, "/bin/true", &[], &refs);
+    assert_eq!(names(&d), ["PLAIN"]);
+    assert_eq!(change(&d, "LATE_COPY").unwrap().rule, "credential.value");
+    assert_eq!(change(&d, "EARLY_COPY").unwrap().rule, "credential.value");
+}
