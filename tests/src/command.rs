@@ -284,9 +284,19 @@ impl TestCommand {
         cmd.stdout(Stdio::piped());
         cmd.stderr(Stdio::piped());
         let start = Instant::now();
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => panic!("could not start the command: {e}\n{}", self.describe()),
+        // ETXTBSY: a test that just wrote an executable (fs::copy) can race another
+        // test thread's fork, whose child holds the write descriptor until it execs.
+        // That is the harness's race, not the program's: try again briefly.
+        let mut attempts = 0;
+        let mut child = loop {
+            match cmd.spawn() {
+                Ok(c) => break c,
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempts < 50 => {
+                    attempts += 1;
+                    thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("could not start the command: {e}\n{}", self.describe()),
+            }
         };
         let pgid = child.id() as i32;
 
