@@ -278,7 +278,21 @@ pub fn encode_note(note: &Note<'_>, mut out: impl FnMut(&[u8])) {
 /// Split and validate a cache file: the compiled policy and its notes; an error
 /// when the file is neither layout (a truncated or foreign file).
 pub fn open(file: &[u8]) -> Result<(Policy<'_>, Notes<'_>), OpenError> {
-    let whole = match Policy::from_bytes(file) {
+    open_with(file, Policy::from_bytes)
+}
+
+/// [`open`] with only the header and section table of the policy checked
+/// ([`Policy::peek`]): enough for [`check`]. libenvshim.so opens its cache this way
+/// at load and validates fully at the first exec.
+pub fn open_peek(file: &[u8]) -> Result<(Policy<'_>, Notes<'_>), OpenError> {
+    open_with(file, Policy::peek)
+}
+
+fn open_with<'a>(
+    file: &'a [u8],
+    read: fn(&'a [u8]) -> Result<Policy<'a>, crate::compiled::FormatError>,
+) -> Result<(Policy<'a>, Notes<'a>), OpenError> {
+    let whole = match read(file) {
         Ok(p) => return Ok((p, Notes::EMPTY)),
         Err(e) => e,
     };
@@ -299,7 +313,7 @@ pub fn open(file: &[u8]) -> Result<(Policy<'_>, Notes<'_>), OpenError> {
         .checked_sub(notes_len)
         .ok_or(OpenError::BadNotes)?;
     let (compiled, notes) = body.split_at(at);
-    let policy = Policy::from_bytes(compiled).map_err(OpenError::Format)?;
+    let policy = read(compiled).map_err(OpenError::Format)?;
     let notes = Notes::new(notes).ok_or(OpenError::BadNotes)?;
     Ok((policy, notes))
 }

@@ -428,6 +428,17 @@ impl FastGlob<'_> {
 impl<'a> Policy<'a> {
     /// Validate `bytes` and borrow them as a policy.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Policy<'a>, FormatError> {
+        let mut policy = Policy::peek(bytes)?;
+        policy.validate()?;
+        policy.decode_globs()?;
+        Ok(policy)
+    }
+
+    /// Check only the header and the section table: enough to read a cache's
+    /// dependencies and source cheaply (libenvshim.so does this in every process at
+    /// load, and validates fully at the first exec). Every accessor stays
+    /// panic-free on a peeked policy, but decisions need [`Policy::from_bytes`].
+    pub fn peek(bytes: &'a [u8]) -> Result<Policy<'a>, FormatError> {
         if bytes.len() < HEADER_LEN + SECTIONS * 8 {
             return Err(FormatError::TooShort);
         }
@@ -478,7 +489,7 @@ impl<'a> Policy<'a> {
             shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
             min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
         };
-        let mut policy = Policy {
+        Ok(Policy {
             bytes,
             settings,
             sections,
@@ -486,8 +497,12 @@ impl<'a> Policy<'a> {
             n_fast: 0,
             group_ends: [0; 3],
             filters: GlobFilters::default(),
-        };
-        policy.validate()?;
+        })
+    }
+
+    /// Decode the globs once (see `FastGlob`, `GlobFilters`).
+    fn decode_globs(&mut self) -> Result<(), FormatError> {
+        let policy = self;
         let globs = policy.globs();
         let mut fast = [FastGlob::EMPTY; FAST_GLOBS];
         for (slot, idx) in fast.iter_mut().zip(globs) {
@@ -539,7 +554,7 @@ impl<'a> Policy<'a> {
         let count = |k: u8| fast.iter().take(n).filter(|g| group(g) == k).count();
         policy.group_ends = [count(0), count(0) + count(1), n];
         policy.fast = fast;
-        Ok(policy)
+        Ok(())
     }
 
     /// The raw bytes (for writing a cache file).

@@ -66,8 +66,8 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Opens the policy's log file, if it names one. Called by the constructor.
 pub fn open_log() {
-    crate::policy::with_active(|active| {
-        let Some(path) = active.and_then(|a| a.policy.log_path()) else {
+    crate::policy::with_peeked(|policy| {
+        let Some(path) = policy.and_then(|p| p.log_path()) else {
             return;
         };
         if path.last() != Some(&0) {

@@ -24,9 +24,10 @@
 //!    weaken the policy); the file must be a regular file (opened with `O_NOFOLLOW`).
 //!    An untrusted directory means the floor, without compiling (envwrap would refuse
 //!    to write there); an untrusted file is compiled again (the rename replaces it).
-//! 4. **Map and check**: `mmap` read-only, `cache_key::open` (validates the compiled
-//!    form once), then `cache_key::check`: compiled from this very path, and every
-//!    dependency and note unchanged.
+//! 4. **Map and check**: `mmap` read-only, `cache_key::open_peek` (the header and
+//!    section table only: the full validation waits for the first exec, see
+//!    `crate::policy`), then `cache_key::check`: compiled from this very path, and
+//!    every dependency and note unchanged.
 //! 5. **Compile when missing or stale**: run `envwrap compile --output CACHE -- POLICY`
 //!    with the real `posix_spawn` and wait for it. envwrap is `$ENVSHIM_ENVWRAP`, else
 //!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME`,
@@ -641,7 +642,7 @@ pub fn load() -> Loaded {
 fn judge(m: Mapping, path: &'static [u8]) -> Result<Loaded, &'static [u8]> {
     let verdict = {
         let bytes = m.bytes();
-        match cache_key::open(bytes) {
+        match cache_key::open_peek(bytes) {
             Err(e) => Err(e.describe().as_bytes()),
             Ok((policy, notes)) => {
                 match cache_key::check(&policy, &notes, path, |p| {

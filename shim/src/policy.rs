@@ -4,12 +4,13 @@
 //! default and the fail-closed floor are compiled into the library at build time;
 //! a policy file is used through its compiled cache (see `load`).
 //!
-//! [`with_active`] is what the filter calls. It is set by the constructor and read-only
-//! afterwards; before the constructor ran (another library's constructor spawning),
-//! it validates the built-in default on the spot, which needs no allocation.
+//! [`with_active`] is what the filter calls. The constructor records which compiled
+//! bytes to enforce; the first exec validates them (see `Slot`). Before the
+//! constructor ran (another library's constructor spawning), the built-in default is
+//! validated on the spot, which needs no allocation.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
 use envpolicy::Policy;
 
 use crate::load::Loaded;
@@ -33,54 +34,118 @@ pub struct Active {
     pub warning: Option<&'static [u8]>,
 }
 
+/// What the constructor found: the compiled bytes to enforce, not yet validated.
+#[derive(Clone, Copy)]
+struct Pending {
+    bytes: &'static [u8],
+    source: &'static [u8],
+    warning: Option<&'static [u8]>,
+}
+
+const EMPTY: u8 = 0;
+const PENDING: u8 = 1;
+const BUSY: u8 = 2;
+const READY: u8 = 3;
+
+/// The constructor records the policy's bytes (`PENDING`); the first exec validates
+/// them (`BUSY`, then `READY`), so a process that never spawns never pays for the
+/// validation. Validation reads the mapped bytes and writes `active`; it allocates
+/// nothing and takes no lock, so it may run in a `vfork` child, whose writes land in
+/// the parent's memory: the parent then finds the policy validated. A thread that
+/// finds another one validating validates a private copy on its stack instead of
+/// waiting.
 struct Slot {
-    ready: AtomicBool,
+    state: AtomicU8,
+    pending: UnsafeCell<Option<Pending>>,
     active: UnsafeCell<Option<Active>>,
 }
 
-// SAFETY: `active` is written once, by the constructor, before `ready` is published
-// with Release; readers load `ready` with Acquire and only read afterwards.
+// SAFETY: `pending` is written once, by the constructor, before `state` becomes
+// PENDING (Release); `active` is written only by the one thread that moved `state`
+// from PENDING to BUSY, before it stores READY (Release). Readers load `state`
+// with Acquire and read only what the state they saw publishes.
 unsafe impl Sync for Slot {}
 
 static SLOT: Slot = Slot {
-    ready: AtomicBool::new(false),
+    state: AtomicU8::new(EMPTY),
+    pending: UnsafeCell::new(None),
     active: UnsafeCell::new(None),
 };
 
 /// Called once by the constructor: finds the configured policy and maps its compiled
-/// cache, compiling it first when it is missing or stale (see `load`).
+/// cache, compiling it first when it is missing or stale (see `load`). Only the
+/// header of the compiled form is read here.
 pub fn init() {
     let saved = crate::sys::errno();
-    let active = match crate::load::load() {
-        Loaded::Builtin { warning } => builtin().map(|a| Active { warning, ..a }),
-        Loaded::File { policy, source } => Some(Active {
-            policy,
-            source,
-            warning: None,
-        }),
+    let pending = match crate::load::load() {
+        Loaded::Builtin { warning } => Pending { bytes: DEFAULT, source: b"<built-in>", warning },
+        Loaded::File { policy, source } => Pending { bytes: policy.as_bytes(), source, warning: None },
         // The shim's own floor, whatever the failure marker holds.
-        Loaded::Floor { source, warning } => floor().map(|policy| Active {
-            policy,
-            source,
-            warning,
-        }),
+        Loaded::Floor { source, warning } => Pending { bytes: FLOOR, source, warning },
     };
     crate::sys::set_errno(saved);
-    // SAFETY: the constructor runs once, before any other thread of this library
-    // reads SLOT (`ready` is still false, so readers do not touch `active`).
-    unsafe { *SLOT.active.get() = active };
-    SLOT.ready.store(true, Ordering::Release);
+    // SAFETY: the constructor runs once, before any reader (state is still EMPTY,
+    // so readers do not touch `pending`).
+    unsafe { *SLOT.pending.get() = Some(pending) };
+    SLOT.state.store(PENDING, Ordering::Release);
+}
+
+fn validate(p: Pending) -> Option<Active> {
+    match Policy::from_bytes(p.bytes) {
+        Ok(policy) => Some(Active { policy, source: p.source, warning: p.warning }),
+        // A cache that passed the header check but not the full one: fail closed.
+        Err(_) => floor().map(|policy| Active {
+            policy,
+            source: p.source,
+            warning: Some(b"envshim: the compiled policy cache is corrupt: using the fail-closed floor"),
+        }),
+    }
+}
+
+fn pending() -> Option<Pending> {
+    // SAFETY: called only after `state` was seen (Acquire) at PENDING or later,
+    // which publishes `pending`; never written again.
+    unsafe { *SLOT.pending.get() }
 }
 
 /// Run `f` with the policy in force (`None` only if even the built-in policy
 /// failed validation, which a test of the build rules out).
 pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
-    if SLOT.ready.load(Ordering::Acquire) {
-        // SAFETY: published by `init` with Release; never written again.
-        return f(unsafe { (*SLOT.active.get()).as_ref() });
+    match SLOT.state.load(Ordering::Acquire) {
+        // SAFETY: READY publishes `active`, which is never written again.
+        READY => f(unsafe { (*SLOT.active.get()).as_ref() }),
+        PENDING => {
+            if SLOT
+                .state
+                .compare_exchange(PENDING, BUSY, Ordering::Acquire, Ordering::Acquire)
+                .is_ok()
+            {
+                let active = pending().and_then(validate);
+                // SAFETY: this thread alone moved PENDING to BUSY; nobody reads
+                // `active` before READY is stored below.
+                unsafe { *SLOT.active.get() = active };
+                SLOT.state.store(READY, Ordering::Release);
+                // SAFETY: as for READY above.
+                return f(unsafe { (*SLOT.active.get()).as_ref() });
+            }
+            f(pending().and_then(validate).as_ref())
+        }
+        BUSY => f(pending().and_then(validate).as_ref()),
+        // Before our constructor: validate the built-in policy on the stack.
+        _ => f(builtin().as_ref()),
     }
-    // Before our constructor: validate the built-in policy on the stack.
-    f(builtin().as_ref())
+}
+
+/// Run `f` with the policy's compiled form checked only as far as its header
+/// (`Policy::peek`), without validating it: for the constructor's own questions
+/// (is there a log file, does self-scrub apply), which must not make every process
+/// pay for a full validation.
+pub fn with_peeked<R>(f: impl FnOnce(Option<&Policy<'static>>) -> R) -> R {
+    let bytes = match SLOT.state.load(Ordering::Acquire) {
+        EMPTY => DEFAULT,
+        _ => pending().map_or(DEFAULT, |p| p.bytes),
+    };
+    f(Policy::peek(bytes).ok().as_ref())
 }
 
 fn builtin() -> Option<Active> {

@@ -37,18 +37,20 @@ use crate::sys;
 /// strings), as the loader passes it to `.init_array` functions; no other thread
 /// may run yet.
 pub unsafe fn at_load(argc: c_int, argv: *const *const c_char) {
+    let n_args = usize::try_from(argc).unwrap_or(0);
+    if argv.is_null() || n_args == 0 {
+        return;
+    }
+    // SAFETY: argv[0] exists (argc >= 1) and is NUL-terminated.
+    let prog = unsafe { sys::cstr_bytes(*argv) };
+    // Asked of the policy's header and records only, so that a process the policy
+    // does not name pays for no validation (see `crate::policy`).
+    if !crate::policy::with_peeked(|p| p.is_some_and(|p| decide::self_scrub(p, prog))) {
+        return;
+    }
     crate::policy::with_active(|active| {
         let Some(active) = active else { return };
         let policy = &active.policy;
-        let n_args = usize::try_from(argc).unwrap_or(0);
-        if argv.is_null() || n_args == 0 {
-            return;
-        }
-        // SAFETY: argv[0] exists (argc >= 1) and is NUL-terminated.
-        let prog = unsafe { sys::cstr_bytes(*argv) };
-        if !decide::self_scrub(policy, prog) {
-            return;
-        }
         let environ = sys::environ_ptr();
         // SAFETY: `environ` is NULL or the NULL-terminated environment.
         let ne = unsafe { sys::count(environ) };
