@@ -24,12 +24,15 @@
 //!
 //! **Building** ([`build`]): the cache of a policy that compiles is its compiled
 //! form, plus notes for imports that were missing or unreadable (so that their
-//! appearing makes the cache stale). The cache of a policy that does not compile is
-//! a *failure marker*: the fail-closed floor, compiled with the policy's path (so
-//! its first dependency is the policy file), a note with the one-line warning, and
-//! stamps of the policy and of its imports. Every process start until the policy
-//! changes then reads the marker and enforces the floor, instead of running the
-//! compiler again; the warning is shown once per process, at its first exec.
+//! appearing makes the cache stale) and for env files whose values are read again
+//! at each exec (their full stamp, so that a `chmod` or `chown` that makes one
+//! untrusted, see [`crate::trust`], makes the cache stale). The cache of a policy
+//! that does not compile is a *failure marker*: the fail-closed floor, compiled
+//! with the policy's path (so its first dependency is the policy file), a note
+//! with the one-line warning, and stamps of the policy and of its imports. Every
+//! process start until the policy changes then reads the marker and enforces the
+//! floor, instead of running the compiler again; the warning is shown once per
+//! process, at its first exec.
 
 use crate::cache_key::{self, Note, Stale, Stamp};
 use crate::compile::Warning;
@@ -273,10 +276,17 @@ pub fn build(policy: &Path) -> Built {
                     .filter_map(|i| p.dep(i).map(|d| p.str(d.path)))
                     .collect()
             };
+            // Env files whose values are read again at each exec get their full
+            // stamp, ctime included: a chmod or chown that makes one untrusted
+            // (crate::trust) changes no field of its dependency record.
+            let reread = parsed
+                .as_ref()
+                .map(|f| reread_paths(f, policy, home.as_deref()))
+                .unwrap_or_default();
             let mut notes = Vec::new();
             for path in &imports {
                 let bytes = path.to_string_lossy();
-                if deps.contains(&bytes.as_bytes()) {
+                if deps.contains(&bytes.as_bytes()) && !reread.contains(path) {
                     continue;
                 }
                 push_watch(&mut notes, path);
@@ -338,25 +348,38 @@ fn with_notes(compiled: &[u8], notes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Every imported file a policy names, resolved as the compiler resolves them
-/// (`~/` against `home`, relative paths against the policy's directory).
+/// An import's path resolved as the compiler resolves it (`~/` against `home`,
+/// relative paths against the policy's directory).
+fn resolve_import(p: &str, policy: &Path, home: Option<&Path>) -> PathBuf {
+    if let (Some(rest), Some(home)) = (p.strip_prefix("~/"), home) {
+        return home.join(rest);
+    }
+    let path = Path::new(p);
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    match policy.parent() {
+        Some(dir) => dir.join(path),
+        None => path.to_path_buf(),
+    }
+}
+
+/// Every imported file a policy names.
 fn import_paths(f: &PolicyFile, policy: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let resolve = |p: &str| -> PathBuf {
-        if let (Some(rest), Some(home)) = (p.strip_prefix("~/"), home) {
-            return home.join(rest);
-        }
-        let path = Path::new(p);
-        if path.is_absolute() {
-            return path.to_path_buf();
-        }
-        match policy.parent() {
-            Some(dir) => dir.join(path),
-            None => path.to_path_buf(),
-        }
-    };
+    let resolve = |p: &str| resolve_import(p, policy, home);
     let env = f.import.env_file.iter().map(|i| resolve(i.path.get_ref()));
     let config = f.import.config.iter().map(|i| resolve(i.path.get_ref()));
     env.chain(config).collect()
+}
+
+/// The env files a policy reads again at each exec (`values = true`).
+fn reread_paths(f: &PolicyFile, policy: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    f.import
+        .env_file
+        .iter()
+        .filter(|i| i.values == Some(true))
+        .map(|i| resolve_import(i.path.get_ref(), policy, home))
+        .collect()
 }
 
 /// Read a cache file if it is trusted (see [`trust_file`]).

@@ -263,6 +263,8 @@ impl Compiler<'_> {
                 values,
                 line,
             });
+            crate::trust::check_import(&path, "env file")
+                .or_else(|m| self.err(imp.path.span(), m))?;
             let contents = match std::fs::read(&path) {
                 Ok(c) => c,
                 Err(e) => {
@@ -339,6 +341,8 @@ impl Compiler<'_> {
                     format!("config file {} must end in .json or .toml", path.display()),
                 );
             };
+            crate::trust::check_import(&path, "config file")
+                .or_else(|m| self.err(imp.path.span(), m))?;
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) => {

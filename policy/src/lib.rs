@@ -16,7 +16,9 @@
 //! - [`compiled`]: the compiled buffer and its reader;
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules;
 //! - with `std`: [`schema`], [`load`], [`compile`], [`config_scan`], [`error`],
-//!   [`outcome`].
+//!   [`outcome`], and [`spawn`], which applies a policy to the children a Rust
+//!   program spawns (`std::process::Command`; `tokio::process::Command` and
+//!   `portable_pty::CommandBuilder` behind the `tokio` and `portable-pty` features).
 #![cfg_attr(not(feature = "std"), no_std)]
 
 // The decision core runs inside other programs: no panicking operation is allowed
@@ -90,6 +92,10 @@ pub mod load;
 pub mod outcome;
 #[cfg(feature = "std")]
 pub mod schema;
+#[cfg(all(feature = "std", unix))]
+pub mod spawn;
+#[cfg(feature = "std")]
+pub mod trust;
 
 pub use compiled::Policy;
 #[cfg(feature = "std")]

@@ -169,6 +169,7 @@ pub fn read_policy_text(path: &Path) -> Result<String, PolicyError> {
     }
     let file = std::fs::File::open(path)
         .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
+    crate::trust::check_policy(path, &file)?;
     let mut bytes = Vec::new();
     file.take(MAX_POLICY_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -78,10 +78,22 @@ static SLOT: Slot = Slot {
 pub fn init() {
     let saved = crate::sys::errno();
     let pending = match crate::load::load() {
-        Loaded::Builtin { warning } => Pending { bytes: DEFAULT, source: b"<built-in>", warning },
-        Loaded::File { policy, source } => Pending { bytes: policy.as_bytes(), source, warning: None },
+        Loaded::Builtin { warning } => Pending {
+            bytes: DEFAULT,
+            source: b"<built-in>",
+            warning,
+        },
+        Loaded::File { policy, source } => Pending {
+            bytes: policy.as_bytes(),
+            source,
+            warning: None,
+        },
         // The shim's own floor, whatever the failure marker holds.
-        Loaded::Floor { source, warning } => Pending { bytes: FLOOR, source, warning },
+        Loaded::Floor { source, warning } => Pending {
+            bytes: FLOOR,
+            source,
+            warning,
+        },
     };
     crate::sys::set_errno(saved);
     // SAFETY: the constructor runs once, before any reader (state is still EMPTY,
@@ -92,12 +104,18 @@ pub fn init() {
 
 fn validate(p: Pending) -> Option<Active> {
     match Policy::from_bytes(p.bytes) {
-        Ok(policy) => Some(Active { policy, source: p.source, warning: p.warning }),
+        Ok(policy) => Some(Active {
+            policy,
+            source: p.source,
+            warning: p.warning,
+        }),
         // A cache that passed the header check but not the full one: fail closed.
         Err(_) => floor().map(|policy| Active {
             policy,
             source: p.source,
-            warning: Some(b"envshim: the compiled policy cache is corrupt: using the fail-closed floor"),
+            warning: Some(
+                b"envshim: the compiled policy cache is corrupt: using the fail-closed floor",
+            ),
         }),
     }
 }

@@ -1,0 +1,206 @@
+//! Policy-file trust end to end (envpolicy::trust, issue 7 item 5): a policy file,
+//! or an env file it imports, that group or others can write, or that another
+//! unprivileged user owns, is not used. libenvshim.so then enforces the
+//! fail-closed floor and the process's stderr holds one line naming the file and
+//! why; envwrap exits 125 with that line.
+//!
+//! Each test runs `sh -c 'exec env'` under the shim. `HOME` is the policy's
+//! directory, so the parent (`XDG_CACHE_HOME`, from `ShimExt::with_policy`) and a
+//! floor-bound child (the floor keeps `HOME` only) share one cache. `MARK` is
+//! outside the floor: present under the test policy, gone under the floor.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use envshim_e2e::*;
+
+/// Keeps everything, MARK included.
+const POLICY: &str = "version = 1\nbase = \"all\"\n";
+
+/// What the child of a shimmed `sh` received, and the shim's and envwrap's lines.
+struct Seen {
+    floor: bool,
+    vars: Vec<String>,
+    messages: Vec<String>,
+    stderr: String,
+}
+
+fn observe(sb: &Sandbox, policy: &Path) -> Seen {
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", "exec env"])
+        .with_shim()
+        .with_policy(policy)
+        .env("HOME", policy.parent().unwrap())
+        .env_secrets()
+        .env("MARK", "m");
+    let out = c.expect_success();
+    let vars: Vec<String> = out.stdout_str().lines().map(str::to_string).collect();
+    let has = |n: &str| vars.iter().any(|l| l.starts_with(&format!("{n}=")));
+    let stderr = out.stderr_str();
+    let messages = stderr
+        .lines()
+        .filter(|l| l.starts_with("envshim: ") || l.starts_with("envwrap: "))
+        .map(str::to_string)
+        .collect();
+    Seen {
+        floor: !has("MARK") && has("PATH"),
+        vars,
+        messages,
+        stderr,
+    }
+}
+
+fn chmod(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Write a file with mode 0644, whatever the umask (0002 would make it untrusted).
+fn write(sb: &Sandbox, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let p = sb.write(rel, contents);
+    chmod(&p, 0o644);
+    p
+}
+
+/// The one line on stderr, naming `file` and saying `why`.
+#[track_caller]
+fn one_line_naming(seen: &Seen, file: &Path, why: &str) {
+    assert_eq!(seen.messages.len(), 1, "{:?}", seen.messages);
+    assert_eq!(
+        seen.stderr.lines().count(),
+        1,
+        "nothing else on stderr: {}",
+        seen.stderr
+    );
+    let line = &seen.messages[0];
+    assert!(
+        line.contains(&file.display().to_string()),
+        "names {}: {line}",
+        file.display()
+    );
+    assert!(line.contains(why), "says {why:?}: {line}");
+}
+
+#[test]
+fn group_writable_policy_gives_the_floor_and_one_warning() {
+    let sb = Sandbox::new("trust_policy_mode");
+    let policy = write(&sb, "p/policy.toml", POLICY);
+    chmod(&policy, 0o620);
+
+    // The process that compiles: envwrap's line is the one warning.
+    let seen = observe(&sb, &policy);
+    assert!(seen.floor, "the floor is in force: {:?}", seen.vars);
+    one_line_naming(&seen, &policy, "writable");
+    assert!(
+        seen.messages[0].starts_with("envwrap: "),
+        "{:?}",
+        seen.messages
+    );
+
+    // Later processes read the failure marker: still the floor, one line.
+    let seen = observe(&sb, &policy);
+    assert!(seen.floor, "{:?}", seen.vars);
+    one_line_naming(&seen, &policy, "writable by group or others");
+    assert!(
+        seen.messages[0].ends_with("using the fail-closed floor"),
+        "{:?}",
+        seen.messages
+    );
+
+    // Fixed (a mode change only): the policy is in force again, quietly.
+    chmod(&policy, 0o644);
+    let seen = observe(&sb, &policy);
+    assert!(!seen.floor, "{:?}", seen.vars);
+    assert!(seen.vars.iter().any(|v| v == "MARK=m"));
+    assert!(seen.messages.is_empty(), "{:?}", seen.messages);
+}
+
+#[test]
+fn world_writable_env_file_import_gives_the_floor() {
+    // The env file's names decide what is stripped: one anyone can write could
+    // empty it. Optional or not, it is refused.
+    let sb = Sandbox::new("trust_envfile_mode");
+    let env = write(&sb, "p/loop.env", sb.secrets().env_file_contents());
+    let policy = write(
+        &sb,
+        "p/policy.toml",
+        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"loop.env\"\nrole = \"refuse\"\n",
+    );
+    chmod(&env, 0o666);
+    let seen = observe(&sb, &policy);
+    assert!(seen.floor, "{:?}", seen.vars);
+    one_line_naming(&seen, &env, "writable by group or others");
+    assert!(
+        seen.messages[0].contains(&policy.display().to_string()),
+        "also names the policy that imports it: {:?}",
+        seen.messages
+    );
+}
+
+#[test]
+fn env_file_made_writable_after_compiling_gives_the_floor_at_the_next_start() {
+    // An env file whose values are read at each exec: its cache records its ctime,
+    // so a chmod alone makes the next process start compile again, and refuse it.
+    let sb = Sandbox::new("trust_envfile_later");
+    let env = write(&sb, "p/pass.env", "PROXY_HOST=proxy.invalid\n");
+    let policy = write(
+        &sb,
+        "p/policy.toml",
+        "version = 1\nbase = \"all\"\nkeep = [\"PROXY_HOST\"]\n[[import.env_file]]\npath = \"pass.env\"\nvalues = true\n",
+    );
+    let seen = observe(&sb, &policy);
+    assert!(!seen.floor, "{:?}", seen.vars);
+    assert!(seen.vars.iter().any(|v| v == "PROXY_HOST=proxy.invalid"));
+    assert!(seen.messages.is_empty(), "{:?}", seen.messages);
+
+    chmod(&env, 0o620);
+    let seen = observe(&sb, &policy);
+    assert!(seen.floor, "{:?}", seen.vars);
+    one_line_naming(&seen, &env, "writable");
+}
+
+#[test]
+fn policy_owned_by_another_user_gives_the_floor() {
+    if envpolicy::trust::effective_uid() != 0 {
+        eprintln!("skipped: chown to uid 65534 needs root");
+        return;
+    }
+    let sb = Sandbox::new("trust_policy_owner");
+    let policy = write(&sb, "p/policy.toml", POLICY);
+    std::os::unix::fs::chown(&policy, Some(65534), Some(65534)).unwrap();
+    let seen = observe(&sb, &policy);
+    assert!(seen.floor, "{:?}", seen.vars);
+    one_line_naming(&seen, &policy, "owned by uid 65534");
+}
+
+#[test]
+fn envwrap_refuses_an_untrusted_policy_with_125() {
+    let sb = Sandbox::new("trust_envwrap");
+    let policy = write(&sb, "policy.toml", POLICY);
+    chmod(&policy, 0o666);
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--", "true"])
+        .env_secrets()
+        .expect_exit(125);
+    assert_eq!(
+        out.stderr_str(),
+        format!(
+            "envwrap: {}: policy file is not trusted: writable by group or others (mode 0666); only its owner and root may write it\n",
+            policy.display()
+        )
+    );
+    assert!(out.stdout.is_empty());
+    // check says the same.
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("check")
+        .arg(&policy)
+        .expect_exit(125);
+    assert!(
+        out.stderr_str().contains("policy file is not trusted"),
+        "{}",
+        out.stderr_str()
+    );
+}
