@@ -36,6 +36,7 @@ pub mod rng;
 pub mod sandbox;
 pub mod secrets;
 pub mod shim;
+pub mod storm;
 pub mod tmux;
 pub mod wait;
 
@@ -53,5 +54,6 @@ pub use shim::{
     python3, reported_errno, sh_quote, shim_lines, shim_path_string, stage_example, ShimExt,
     PERMISSIVE_POLICY, SHIM_PREFIX,
 };
+pub use storm::FORKER_C;
 pub use tmux::{default_tmux_socket_dir, parse_show_environment, TmuxEnvironment};
 pub use wait::{wait_for, wait_until};
