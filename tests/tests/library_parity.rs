@@ -10,8 +10,8 @@
 //!
 //! The library's child gets its environment from `std::process::Command`, which
 //! passes it in name order, so environments are compared as sorted lists (every
-//! front end passes one copy per name; envwrap_vs_shim.rs compares the other two
-//! in order). The shim's own `LD_PRELOAD` and `ENVSHIM_POLICY`, which only it puts
+//! front end passes one copy per name); the shim and envwrap are also compared in
+//! order. The shim's own `LD_PRELOAD` and `ENVSHIM_POLICY`, which only it puts
 //! back, are left out.
 
 mod envwrap_util;
@@ -115,15 +115,21 @@ fn stage(sb: &Sandbox, name: &str) -> PathBuf {
 }
 
 /// The child's argv and its environment, sorted, without the shim's own entries.
+/// The child's argv and environment, without the shim's own entries, in the order
+/// the child received them.
 fn seen(o: &Outcome, report: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let r = PrintenvReport::parse(report).unwrap_or_else(|e| o.fail(&e));
-    let mut env: Vec<Vec<u8>> = r
+    let env: Vec<Vec<u8>> = r
         .proc_environ
         .into_iter()
         .filter(|e| !e.starts_with(b"LD_PRELOAD=") && !e.starts_with(b"ENVSHIM_POLICY="))
         .collect();
-    env.sort();
     (r.argv, env)
+}
+
+fn sorted(mut env: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    env.sort();
+    env
 }
 
 fn names(env: &[Vec<u8>]) -> Vec<String> {
@@ -334,6 +340,19 @@ fn library_envwrap_and_shim_give_the_same_child() {
         let library_report = std::fs::read(&report)
             .unwrap_or_else(|e| by_library.fail(&format!("no library report: {e}")));
         let (lib_argv, lib_env) = seen(&by_library, &library_report);
+        // The shim and envwrap build the child's environment the same way, so they
+        // agree in order too; std::process::Command passes its environment sorted
+        // by name, so the library is compared as a set.
+        if shim_env != wrap_env {
+            by_envwrap.fail(&format!(
+                "case {:?}: the shim and envwrap give the child the same entries in a different order, or different entries\nshim:    {:?}\nenvwrap: {:?}\n--- shim run ---\n{}",
+                case.name,
+                names(&shim_env),
+                names(&wrap_env),
+                by_shim.report()
+            ));
+        }
+        let (shim_env, wrap_env, lib_env) = (sorted(shim_env), sorted(wrap_env), sorted(lib_env));
         if shim_argv != wrap_argv
             || shim_argv != lib_argv
             || shim_env != wrap_env
