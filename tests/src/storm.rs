@@ -1,12 +1,14 @@
 //! C programs that more than one end-to-end test compiles.
 
-/// `forker N PRINTENV REPORT`: N fork+execve and N vfork+execve of /bin/true, then
-/// one vfork+execve of printenv writing its report to REPORT; prints a summary.
+/// `forker N PRINTENV REPORT`: N fork+execve, N vfork+execve and N posix_spawn of
+/// /bin/true, then one vfork+execve of printenv writing its report to REPORT;
+/// prints a summary.
 pub const FORKER_C: &str = r#"
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,7 +63,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 8; i++)
         if (pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)) != 0) return 65;
 
-    int fork_fail = 0, vfork_fail = 0;
+    int fork_fail = 0, vfork_fail = 0, spawn_fail = 0;
     for (int i = 0; i < n; i++) {
         pid_t pid = fork();
         if (pid < 0) { fork_fail++; continue; }
@@ -80,6 +82,11 @@ int main(int argc, char **argv) {
         }
         if (!wait_ok(pid)) vfork_fail++;
     }
+    for (int i = 0; i < n; i++) {
+        pid_t pid;
+        if (posix_spawn(&pid, "/bin/true", NULL, NULL, true_argv, environ) != 0) { spawn_fail++; continue; }
+        if (!wait_ok(pid)) spawn_fail++;
+    }
     /* One more, to see what such a child received. */
     char report[4200];
     snprintf(report, sizeof report, "--report=%s", argv[3]);
@@ -93,8 +100,8 @@ int main(int argc, char **argv) {
 
     atomic_store(&stop, 1);
     for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
-    printf("fork=%d fork_failures=%d vfork=%d vfork_failures=%d report=%d worker_ops=%lu\n",
-           n, fork_fail, n, vfork_fail, report_ok, (unsigned long)atomic_load(&total_ops));
-    return fork_fail || vfork_fail || !report_ok ? 1 : 0;
+    printf("fork=%d fork_failures=%d vfork=%d vfork_failures=%d spawn=%d spawn_failures=%d report=%d worker_ops=%lu\n",
+           n, fork_fail, n, vfork_fail, n, spawn_fail, report_ok, (unsigned long)atomic_load(&total_ops));
+    return fork_fail || vfork_fail || spawn_fail || !report_ok ? 1 : 0;
 }
 "#;

@@ -51,8 +51,9 @@ fn the_storm_is_clean_under_memcheck() {
         o.report()
     );
     assert!(
-        o.stdout_str()
-            .starts_with("fork=60 fork_failures=0 vfork=60 vfork_failures=0 report=1 "),
+        o.stdout_str().starts_with(
+            "fork=60 fork_failures=0 vfork=60 vfork_failures=0 spawn=60 spawn_failures=0 report=1 "
+        ),
         "{}",
         o.report()
     );
@@ -99,7 +100,7 @@ fn the_storm_is_clean_under_address_sanitizer() {
     assert!(o.status.success(), "the run failed\n{}", o.report());
     assert!(
         o.stdout_str()
-            .starts_with("fork=500 fork_failures=0 vfork=500 vfork_failures=0 report=1 "),
+            .starts_with("fork=500 fork_failures=0 vfork=500 vfork_failures=0 spawn=500 spawn_failures=0 report=1 "),
         "{}",
         o.report()
     );

@@ -1,6 +1,7 @@
-//! Issue 3, end-to-end test 4: fork and vfork under threads. A C program runs 8
-//! threads that malloc, free and take a mutex in a tight loop while its main thread
-//! does 2,000 fork+execve and 2,000 vfork+execve of /bin/true under the shim, with an
+//! Issue 3, end-to-end test 4 (and issue 7's storm): fork, vfork and posix_spawn
+//! under threads. A C program runs 8 threads that malloc, free and take a mutex in a
+//! tight loop while its main thread does 3,334 fork+execve, 3,334 vfork+execve and
+//! 3,334 posix_spawn of /bin/true (10,003 execs in all) under the shim, with an
 //! environment that holds a token (so every exec takes the filtering path, not the
 //! pass-through one). Between fork/vfork and exec the shim must take no lock and call
 //! no malloc: a lock held by one of the other threads at fork time would never be
@@ -11,11 +12,12 @@ use std::time::Duration;
 
 use envshim_e2e::*;
 
-const ITERATIONS: u32 = 2000;
+/// 3 x 3,334 + 1 = 10,003 execs.
+const ITERATIONS: u32 = 3334;
 const BOUND: Duration = Duration::from_secs(120);
 
 #[test]
-fn fork_and_vfork_under_eight_busy_threads() {
+fn fork_vfork_and_posix_spawn_under_eight_busy_threads() {
     let sb = Sandbox::new("threads_fork_vfork");
     let forker = compile_c_with("forker", FORKER_C, &["-pthread"]);
     let report = sb.join("child-report");
@@ -40,7 +42,7 @@ fn fork_and_vfork_under_eight_busy_threads() {
     );
     let summary = o.stdout_str();
     let expected =
-        format!("fork={ITERATIONS} fork_failures=0 vfork={ITERATIONS} vfork_failures=0 report=1 ");
+        format!("fork={ITERATIONS} fork_failures=0 vfork={ITERATIONS} vfork_failures=0 spawn={ITERATIONS} spawn_failures=0 report=1 ");
     assert!(summary.starts_with(&expected), "{}", o.report());
     assert!(
         !summary.contains("worker_ops=0\n"),
@@ -54,7 +56,7 @@ fn fork_and_vfork_under_eight_busy_threads() {
     );
     eprintln!(
         "fork/vfork under threads: {} execs in {:?}",
-        2 * ITERATIONS + 1,
+        3 * ITERATIONS + 1,
         o.elapsed
     );
 
