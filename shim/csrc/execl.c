@@ -48,56 +48,47 @@ static void fill_args(const char **argv, long n, const char *arg0, va_list *ap)
     argv[n] = NULL;
 }
 
+/* The start every variadic hook shares: count the arguments from `arg` on a copy of
+ * `ap`, fail with E2BIG past glibc's limit, then copy every argument into the VLA
+ * `argv` (of `n` + 1 entries) declared in the caller's frame, leaving `ap` just after
+ * the last argument read. A macro, not a function: the VLA and the va_list must
+ * belong to the hook's own frame. `ap` must have been started with va_start. */
+#define GATHER_ARGS(argv, n, arg, ap)        \
+    va_list gather_copy_;                    \
+    va_copy(gather_copy_, ap);               \
+    long n = count_args(arg, gather_copy_);  \
+    va_end(gather_copy_);                    \
+    if (n < 0) {                             \
+        va_end(ap);                          \
+        errno = E2BIG;                       \
+        return -1;                           \
+    }                                        \
+    const char *argv[n + 1];                 \
+    fill_args(argv, n, arg, &ap)
+
 __attribute__((visibility("default"))) int execl(const char *path, const char *arg, ...)
 {
-    va_list ap, cp;
+    va_list ap;
     va_start(ap, arg);
-    va_copy(cp, ap);
-    long n = count_args(arg, cp);
-    va_end(cp);
-    if (n < 0) {
-        va_end(ap);
-        errno = E2BIG;
-        return -1;
-    }
-    const char *argv[n + 1];
-    fill_args(argv, n, arg, &ap);
+    GATHER_ARGS(argv, n, arg, ap);
     va_end(ap);
     return envshim_execv(path, (char *const *)argv);
 }
 
 __attribute__((visibility("default"))) int execlp(const char *file, const char *arg, ...)
 {
-    va_list ap, cp;
+    va_list ap;
     va_start(ap, arg);
-    va_copy(cp, ap);
-    long n = count_args(arg, cp);
-    va_end(cp);
-    if (n < 0) {
-        va_end(ap);
-        errno = E2BIG;
-        return -1;
-    }
-    const char *argv[n + 1];
-    fill_args(argv, n, arg, &ap);
+    GATHER_ARGS(argv, n, arg, ap);
     va_end(ap);
     return envshim_execvp(file, (char *const *)argv);
 }
 
 __attribute__((visibility("default"))) int execle(const char *path, const char *arg, ...)
 {
-    va_list ap, cp;
+    va_list ap;
     va_start(ap, arg);
-    va_copy(cp, ap);
-    long n = count_args(arg, cp);
-    va_end(cp);
-    if (n < 0) {
-        va_end(ap);
-        errno = E2BIG;
-        return -1;
-    }
-    const char *argv[n + 1];
-    fill_args(argv, n, arg, &ap);
+    GATHER_ARGS(argv, n, arg, ap);
     if (n > 0)
         (void)va_arg(ap, const char *); /* the NULL that ends the arguments */
     char *const *envp = va_arg(ap, char *const *);
