@@ -699,7 +699,7 @@ pub fn for_each_credential_value(
 
 /// Is (name, value) a credential under this policy, by name, import or shape?
 pub fn is_credential(policy: &Policy<'_>, name: &[u8], value: &[u8]) -> bool {
-    decide::judge(policy, b"", u64::MAX, name, value, None).credential
+    decide::names_credential(policy, name)
         || shape::find_shape(value, ShapeSet::from_bits(policy.settings().shapes)).is_some()
 }
 

@@ -342,9 +342,26 @@ pub struct Policy<'a> {
     /// `group_ends[1]`, then the rest up to `group_ends[2]`.
     group_ends: [usize; 3],
     /// One-byte filters over the fast globs, so a name is compared only with the
-    /// globs it can match: first bytes of prefix globs, last bytes of suffix globs,
-    /// and the rarest literal byte of every other glob (both ASCII cases).
+    /// globs it can match: first bytes of prefix globs and last bytes of suffix
+    /// globs (both ASCII cases). Each glob also carries the `name_bits` of its
+    /// literal bytes (`FastGlob::need`).
     pub(crate) filters: GlobFilters,
+    /// A Bloom filter over the exact names' hashes (one bit each, see
+    /// `exact_may_hold`): most names of an environment are in no list, and this
+    /// rules them out without probing the table.
+    exact_bloom: [u64; BLOOM_WORDS],
+}
+
+/// Size of `Policy::exact_bloom`: 4096 bits, so a few hundred exact names leave
+/// most bits clear.
+const BLOOM_WORDS: usize = 64;
+
+/// The Bloom bit of a name hash. It uses bits 16 and up: the table's slot comes
+/// from the low bits, and the filter should not repeat that choice.
+#[inline(always)]
+fn bloom_bit(hash: u32) -> (usize, u64) {
+    let bit = (hash >> 16) as usize % (BLOOM_WORDS * 64);
+    (bit / 64, 1u64 << (bit % 64))
 }
 
 /// 256-bit byte sets; see `Policy::filters`.
@@ -352,28 +369,40 @@ pub struct Policy<'a> {
 pub(crate) struct GlobFilters {
     pub prefix_first: ByteSet,
     pub suffix_last: ByteSet,
-    pub inner_rare: ByteSet,
     /// A glob that can match any name (`*`, `**`): the filters cannot skip it.
     pub any: bool,
 }
 
-/// The literal byte of a glob that is least likely to occur in a variable name,
-/// by a fixed ranking of letters (rarest first); a name without it cannot match.
-fn rarest_literal_byte(text: &[u8]) -> Option<u8> {
-    const RANK: &[u8] = b"QJZXVKWYBFGHMUCDLPNRTOSAIE";
-    let rank = |b: u8| -> usize {
-        let up = b.to_ascii_uppercase();
-        match RANK.iter().position(|&r| r == up) {
-            Some(i) => i,
-            // Digits, `_` and other bytes are common in names: rank them last.
-            None => RANK.len(),
-        }
-    };
-    text.iter()
-        .copied()
-        .filter(|&b| b != b'*')
-        .min_by_key(|&b| rank(b))
+/// The set of bytes in `text`, as a 64-bit mask: byte `b` sets bit
+/// `(b | 0x20) & 63`, so both ASCII cases of a letter set the same bit (a
+/// case-insensitive pattern needs no second mask). Distinct bytes may share a bit;
+/// the mask is a filter: a name whose bits do not cover a glob's literal bytes
+/// cannot match it, and a name that passes is matched for real.
+#[inline]
+pub fn name_bits(text: &[u8]) -> u64 {
+    let mut bits = 0u64;
+    for &b in text {
+        bits |= byte_bit(b);
+    }
+    bits
 }
+
+/// The bit of one byte in [`name_bits`]: a table look-up, which keeps the loops
+/// over names scalar (a vectorised variable shift costs more on short names).
+#[inline(always)]
+pub fn byte_bit(b: u8) -> u64 {
+    BYTE_BITS.get(usize::from(b)).copied().unwrap_or(0)
+}
+
+static BYTE_BITS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0usize;
+    while b < 256 {
+        t[b] = 1u64 << ((b as u8 | 0x20) & 63);
+        b += 1;
+    }
+    t
+};
 
 /// A set of bytes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -407,6 +436,8 @@ pub struct FastGlob<'a> {
     pub text: &'a [u8],
     pub rec: PatternRec,
     pub idx: u32,
+    /// [`name_bits`] of the glob's literal bytes: a name must have all of them.
+    pub need: u64,
 }
 
 impl FastGlob<'_> {
@@ -422,6 +453,7 @@ impl FastGlob<'_> {
             col: 0,
         },
         idx: 0,
+        need: 0,
     };
 }
 
@@ -497,12 +529,28 @@ impl<'a> Policy<'a> {
             n_fast: 0,
             group_ends: [0; 3],
             filters: GlobFilters::default(),
+            // All set until `decode_globs` fills it: a policy that is only peeked
+            // probes the table for every name rather than miss one.
+            exact_bloom: [u64::MAX; BLOOM_WORDS],
         })
     }
 
     /// Decode the globs once (see `FastGlob`, `GlobFilters`).
     fn decode_globs(&mut self) -> Result<(), FormatError> {
         let policy = self;
+        policy.exact_bloom = [0; BLOOM_WORDS];
+        for slot in 0..policy.exact_slots() {
+            let Some(idx) = policy.exact_slot(slot).filter(|&i| i != u32::MAX) else {
+                continue;
+            };
+            let rec = policy
+                .pattern(idx)
+                .ok_or(FormatError::BadRecord(sec::EXACT))?;
+            let (word, bit) = bloom_bit(name_hash(policy.str(rec.text)));
+            if let Some(w) = policy.exact_bloom.get_mut(word) {
+                *w |= bit;
+            }
+        }
         let globs = policy.globs();
         let mut fast = [FastGlob::EMPTY; FAST_GLOBS];
         for (slot, idx) in fast.iter_mut().zip(globs) {
@@ -510,7 +558,16 @@ impl<'a> Policy<'a> {
                 .pattern(idx)
                 .ok_or(FormatError::BadRecord(sec::GLOBS))?;
             let text = policy.str(rec.text);
-            *slot = FastGlob { text, rec, idx };
+            let need = text
+                .iter()
+                .filter(|&&b| b != b'*')
+                .fold(0u64, |bits, &b| bits | name_bits(&[b]));
+            *slot = FastGlob {
+                text,
+                rec,
+                idx,
+                need,
+            };
             policy.n_fast += 1;
             let f = &mut policy.filters;
             match rec.kind {
@@ -522,10 +579,11 @@ impl<'a> Policy<'a> {
                     Some(&b) if b != b'*' => f.suffix_last.insert_folded(b),
                     _ => f.any = true,
                 },
-                _ => match rarest_literal_byte(text) {
-                    Some(b) => f.inner_rare.insert_folded(b),
-                    None => f.any = true,
-                },
+                GlobKind::Contains | GlobKind::General | GlobKind::Exact => {
+                    if !text.iter().any(|&b| b != b'*') {
+                        f.any = true;
+                    }
+                }
             }
         }
         // Group the decoded globs by kind (prefix, suffix, the rest), keeping file
@@ -747,6 +805,14 @@ impl<'a> Policy<'a> {
         self.u32_in(sec::EXACT, n)
     }
 
+    /// False when no exact name of the policy has this `name_hash`: then the
+    /// table needs no probe. (True may be a false positive.)
+    #[inline]
+    pub fn exact_may_hold(&self, hash: u32) -> bool {
+        let (word, bit) = bloom_bit(hash);
+        self.exact_bloom.get(word).is_some_and(|w| w & bit != 0)
+    }
+
     /// Number of slots in the exact-name hash table (a power of two, or 0).
     pub fn exact_slots(&self) -> usize {
         self.count(sec::EXACT)
@@ -770,7 +836,13 @@ impl<'a> Policy<'a> {
 
     /// Pattern indices of the globs that `fast_globs` does not hold.
     pub fn slow_globs(&self) -> impl Iterator<Item = u32> + 'a {
-        self.globs().skip(FAST_GLOBS)
+        // Sliced, not `globs().skip(..)`: skipping would decode every fast glob's
+        // index again, for every name.
+        self.section(sec::GLOBS)
+            .get(FAST_GLOBS * 4..)
+            .unwrap_or(&[])
+            .chunks_exact(4)
+            .map(|c| u32_at(c, 0).unwrap_or(0))
     }
 
     /// Pattern indices of every glob, in file order.
@@ -875,11 +947,14 @@ pub fn name_hash(name: &[u8]) -> u32 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        for (d, s) in w.iter_mut().zip(rest) {
-            *d = *s;
+        // The tail as a zero-padded little-endian word, built in a register: a
+        // byte-wise copy into memory followed by an 8-byte load stalls the CPU
+        // (the load cannot be forwarded from the small stores).
+        let mut w = 0u64;
+        for (i, &b) in rest.iter().enumerate() {
+            w |= u64::from(b) << (8 * i);
         }
-        h = (h.rotate_left(5) ^ upper_word(u64::from_le_bytes(w))).wrapping_mul(K);
+        h = (h.rotate_left(5) ^ upper_word(w)).wrapping_mul(K);
     }
     // Finish with a full avalanche (murmur3's fmix64): the table indexes by the
     // low bits, which the multiplications above leave weak.

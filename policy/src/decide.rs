@@ -382,15 +382,15 @@ fn collect(
     pair_scope: Option<u16>,
 ) -> Matches {
     let mut m = Matches::default();
-    // Credential patterns are stored upper-cased; fold the name once so that every
-    // case-insensitive comparison below is a plain byte comparison.
-    // One pass over the name: does it need folding, and does it hold a byte that
-    // the inner globs need (see `GlobFilters`)?
-    let f = &policy.filters;
-    let (mut has_lower, mut has_rare) = (false, false);
+    // One pass over the name: does it need folding (credential patterns are stored
+    // upper-cased, so a folded name makes every case-insensitive comparison a plain
+    // byte comparison), and which bytes does it hold (`name_bits`: a glob whose
+    // literal bytes are not all there cannot match, and is skipped)?
+    let mut has_lower = false;
+    let mut present = 0u64;
     for &b in name {
         has_lower |= b.is_ascii_lowercase();
-        has_rare |= f.inner_rare.has(b);
+        present |= crate::compiled::byte_bit(b);
     }
     // The fold buffer is only initialised for a name that needs it (rare).
     let mut buf;
@@ -409,7 +409,7 @@ fn collect(
             }
     };
     let slots = policy.exact_slots();
-    if slots != 0 {
+    if slots != 0 && policy.exact_may_hold(hash) {
         let mut slot = hash as usize & (slots - 1);
         // Linear probing: every pattern whose folded text hashes like `name` is in
         // this run of occupied slots.
@@ -428,18 +428,18 @@ fn collect(
             slot = (slot + 1) & (slots - 1);
         }
     }
-    // Skip whole kinds of glob by one byte of the name (see `GlobFilters`).
+    // Skip whole kinds of glob by one byte of the name (see `GlobFilters`), then
+    // each glob whose literal bytes the name lacks.
     let f = &policy.filters;
     let prefix = f.any || name.first().is_some_and(|&b| f.prefix_first.has(b));
     let suffix = f.any || name.last().is_some_and(|&b| f.suffix_last.has(b));
-    let inner = f.any || has_rare;
     let [prefixes, suffixes, others] = policy.glob_groups();
-    for (wanted, group) in [(prefix, prefixes), (suffix, suffixes), (inner, others)] {
+    for (wanted, group) in [(prefix, prefixes), (suffix, suffixes), (true, others)] {
         if !wanted {
             continue;
         }
         for g in group {
-            if matches(&g.rec, g.text) {
+            if g.need & !present == 0 && matches(&g.rec, g.text) {
                 m.add(&g.rec, g.idx, pair_scope);
             }
         }
@@ -507,6 +507,15 @@ pub fn judge(
 ) -> Verdict {
     let hash = crate::compiled::name_hash(name);
     judge_hashed(policy, program, mask, name, hash, value, pairs)
+}
+
+/// Does a credential rule of any section (by name, glob or import) name `name`?
+/// Rule 4 without the shape test, for callers that test the value themselves.
+pub fn names_credential(policy: &Policy<'_>, name: &[u8]) -> bool {
+    let hash = crate::compiled::name_hash(name);
+    collect(policy, name, hash, u64::MAX, None)
+        .credential
+        .is_some()
 }
 
 /// `judge` with `name_hash(name)` already computed (the decision loop computes

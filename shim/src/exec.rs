@@ -12,7 +12,7 @@
 
 use core::ffi::{c_char, c_int};
 
-use crate::filter::{self, Prepared, Scratch};
+use crate::filter::{self, Inline, Prepared, Scratch};
 use crate::real;
 use crate::sys::{self, errno, set_errno};
 
@@ -83,7 +83,8 @@ pub(crate) unsafe fn with_policy<F>(
 where
     F: FnOnce(*const *const c_char, *const *const c_char) -> c_int,
 {
-    let mut scratch = Scratch::new();
+    let inline = Inline::uninit();
+    let mut scratch = Scratch::new(&inline);
     let saved = errno();
     // SAFETY: caller's contract is `prepare`'s.
     let prepared = unsafe { filter::prepare(program, argv, envp, &mut scratch) };
@@ -435,7 +436,8 @@ unsafe fn script_exec(file: *const c_char, argv: *const *const c_char, envp: *co
         return;
     }
     let n = if argc > 1 { argc + 2 } else { 3 };
-    let mut scratch = Scratch::new();
+    let inline = Inline::uninit();
+    let mut scratch = Scratch::new(&inline);
     let arr = match scratch.reserve(n, 0) {
         Ok(()) => scratch.take_ptrs(n),
         Err(_) => None,

@@ -8,8 +8,9 @@
 //!
 //! What it does, in order:
 //! 1. view `envp`, `argv` and (when the program passed its own `envp`) the calling
-//!    process's `environ` as byte slices, and read the env files the policy
-//!    imports (their values are re-read at every exec, by design);
+//!    process's `environ` as byte slices, and get the current contents of the env
+//!    files the policy imports (their values are re-read when they change, by
+//!    design; [`crate::env_cache`] keeps them between execs);
 //! 2. `envpolicy::decide::decide_env` and `envpolicy::argv::decide_argv`, the same
 //!    decision code envwrap and the Rust API run, on the compiled policy;
 //! 3. in enforce mode: refuse the exec (EPERM) when an argument holds a secret,
@@ -33,7 +34,7 @@ use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdic
 use envpolicy::Policy;
 
 use crate::policy::Active;
-pub use crate::scratch::Scratch;
+pub use crate::scratch::{Inline, Scratch};
 use crate::sticky::{self, Captured};
 use crate::sys::{self, Msg};
 
@@ -103,7 +104,7 @@ pub unsafe fn prepare(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'_>,
 ) -> Prepared {
     crate::policy::with_active(|active| match active {
         // SAFETY: the caller's contract, passed on.
@@ -248,7 +249,7 @@ unsafe fn apply(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'_>,
 ) -> Prepared {
     if let Some(w) = active.warning {
         if !WARNED.swap(true, Ordering::Relaxed) {
@@ -282,13 +283,19 @@ unsafe fn apply(
         None
     };
 
+    // The env files: from the cache (one `stat` each), or read for this exec.
+    let held = crate::env_cache::claim(policy);
     let mut files = [None; MAX_ENV_FILES];
-    let n_files = open_env_files(policy, &mut files);
+    let n_files = match &held {
+        Some(h) => h.n,
+        None => open_env_files(policy, &mut files),
+    };
     let files_bytes: usize = files
         .iter()
         .take(n_files)
         .map(|f| f.map_or(0, |f| f.size + 1))
         .sum();
+    let cached = held.as_ref().map(|h| &h.contents);
 
     let mut arg_total = 0usize;
     for i in 0..na {
@@ -309,6 +316,7 @@ unsafe fn apply(
             environ,
             (na, ne, np),
             &files,
+            cached,
             n_files,
             files_bytes,
             preload,
@@ -323,6 +331,9 @@ unsafe fn apply(
     for f in files.iter().take(n_files).flatten() {
         close(f.fd);
     }
+    // Nothing in `result` points into the cache (file values were copied into the
+    // scratch), so the claim ends here.
+    drop(held);
     result
 }
 
@@ -350,12 +361,13 @@ fn attempt(
     environ: *const *const c_char,
     (na, ne, np): (usize, usize, usize),
     files: &[Option<OpenFile>; MAX_ENV_FILES],
+    cached: Option<&[Option<&[u8]>; MAX_ENV_FILES]>,
     n_files: usize,
     files_bytes: usize,
     preload: Option<&[u8]>,
     policy_entry: Option<&[u8]>,
     plan: Plan,
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'_>,
 ) -> Attempt {
     let s = plan.env;
     let out_envp_len = s.emits + na + 1;
@@ -402,7 +414,11 @@ fn attempt(
     let Some(contents) = scratch.take_init(n_files, no_file) else {
         return refuse_e2big(prog);
     };
-    for (slot, f) in contents.iter_mut().zip(files.iter()) {
+    for (i, (slot, f)) in contents.iter_mut().zip(files.iter()).enumerate() {
+        if let Some(cached) = cached {
+            *slot = cached.get(i).copied().flatten();
+            continue;
+        }
         let Some(f) = f else { continue };
         let Some(buf) = scratch.take_bytes(f.size + 1) else {
             return refuse_e2big(prog);

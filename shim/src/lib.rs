@@ -19,7 +19,8 @@
 //!   the compiled policy (docs/adr/0002-compiled-policy.md) for every exec, and
 //!   writes refusals, warnings and audit records; [`scratch`]: where the filtered
 //!   arrays live; [`sticky`]: the shim's own `LD_PRELOAD` entry and policy variable,
-//!   captured at load.
+//!   captured at load; [`env_cache`]: the imported env files, kept between execs
+//!   and re-read when their `stat` changes.
 //! * [`sys`]: errno, `environ`, string scanning, raw system calls, stderr messages;
 //!   [`cold`]: libc calls only `system`/`popen` need, bound lazily (load-time cost).
 //! * `csrc/execl.c`: the variadic `execl`, `execlp`, `execle` (C, built by `build.rs`);
@@ -36,6 +37,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod cold;
+pub mod env_cache;
 pub mod exec;
 pub mod filter;
 pub mod init;

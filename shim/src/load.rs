@@ -221,7 +221,7 @@ impl<'b> PathBuf<'b> {
 // Raw system calls.
 
 /// `stat(2)` of a NUL-terminated path; `Err(errno)` on failure.
-fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
+pub(crate) fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
     if path.last() != Some(&0) {
         return Err(libc::EINVAL);
     }
@@ -246,7 +246,7 @@ fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
 }
 
 /// `fstat(2)` of an open descriptor.
-fn fstat(fd: c_int) -> Result<libc::stat, c_int> {
+pub(crate) fn fstat(fd: c_int) -> Result<libc::stat, c_int> {
     // SAFETY: as in `stat_c`.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
     // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH stats `fd` itself; `st`
@@ -267,7 +267,7 @@ fn fstat(fd: c_int) -> Result<libc::stat, c_int> {
     }
 }
 
-fn stamp_of(st: &libc::stat) -> Stamp {
+pub(crate) fn stamp_of(st: &libc::stat) -> Stamp {
     Stamp::new(
         st.st_dev,
         st.st_ino,

@@ -77,9 +77,22 @@ enum Region {
     },
 }
 
+/// The inline arena: a separate local of the hook, left uninitialised. (Inside
+/// `Scratch` itself, LLVM zeroed all 16 KiB at every hook when it initialised the
+/// other fields with one `memset`.)
+pub struct Inline(UnsafeCell<MaybeUninit<[usize; INLINE_BYTES / size_of::<usize>()]>>);
+
+impl Inline {
+    /// Costs nothing: no byte is written.
+    #[inline(always)]
+    pub const fn uninit() -> Self {
+        Inline(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+}
+
 /// Storage for the filtered arrays of one exec. See the module docs.
-pub struct Scratch {
-    inline: UnsafeCell<MaybeUninit<[usize; INLINE_BYTES / size_of::<usize>()]>>,
+pub struct Scratch<'a> {
+    inline: &'a Inline,
     region: Region,
     /// Whether the current arena is `region` (else the inline array).
     on_region: Cell<bool>,
@@ -89,12 +102,12 @@ pub struct Scratch {
     used: Cell<usize>,
 }
 
-impl Scratch {
-    /// An empty scratch; costs nothing (the inline array is left uninitialised).
+impl<'a> Scratch<'a> {
+    /// An empty scratch over `inline`.
     #[inline]
-    pub const fn new() -> Self {
+    pub const fn new(inline: &'a Inline) -> Self {
         Scratch {
-            inline: UnsafeCell::new(MaybeUninit::uninit()),
+            inline,
             region: Region::None,
             on_region: Cell::new(false),
             cap: Cell::new(0),
@@ -136,7 +149,7 @@ impl Scratch {
     fn base(&self) -> *mut u8 {
         match self.region {
             Region::Cached { ptr, .. } | Region::Private { ptr, .. } if self.on_region.get() => ptr,
-            _ => self.inline.get().cast::<u8>(),
+            _ => self.inline.0.get().cast::<u8>(),
         }
     }
 
@@ -231,13 +244,7 @@ impl Scratch {
     }
 }
 
-impl Default for Scratch {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Drop for Scratch {
+impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         let saved = crate::sys::errno();
         self.release();

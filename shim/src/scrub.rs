@@ -27,7 +27,7 @@ use envpolicy::argv::{self, ArgvRequest};
 use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 
 use crate::filter::{self, MAX_ENV_FILES};
-use crate::scratch::Scratch;
+use crate::scratch::{Inline, Scratch};
 use crate::sys;
 
 /// Called by the constructor with the process's own argc and argv.
@@ -54,7 +54,8 @@ pub unsafe fn at_load(argc: c_int, argv: *const *const c_char) {
         let environ = sys::environ_ptr();
         // SAFETY: `environ` is NULL or the NULL-terminated environment.
         let ne = unsafe { sys::count(environ) };
-        let mut scratch = Scratch::new();
+        let inline = Inline::uninit();
+        let mut scratch = Scratch::new(&inline);
         let sizes = decide::scratch_sizes(policy, ne, 0);
         let mut files = [None; MAX_ENV_FILES];
         let n_files = filter::open_env_files(policy, &mut files);

@@ -1,0 +1,231 @@
+//! The env files a policy imports, kept between execs and re-read only when they
+//! change.
+//!
+//! Rule 4 and the passthrough of file values need each imported env file's current
+//! contents at every exec (DESIGN.md: values are "re-read per spawn"). Opening,
+//! sizing, reading and closing each file costs five system calls per exec. This
+//! cache keeps the bytes of every file in one static buffer with the file's
+//! `stat` stamp (device, inode, size, mtime and ctime to the nanosecond), so an exec
+//! costs one `stat` per file; a file whose stamp changed is read again, so a value
+//! written to the file reaches the next exec, as before.
+//!
+//! # No lock, and fork
+//!
+//! The cache is used only inside [`crate::filter::prepare`], never across the real
+//! exec (file values are copied into the exec's scratch before it runs). It is
+//! claimed with one compare-and-swap of [`STATE`] and released by the guard's drop;
+//! whoever fails to claim it (another thread is using it, a signal handler
+//! interrupted a hook that holds it, or a `fork` child inherited it held) reads the
+//! files into its own scratch instead, as the shim did before the cache existed.
+//! No one ever waits, so `fork`, `vfork` and signals cannot deadlock on it; the
+//! worst case is a process that pays the five system calls per exec.
+//!
+//! The buffer is in `.bss`, so it costs no memory until a policy with env files
+//! execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
+
+use core::cell::UnsafeCell;
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use envpolicy::cache_key::Stamp;
+use envpolicy::compiled::sec;
+use envpolicy::Policy;
+
+use crate::filter::{self, MAX_ENV_FILES};
+use crate::load;
+
+/// Bytes of all cached env files together.
+pub const CACHE_BYTES: usize = 64 * 1024;
+
+const FREE: u8 = 0;
+const BUSY: u8 = 1;
+/// Free, or held by one `prepare` (which may be in another thread, or in the
+/// process a `fork` copied this one from).
+static STATE: AtomicU8 = AtomicU8::new(FREE);
+
+/// One cached file: where its bytes are, and the stamp they were read under.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// `None`: the file could not be read (its contents are then `None`, as for
+    /// the uncached path) or was never read.
+    stamp: Option<Stamp>,
+    start: usize,
+    len: usize,
+    readable: bool,
+}
+
+const EMPTY: Entry = Entry {
+    stamp: None,
+    start: 0,
+    len: 0,
+    readable: false,
+};
+
+struct Data {
+    /// The compiled policy these entries belong to (its address): the policy is
+    /// loaded once per process, but a stale cache must never serve another one.
+    policy: usize,
+    entries: [Entry; MAX_ENV_FILES],
+    buf: [u8; CACHE_BYTES],
+}
+
+struct Shared(UnsafeCell<Data>);
+// SAFETY: `Data` is only touched by the holder of `STATE` (see the module docs):
+// one `prepare` at a time, in any thread.
+unsafe impl Sync for Shared {}
+
+static DATA: Shared = Shared(UnsafeCell::new(Data {
+    policy: 0,
+    entries: [EMPTY; MAX_ENV_FILES],
+    buf: [0; CACHE_BYTES],
+}));
+
+/// The claimed cache; dropping it releases the claim.
+pub struct Held {
+    /// Current contents of each env file, by index; `None` for one that cannot be
+    /// read.
+    pub contents: [Option<&'static [u8]>; MAX_ENV_FILES],
+    pub n: usize,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        STATE.store(FREE, Ordering::Release);
+    }
+}
+
+/// The env files of `policy`, fresh, from the cache; `None` when the policy imports
+/// none, the cache is in use, or the files do not fit: the caller then reads them
+/// itself.
+pub fn claim(policy: &Policy<'_>) -> Option<Held> {
+    let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
+    if n == 0 {
+        return None;
+    }
+    if STATE
+        .compare_exchange(FREE, BUSY, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return None;
+    }
+    // From here on, returning drops `held`, which releases the claim.
+    let mut held = Held {
+        contents: [None; MAX_ENV_FILES],
+        n,
+    };
+    let key = policy.as_bytes().as_ptr() as usize;
+    {
+        // SAFETY: we hold `STATE`, so no one else reads or writes `DATA` until
+        // `held` is dropped, and this is the only reference to it until the end of
+        // this block.
+        let data = unsafe { &mut *DATA.0.get() };
+        if !is_fresh(policy, n, data, key) && !refill(policy, n, data, key) {
+            return None;
+        }
+    }
+    // SAFETY: as above; from here on `DATA` is only read, through this shared
+    // reference and the slices of `held.contents`, which the caller stops using
+    // before it drops `held` (and with it the claim).
+    let data: &'static Data = unsafe { &*DATA.0.get() };
+    for (slot, e) in held.contents.iter_mut().zip(data.entries.iter()).take(n) {
+        if e.readable {
+            *slot = data.buf.get(e.start..e.start.saturating_add(e.len));
+        }
+    }
+    Some(held)
+}
+
+/// Does every cached entry still describe its file (one `stat` each)?
+fn is_fresh(policy: &Policy<'_>, n: usize, data: &Data, key: usize) -> bool {
+    if data.policy != key {
+        return false;
+    }
+    data.entries.iter().enumerate().take(n).all(|(i, e)| {
+        let now = path_of(policy, i).and_then(|p| load::stat_c(p).ok());
+        match (now, e.stamp) {
+            (Some(st), Some(old)) => load::stamp_of(&st) == old,
+            // Not there before, and still not there.
+            (None, None) => true,
+            _ => false,
+        }
+    })
+}
+
+/// The NUL-terminated path of env file `i`.
+fn path_of<'p>(policy: &Policy<'p>, i: usize) -> Option<&'p [u8]> {
+    let rec = policy.env_file(i as u32)?;
+    let path = policy.c_str(rec.path);
+    (path.last() == Some(&0)).then_some(path)
+}
+
+/// Read every file again into the buffer. False (cache left empty) when they do
+/// not fit.
+fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
+    data.policy = 0;
+    let mut used = 0usize;
+    for i in 0..n {
+        let Some(entry) = data.entries.get_mut(i) else {
+            return false;
+        };
+        *entry = EMPTY;
+        let Some(path) = path_of(policy, i) else {
+            continue;
+        };
+        let Some((fd, st)) = open_file(path) else {
+            continue;
+        };
+        let size = usize::try_from(st.st_size).unwrap_or(usize::MAX);
+        let end = used.saturating_add(size);
+        let got = if size <= filter::MAX_ENV_FILE_BYTES && end <= CACHE_BYTES {
+            data.buf
+                .get_mut(used..end)
+                .and_then(|dst| filter::read_all(fd, dst))
+        } else {
+            None
+        };
+        filter::close(fd);
+        let Some(got) = got else {
+            if end > CACHE_BYTES {
+                return false;
+            }
+            // Unreadable or too large to use: as the uncached path, no contents;
+            // the stamp makes the next exec look again only if the file changes.
+            entry.stamp = Some(load::stamp_of(&st));
+            continue;
+        };
+        *entry = Entry {
+            stamp: Some(load::stamp_of(&st)),
+            start: used,
+            len: got,
+            readable: true,
+        };
+        used = end;
+    }
+    data.policy = key;
+    true
+}
+
+/// Open `path` read-only and `fstat` it.
+fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
+    // SAFETY: `path` is NUL-terminated (checked by `path_of`) and lives in the
+    // policy.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    let fd = fd as c_int;
+    match load::fstat(fd) {
+        Ok(st) => Some((fd, st)),
+        Err(_) => {
+            filter::close(fd);
+            None
+        }
+    }
+}

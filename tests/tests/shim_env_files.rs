@@ -1,0 +1,151 @@
+//! Imported env files under the shim: a file's current value reaches every exec.
+//!
+//! libenvshim.so keeps the files a policy imports between execs and reads a file
+//! again only when its `stat` changes (shim/src/env_cache.rs). These tests change
+//! the file between execs of ONE process (a python3 script under the shim), the case
+//! the cache could get wrong, and check what each child received.
+
+use envshim_e2e::*;
+
+const POLICY: &str = "version = 1
+base = \"all\"
+keep = [\"HTTPS_PROXY\"]
+
+[[import.env_file]]
+path = \"proxy.env\"
+role = \"strip\"
+values = true
+";
+
+/// A python3 script under the shim spawns `printenv HTTPS_PROXY` around changes to
+/// the env file, by `subprocess.run` (CPython execs in a `vfork` child, which
+/// shares the parent's memory, so the cache lives on in the parent) and by
+/// `os.posix_spawn` (the shim decides in the parent), and prints each child's
+/// answer. bash would not do: it forks for every command, so each child starts
+/// from the parent's copy of the cache.
+const SCRIPT: &str = r#"
+import os, subprocess, sys
+path = sys.argv[1]
+# Where python3 is itself a wrapper script (pyenv), the shim already gave this
+# process the file's value; a deleted file leaves the process's own value.
+print("own: " + os.environ["HTTPS_PROXY"])
+def show(label):
+    r = subprocess.run(["printenv", "HTTPS_PROXY"], capture_output=True, text=True)
+    print(label + ": " + (r.stdout.strip() or "unset"))
+    r, w = os.pipe()
+    pid = os.posix_spawnp("printenv", ["printenv", "HTTPS_PROXY"], os.environ,
+                          file_actions=[(os.POSIX_SPAWN_DUP2, w, 1)])
+    os.close(w)
+    out = os.read(r, 4096).decode().strip()
+    os.close(r)
+    os.waitpid(pid, 0)
+    print(label + " (posix_spawn): " + (out or "unset"))
+def write(text, replace=False):
+    target = path + ".new" if replace else path
+    with open(target, "w") as f:
+        f.write("HTTPS_PROXY=" + text + "\n")
+    if replace:
+        os.rename(target, path)
+show("first")
+show("unchanged")
+# Same size, same inode: only the times tell the change apart.
+write("http://proxy-two:3128")
+show("rewritten")
+show("again")
+# A longer value, through a new inode.
+write("http://proxy-three.example:3128", replace=True)
+show("replaced")
+os.remove(path)
+show("deleted")
+"#;
+
+#[test]
+fn a_changed_env_file_value_reaches_the_next_exec_of_the_same_process() {
+    let sb = Sandbox::new("env-file-reread");
+    let policy = sb.write("policy.toml", POLICY);
+    let file = sb.write("proxy.env", "HTTPS_PROXY=http://proxy-one:3128\n");
+    let out = sb
+        .cmd("python3")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg(&file)
+        .env("HTTPS_PROXY", "http://from-the-environment:1")
+        .with_shim()
+        .with_policy(&policy)
+        .expect_success();
+    let stdout = out.stdout_str();
+    let own = stdout
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("own: "))
+        .unwrap_or("")
+        .to_string();
+    out.check(
+        own == "http://from-the-environment:1" || own == "http://proxy-one:3128",
+        "python3's own HTTPS_PROXY is the environment's, or the file's",
+    );
+    let mut expected = format!("own: {own}\n");
+    for (label, value) in [
+        ("first", "http://proxy-one:3128"),
+        ("unchanged", "http://proxy-one:3128"),
+        ("rewritten", "http://proxy-two:3128"),
+        ("again", "http://proxy-two:3128"),
+        ("replaced", "http://proxy-three.example:3128"),
+        ("deleted", own.as_str()),
+    ] {
+        expected.push_str(&format!(
+            "{label}: {value}\n{label} (posix_spawn): {value}\n"
+        ));
+    }
+    out.check(
+        stdout == expected,
+        &format!("each child should see the env file's value at its exec:\n{expected}"),
+    );
+}
+
+/// Four threads spawn at once while the main thread rewrites the file: every
+/// child sees one of the file's values, whole.
+const THREADS: &str = r#"
+import os, subprocess, sys, threading
+path = sys.argv[1]
+seen = []
+def worker():
+    for _ in range(40):
+        r = subprocess.run(["printenv", "HTTPS_PROXY"], capture_output=True, text=True)
+        seen.append(r.stdout.strip())
+ts = [threading.Thread(target=worker) for _ in range(4)]
+for t in ts: t.start()
+for _ in range(100):
+    for v in ("bbbb", "aaaa"):
+        tmp = path + ".new"
+        with open(tmp, "w") as f:
+            f.write("HTTPS_PROXY=http://proxy-" + v + ":3128\n")
+        os.rename(tmp, path)
+for t in ts: t.join()
+print("\n".join(seen))
+"#;
+
+#[test]
+fn threads_racing_a_rewrite_see_whole_values() {
+    let sb = Sandbox::new("env-file-threads");
+    let policy = sb.write("policy.toml", POLICY);
+    let file = sb.write("proxy.env", "HTTPS_PROXY=http://proxy-aaaa:3128\n");
+    let out = sb
+        .cmd("python3")
+        .arg("-c")
+        .arg(THREADS)
+        .arg(&file)
+        .env("HTTPS_PROXY", "http://from-the-environment:1")
+        .with_shim()
+        .with_policy(&policy)
+        .expect_success();
+    let stdout = out.stdout_str();
+    let lines: Vec<&str> = stdout.lines().collect();
+    out.check(lines.len() == 160, "160 children should have printed");
+    // The file is replaced by rename, so it always holds one whole value.
+    let allowed = ["http://proxy-aaaa:3128", "http://proxy-bbbb:3128"];
+    out.check(
+        lines.iter().all(|l| allowed.contains(l)),
+        "every child should see one whole value of the file",
+    );
+}
