@@ -369,6 +369,14 @@ impl TestCommand {
             description: self.describe(),
             secrets: self.secrets.clone(),
         };
+        // Collected before the check, so that a leak is also in the sweep's files.
+        crate::collect::record_command(
+            &outcome.description,
+            [
+                ("stdout", &outcome.stdout, self.allow_stdout_secrets),
+                ("stderr", &outcome.stderr, self.allow_stderr_secrets),
+            ],
+        );
         self.check_output(&outcome);
         outcome
     }

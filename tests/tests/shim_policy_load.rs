@@ -583,7 +583,8 @@ fn policy_deleted_while_a_process_runs_stays_in_force_there() {
     // SAFETY: mkfifo(3) with a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo_c.as_ptr(), 0o600) }, 0);
     let started = w.sb.join("started");
-    let out_file = w.sb.join("env.out");
+    // `.log`: the secret sweep collects it (tests/src/collect.rs).
+    let out_file = w.sb.join("env.log");
     let script = format!(
         ": > {started}; read -r line < {fifo}; exec env > {out} 2>&1",
         started = sh_quote(&started.to_string_lossy()),
