@@ -9,7 +9,9 @@
 //! - `out/<test binary>/<test>/<pid>-<n>.{cmd,stdout,stderr}`: the (redacted)
 //!   description of every [`TestCommand`](crate::TestCommand) run, and its stdout
 //!   and stderr, unless the test opted out for that stream (a control run that must
-//!   see a value); an opted-out stream is listed in `skipped.tsv` instead;
+//!   see a value, or the harness's own test of the leak check, which prints one on
+//!   purpose); an opted-out stream is listed in `skipped.tsv` instead, with
+//!   `allowed` or `planted`;
 //! - `files/<test binary>/<test>/<pid>-<n>-<name>`: the files envshim's tools wrote
 //!   in a sandbox, copied when the sandbox is dropped: every `*.log` and `*.jsonl`
 //!   file (envwrap's `--log`), and every file in a directory named `envshim` (the
@@ -155,8 +157,10 @@ pub(crate) fn record_secrets(secrets: &Secrets) {
 }
 
 /// Record a finished command: its redacted description, and each stream unless
-/// `allowed` says the test expects a value there.
-pub(crate) fn record_command(description: &str, streams: [(&str, &[u8], bool); 2]) {
+/// the test expects a value there: `Some("allowed")` for a control run
+/// (`allow_secrets_in_*`), `Some("planted")` for the harness's own test of the
+/// leak check (`planted_leak`).
+pub(crate) fn record_command(description: &str, streams: [(&str, &[u8], Option<&str>); 2]) {
     let Some(dir) = collect_dir() else { return };
     let base = dir.join("out").join(origin()).join(unique());
     let with = |ext: &str| {
@@ -166,10 +170,10 @@ pub(crate) fn record_command(description: &str, streams: [(&str, &[u8], bool); 2
         PathBuf::from(p)
     };
     write_private(&with("cmd"), description.as_bytes());
-    for (stream, bytes, allowed) in streams {
-        if allowed {
+    for (stream, bytes, skip) in streams {
+        if let Some(reason) = skip {
             let line = format!(
-                "{}\t{stream}\t{} bytes\n",
+                "{}\t{reason}\t{} bytes\n",
                 with(stream).strip_prefix(dir).unwrap_or(&base).display(),
                 bytes.len()
             );
