@@ -620,7 +620,27 @@ fn policy_deleted_while_a_process_runs_stays_in_force_there() {
     );
 
     // Let bash go on: its exec is judged by the policy it loaded.
-    std::fs::write(&fifo, "go\n").unwrap();
+    // Opened without blocking: if bash is gone (or not yet reading), retry, and
+    // give up after a while instead of hanging.
+    let opened = (0..1000).find_map(|_| {
+        use std::os::unix::fs::OpenOptionsExt;
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            Ok(f) => Some(f),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                std::thread::sleep(Duration::from_millis(10));
+                None
+            }
+            Err(e) => panic!("open {}: {e}", fifo.display()),
+        }
+    });
+    let mut writer =
+        opened.unwrap_or_else(|| panic!("bash never read the FIFO: {}", bg.description()));
+    std::io::Write::write_all(&mut writer, b"go\n").unwrap();
+    drop(writer);
     let status = bg
         .wait_timeout(Duration::from_secs(20))
         .unwrap_or_else(|| panic!("bash did not finish: {}", bg.description()));
