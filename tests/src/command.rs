@@ -43,6 +43,7 @@ pub struct TestCommand {
     secrets: Option<Secrets>,
     allow_stdout_secrets: bool,
     allow_stderr_secrets: bool,
+    planted: bool,
 }
 
 impl std::fmt::Debug for TestCommand {
@@ -65,6 +66,7 @@ impl TestCommand {
             secrets: None,
             allow_stdout_secrets: false,
             allow_stderr_secrets: false,
+            planted: false,
         }
     }
 
@@ -165,6 +167,15 @@ impl TestCommand {
     /// Opt out of the automatic secret check for stderr only.
     pub fn allow_secrets_in_stderr(&mut self) -> &mut Self {
         self.allow_stderr_secrets = true;
+        self
+    }
+
+    /// For the harness's own tests of the leak check only: this command prints a
+    /// seeded value ON PURPOSE, to see the check fail. Its output is still checked,
+    /// but the secret sweep does not collect it (`collect`; it is listed in
+    /// `skipped.tsv` as planted).
+    pub fn planted_leak(&mut self) -> &mut Self {
+        self.planted = true;
         self
     }
 
@@ -369,6 +380,19 @@ impl TestCommand {
             description: self.describe(),
             secrets: self.secrets.clone(),
         };
+        // Collected before the check, so that a leak is also in the sweep's files.
+        let skip = |allowed: bool| match (self.planted, allowed) {
+            (true, _) => Some("planted"),
+            (false, true) => Some("allowed"),
+            (false, false) => None,
+        };
+        crate::collect::record_command(
+            &outcome.description,
+            [
+                ("stdout", &outcome.stdout, skip(self.allow_stdout_secrets)),
+                ("stderr", &outcome.stderr, skip(self.allow_stderr_secrets)),
+            ],
+        );
         self.check_output(&outcome);
         outcome
     }

@@ -14,7 +14,8 @@
 //!   (`compile`, `printenv`);
 //! - /proc readers and [`assert_no_process_holds`] (`procfs`);
 //! - where the shim, envwrap and the example policies are (`artifacts`);
-//! - preloading the shim and staging its policies, for the shim's tests (`shim`).
+//! - preloading the shim and staging its policies, for the shim's tests (`shim`);
+//! - the opt-in collection of every output for the secret sweep (`collect`).
 //!
 //! ```no_run
 //! use envshim_e2e::*;
@@ -28,6 +29,7 @@
 //! print one.
 
 pub mod artifacts;
+pub mod collect;
 pub mod command;
 pub mod compile;
 pub mod printenv;
@@ -41,6 +43,7 @@ pub mod tmux;
 pub mod wait;
 
 pub use artifacts::{envwrap_bin, example_policy, shim_so, target_dir, workspace_root};
+pub use collect::{collect_dir, collect_file, COLLECT_ENV};
 pub use command::{Background, Outcome, TestCommand, DEFAULT_TIMEOUT};
 pub use compile::{cc_cache_dir, compile_c, compile_c_in, compile_c_with};
 pub use printenv::{printenv_bin, PrintenvReport, PRINTENV_C};

@@ -162,6 +162,7 @@ impl Drop for Sandbox {
     fn drop(&mut self) {
         // Never panic here: Drop runs while a failed test unwinds.
         self.kill_tmux_server();
+        crate::collect::collect_sandbox(&self.dir);
         if self.keep {
             eprintln!(
                 "envshim-e2e: keeping sandbox {} (tmux socket {})",

@@ -139,8 +139,12 @@ pub const SECRET_NAMES: &[&str] = &[
 
 impl Secrets {
     /// Fresh random values of every shape.
+    /// With collection on (`ENVSHIM_E2E_COLLECT`, see `collect`), the values are
+    /// recorded for the secret sweep.
     pub fn generate() -> Secrets {
-        Secrets::from_rng(&mut Rng::from_entropy())
+        let secrets = Secrets::from_rng(&mut Rng::from_entropy());
+        crate::collect::record_secrets(&secrets);
+        secrets
     }
 
     /// Values from a given generator (fixed seed: reproducible, for the harness's tests).

@@ -332,3 +332,49 @@ fn check_unreadable(base: TestCommand, pid: &str) {
         "environment not readable (permission denied)",
     );
 }
+
+/// A policy file that cannot be read as one: over 1 MiB, a symbolic link loop, a
+/// directory. envwrap exits 125 with one line naming the file and the reason, and
+/// runs nothing.
+#[test]
+fn policy_files_that_cannot_be_read() {
+    let sb = Sandbox::new("envwrap_unreadable_policy");
+    let mut text = String::from("version = 1\n");
+    while text.len() <= 1 << 20 {
+        text.push_str("# padding padding padding padding padding padding padding\n");
+    }
+    let huge = sb.write("huge.toml", text);
+    let (a, b) = (sb.join("a.toml"), sb.join("b.toml"));
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    let dir = sb.mkdir("dir.toml");
+    let marker = sb.join("ran");
+    for (policy, reason) in [
+        (&huge, "policy file is larger than 1048576 bytes"),
+        (&a, "cannot read policy: Too many levels of symbolic links"),
+        (&dir, "cannot read policy: it is a directory"),
+    ] {
+        let want = format!("envwrap: {}: {reason}\n", policy.display());
+        // As --policy, and through ENVSHIM_POLICY.
+        for through_env in [false, true] {
+            let mut c = envwrap(&sb);
+            c.env_secrets().arg("--no-preload");
+            if through_env {
+                c.env("ENVSHIM_POLICY", policy);
+            } else {
+                c.arg("--policy").arg(policy);
+            }
+            let o = c.args(["touch"]).arg(&marker).expect_exit(125);
+            assert_eq!(o.stderr_str(), want, "{o:?}");
+            assert!(o.stdout.is_empty(), "{o:?}");
+            assert!(!marker.exists(), "envwrap ran the command: {o:?}");
+        }
+        // check says the same, as FILE: reason.
+        let o = envwrap(&sb).arg("check").arg(policy).expect_exit(125);
+        assert!(
+            o.stderr_str()
+                .contains(&format!("{}: {reason}", policy.display())),
+            "{o:?}"
+        );
+    }
+}

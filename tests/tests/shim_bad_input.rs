@@ -598,3 +598,89 @@ fn environment_at_the_exact_limit_is_whole_or_e2big() {
         }
     }
 }
+
+/// Every seeded credential twice, the seeded value in the FIRST copy and a second
+/// value later (`first`), or a harmless first copy with the seeded value in the LAST
+/// copy (`last`). Also a name the policy does not know, whose value alone has a
+/// credential's shape, in both orders. Under the shim the child's
+/// /proc/self/environ holds no copy of any credential name and none of the values.
+#[test]
+fn duplicate_credential_names_first_and_last_copy() {
+    let sb = Sandbox::new("bad_dup_credentials");
+    let secrets: Vec<&Secret> = sb.secrets().iter().collect();
+    let entry = |name: &str, value: &str| format!("{name}={value}").into_bytes();
+    let gh = sb.secrets().value("GH_TOKEN");
+    // The seeded value first, then another seeded value (so both copies are values
+    // the output is searched for).
+    let mut first: Vec<Vec<u8>> = vec![b"A=1".to_vec()];
+    first.extend(secrets.iter().map(|s| s.assignment().into_bytes()));
+    first.push(b"MIDDLE=m".to_vec());
+    for (i, s) in secrets.iter().enumerate() {
+        let other = secrets[(i + 1) % secrets.len()];
+        first.push(entry(s.name(), other.value()));
+    }
+    first.push(entry("SHAPED", gh));
+    first.push(entry("SHAPED", "plain-second-copy"));
+    first.push(b"Z=last".to_vec());
+    // A harmless first copy, then the seeded value last.
+    let mut last: Vec<Vec<u8>> = vec![b"A=1".to_vec()];
+    last.extend(
+        secrets
+            .iter()
+            .map(|s| entry(s.name(), "harmless-first-copy")),
+    );
+    last.push(b"MIDDLE=m".to_vec());
+    last.extend(secrets.iter().map(|s| s.assignment().into_bytes()));
+    last.push(entry("SHAPED", "plain-first-copy"));
+    last.push(entry("SHAPED", gh));
+    last.push(b"Z=last".to_vec());
+
+    for (what, env) in [("first copy", first), ("last copy", last)] {
+        let case = Case {
+            argv: Some(basic_argv()),
+            env: Some(env.clone()),
+        };
+        for mode in [Mode::Execve, Mode::PosixSpawn] {
+            let m = mode.as_str();
+            // Control: without the shim the kernel passes every copy.
+            let plain = report(&run(&sb, mode, &case, false));
+            assert_eq!(
+                plain.proc_environ, env,
+                "{what} ({m}): the kernel keeps every copy"
+            );
+            let o = run(&sb, mode, &case, true);
+            let r = report(&o);
+            for s in &secrets {
+                assert!(
+                    !r.names().iter().any(|n| n == s.name()),
+                    "{what} ({m}): a copy of {} reached the child",
+                    s.name()
+                );
+            }
+            sb.secrets()
+                .assert_absent(&format!("the child's report ({what}, {m})"), &r.all_bytes());
+            for decoy in [&b"harmless-first-copy"[..], b"plain-second-copy"] {
+                assert!(
+                    !r.proc_environ.iter().any(|e| e.ends_with(decoy)),
+                    "{what} ({m}): a later copy of a refused name survived"
+                );
+            }
+            // A shaped value under an unknown name: in the `last` form the harmless
+            // first copy is kept and the shaped later copy dropped as a duplicate;
+            // in the `first` form the shaped first copy is refused and the later
+            // copy dropped too.
+            let shaped: Vec<&[u8]> = r
+                .proc_environ
+                .iter()
+                .filter(|e| name_of(e) == b"SHAPED")
+                .map(|e| &e[b"SHAPED=".len()..])
+                .collect();
+            match what {
+                "first copy" => assert!(shaped.is_empty(), "{what} ({m}): SHAPED survived"),
+                _ => assert_eq!(shaped, [&b"plain-first-copy"[..]], "{what} ({m})"),
+            }
+            assert_eq!(r.get("MIDDLE"), Some(&b"m"[..]), "{what} ({m})");
+            assert_eq!(r.get("Z"), Some(&b"last"[..]), "{what} ({m})");
+        }
+    }
+}

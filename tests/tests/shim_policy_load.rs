@@ -496,3 +496,175 @@ fn c_program_under_the_shim() {
     assert!(out.stderr.is_empty());
     assert_eq!(w.runs(), 1);
 }
+
+/// A policy file that cannot be read as one: over 1 MiB, a symbolic link loop, or a
+/// directory. Under the shim: the fail-closed floor and one warning naming the file
+/// and the reason, in the process that compiles and in every later one; nothing on
+/// stderr besides. Never the built-in default, which a missing file would give.
+#[track_caller]
+fn unreadable_policy_gives_the_floor(w: &World, policy: &Path, reason: &str) {
+    for round in ["the compiling process", "a later process"] {
+        let mut c = w.shimmed("/bin/sh");
+        c.args(["-c", "exec env"])
+            .env("ENVSHIM_POLICY", policy)
+            .env_secrets();
+        let out = c.expect_success();
+        let stdout = out.stdout_str();
+        let has = |n: &str| stdout.lines().any(|l| l.starts_with(&format!("{n}=")));
+        assert!(
+            !has("MARK_A") && !has("MARK_B") && has("PATH"),
+            "{round}: the floor is not in force\n{}",
+            out.report()
+        );
+        for n in SECRET_NAMES {
+            assert!(!has(n), "{round}: {n} reached the child");
+        }
+        let msgs = messages(&out.stderr);
+        assert_eq!(msgs.len(), 1, "{round}: one warning\n{}", out.report());
+        assert_eq!(
+            out.stderr_str().lines().count(),
+            1,
+            "{round}: nothing else on stderr\n{}",
+            out.report()
+        );
+        let want = format!("{}: {reason}", policy.display());
+        assert!(
+            msgs[0].contains(&want),
+            "{round}: the warning names the file and says {reason:?}: {msgs:?}"
+        );
+    }
+}
+
+#[test]
+fn huge_policy_gives_the_floor_and_one_warning() {
+    let w = World::new("load_huge");
+    // Valid TOML throughout: only the size is wrong.
+    let mut text = String::from(POLICY);
+    while text.len() <= 1 << 20 {
+        text.push_str("# padding padding padding padding padding padding padding\n");
+    }
+    let policy = w.sb.write("huge.toml", text);
+    unreadable_policy_gives_the_floor(&w, &policy, "policy file is larger than 1048576 bytes");
+}
+
+#[test]
+fn symlink_loop_policy_gives_the_floor_and_one_warning() {
+    let w = World::new("load_symlink_loop");
+    let a = w.sb.join("a.toml");
+    let b = w.sb.join("b.toml");
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    unreadable_policy_gives_the_floor(
+        &w,
+        &a,
+        "cannot read policy: Too many levels of symbolic links",
+    );
+}
+
+#[test]
+fn directory_as_policy_gives_the_floor_and_one_warning() {
+    let w = World::new("load_directory");
+    let dir = w.sb.mkdir("policy.toml");
+    unreadable_policy_gives_the_floor(&w, &dir, "cannot read policy: it is a directory");
+}
+
+/// A process that keeps running after its policy file is deleted keeps enforcing
+/// the policy it loaded (the mapped compiled cache); a process started afterwards
+/// gets the built-in default with a warning.
+///
+/// The long-running process is a bash under the shim that blocks in the builtin
+/// `read` on a FIFO (so it spawns nothing while it waits), then execs `env`.
+#[test]
+fn policy_deleted_while_a_process_runs_stays_in_force_there() {
+    let w = World::new("load_deleted_while_running");
+    let policy = w.sb.write("policy.toml", POLICY);
+    let fifo = w.sb.join("go");
+    let fifo_c = std::ffi::CString::new(fifo.to_string_lossy().into_owned()).unwrap();
+    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo_c.as_ptr(), 0o600) }, 0);
+    let started = w.sb.join("started");
+    // `.log`: the secret sweep collects it (tests/src/collect.rs).
+    let out_file = w.sb.join("env.log");
+    let script = format!(
+        ": > {started}; read -r line < {fifo}; exec env > {out} 2>&1",
+        started = sh_quote(&started.to_string_lossy()),
+        fifo = sh_quote(&fifo.to_string_lossy()),
+        out = sh_quote(&out_file.to_string_lossy()),
+    );
+    let mut c = w.shimmed("/bin/bash");
+    c.args(["-c", &script])
+        .env("ENVSHIM_POLICY", &policy)
+        .env_secrets();
+    let mut bg = c.spawn_background();
+    assert!(
+        w.sb.wait_for(|| started.exists(), Duration::from_secs(10)),
+        "bash did not start: {}",
+        bg.description()
+    );
+    assert_eq!(w.runs(), 1, "bash compiled the policy at its start");
+    let cache = w.cache_of(&policy);
+    assert!(cache.is_file());
+
+    // The file goes, and its compiled cache with it: bash has the cache mapped.
+    std::fs::remove_file(&policy).unwrap();
+    std::fs::remove_file(&cache).unwrap();
+    // A process started now does not find the file.
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(state, InForce::Default, "a new process after the deletion");
+    assert_eq!(
+        msgs,
+        [format!(
+            "envshim: policy {} not found: using the built-in default",
+            policy.display()
+        )]
+    );
+
+    // Let bash go on: its exec is judged by the policy it loaded.
+    // Opened without blocking: if bash is gone (or not yet reading), retry, and
+    // give up after a while instead of hanging.
+    let opened = (0..1000).find_map(|_| {
+        use std::os::unix::fs::OpenOptionsExt;
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            Ok(f) => Some(f),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                std::thread::sleep(Duration::from_millis(10));
+                None
+            }
+            Err(e) => panic!("open {}: {e}", fifo.display()),
+        }
+    });
+    let mut writer =
+        opened.unwrap_or_else(|| panic!("bash never read the FIFO: {}", bg.description()));
+    std::io::Write::write_all(&mut writer, b"go\n").unwrap();
+    drop(writer);
+    let status = bg
+        .wait_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("bash did not finish: {}", bg.description()));
+    assert!(status.success(), "{status:?}");
+    let output = std::fs::read(&out_file).unwrap();
+    w.sb.secrets()
+        .assert_absent("the env output of the long-running process", &output);
+    let text = String::from_utf8_lossy(&output);
+    let has = |n: &str| text.lines().any(|l| l.starts_with(&format!("{n}=")));
+    assert!(
+        !has("MARK_A") && has("MARK_B"),
+        "the running process did not keep the policy it loaded (MARK_A {}, MARK_B {})",
+        has("MARK_A"),
+        has("MARK_B")
+    );
+    for n in SECRET_NAMES {
+        assert!(!has(n), "{n} reached the child");
+    }
+    // bash's own shim says nothing (it loaded its policy before the deletion); the
+    // child `env` loads the shim afresh, finds no file, and, never spawning, is quiet.
+    assert!(
+        !text.lines().any(|l| l.starts_with("envshim: ")),
+        "unexpected shim lines: {}",
+        w.sb.secrets().redact(&output)
+    );
+    assert_eq!(w.runs(), 1, "nothing was compiled again");
+}

@@ -392,3 +392,137 @@ fn sticky_false_lets_env_i_leave() {
         "sticky = false: env -i's child should get only the policy's [set] entry"
     );
 }
+
+// ---- A library ahead of the shim that defines execve itself ----
+
+/// `exec_environ PATH ARGV0 ARGS...`: execve with the process's own environ.
+const EXEC_ENVIRON_C: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    if (argc < 3) return 64;
+    execve(argv[1], argv + 2, environ);
+    fprintf(stderr, "exec_environ: execve failed: errno=%d (%s)\n", errno, strerror(errno));
+    return 71;
+}
+"#;
+
+/// A preload library that defines execve, says so on stderr, and passes the call
+/// on to the next definition in the lookup order (the shim's).
+const FORWARDING_EXECVE_C: &str = r#"
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+int execve(const char *path, char *const argv[], char *const envp[]) {
+    static const char msg[] = "hooklib: execve, passed on with RTLD_NEXT\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    execve_fn next = (execve_fn)dlsym(RTLD_NEXT, "execve");
+    if (!next) { errno = ENOSYS; return -1; }
+    return next(path, argv, envp);
+}
+"#;
+
+/// A preload library that defines execve and makes the system call itself.
+const RAW_SYSCALL_EXECVE_C: &str = r#"
+#define _GNU_SOURCE
+#include <sys/syscall.h>
+#include <unistd.h>
+int execve(const char *path, char *const argv[], char *const envp[]) {
+    static const char msg[] = "hooklib: execve, raw system call\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    return (int)syscall(SYS_execve, path, argv, envp);
+}
+"#;
+
+/// A name the built-in policy refuses (`*_TOKEN`), with a value that is not seeded:
+/// the one credential a test may let through to show what escapes.
+const UNSEEDED_CREDENTIAL: (&str, &str) = ("E2E_PLACEHOLDER_TOKEN", "placeholder-not-a-secret");
+
+/// Run `exec_environ printenv` with `LD_PRELOAD=<lib>:<shim>`.
+fn run_behind(sb: &Sandbox, lib: &std::path::Path, seeded: bool) -> Outcome {
+    let prog = compile_c("exec_environ", EXEC_ENVIRON_C);
+    let preload = format!("{}:{}", lib.display(), shim_path_string());
+    let mut c = sb.cmd(prog);
+    c.arg(printenv_bin())
+        .arg("printenv")
+        .env("LD_PRELOAD", &preload)
+        .env(UNSEEDED_CREDENTIAL.0, UNSEEDED_CREDENTIAL.1);
+    if seeded {
+        c.env_secrets();
+    }
+    c.expect_success()
+}
+
+/// The library finds execve first, and passes it on with `dlsym(RTLD_NEXT)`: the
+/// call reaches the shim, which filters it as usual.
+#[test]
+fn library_ahead_of_the_shim_that_forwards_execve_is_still_filtered() {
+    let sb = Sandbox::new("sticky_forwarding_lib");
+    let lib = compile_c_with(
+        "forwarding_execve",
+        FORWARDING_EXECVE_C,
+        &["-shared", "-fPIC", "-ldl"],
+    );
+    let o = run_behind(&sb, &lib, true);
+    assert!(
+        o.stderr_str()
+            .contains("hooklib: execve, passed on with RTLD_NEXT"),
+        "the library ahead of the shim did not see the exec\n{}",
+        o.report()
+    );
+    let r = PrintenvReport::parse(&o.stdout).unwrap_or_else(|e| o.fail(&e));
+    secrets_absent(&sb, &r, "a forwarding library");
+    assert!(
+        !r.has(UNSEEDED_CREDENTIAL.0),
+        "the shim did not filter an exec passed on to it: {r:?}"
+    );
+    // The order the program chose is kept (the shim is already in the value).
+    let preload = format!("{}:{}", lib.display(), shim_path_string());
+    assert_eq!(r.get("LD_PRELOAD"), Some(preload.as_bytes()), "{r:?}");
+}
+
+/// The library makes the execve system call itself: the shim never sees the exec,
+/// and a credential in the environment reaches the child. This is the documented
+/// limit (docs/shim.md, "What it cannot reach"); the credential used here is not a
+/// seeded value, so nothing secret is printed.
+#[test]
+fn library_ahead_of_the_shim_that_makes_the_system_call_escapes_it() {
+    let sb = Sandbox::new("sticky_raw_syscall_lib");
+    let lib = compile_c_with(
+        "raw_syscall_execve",
+        RAW_SYSCALL_EXECVE_C,
+        &["-shared", "-fPIC"],
+    );
+    let o = run_behind(&sb, &lib, false);
+    assert!(
+        o.stderr_str().contains("hooklib: execve, raw system call"),
+        "{}",
+        o.report()
+    );
+    assert!(
+        shim_lines(&o.stderr).is_empty(),
+        "the shim said something about an exec it cannot see\n{}",
+        o.report()
+    );
+    let r = PrintenvReport::parse(&o.stdout).unwrap_or_else(|e| o.fail(&e));
+    assert_eq!(
+        r.get(UNSEEDED_CREDENTIAL.0),
+        Some(UNSEEDED_CREDENTIAL.1.as_bytes()),
+        "the credential was removed: the shim now reaches raw execve system calls; \
+         update docs/security.md and docs/shim.md"
+    );
+    // Control: the same program and variable behind the forwarding library.
+    let fwd = compile_c_with(
+        "forwarding_execve",
+        FORWARDING_EXECVE_C,
+        &["-shared", "-fPIC", "-ldl"],
+    );
+    let o = run_behind(&sb, &fwd, false);
+    let r = PrintenvReport::parse(&o.stdout).unwrap_or_else(|e| o.fail(&e));
+    assert!(!r.has(UNSEEDED_CREDENTIAL.0), "{r:?}");
+}

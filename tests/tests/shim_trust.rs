@@ -204,3 +204,104 @@ fn envwrap_refuses_an_untrusted_policy_with_125() {
         out.stderr_str()
     );
 }
+
+/// A policy file, a config file or a strip-only env file made group-writable AFTER
+/// the cache was compiled, its contents unchanged: the cache compiled while the file
+/// was trusted stays in use (a mode change alone does not make it stale), envwrap
+/// refuses the file at its next run, and once the file changes, the next process
+/// start compiles again and falls to the floor with one line naming the file.
+#[test]
+fn file_made_writable_after_compiling_is_kept_until_it_changes() {
+    let sb = Sandbox::new("trust_writable_later");
+    for (i, which) in ["policy", "config", "env"].into_iter().enumerate() {
+        let dir = format!("p{i}");
+        let env = write(&sb, &format!("{dir}/strip.env"), "STRIPPED=from-the-file\n");
+        let config = write(
+            &sb,
+            &format!("{dir}/config.json"),
+            r#"{"bot": {"ghTokenEnv": "CONFIG_NAMED"}}"#,
+        );
+        let policy = write(
+            &sb,
+            &format!("{dir}/policy.toml"),
+            "version = 1\nbase = \"all\"\n\
+             [[import.env_file]]\npath = \"strip.env\"\nrole = \"strip\"\n\
+             [[import.config]]\npath = \"config.json\"\n",
+        );
+        let file = match which {
+            "policy" => &policy,
+            "config" => &config,
+            _ => &env,
+        };
+        let look = |what: &str| {
+            let mut c = sb.cmd("/bin/sh");
+            c.args(["-c", "exec env"])
+                .with_shim()
+                .with_policy(&policy)
+                .env("HOME", policy.parent().unwrap())
+                .env_secrets()
+                .env("MARK", "m")
+                .env("STRIPPED", "s")
+                .env("CONFIG_NAMED", "c");
+            let out = c.expect_success();
+            let stdout = out.stdout_str();
+            let has = |n: &str| stdout.lines().any(|l| l.starts_with(&format!("{n}=")));
+            let in_force = has("MARK") && !has("STRIPPED") && !has("CONFIG_NAMED");
+            let floor = !has("MARK") && has("PATH");
+            assert!(
+                in_force || floor,
+                "{which}, {what}: neither\n{}",
+                out.report()
+            );
+            let lines: Vec<String> = out.stderr_str().lines().map(str::to_string).collect();
+            (floor, lines)
+        };
+
+        let (floor, lines) = look("compiled");
+        assert!(!floor && lines.is_empty(), "{which}: {lines:?}");
+
+        chmod(file, 0o620);
+        let (floor, lines) = look("made writable");
+        assert!(
+            !floor,
+            "{which}: a mode change alone made the shim drop the cache"
+        );
+        assert!(lines.is_empty(), "{which}: {lines:?}");
+
+        // envwrap compiles at every run: it refuses the file now.
+        let marker = sb.join(format!("{dir}/ran"));
+        let out = sb
+            .cmd(envwrap_bin())
+            .arg("--policy")
+            .arg(&policy)
+            .args(["--no-preload", "touch"])
+            .arg(&marker)
+            .env_secrets()
+            .expect_exit(125);
+        let err = out.stderr_str();
+        assert!(
+            err.contains(&format!("{} is not trusted", file.display()))
+                || err.contains(&format!("{}: policy file is not trusted", file.display())),
+            "{which}: envwrap does not name the file: {err}"
+        );
+        assert!(
+            err.contains("writable by group or others (mode 0620)"),
+            "{err}"
+        );
+        assert!(!marker.exists(), "{which}: envwrap ran the command");
+
+        // The same contents written again: the file changed, so the next start
+        // compiles, refuses it, and enforces the floor.
+        let contents = std::fs::read(file).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(file, contents).unwrap();
+        let (floor, lines) = look("rewritten");
+        assert!(floor, "{which}: the floor is not in force after the change");
+        assert_eq!(lines.len(), 1, "{which}: {lines:?}");
+        assert!(
+            lines[0].contains(&file.display().to_string())
+                && lines[0].contains("writable by group or others"),
+            "{which}: {lines:?}"
+        );
+    }
+}

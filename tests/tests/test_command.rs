@@ -63,8 +63,11 @@ fn output_holding_a_value_fails_unless_allowed() {
     let sb = Sandbox::new("cmd_autocheck");
     let token = sb.secrets().value("AWS_ACCESS_KEY_ID").to_string();
     let r = std::panic::catch_unwind(|| {
+        // planted_leak: this output holds a value on purpose; the secret sweep
+        // does not collect it (the check itself still runs).
         sb.cmd("sh")
             .args(["-c", "printf 'key=%s\\n' \"$1\"", "sh", &token])
+            .planted_leak()
             .run();
     });
     let msg = panic_message(r.expect_err("a value on stdout must fail the run"));
@@ -80,6 +83,7 @@ fn output_holding_a_value_fails_unless_allowed() {
         sb.cmd("sh")
             .args(["-c", "echo \"$1\"", "sh", &token])
             .allow_secrets_in_stderr()
+            .planted_leak()
             .run();
     });
     assert!(r.is_err());
