@@ -305,6 +305,19 @@ fn untrusted(st: &libc::stat, uid: u32, want: libc::mode_t) -> Option<&'static [
     None
 }
 
+/// Why a file a policy was compiled from is not trusted now, if it is not: the
+/// rule of `envpolicy::trust` (owner root or us, not writable by group or
+/// others), without following the symbolic links again (the compiler did).
+fn untrusted_dep(st: &libc::stat, uid: u32) -> Option<&'static [u8]> {
+    if st.st_uid != 0 && st.st_uid != uid {
+        return Some(b"owned by another user");
+    }
+    if st.st_mode & 0o022 != 0 {
+        return Some(b"writable by group or others");
+    }
+    None
+}
+
 /// A read-only private mapping of a whole cache file.
 struct Mapping {
     ptr: *mut u8,
@@ -575,7 +588,7 @@ pub fn load() -> Loaded {
 
     // A fresh cache: the common case.
     if let Ok(m) = map_cache(cache_c, uid) {
-        if let Ok(loaded) = judge(m, path) {
+        if let Ok(loaded) = judge(m, path, uid) {
             return loaded;
         }
     }
@@ -607,7 +620,7 @@ pub fn load() -> Loaded {
     // envwrap explained its own failure on our stderr (exit 125).
     let reported = matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) != 0);
     let why: &[u8] = match map_cache(cache_c, uid) {
-        Ok(m) => match judge(m, path) {
+        Ok(m) => match judge(m, path, uid) {
             Ok(Loaded::Floor { source, warning }) => {
                 return Loaded::Floor {
                     source,
@@ -639,16 +652,42 @@ pub fn load() -> Loaded {
 }
 
 /// Use a mapped cache for the policy at `path`, or unmap it and say why not.
-fn judge(m: Mapping, path: &'static [u8]) -> Result<Loaded, &'static [u8]> {
+///
+/// The files the policy was compiled from are also checked for trust as they are
+/// now (the same `stat` as the freshness check): a file made group- or
+/// other-writable, or given to another user, after the cache was compiled does
+/// not change its contents or mtime, so the cache would stay fresh; instead the
+/// floor is enforced, with one warning naming the file, until the file is
+/// trusted again.
+fn judge(m: Mapping, path: &'static [u8], uid: u32) -> Result<Loaded, &'static [u8]> {
     let verdict = {
         let bytes = m.bytes();
         match cache_key::open_peek(bytes) {
             Err(e) => Err(e.describe().as_bytes()),
             Ok((policy, notes)) => {
-                match cache_key::check(&policy, &notes, path, |p| {
-                    stat_c(p).ok().map(|s| stamp_of(&s))
-                }) {
+                let mut distrust: Option<(&[u8], &'static [u8])> = None;
+                let checked = cache_key::check(&policy, &notes, path, |p| {
+                    let st = stat_c(p).ok()?;
+                    if distrust.is_none() {
+                        distrust = untrusted_dep(&st, uid).map(|why| (without_nul(p), why));
+                    }
+                    Some(stamp_of(&st))
+                });
+                match checked {
                     Err(s) => Err(s.describe().as_bytes()),
+                    Ok(()) if notes.failure().is_none() && distrust.is_some() => {
+                        let (file, why) = distrust.unwrap_or((path, b""));
+                        Ok(floor(
+                            policy.source(),
+                            &[
+                                b"envshim: ",
+                                file,
+                                b": not trusted: ",
+                                why,
+                                b"; only its owner and root may write it; using the fail-closed floor",
+                            ],
+                        ))
+                    }
                     Ok(()) => Ok(match notes.failure() {
                         Some(w) => Loaded::Floor {
                             source: policy.source(),

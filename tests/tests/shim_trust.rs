@@ -206,12 +206,14 @@ fn envwrap_refuses_an_untrusted_policy_with_125() {
 }
 
 /// A policy file, a config file or a strip-only env file made group-writable AFTER
-/// the cache was compiled, its contents unchanged: the cache compiled while the file
-/// was trusted stays in use (a mode change alone does not make it stale), envwrap
-/// refuses the file at its next run, and once the file changes, the next process
-/// start compiles again and falls to the floor with one line naming the file.
+/// the cache was compiled, its contents unchanged: the cache is still fresh, but the
+/// shim checks the trust of every file the policy was compiled from as it is now,
+/// so the next process start enforces the floor with one line naming the file.
+/// envwrap refuses the file at its next run. Made private again, the policy is back
+/// in force without a compile; rewritten while writable, the next start compiles,
+/// refuses it, and enforces the floor, naming the file.
 #[test]
-fn file_made_writable_after_compiling_is_kept_until_it_changes() {
+fn file_made_writable_after_compiling_gives_the_floor() {
     let sb = Sandbox::new("trust_writable_later");
     for (i, which) in ["policy", "config", "env"].into_iter().enumerate() {
         let dir = format!("p{i}");
@@ -262,11 +264,19 @@ fn file_made_writable_after_compiling_is_kept_until_it_changes() {
 
         chmod(file, 0o620);
         let (floor, lines) = look("made writable");
+        assert!(floor, "{which}: the floor is not in force after the chmod");
+        assert_eq!(lines.len(), 1, "{which}: {lines:?}");
         assert!(
-            !floor,
-            "{which}: a mode change alone made the shim drop the cache"
+            lines[0].contains(&file.display().to_string())
+                && lines[0].contains("writable by group or others"),
+            "{which}: {lines:?}"
         );
-        assert!(lines.is_empty(), "{which}: {lines:?}");
+
+        // Private again: the same cache is in force again, quietly.
+        chmod(file, 0o644);
+        let (floor, lines) = look("private again");
+        assert!(!floor && lines.is_empty(), "{which}: {lines:?}");
+        chmod(file, 0o620);
 
         // envwrap compiles at every run: it refuses the file now.
         let marker = sb.join(format!("{dir}/ran"));
