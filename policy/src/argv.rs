@@ -532,7 +532,14 @@ pub fn decide_argv(
             ArgAction::Redact
         };
         let verdicts = &mut *scratch.verdicts;
-        for_each_credential_value(policy, req, |value, source| {
+        let longest = req
+            .argv
+            .iter()
+            .zip(verdicts.iter())
+            .filter_map(|(arg, v)| searched_part(v, arg).map(<[u8]>::len))
+            .max()
+            .unwrap_or(0);
+        for_each_credential_value_up_to(policy, req, longest, |value, source| {
             let finder = memchr::memmem::Finder::new(value);
             for (i, arg) in req.argv.iter().enumerate() {
                 let Some(slot) = verdicts.get_mut(i) else {
@@ -643,15 +650,28 @@ fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
 pub fn for_each_credential_value(
     policy: &Policy<'_>,
     req: &ArgvRequest<'_>,
+    f: impl FnMut(&[u8], ValueSource) -> bool,
+) {
+    for_each_credential_value_up_to(policy, req, usize::MAX, f);
+}
+
+/// [`for_each_credential_value`], skipping values longer than `max_len` before
+/// asking whether they are credentials: a value longer than every argument cannot
+/// be inside one, and most commands' arguments are shorter than a token.
+pub fn for_each_credential_value_up_to(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+    max_len: usize,
     mut f: impl FnMut(&[u8], ValueSource) -> bool,
 ) {
     let min = policy.settings().min_value_len as usize;
+    let wanted = |len: usize| len >= min && len <= max_len;
     for (i, v) in req.env_verdicts.iter().enumerate() {
         if !v.credential {
             continue;
         }
         if let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) {
-            if value.len() >= min && !f(value, ValueSource::ChildEnv(i as u32)) {
+            if wanted(value.len()) && !f(value, ValueSource::ChildEnv(i as u32)) {
                 return;
             }
         }
@@ -660,7 +680,7 @@ pub fn for_each_credential_value(
         let Some((name, value)) = split_entry(e) else {
             continue;
         };
-        if value.len() >= min
+        if wanted(value.len())
             && is_credential(policy, name, value)
             && !f(value, ValueSource::ParentEnv(i as u32))
         {
@@ -676,7 +696,7 @@ pub fn for_each_credential_value(
             continue;
         };
         for a in envfile::assignments(contents).flatten() {
-            if a.value_len() < min {
+            if !wanted(a.value_len()) {
                 continue;
             }
             // Values with escapes are compared raw; files rarely escape tokens.
@@ -719,7 +739,7 @@ fn searched_part<'a>(v: &ArgVerdict, arg: &'a [u8]) -> Option<&'a [u8]> {
 /// Overwrite every credential value and token shape in `arg` with `*`, in place
 /// (also what libenvshim.so's self-scrub does to its own argv memory).
 pub fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8]) {
-    for_each_credential_value(policy, req, |value, _| {
+    for_each_credential_value_up_to(policy, req, arg.len(), |value, _| {
         let mut from = 0;
         while let Some(pos) = arg.get(from..).and_then(|h| memchr::memmem::find(h, value)) {
             let at = from + pos;

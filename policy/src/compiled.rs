@@ -350,6 +350,11 @@ pub struct Policy<'a> {
     /// `exact_may_hold`): most names of an environment are in no list, and this
     /// rules them out without probing the table.
     exact_bloom: [u64; BLOOM_WORDS],
+    /// `FastGlob::need` of every decoded glob, packed for [`Policy::may_match`].
+    glob_need: [u64; FAST_GLOBS],
+    /// False when some glob is not decoded (more than `FAST_GLOBS`): then
+    /// `may_match` cannot rule a name out.
+    all_fast: bool,
 }
 
 /// Size of `Policy::exact_bloom`: 4096 bits, so a few hundred exact names leave
@@ -427,7 +432,7 @@ impl ByteSet {
 
 /// How many globs are decoded once at load; further globs (rare: the built-in
 /// lists hold about 15) are decoded on each use.
-pub const FAST_GLOBS: usize = 64;
+pub const FAST_GLOBS: usize = 32;
 
 /// A glob pattern decoded once, when the policy is loaded, so that matching every
 /// name against every glob does not decode records on the hot path.
@@ -532,6 +537,8 @@ impl<'a> Policy<'a> {
             // All set until `decode_globs` fills it: a policy that is only peeked
             // probes the table for every name rather than miss one.
             exact_bloom: [u64::MAX; BLOOM_WORDS],
+            glob_need: [0; FAST_GLOBS],
+            all_fast: false,
         })
     }
 
@@ -611,6 +618,10 @@ impl<'a> Policy<'a> {
         }
         let count = |k: u8| fast.iter().take(n).filter(|g| group(g) == k).count();
         policy.group_ends = [count(0), count(0) + count(1), n];
+        for (slot, g) in policy.glob_need.iter_mut().zip(fast.iter().take(n)) {
+            *slot = g.need;
+        }
+        policy.all_fast = policy.globs().count() <= FAST_GLOBS;
         policy.fast = fast;
         Ok(())
     }
@@ -813,6 +824,21 @@ impl<'a> Policy<'a> {
         self.exact_bloom.get(word).is_some_and(|w| w & bit != 0)
     }
 
+    /// False when no pattern of the policy, in any section, can match a name
+    /// with this hash and these [`name_bits`]: the common case, decided without
+    /// walking the patterns. (True may be a false positive.)
+    #[inline]
+    pub fn may_match(&self, hash: u32, present: u64) -> bool {
+        !self.all_fast
+            || self.exact_may_hold(hash)
+            || self
+                .glob_need
+                .get(..self.n_fast)
+                .unwrap_or(&[])
+                .iter()
+                .any(|&need| need & !present == 0)
+    }
+
     /// Number of slots in the exact-name hash table (a power of two, or 0).
     pub fn exact_slots(&self) -> usize {
         self.count(sec::EXACT)
@@ -937,13 +963,32 @@ impl<'a> Policy<'a> {
 /// Changing it changes the compiled format: bump `FORMAT`.
 #[inline]
 pub fn name_hash(name: &[u8]) -> u32 {
+    name_key(name).hash
+}
+
+/// What the decision needs to know of a name before matching it: its
+/// [`name_hash`], and whether it holds an ASCII lower-case letter (then
+/// case-insensitive patterns compare against an upper-cased copy). Both come
+/// from one pass over the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameKey {
+    pub hash: u32,
+    pub has_lower: bool,
+}
+
+/// [`NameKey`] of `name`.
+#[inline]
+pub fn name_key(name: &[u8]) -> NameKey {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h: u64 = name.len() as u64;
+    let mut lower = 0u64;
     let mut chunks = name.chunks_exact(8);
     for c in &mut chunks {
         let mut w = [0u8; 8];
         w.copy_from_slice(c);
-        h = (h.rotate_left(5) ^ upper_word(u64::from_le_bytes(w))).wrapping_mul(K);
+        let (up, low) = upper_word(u64::from_le_bytes(w));
+        lower |= low;
+        h = (h.rotate_left(5) ^ up).wrapping_mul(K);
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
@@ -954,19 +999,25 @@ pub fn name_hash(name: &[u8]) -> u32 {
         for (i, &b) in rest.iter().enumerate() {
             w |= u64::from(b) << (8 * i);
         }
-        h = (h.rotate_left(5) ^ upper_word(w)).wrapping_mul(K);
+        let (up, low) = upper_word(w);
+        lower |= low;
+        h = (h.rotate_left(5) ^ up).wrapping_mul(K);
     }
     // Finish with a full avalanche (murmur3's fmix64): the table indexes by the
     // low bits, which the multiplications above leave weak.
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
-    h as u32
+    NameKey {
+        hash: h as u32,
+        has_lower: lower != 0,
+    }
 }
 
-/// ASCII-uppercase eight bytes at once; bytes >= 0x80 are left alone.
+/// ASCII-uppercase eight bytes at once; bytes >= 0x80 are left alone. Also
+/// returns the high bit of each byte that was a lower-case letter.
 #[inline(always)]
-fn upper_word(x: u64) -> u64 {
+fn upper_word(x: u64) -> (u64, u64) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let low7 = x & !HIGH;
@@ -974,7 +1025,7 @@ fn upper_word(x: u64) -> u64 {
     let ge_a = low7.wrapping_add((0x80 - u64::from(b'a')) * ONES);
     let gt_z = low7.wrapping_add((0x80 - u64::from(b'z') - 1) * ONES);
     let lower = ge_a & !gt_z & !x & HIGH;
-    x - (lower >> 2)
+    (x - (lower >> 2), lower)
 }
 
 // ---------------------------------------------------------------------------
@@ -1227,8 +1278,13 @@ mod tests {
                 y[lane] = b.to_ascii_uppercase();
                 assert_eq!(name_hash(&x), name_hash(&y));
                 assert_eq!(
-                    super::upper_word(u64::from_le_bytes(x)),
+                    super::upper_word(u64::from_le_bytes(x)).0,
                     u64::from_le_bytes(y),
+                    "byte {b} lane {lane}"
+                );
+                assert_eq!(
+                    super::name_key(&x).has_lower,
+                    b.is_ascii_lowercase(),
                     "byte {b} lane {lane}"
                 );
             }

@@ -31,7 +31,7 @@
 //! value from that file's current contents (passed in by the caller), between rules
 //! 5 and 6.
 
-use crate::compiled::{Base, Class, PatternRec, Policy, GLOBAL};
+use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, GLOBAL};
 use crate::envfile;
 use crate::glob::{self, GlobKind};
 use crate::shape::{self, Shape, ShapeSet};
@@ -377,24 +377,18 @@ impl Matches {
 fn collect(
     policy: &Policy<'_>,
     name: &[u8],
-    hash: u32,
+    key: NameKey,
+    present: u64,
     mask: u64,
     pair_scope: Option<u16>,
 ) -> Matches {
+    let hash = key.hash;
     let mut m = Matches::default();
-    // One pass over the name: does it need folding (credential patterns are stored
-    // upper-cased, so a folded name makes every case-insensitive comparison a plain
-    // byte comparison), and which bytes does it hold (`name_bits`: a glob whose
-    // literal bytes are not all there cannot match, and is skipped)?
-    let mut has_lower = false;
-    let mut present = 0u64;
-    for &b in name {
-        has_lower |= b.is_ascii_lowercase();
-        present |= crate::compiled::byte_bit(b);
-    }
-    // The fold buffer is only initialised for a name that needs it (rare).
+    // Credential patterns are stored upper-cased; a name with a lower-case letter
+    // is folded once, so that every case-insensitive comparison below is a plain
+    // byte comparison. The fold buffer is only initialised for such a name (rare).
     let mut buf;
-    let upper = if has_lower {
+    let upper = if key.has_lower {
         buf = [0u8; UPPER_MAX];
         upper_case(name, true, &mut buf)
     } else {
@@ -454,6 +448,25 @@ fn collect(
     m
 }
 
+/// [`collect`], after ruling out most names without walking the patterns
+/// (`name_bits`: a glob whose literal bytes are not all in the name cannot match
+/// it; see `Policy::may_match`): most names of an environment match no pattern.
+#[inline]
+fn matches_of(
+    policy: &Policy<'_>,
+    name: &[u8],
+    key: NameKey,
+    mask: u64,
+    pair_scope: Option<u16>,
+) -> Matches {
+    let present = crate::compiled::name_bits(name);
+    if policy.may_match(key.hash, present) {
+        collect(policy, name, key, present, mask, pair_scope)
+    } else {
+        Matches::default()
+    }
+}
+
 /// Names longer than this are folded on the fly instead (slower, same result).
 const UPPER_MAX: usize = 128;
 
@@ -505,17 +518,22 @@ pub fn judge(
     value: &[u8],
     pairs: Option<u16>,
 ) -> Verdict {
-    let hash = crate::compiled::name_hash(name);
-    judge_hashed(policy, program, mask, name, hash, value, pairs)
+    let key = crate::compiled::name_key(name);
+    judge_hashed(policy, program, mask, name, key, value, pairs)
 }
 
 /// Does a credential rule of any section (by name, glob or import) name `name`?
 /// Rule 4 without the shape test, for callers that test the value themselves.
 pub fn names_credential(policy: &Policy<'_>, name: &[u8]) -> bool {
-    let hash = crate::compiled::name_hash(name);
-    collect(policy, name, hash, u64::MAX, None)
-        .credential
-        .is_some()
+    matches_of(
+        policy,
+        name,
+        crate::compiled::name_key(name),
+        u64::MAX,
+        None,
+    )
+    .credential
+    .is_some()
 }
 
 /// `judge` with `name_hash(name)` already computed (the decision loop computes
@@ -525,12 +543,12 @@ fn judge_hashed(
     program: &[u8],
     mask: u64,
     name: &[u8],
-    hash: u32,
+    key: NameKey,
     value: &[u8],
     pairs: Option<u16>,
 ) -> Verdict {
     let settings = policy.settings();
-    let m = collect(policy, name, hash, mask, pairs);
+    let m = matches_of(policy, name, key, mask, pairs);
     let base = match pairs.and_then(|p| policy.program(p as u32)) {
         Some(p) if p.pairs_base != 0 => Base::from_u8(p.pairs_base - 1).unwrap_or(Base::None),
         _ => settings.base,
@@ -665,8 +683,8 @@ pub fn decide_env(
             None => Verdict::new(Action::Strip, Rule::NoEquals),
             Some((b"", _)) => Verdict::new(Action::Strip, Rule::EmptyName),
             Some((name, value)) => {
-                let hash = crate::compiled::name_hash(name);
-                match first_copy(seen, req.env, name, hash, i as u32) {
+                let key = crate::compiled::name_key(name);
+                match first_copy(seen, req.env, name, key.hash, i as u32) {
                     Some(first) => {
                         let mut v = Verdict::new(Action::Strip, Rule::Duplicate(first));
                         // A later copy of a credential name is a credential too.
@@ -676,7 +694,7 @@ pub fn decide_env(
                             .is_some_and(|f| f.credential);
                         v
                     }
-                    None => judge_hashed(policy, req.program, mask, name, hash, value, None),
+                    None => judge_hashed(policy, req.program, mask, name, key, value, None),
                 }
             }
         };

@@ -214,10 +214,17 @@ impl ShapeSet {
 /// Matches are ordered by start; on equal starts the longer match wins, then
 /// the lower discriminant.
 #[must_use]
+#[inline]
 pub fn find_shape(hay: &[u8], enabled: ShapeSet) -> Option<ShapeMatch> {
+    // The prefilter is inlined into the caller's loop; the full search (rare) is not.
     if !may_hold_shape(hay) {
         return None;
     }
+    first_shape(hay, enabled)
+}
+
+#[inline(never)]
+fn first_shape(hay: &[u8], enabled: ShapeSet) -> Option<ShapeMatch> {
     find_shapes(hay, enabled).next()
 }
 

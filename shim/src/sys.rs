@@ -40,18 +40,76 @@ pub fn environ_ptr() -> *const *const c_char {
 
 /// Length of a NUL-terminated string.
 ///
+/// Every entry of every environment goes through here at every exec, so on
+/// x86_64 it scans 16 bytes at a time, as libc's `strlen` does: aligned 16-byte
+/// blocks, starting with the block that holds `s[0]` (its bytes before `s` are
+/// masked off). An aligned 16-byte load never crosses a page boundary, so every
+/// load touches only pages that hold at least one byte of the string; it may read
+/// bytes past the NUL, in the same page, and ignores them. Those loads are in
+/// inline assembly, which Rust treats like a call to foreign code (such as libc's
+/// own `strlen`, which reads memory the same way): they are outside Rust's rules on
+/// reading past the end of an object.
+///
 /// # Safety
 /// `s` must point to a NUL-terminated string.
 #[inline]
 pub unsafe fn strlen(s: *const c_char) -> usize {
-    let mut n = 0usize;
-    // SAFETY: the string is NUL-terminated (caller), so every byte up to the NUL is
-    // readable and we stop there. (A volatile read, or LLVM turns this loop back into a
-    // call to libc's strlen, i.e. an import.)
-    while unsafe { s.add(n).read_volatile() } != 0 {
-        n += 1;
+    #[cfg(target_arch = "x86_64")]
+    {
+        let start = s as usize;
+        let mut block = start & !15;
+        // SAFETY: `block` is 16-aligned and holds `s[0]` (see above).
+        let first = unsafe { nul_mask(block) } >> (start - block);
+        if first != 0 {
+            return first.trailing_zeros() as usize;
+        }
+        let mut n = 16 - (start - block);
+        loop {
+            block += 16;
+            // SAFETY: the previous block held no NUL, so the string goes on into
+            // this aligned block: its page holds a byte of the string.
+            let m = unsafe { nul_mask(block) };
+            if m != 0 {
+                return n + m.trailing_zeros() as usize;
+            }
+            n += 16;
+        }
     }
-    n
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut n = 0usize;
+        // SAFETY: the string is NUL-terminated (caller), so every byte up to the
+        // NUL is readable and we stop there. (A volatile read, or LLVM turns this
+        // loop back into a call to libc's strlen, i.e. an import.)
+        while unsafe { s.add(n).read_volatile() } != 0 {
+            n += 1;
+        }
+        n
+    }
+}
+
+/// Bit j set when byte j of the 16-byte block at `block` is NUL.
+///
+/// # Safety
+/// `block` must be 16-aligned, and its page must be readable (see `strlen`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn nul_mask(block: usize) -> u32 {
+    let mask: u32;
+    // SAFETY: an aligned 16-byte load from a readable page (caller); SSE2 is part
+    // of x86_64. The block only reads memory and registers it declares.
+    unsafe {
+        core::arch::asm!(
+            "pxor {zero}, {zero}",
+            "pcmpeqb {zero}, [{block}]",
+            "pmovmskb {mask:e}, {zero}",
+            block = in(reg) block,
+            zero = out(xmm_reg) _,
+            mask = lateout(reg) mask,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    mask
 }
 
 /// Length of a NUL-terminated string, at most `max`.
