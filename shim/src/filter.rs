@@ -65,30 +65,29 @@ static LOG_FD: AtomicI32 = AtomicI32::new(-1);
 /// The policy's own warning (a policy that could not be used) is printed once.
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-/// Opens the policy's log file, if it names one. Called by the constructor.
-pub fn open_log() {
-    crate::policy::with_peeked(|policy| {
-        let Some(path) = policy.and_then(|p| p.log_path()) else {
-            return;
-        };
-        if path.last() != Some(&0) {
-            return;
-        }
-        // SAFETY: `path` is NUL-terminated (checked above) and lives in the mapped
-        // policy for the life of the process; openat has no other preconditions.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat,
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
-                0o600 as libc::c_uint,
-            )
-        };
-        if fd >= 0 {
-            LOG_FD.store(fd as c_int, Ordering::Relaxed);
-        }
-    });
+/// Opens the policy's log file, if it names one. Called by the constructor with
+/// the peeked policy (see `crate::policy::with_peeked`).
+pub fn open_log(policy: Option<&Policy<'_>>) {
+    let Some(path) = policy.and_then(|p| p.log_path()) else {
+        return;
+    };
+    if path.last() != Some(&0) {
+        return;
+    }
+    // SAFETY: `path` is NUL-terminated (checked above) and lives in the mapped
+    // policy for the life of the process; openat has no other preconditions.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    };
+    if fd >= 0 {
+        LOG_FD.store(fd as c_int, Ordering::Relaxed);
+    }
 }
 
 /// Applies the policy to one exec.

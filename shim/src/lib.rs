@@ -19,7 +19,7 @@
 //!   the compiled policy (docs/adr/0002-compiled-policy.md) for every exec, and
 //!   writes refusals, warnings and audit records; [`scratch`]: where the filtered
 //!   arrays live; [`sticky`]: the shim's own `LD_PRELOAD` entry and policy variable,
-//!   captured at load; [`env_cache`]: the imported env files, kept between execs
+//!   captured at load, kept in [`ctor_arena`]; [`env_cache`]: the imported env files, kept between execs
 //!   and re-read when their `stat` changes.
 //! * [`sys`]: errno, `environ`, string scanning, raw system calls, stderr messages;
 //!   [`cold`]: libc calls only `system`/`popen` need, bound lazily (load-time cost).
@@ -37,6 +37,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod cold;
+pub mod ctor_arena;
 pub mod env_cache;
 pub mod exec;
 pub mod filter;

@@ -53,7 +53,6 @@
 //! Everything mapped and used stays mapped for the life of the process; a mapping
 //! that is rejected is unmapped before the next attempt. No allocation, no panics.
 
-use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -91,22 +90,16 @@ pub enum Loaded {
     },
 }
 
-/// A buffer written once by the constructor, read-only afterwards.
+/// A string written once by the constructor, read-only afterwards; its bytes
+/// live in [`crate::ctor_arena`], `N` is the longest accepted.
 struct CtorBuf<const N: usize> {
     taken: AtomicBool,
-    bytes: UnsafeCell<[u8; N]>,
 }
-
-// SAFETY: `bytes` is written only by the one caller that wins `taken` (the
-// constructor), before the slice it returns is shared; it is never written again.
-// Other threads see it only through `policy`'s slot, published with Release after.
-unsafe impl<const N: usize> Sync for CtorBuf<N> {}
 
 impl<const N: usize> CtorBuf<N> {
     const fn new() -> Self {
         CtorBuf {
             taken: AtomicBool::new(false),
-            bytes: UnsafeCell::new([0; N]),
         }
     }
 
@@ -116,14 +109,7 @@ impl<const N: usize> CtorBuf<N> {
         if src.len() > N || self.taken.swap(true, Ordering::AcqRel) {
             return None;
         }
-        // SAFETY: we won `taken`, so no other reference to `bytes` exists or will be
-        // made mutably; the shared slice is created after the write.
-        let buf = unsafe { &mut *self.bytes.get() };
-        let dst = buf.get_mut(..src.len())?;
-        dst.copy_from_slice(src);
-        // SAFETY: as above; the buffer is never written again.
-        let buf = unsafe { &*self.bytes.get() };
-        buf.get(..src.len())
+        crate::ctor_arena::keep(&[src], N)
     }
 }
 
@@ -712,6 +698,7 @@ fn judge(m: Mapping, path: &'static [u8], uid: u32) -> Result<Loaded, &'static [
 /// Runs `envwrap compile --output CACHE -- POLICY` and waits for it. `Ok` holds the
 /// wait status (`None` when it could not be collected, e.g. SIGCHLD ignored);
 /// `Err` the envwrap path and the spawn error.
+#[inline(never)] // Its buffers are on the stack only when a compile runs.
 fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [u8], c_int)> {
     static ENVWRAP: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
     let envwrap: &'static [u8] = match env_c(b"ENVSHIM_ENVWRAP") {

@@ -25,18 +25,20 @@ use core::ffi::{c_char, c_int};
 
 use envpolicy::argv::{self, ArgvRequest};
 use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use envpolicy::Policy;
 
 use crate::filter::{self, MAX_ENV_FILES};
 use crate::scratch::{Inline, Scratch};
 use crate::sys;
 
-/// Called by the constructor with the process's own argc and argv.
+/// Called by the constructor with the peeked policy and the process's own argc
+/// and argv.
 ///
 /// # Safety
 /// `argv` must be the process's argument vector (`argc` NUL-terminated, writable
 /// strings), as the loader passes it to `.init_array` functions; no other thread
 /// may run yet.
-pub unsafe fn at_load(argc: c_int, argv: *const *const c_char) {
+pub unsafe fn at_load(peeked: Option<&Policy<'_>>, argc: c_int, argv: *const *const c_char) {
     let n_args = usize::try_from(argc).unwrap_or(0);
     if argv.is_null() || n_args == 0 {
         return;
@@ -45,7 +47,7 @@ pub unsafe fn at_load(argc: c_int, argv: *const *const c_char) {
     let prog = unsafe { sys::cstr_bytes(*argv) };
     // Asked of the policy's header and records only, so that a process the policy
     // does not name pays for no validation (see `crate::policy`).
-    if !crate::policy::with_peeked(|p| p.is_some_and(|p| decide::self_scrub(p, prog))) {
+    if !peeked.is_some_and(|p| decide::self_scrub(p, prog)) {
         return;
     }
     crate::policy::with_active(|active| {

@@ -6,18 +6,19 @@
 //! * [`ld_preload`]: `"LD_PRELOAD=<value>"` as it was in the environment at load;
 //! * [`policy`]: `"ENVSHIM_POLICY=<value>"` as it was in the environment at load.
 //!
-//! Each is kept NUL-terminated in a static buffer, so the filter can point a child's
-//! envp entry straight at it with no allocation and no copy. The merge logic (where
+//! Each is kept NUL-terminated in the constructor's arena ([`crate::ctor_arena`]),
+//! so the filter can point a child's envp entry straight at it with no allocation
+//! and no copy. The merge logic (where
 //! our entry goes in an `LD_PRELOAD` the program rewrote, `sticky = false`) belongs to
 //! the policy, not here.
 //!
-//! Size limits never truncate: a value longer than its buffer is reported as
+//! Size limits never truncate: a value longer than its limit is reported as
 //! [`Captured::TooLong`], and the policy must then decide (refuse, or not re-insert)
 //! instead of inserting a cut string. Limits: own path [`PATH_CAP`] bytes,
 //! `LD_PRELOAD` entry [`PRELOAD_CAP`], `ENVSHIM_POLICY` entry [`POLICY_CAP`] (each
 //! including the `NAME=` prefix and the NUL).
 //!
-//! The buffers are written only by the constructor, before [`State::Present`] is
+//! The strings are written only by the constructor, before [`State::Present`] is
 //! published with a Release store; readers load the state with Acquire.
 
 use core::cell::UnsafeCell;
@@ -49,35 +50,33 @@ enum State {
     TooLong = 2,
 }
 
+/// One captured string: published once by the constructor, read-only afterwards.
+/// The bytes live in [`crate::ctor_arena`]; `N` is the longest accepted.
 struct Buf<const N: usize> {
     state: AtomicU8,
-    len: UnsafeCell<usize>,
-    bytes: UnsafeCell<[u8; N]>,
+    value: UnsafeCell<&'static [u8]>,
 }
 
-// SAFETY: `len` and `bytes` are written only by the constructor, before `state` is
-// published with Release; afterwards they are only read (after an Acquire load).
+// SAFETY: `value` is written only by the constructor, before `state` is published
+// with Release; afterwards it is only read (after an Acquire load).
 unsafe impl<const N: usize> Sync for Buf<N> {}
 
 impl<const N: usize> Buf<N> {
     const fn new() -> Self {
         Buf {
             state: AtomicU8::new(State::Absent as u8),
-            len: UnsafeCell::new(0),
-            bytes: UnsafeCell::new([0; N]),
+            value: UnsafeCell::new(&[]),
         }
     }
 
     fn get(&'static self) -> Captured {
         match self.state.load(Ordering::Acquire) {
             1 => {
-                // SAFETY: published with Release after `len`/`bytes` were written, and
-                // never written again; bytes[..len] ends with the single NUL.
-                let bytes = unsafe { &*self.bytes.get() };
-                // SAFETY: as above.
-                let len = unsafe { *self.len.get() };
-                match bytes.get(..len).map(CStr::from_bytes_with_nul) {
-                    Some(Ok(c)) => Captured::Present(c),
+                // SAFETY: published with Release after `value` was written, and
+                // never written again; it ends with the single NUL.
+                let bytes: &'static [u8] = unsafe { *self.value.get() };
+                match CStr::from_bytes_with_nul(bytes) {
+                    Ok(c) => Captured::Present(c),
                     _ => Captured::Absent,
                 }
             }
@@ -92,25 +91,17 @@ impl<const N: usize> Buf<N> {
     /// Must only be called from the constructor, before any reader can run `get`
     /// concurrently on a half-written buffer (readers see `Absent` until the Release).
     unsafe fn set(&'static self, prefix: &[u8], value: &[u8]) {
-        let total = prefix.len() + value.len() + 1;
-        if total > N || value.contains(&0) {
+        let kept = if value.contains(&0) {
+            None
+        } else {
+            crate::ctor_arena::keep(&[prefix, value, b"\0"], N)
+        };
+        let Some(kept) = kept else {
             self.state.store(State::TooLong as u8, Ordering::Release);
             return;
-        }
+        };
         // SAFETY: constructor-only writer (caller's contract); state is not Present yet.
-        let bytes = unsafe { &mut *self.bytes.get() };
-        for (i, &b) in prefix
-            .iter()
-            .chain(value.iter())
-            .chain([0u8].iter())
-            .enumerate()
-        {
-            if let Some(slot) = bytes.get_mut(i) {
-                *slot = b;
-            }
-        }
-        // SAFETY: as above.
-        unsafe { *self.len.get() = total };
+        unsafe { *self.value.get() = kept };
         self.state.store(State::Present as u8, Ordering::Release);
     }
 }
@@ -178,9 +169,21 @@ fn capture_own_path() {
     }
     // A relative name (LD_PRELOAD=./libenvshim.so): a child that changed directory
     // could not find it, so make it absolute now.
+    // SAFETY: `dli_fname` is the NUL-terminated name dladdr returned.
+    unsafe { capture_absolute(info.dli_fname, name) };
+}
+
+/// The rare relative-name case of [`capture_own_path`], in a function of its own so
+/// that its 4 KiB buffer is on the stack only when it is needed (a large frame
+/// touches its stack pages even if unused).
+///
+/// # Safety
+/// Constructor only; `fname` must be the NUL-terminated name `name` views.
+#[inline(never)]
+unsafe fn capture_absolute(fname: *const c_char, name: &[u8]) {
     let mut buf = [0u8; PATH_CAP];
     // SAFETY: `buf` has PATH_MAX bytes as realpath requires; not on an exec path.
-    let r = unsafe { cold::realpath(info.dli_fname, buf.as_mut_ptr().cast()) };
+    let r = unsafe { cold::realpath(fname, buf.as_mut_ptr().cast()) };
     if r.is_null() {
         // SAFETY: constructor context.
         unsafe { OWN_PATH.set(b"", name) };
