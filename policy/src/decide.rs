@@ -374,6 +374,7 @@ impl Matches {
     }
 }
 
+#[inline(never)]
 fn collect(
     policy: &Policy<'_>,
     name: &[u8],
@@ -451,7 +452,7 @@ fn collect(
 /// [`collect`], after ruling out most names without walking the patterns
 /// (`name_bits`: a glob whose literal bytes are not all in the name cannot match
 /// it; see `Policy::may_match`): most names of an environment match no pattern.
-#[inline]
+#[inline(always)]
 fn matches_of(
     policy: &Policy<'_>,
     name: &[u8],
@@ -538,6 +539,7 @@ pub fn names_credential(policy: &Policy<'_>, name: &[u8]) -> bool {
 
 /// `judge` with `name_hash(name)` already computed (the decision loop computes
 /// it once for duplicate detection and the exact-name table).
+#[inline(always)]
 fn judge_hashed(
     policy: &Policy<'_>,
     program: &[u8],
