@@ -49,7 +49,3 @@ HIDDEN int envshim_c_posix_spawn_file_actions_init(posix_spawn_file_actions_t *f
 HIDDEN int envshim_c_posix_spawn_file_actions_destroy(posix_spawn_file_actions_t *fa) { return posix_spawn_file_actions_destroy(fa); }
 HIDDEN int envshim_c_posix_spawn_file_actions_adddup2(posix_spawn_file_actions_t *fa, int fd, int newfd) { return posix_spawn_file_actions_adddup2(fa, fd, newfd); }
 HIDDEN int envshim_c_posix_spawn_file_actions_addclose(posix_spawn_file_actions_t *fa, int fd) { return posix_spawn_file_actions_addclose(fa, fd); }
-
-/* pthread_atfork lives in libc_nonshared.a (it passes this library's __dso_handle to
- * __register_atfork, so the handler goes away if the library is unloaded). */
-HIDDEN int envshim_c_pthread_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) { return pthread_atfork(prepare, parent, child); }

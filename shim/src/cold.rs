@@ -35,12 +35,6 @@ extern "C" {
     pub fn pthread_sigmask(how: c_int, set: *const sigset_t, old: *mut sigset_t) -> c_int;
     #[link_name = "envshim_c_pthread_setcancelstate"]
     pub fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;
-    #[link_name = "envshim_c_pthread_atfork"]
-    pub fn pthread_atfork(
-        prepare: Option<unsafe extern "C" fn()>,
-        parent: Option<unsafe extern "C" fn()>,
-        child: Option<unsafe extern "C" fn()>,
-    ) -> c_int;
 
     #[link_name = "envshim_c_posix_spawnattr_init"]
     pub fn posix_spawnattr_init(a: *mut posix_spawnattr_t) -> c_int;

@@ -230,8 +230,7 @@ fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
     }
 }
 
-/// Bring the cache up to date now, outside any exec (see `crate::init`'s fork
-/// handler): a `fork` child then finds the files fresh and only `stat`s them. Does
+/// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork` child then finds the files fresh and only `stat`s them. Does
 /// nothing when the cache is in use.
 pub fn refresh(policy: &Policy<'_>) {
     drop(claim(policy));

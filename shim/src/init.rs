@@ -7,8 +7,7 @@
 //! - map and validate the compiled policy ([`crate::policy::init`]; a missing or
 //!   stale cache is rebuilt by running `envwrap compile`, once per policy change);
 //! - open the policy's log file ([`crate::filter::open_log`]);
-//! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]);
-//! - register [`before_fork`] with `pthread_atfork`.
+//! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]).
 //!
 //! A process that never spawns pays for these and nothing else; docs/benchmarks.md
 //! has what that costs against an empty C library.
@@ -27,26 +26,6 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
         // functions, before `main`, with no other thread running.
         unsafe { crate::scrub::at_load(peeked, argc, argv) };
     });
-    // SAFETY: a handler with the signature pthread_atfork expects; it never
-    // returns an error we could act on (ENOMEM: the children then do the work).
-    unsafe { crate::cold::pthread_atfork(Some(before_fork), None, None) };
-}
-
-/// Runs in the parent at every `fork()` (not `vfork` or `posix_spawn`, which
-/// glibc makes with `clone`): finish what the first exec would otherwise do in
-/// every child, once, here. A shell or `make` forks a child per command; without
-/// this, each child would validate the compiled policy and read the policy's env
-/// files itself, and pay copy-on-write faults for what it writes. Both steps take
-/// no lock and allocate nothing (fork may be called from a signal handler), and
-/// both are skipped when another thread is doing them.
-unsafe extern "C" fn before_fork() {
-    let saved = crate::sys::errno();
-    crate::policy::with_active(|active| {
-        if let Some(active) = active {
-            crate::env_cache::refresh(&active.policy);
-        }
-    });
-    crate::sys::set_errno(saved);
 }
 
 #[used]

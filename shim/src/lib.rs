@@ -14,7 +14,9 @@
 //! * [`exec`]: the `exec*` hooks and the glibc-compatible `PATH` search. The
 //!   allocation-free, lock-free rule for everything that can run between `fork`/`vfork`
 //!   and `exec` is explained there, once.
-//! * [`spawn`], [`system`], [`popen`]: `posix_spawn{,p}`, `system`, `popen`/`pclose`.
+//! * [`spawn`], [`system`], [`popen`]: `posix_spawn{,p}`, `system`, `popen`/`pclose`;
+//!   [`fork`]: `fork`, which first does in the parent what each child's first exec
+//!   would repeat.
 //! * [`filter`]: the single entry point to the policy: runs envpolicy's decision on
 //!   the compiled policy (docs/adr/0002-compiled-policy.md) for every exec, and
 //!   writes refusals, warnings and audit records; [`scratch`]: where the filtered
@@ -41,6 +43,7 @@ pub mod ctor_arena;
 pub mod env_cache;
 pub mod exec;
 pub mod filter;
+pub mod fork;
 pub mod init;
 pub mod load;
 pub mod policy;

@@ -11,10 +11,11 @@
 //! It never happens after `fork` in a running program: by the time `main` (or any code
 //! that can fork a multithreaded process) runs, our constructor has completed.
 //!
-//! Only six real functions are needed: every `exec*` variant is rebuilt on the real
+//! Only seven real functions are needed: every `exec*` variant is rebuilt on the real
 //! `execve` (glibc's own `execvp`, `execl*` call an internal `__execve` we cannot hook,
-//! so calling them would be fine but would hide the PATH search from us), and `system`
-//! and `popen` are rebuilt on the real `posix_spawn`.
+//! so calling them would be fine but would hide the PATH search from us), `system`
+//! and `popen` are rebuilt on the real `posix_spawn`, and `fork` is passed on after
+//! the work of [`crate::fork`].
 //!
 //! A lookup that returns an address inside this library means the loader handed us
 //! back to ourselves (the shim is loaded twice, or linked without `RTLD_NEXT`
@@ -45,6 +46,7 @@ pub type PosixSpawnFn = unsafe extern "C" fn(
     *const *const c_char,
 ) -> c_int;
 pub type PcloseFn = unsafe extern "C" fn(*mut libc::FILE) -> c_int;
+pub type ForkFn = unsafe extern "C" fn() -> libc::pid_t;
 
 /// Which real function.
 #[derive(Clone, Copy)]
@@ -56,8 +58,9 @@ pub enum Func {
     PosixSpawn,
     PosixSpawnp,
     Pclose,
+    Fork,
 }
-const COUNT: usize = 6;
+const COUNT: usize = 7;
 
 /// NUL-terminated names, indexed by `Func`.
 const NAMES: [&[u8]; COUNT] = [
@@ -67,6 +70,7 @@ const NAMES: [&[u8]; COUNT] = [
     b"posix_spawn\0",
     b"posix_spawnp\0",
     b"pclose\0",
+    b"fork\0",
 ];
 
 static REAL: [AtomicPtr<c_void>; COUNT] = [const { AtomicPtr::new(core::ptr::null_mut()) }; COUNT];
@@ -109,7 +113,8 @@ pub fn resolve_all() {
             2 => Func::Execveat,
             3 => Func::PosixSpawn,
             4 => Func::PosixSpawnp,
-            _ => Func::Pclose,
+            5 => Func::Pclose,
+            _ => Func::Fork,
         };
         slot.store(lookup(f), Ordering::Relaxed);
     }
@@ -161,3 +166,4 @@ getter!(posix_spawn, Func::PosixSpawn, PosixSpawnFn);
 // posix_spawnp has the same C signature as posix_spawn.
 getter!(posix_spawnp, Func::PosixSpawnp, PosixSpawnFn);
 getter!(pclose, Func::Pclose, PcloseFn);
+getter!(fork, Func::Fork, ForkFn);

@@ -1,0 +1,44 @@
+//! `fork(2)`: do in the parent, once, what each child's first exec would otherwise
+//! do in every child.
+//!
+//! A shell or `make` forks a child per command and the child execs. The first exec
+//! in a process validates the compiled policy (`crate::policy`) and, for a policy
+//! with env files, reads them (`crate::env_cache`); in a fork child that work is
+//! repeated for every command and dirties pages the child must copy. So the hook
+//! does both in the parent before passing the call to the real `fork`: the
+//! children inherit a validated policy and fresh env files, and only `stat` them.
+//!
+//! Both steps take no lock and allocate nothing, so this is safe where `fork` is
+//! (a signal handler, a multithreaded program); both are skipped when another
+//! thread is doing them. `vfork`, `posix_spawn` and `_Fork` are not affected:
+//! `vfork` children share the parent's memory anyway, and `posix_spawn` is hooked
+//! in the parent. (`pthread_atfork` would do the same job, but registering a
+//! handler touches pages of libc that no other part of start-up touches: about
+//! 64 KiB more resident memory in every process.)
+
+use libc::pid_t;
+
+use crate::sys;
+
+/// `fork(2)`.
+///
+/// # Safety
+/// As for `fork(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn fork() -> pid_t {
+    let saved = sys::errno();
+    crate::policy::with_active(|active| {
+        if let Some(active) = active {
+            crate::env_cache::refresh(&active.policy);
+        }
+    });
+    sys::set_errno(saved);
+    match crate::real::fork() {
+        // SAFETY: libc's own fork, with its own contract, which is ours.
+        Some(real) => unsafe { real() },
+        None => {
+            sys::set_errno(libc::ENOSYS);
+            -1
+        }
+    }
+}
