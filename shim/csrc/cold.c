@@ -49,3 +49,6 @@ HIDDEN int envshim_c_posix_spawn_file_actions_init(posix_spawn_file_actions_t *f
 HIDDEN int envshim_c_posix_spawn_file_actions_destroy(posix_spawn_file_actions_t *fa) { return posix_spawn_file_actions_destroy(fa); }
 HIDDEN int envshim_c_posix_spawn_file_actions_adddup2(posix_spawn_file_actions_t *fa, int fd, int newfd) { return posix_spawn_file_actions_adddup2(fa, fd, newfd); }
 HIDDEN int envshim_c_posix_spawn_file_actions_addclose(posix_spawn_file_actions_t *fa, int fd) { return posix_spawn_file_actions_addclose(fa, fd); }
+/* abort: only reached when an invariant is broken (the panic handler, a dlsym that
+ * finds our own symbol), so it need not cost a lookup at every load. */
+HIDDEN void envshim_c_abort(void) { abort(); }

@@ -58,7 +58,8 @@ pub mod system;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
-    // SAFETY: abort() takes no arguments, is async-signal-safe and never returns. No
-    // panic can unwind across the C ABI because we never unwind at all.
-    unsafe { libc::abort() }
+    // SAFETY: abort() (through a lazily bound wrapper, csrc/cold.c) takes no
+    // arguments, is async-signal-safe and never returns. No panic can unwind
+    // across the C ABI because we never unwind at all.
+    unsafe { crate::cold::abort() }
 }

@@ -98,7 +98,7 @@ fn lookup(f: Func) -> *mut c_void {
             .push(b"\") returned libenvshim.so's own symbol; refusing to recurse");
         m.write_stderr();
         // SAFETY: abort() never returns.
-        unsafe { libc::abort() }
+        unsafe { crate::cold::abort() }
     }
     p
 }

@@ -387,7 +387,7 @@ pub fn die(msg: &[u8]) -> ! {
     m.push(b"envshim: ").push(msg);
     m.write_stderr();
     // SAFETY: abort() never returns.
-    unsafe { libc::abort() }
+    unsafe { crate::cold::abort() }
 }
 
 const PTHREAD_CANCEL_DISABLE: c_int = 1;
