@@ -24,7 +24,6 @@
 //! execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
 
 use core::cell::UnsafeCell;
-use core::ffi::c_int;
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use envpolicy::cache_key::Stamp;
@@ -171,7 +170,7 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
         let Some(path) = path_of(policy, i) else {
             continue;
         };
-        let Some((fd, st)) = open_file(path) else {
+        let Some((fd, st)) = filter::open_file(path) else {
             continue;
         };
         let size = usize::try_from(st.st_size).unwrap_or(usize::MAX);
@@ -203,31 +202,6 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
     }
     data.policy = key;
     true
-}
-
-/// Open `path` read-only and `fstat` it.
-fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
-    // SAFETY: `path` is NUL-terminated (checked by `path_of`) and lives in the
-    // policy.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    let fd = fd as c_int;
-    match load::fstat(fd) {
-        Ok(st) => Some((fd, st)),
-        Err(_) => {
-            filter::close(fd);
-            None
-        }
-    }
 }
 
 /// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork` child then finds the files fresh and only `stat`s them. Does

@@ -160,38 +160,43 @@ pub(crate) fn open_env_files(
         let Some(rec) = policy.env_file(i as u32) else {
             continue;
         };
-        let path = policy.c_str(rec.path);
-        if path.last() != Some(&0) {
+        let Some((fd, st)) = open_file(policy.c_str(rec.path)) else {
             continue;
-        }
-        // SAFETY: `path` is NUL-terminated (checked) and lives in the policy.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat,
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                libc::O_RDONLY | libc::O_CLOEXEC,
-            )
         };
-        if fd < 0 {
-            continue;
-        }
-        let fd = fd as c_int;
-        let mut st = core::mem::MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: `st` is a writable stat buffer; `fd` is ours.
-        let r = unsafe { libc::syscall(libc::SYS_fstat, fd, st.as_mut_ptr()) };
-        let size = if r == 0 {
-            // SAFETY: fstat succeeded (r == 0), so it filled `st`.
-            unsafe { st.assume_init() }.st_size
-        } else {
-            -1
-        };
-        match usize::try_from(size) {
+        match usize::try_from(st.st_size) {
             Ok(size) if size <= MAX_ENV_FILE_BYTES => *slot = Some(OpenFile { fd, size }),
             _ => close(fd),
         }
     }
     n
+}
+
+/// Open the NUL-terminated `path` read-only and `fstat` it; `None` when either
+/// fails (or `path` is not NUL-terminated).
+pub(crate) fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
+    if path.last() != Some(&0) {
+        return None;
+    }
+    // SAFETY: `path` is NUL-terminated (checked above).
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    let fd = fd as c_int;
+    match crate::load::fstat(fd) {
+        Ok(st) => Some((fd, st)),
+        Err(_) => {
+            close(fd);
+            None
+        }
+    }
 }
 
 pub(crate) fn close(fd: c_int) {

@@ -17,6 +17,23 @@ role = \"strip\"
 values = true
 ";
 
+/// Runs `script` with python3 under the shim and the test policy, the env file
+/// holding `contents` and named by `argv[1]`, and `HTTPS_PROXY` set in the
+/// environment to a value the file must override.
+fn run_python(name: &str, contents: &str, script: &str) -> Outcome {
+    let sb = Sandbox::new(name);
+    let policy = sb.write("policy.toml", POLICY);
+    let file = sb.write("proxy.env", contents);
+    sb.cmd("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&file)
+        .env("HTTPS_PROXY", "http://from-the-environment:1")
+        .with_shim()
+        .with_policy(&policy)
+        .expect_success()
+}
+
 /// A python3 script under the shim spawns `printenv HTTPS_PROXY` around changes to
 /// the env file, by `subprocess.run` (CPython execs in a `vfork` child, which
 /// shares the parent's memory, so the cache lives on in the parent) and by
@@ -61,18 +78,11 @@ show("deleted")
 
 #[test]
 fn a_changed_env_file_value_reaches_the_next_exec_of_the_same_process() {
-    let sb = Sandbox::new("env-file-reread");
-    let policy = sb.write("policy.toml", POLICY);
-    let file = sb.write("proxy.env", "HTTPS_PROXY=http://proxy-one:3128\n");
-    let out = sb
-        .cmd("python3")
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg(&file)
-        .env("HTTPS_PROXY", "http://from-the-environment:1")
-        .with_shim()
-        .with_policy(&policy)
-        .expect_success();
+    let out = run_python(
+        "env-file-reread",
+        "HTTPS_PROXY=http://proxy-one:3128\n",
+        SCRIPT,
+    );
     let stdout = out.stdout_str();
     let own = stdout
         .lines()
@@ -127,18 +137,11 @@ print("\n".join(seen))
 
 #[test]
 fn threads_racing_a_rewrite_see_whole_values() {
-    let sb = Sandbox::new("env-file-threads");
-    let policy = sb.write("policy.toml", POLICY);
-    let file = sb.write("proxy.env", "HTTPS_PROXY=http://proxy-aaaa:3128\n");
-    let out = sb
-        .cmd("python3")
-        .arg("-c")
-        .arg(THREADS)
-        .arg(&file)
-        .env("HTTPS_PROXY", "http://from-the-environment:1")
-        .with_shim()
-        .with_policy(&policy)
-        .expect_success();
+    let out = run_python(
+        "env-file-threads",
+        "HTTPS_PROXY=http://proxy-aaaa:3128\n",
+        THREADS,
+    );
     let stdout = out.stdout_str();
     let lines: Vec<&str> = stdout.lines().collect();
     out.check(lines.len() == 160, "160 children should have printed");
