@@ -214,7 +214,7 @@ impl ShapeSet {
 /// Matches are ordered by start; on equal starts the longer match wins, then
 /// the lower discriminant.
 #[must_use]
-#[inline]
+#[inline(always)]
 pub fn find_shape(hay: &[u8], enabled: ShapeSet) -> Option<ShapeMatch> {
     // The prefilter is inlined into the caller's loop; the full search (rare) is not.
     if !may_hold_shape(hay) {
@@ -232,7 +232,7 @@ fn first_shape(hay: &[u8], enabled: ShapeSet) -> Option<ShapeMatch> {
 /// could start (a first byte at a boundary, followed by a possible second byte),
 /// or a `://`? Every match the full search can find passes this test; values that
 /// fail it (most environment values) cost a few vector instructions per 16 bytes.
-#[inline]
+#[inline(always)]
 fn may_hold_shape(hay: &[u8]) -> bool {
     if hay.len() < MIN_URL_LEN {
         return false;
@@ -274,7 +274,7 @@ fn may_hold_shape(hay: &[u8]) -> bool {
 /// set when offset `at + j` is a place to `hit`. The last block overlaps the one
 /// before it instead of reading past the end; its bits already scanned are masked.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[inline]
+#[inline(always)]
 fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
     let len = hay.len();
     let last = len.checked_sub(16)?;
