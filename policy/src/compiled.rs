@@ -350,8 +350,12 @@ pub struct Policy<'a> {
     /// `exact_may_hold`): most names of an environment are in no list, and this
     /// rules them out without probing the table.
     exact_bloom: [u64; BLOOM_WORDS],
-    /// `FastGlob::need` of every decoded glob, packed for [`Policy::may_match`].
+    /// The `FastGlob::need` sets of the decoded globs, packed for
+    /// [`Policy::may_match`], without duplicates and without any set that holds
+    /// another one (a name that has all of a larger set has all of the smaller
+    /// one): `n_need` of them.
     glob_need: [u64; FAST_GLOBS],
+    n_need: usize,
     /// False when some glob is not decoded (more than `FAST_GLOBS`): then
     /// `may_match` cannot rule a name out.
     all_fast: bool,
@@ -538,6 +542,7 @@ impl<'a> Policy<'a> {
             // probes the table for every name rather than miss one.
             exact_bloom: [u64::MAX; BLOOM_WORDS],
             glob_need: [0; FAST_GLOBS],
+            n_need: 0,
             all_fast: false,
         })
     }
@@ -618,8 +623,21 @@ impl<'a> Policy<'a> {
         }
         let count = |k: u8| fast.iter().take(n).filter(|g| group(g) == k).count();
         policy.group_ends = [count(0), count(0) + count(1), n];
-        for (slot, g) in policy.glob_need.iter_mut().zip(fast.iter().take(n)) {
-            *slot = g.need;
+        policy.n_need = 0;
+        for (i, g) in fast.iter().take(n).enumerate() {
+            // Keep `g.need` unless another set is inside it (on equal sets, the
+            // first one is kept).
+            let covered = fast
+                .iter()
+                .take(n)
+                .enumerate()
+                .any(|(j, o)| j != i && o.need & !g.need == 0 && (o.need != g.need || j < i));
+            if !covered {
+                if let Some(slot) = policy.glob_need.get_mut(policy.n_need) {
+                    *slot = g.need;
+                    policy.n_need += 1;
+                }
+            }
         }
         policy.all_fast = policy.globs().count() <= FAST_GLOBS;
         policy.fast = fast;
@@ -833,7 +851,7 @@ impl<'a> Policy<'a> {
             || self.exact_may_hold(hash)
             || self
                 .glob_need
-                .get(..self.n_fast)
+                .get(..self.n_need)
                 .unwrap_or(&[])
                 .iter()
                 .any(|&need| need & !present == 0)
