@@ -14,18 +14,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const SPECS: &[Spec] = &[
-    Spec {
-        long: "json",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "help",
-        short: Some(b'h'),
-        value: false,
-    },
-];
+const SPECS: &[Spec] = &[Spec::flag("json"), Spec::HELP];
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let mut json_out = false;

@@ -23,66 +23,18 @@ pub const HELP_HINT: &str = "envwrap --help";
 
 /// The options of the run mode.
 pub const SPECS: &[Spec] = &[
-    Spec {
-        long: "ignore-environment",
-        short: Some(b'i'),
-        value: false,
-    },
-    Spec {
-        long: "unset",
-        short: Some(b'u'),
-        value: true,
-    },
-    Spec {
-        long: "chdir",
-        short: Some(b'C'),
-        value: true,
-    },
-    Spec {
-        long: "split-string",
-        short: Some(b'S'),
-        value: true,
-    },
-    Spec {
-        long: "policy",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "mode",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "log",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "json",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "preload",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "no-preload",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "help",
-        short: Some(b'h'),
-        value: false,
-    },
-    Spec {
-        long: "version",
-        short: None,
-        value: false,
-    },
+    Spec::flag("ignore-environment").short(b'i'),
+    Spec::with_value("unset").short(b'u'),
+    Spec::with_value("chdir").short(b'C'),
+    Spec::with_value("split-string").short(b'S'),
+    Spec::with_value("policy"),
+    Spec::with_value("mode"),
+    Spec::with_value("log"),
+    Spec::flag("json"),
+    Spec::flag("preload"),
+    Spec::flag("no-preload"),
+    Spec::HELP,
+    Spec::flag("version"),
 ];
 
 /// A run: what to change, under which policy, and the command.

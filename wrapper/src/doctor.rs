@@ -24,18 +24,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const SPECS: &[Spec] = &[
-    Spec {
-        long: "json",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "help",
-        short: Some(b'h'),
-        value: false,
-    },
-];
+const SPECS: &[Spec] = &[Spec::flag("json"), Spec::HELP];
 
 const HINT: &str = "envwrap doctor --help";
 

@@ -21,31 +21,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const SPECS: &[Spec] = &[
-    Spec {
-        long: "policy",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "program",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "env-file",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "json",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "help",
-        short: Some(b'h'),
-        value: false,
-    },
+    Spec::with_value("policy"),
+    Spec::with_value("program"),
+    Spec::with_value("env-file"),
+    Spec::flag("json"),
+    Spec::HELP,
 ];
 
 const HINT: &str = "envwrap explain --help";

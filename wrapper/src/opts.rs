@@ -23,6 +23,37 @@ pub struct Spec {
     pub value: bool,
 }
 
+impl Spec {
+    /// `--long`, taking no value.
+    pub const fn flag(long: &'static str) -> Spec {
+        Spec {
+            long,
+            short: None,
+            value: false,
+        }
+    }
+
+    /// `--long VALUE`.
+    pub const fn with_value(long: &'static str) -> Spec {
+        Spec {
+            long,
+            short: None,
+            value: true,
+        }
+    }
+
+    /// The same option, also spelled `-c`.
+    pub const fn short(self, c: u8) -> Spec {
+        Spec {
+            short: Some(c),
+            ..self
+        }
+    }
+
+    /// `--help` / `-h`, which every mode and tool takes.
+    pub const HELP: Spec = Spec::flag("help").short(b'h');
+}
+
 /// What the scanner found next.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Token {
@@ -230,26 +261,10 @@ mod tests {
     use super::*;
 
     const SPECS: &[Spec] = &[
-        Spec {
-            long: "ignore-environment",
-            short: Some(b'i'),
-            value: false,
-        },
-        Spec {
-            long: "unset",
-            short: Some(b'u'),
-            value: true,
-        },
-        Spec {
-            long: "policy",
-            short: None,
-            value: true,
-        },
-        Spec {
-            long: "preload",
-            short: None,
-            value: false,
-        },
+        Spec::flag("ignore-environment").short(b'i'),
+        Spec::with_value("unset").short(b'u'),
+        Spec::with_value("policy"),
+        Spec::flag("preload"),
     ];
 
     fn os(v: &[&str]) -> Vec<OsString> {

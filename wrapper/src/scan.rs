@@ -32,31 +32,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const SPECS: &[Spec] = &[
-    Spec {
-        long: "pid",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "all",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "policy",
-        short: None,
-        value: true,
-    },
-    Spec {
-        long: "json",
-        short: None,
-        value: false,
-    },
-    Spec {
-        long: "help",
-        short: Some(b'h'),
-        value: false,
-    },
+    Spec::with_value("pid"),
+    Spec::flag("all"),
+    Spec::with_value("policy"),
+    Spec::flag("json"),
+    Spec::HELP,
 ];
 
 const HINT: &str = "envwrap scan --help";
