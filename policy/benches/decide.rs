@@ -56,15 +56,7 @@ fn bench(c: &mut Criterion) {
         let env = environment(n);
         let refs: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
         let sizes = decide::scratch_sizes(&policy, n, 0);
-        let mut verdicts = vec![
-            Verdict {
-                action: Action::Keep,
-                rule: Rule::BaseAll,
-                credential: false,
-                loud: false,
-            };
-            sizes.verdicts
-        ];
+        let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
         let mut seen = vec![0u32; sizes.seen];
         let mut emits = vec![Emit::Input(0); sizes.emits];
         let mut bytes = vec![0u8; 4096];

@@ -134,15 +134,7 @@ pub fn decide_with(
 
     let mut sizes = decide::scratch_sizes(policy, env.len(), preload.map_or(0, <[u8]>::len));
     let (summary, verdicts, emits, bytes) = loop {
-        let mut verdicts = vec![
-            Verdict {
-                action: Action::Keep,
-                rule: Rule::BaseAll,
-                credential: false,
-                loud: false,
-            };
-            sizes.verdicts
-        ];
+        let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
         let mut seen = vec![0u32; sizes.seen];
         let mut emits = vec![Emit::Input(0); sizes.emits];
         let mut bytes = vec![0u8; sizes.bytes];
