@@ -636,8 +636,6 @@ fn is_first(b: u8) -> bool {
 /// precede a token; `FIRST` bytes can start one.
 const WORD: u8 = 1;
 const FIRST: u8 = 2;
-/// `:`, which may start a URL's `://`.
-const COLON: u8 = 4;
 // Built at compile time: an index out of bounds here is a build error, never a
 // run-time panic.
 #[allow(clippy::indexing_slicing)]
@@ -651,9 +649,6 @@ static CLASS: [u8; 256] = {
         }
         if matches!(c, b'g' | b'x' | b'A' | b's' | b'e') {
             t[b] |= FIRST;
-        }
-        if c == b':' {
-            t[b] |= COLON;
         }
         b += 1;
     }
