@@ -39,4 +39,11 @@ fn main() {
     // Lazy binding for the PLT calls of csrc/cold.c (see there): rustc links cdylibs
     // with -z now, which would resolve them at load in every process.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,lazy");
+    // Each segment on a page of its own (lld; GNU ld ignores an unknown -z keyword
+    // with a warning). Otherwise the writable segments share pages with the end of
+    // the text and straddle page boundaries, and the loader's relocations and
+    // zero-filling dirty four pages instead of two: each one a page fault in every
+    // process (docs/benchmarks.md). With it, the constructor's statics (`.data`,
+    // see src/init.rs) are on the page the loader has already written.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,separate-loadable-segments");
 }

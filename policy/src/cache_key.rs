@@ -52,7 +52,7 @@
     )
 )]
 
-use crate::compiled::Policy;
+use crate::compiled::{Policy, Records};
 
 /// FNV-1a 64 offset basis.
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -284,14 +284,14 @@ pub fn open(file: &[u8]) -> Result<(Policy<'_>, Notes<'_>), OpenError> {
 /// [`open`] with only the header and section table of the policy checked
 /// ([`Policy::peek`]): enough for [`check`]. libenvshim.so opens its cache this way
 /// at load and validates fully at the first exec.
-pub fn open_peek(file: &[u8]) -> Result<(Policy<'_>, Notes<'_>), OpenError> {
+pub fn open_peek(file: &[u8]) -> Result<(Records<'_>, Notes<'_>), OpenError> {
     open_with(file, Policy::peek)
 }
 
-fn open_with<'a>(
+fn open_with<'a, T>(
     file: &'a [u8],
-    read: fn(&'a [u8]) -> Result<Policy<'a>, crate::compiled::FormatError>,
-) -> Result<(Policy<'a>, Notes<'a>), OpenError> {
+    read: fn(&'a [u8]) -> Result<T, crate::compiled::FormatError>,
+) -> Result<(T, Notes<'a>), OpenError> {
     let whole = match read(file) {
         Ok(p) => return Ok((p, Notes::EMPTY)),
         Err(e) => e,
@@ -359,7 +359,7 @@ impl Stale {
 /// `policy_path` (absolute, without NUL)? `stat` stats a NUL-terminated path and
 /// returns `None` when it cannot (missing, or not reachable).
 pub fn check<'a>(
-    policy: &Policy<'a>,
+    policy: &Records<'a>,
     notes: &Notes<'a>,
     policy_path: &[u8],
     mut stat: impl FnMut(&'a [u8]) -> Option<Stamp>,

@@ -328,13 +328,25 @@ fn str_at(b: &[u8], at: usize) -> Option<StrRef> {
     })
 }
 
+/// A compiled policy read as far as its header and section table
+/// ([`Policy::peek`]): the settings and every record accessor, but not validated
+/// and without the decoded globs that decisions need. It is small (a few hundred
+/// bytes), so that libenvshim.so's constructor can read a policy's log path,
+/// dependencies and self-scrub programs without a multi-KiB value on its stack
+/// (every stack page a process start touches is a page fault; docs/benchmarks.md).
+/// A [`Policy`] dereferences to its `Records`.
+#[derive(Clone, Copy, Debug)]
+pub struct Records<'a> {
+    bytes: &'a [u8],
+    settings: Settings,
+    sections: [(usize, usize); SECTIONS],
+}
+
 /// A validated compiled policy, borrowed from wherever its bytes live (a `Vec`, a
 /// static, or a read-only mapping).
 #[derive(Clone, Copy, Debug)]
 pub struct Policy<'a> {
-    bytes: &'a [u8],
-    settings: Settings,
-    sections: [(usize, usize); SECTIONS],
+    records: Records<'a>,
     /// The first `FAST_GLOBS` globs, decoded once (see `FastGlob`).
     fast: [FastGlob<'a>; FAST_GLOBS],
     n_fast: usize,
@@ -359,6 +371,13 @@ pub struct Policy<'a> {
     /// False when some glob is not decoded (more than `FAST_GLOBS`): then
     /// `may_match` cannot rule a name out.
     all_fast: bool,
+}
+
+impl<'a> core::ops::Deref for Policy<'a> {
+    type Target = Records<'a>;
+    fn deref(&self) -> &Records<'a> {
+        &self.records
+    }
 }
 
 /// Size of `Policy::exact_bloom`: 4096 bits, so a few hundred exact names leave
@@ -469,8 +488,19 @@ impl FastGlob<'_> {
 impl<'a> Policy<'a> {
     /// Validate `bytes` and borrow them as a policy.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Policy<'a>, FormatError> {
-        let mut policy = Policy::peek(bytes)?;
-        policy.validate()?;
+        let records = Policy::peek(bytes)?;
+        records.validate()?;
+        let mut policy = Policy {
+            records,
+            fast: [FastGlob::EMPTY; FAST_GLOBS],
+            n_fast: 0,
+            group_ends: [0; 3],
+            filters: GlobFilters::default(),
+            exact_bloom: [0; BLOOM_WORDS],
+            glob_need: [0; FAST_GLOBS],
+            n_need: 0,
+            all_fast: false,
+        };
         policy.decode_globs()?;
         Ok(policy)
     }
@@ -479,7 +509,7 @@ impl<'a> Policy<'a> {
     /// dependencies and source cheaply (libenvshim.so does this in every process at
     /// load, and validates fully at the first exec). Every accessor stays
     /// panic-free on a peeked policy, but decisions need [`Policy::from_bytes`].
-    pub fn peek(bytes: &'a [u8]) -> Result<Policy<'a>, FormatError> {
+    pub fn peek(bytes: &'a [u8]) -> Result<Records<'a>, FormatError> {
         if bytes.len() < HEADER_LEN + SECTIONS * 8 {
             return Err(FormatError::TooShort);
         }
@@ -530,27 +560,16 @@ impl<'a> Policy<'a> {
             shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
             min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
         };
-        Ok(Policy {
+        Ok(Records {
             bytes,
             settings,
             sections,
-            fast: [FastGlob::EMPTY; FAST_GLOBS],
-            n_fast: 0,
-            group_ends: [0; 3],
-            filters: GlobFilters::default(),
-            // All set until `decode_globs` fills it: a policy that is only peeked
-            // probes the table for every name rather than miss one.
-            exact_bloom: [u64::MAX; BLOOM_WORDS],
-            glob_need: [0; FAST_GLOBS],
-            n_need: 0,
-            all_fast: false,
         })
     }
 
     /// Decode the globs once (see `FastGlob`, `GlobFilters`).
     fn decode_globs(&mut self) -> Result<(), FormatError> {
         let policy = self;
-        policy.exact_bloom = [0; BLOOM_WORDS];
         for slot in 0..policy.exact_slots() {
             let Some(idx) = policy.exact_slot(slot).filter(|&i| i != u32::MAX) else {
                 continue;
@@ -643,7 +662,9 @@ impl<'a> Policy<'a> {
         policy.fast = fast;
         Ok(())
     }
+}
 
+impl<'a> Records<'a> {
     /// The raw bytes (for writing a cache file).
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
@@ -834,59 +855,9 @@ impl<'a> Policy<'a> {
         self.u32_in(sec::EXACT, n)
     }
 
-    /// False when no exact name of the policy has this `name_hash`: then the
-    /// table needs no probe. (True may be a false positive.)
-    #[inline]
-    pub fn exact_may_hold(&self, hash: u32) -> bool {
-        let (word, bit) = bloom_bit(hash);
-        self.exact_bloom.get(word).is_some_and(|w| w & bit != 0)
-    }
-
-    /// False when no pattern of the policy, in any section, can match a name
-    /// with this hash and these [`name_bits`]: the common case, decided without
-    /// walking the patterns. (True may be a false positive.)
-    #[inline]
-    pub fn may_match(&self, hash: u32, present: u64) -> bool {
-        !self.all_fast
-            || self.exact_may_hold(hash)
-            || self
-                .glob_need
-                .get(..self.n_need)
-                .unwrap_or(&[])
-                .iter()
-                .any(|&need| need & !present == 0)
-    }
-
     /// Number of slots in the exact-name hash table (a power of two, or 0).
     pub fn exact_slots(&self) -> usize {
         self.count(sec::EXACT)
-    }
-
-    /// The globs decoded at load (all of them, unless a policy has more than
-    /// `FAST_GLOBS`).
-    pub fn fast_globs(&self) -> &[FastGlob<'a>] {
-        self.fast.get(..self.n_fast).unwrap_or(&[])
-    }
-
-    /// The decoded prefix globs, suffix globs, and the rest.
-    pub fn glob_groups(&self) -> [&[FastGlob<'a>]; 3] {
-        let [a, b, c] = self.group_ends;
-        [
-            self.fast.get(..a).unwrap_or(&[]),
-            self.fast.get(a..b).unwrap_or(&[]),
-            self.fast.get(b..c).unwrap_or(&[]),
-        ]
-    }
-
-    /// Pattern indices of the globs that `fast_globs` does not hold.
-    pub fn slow_globs(&self) -> impl Iterator<Item = u32> + 'a {
-        // Sliced, not `globs().skip(..)`: skipping would decode every fast glob's
-        // index again, for every name.
-        self.section(sec::GLOBS)
-            .get(FAST_GLOBS * 4..)
-            .unwrap_or(&[])
-            .chunks_exact(4)
-            .map(|c| u32_at(c, 0).unwrap_or(0))
     }
 
     /// Pattern indices of every glob, in file order.
@@ -969,6 +940,58 @@ impl<'a> Policy<'a> {
             size: u64_at(r, 24)?,
             mtime_ns: u64_at(r, 32)? as i64,
         })
+    }
+}
+
+impl<'a> Policy<'a> {
+    /// False when no exact name of the policy has this `name_hash`: then the
+    /// table needs no probe. (True may be a false positive.)
+    #[inline]
+    pub fn exact_may_hold(&self, hash: u32) -> bool {
+        let (word, bit) = bloom_bit(hash);
+        self.exact_bloom.get(word).is_some_and(|w| w & bit != 0)
+    }
+
+    /// False when no pattern of the policy, in any section, can match a name
+    /// with this hash and these [`name_bits`]: the common case, decided without
+    /// walking the patterns. (True may be a false positive.)
+    #[inline]
+    pub fn may_match(&self, hash: u32, present: u64) -> bool {
+        !self.all_fast
+            || self.exact_may_hold(hash)
+            || self
+                .glob_need
+                .get(..self.n_need)
+                .unwrap_or(&[])
+                .iter()
+                .any(|&need| need & !present == 0)
+    }
+
+    /// The globs decoded at load (all of them, unless a policy has more than
+    /// `FAST_GLOBS`).
+    pub fn fast_globs(&self) -> &[FastGlob<'a>] {
+        self.fast.get(..self.n_fast).unwrap_or(&[])
+    }
+
+    /// The decoded prefix globs, suffix globs, and the rest.
+    pub fn glob_groups(&self) -> [&[FastGlob<'a>]; 3] {
+        let [a, b, c] = self.group_ends;
+        [
+            self.fast.get(..a).unwrap_or(&[]),
+            self.fast.get(a..b).unwrap_or(&[]),
+            self.fast.get(b..c).unwrap_or(&[]),
+        ]
+    }
+
+    /// Pattern indices of the globs that `fast_globs` does not hold.
+    pub fn slow_globs(&self) -> impl Iterator<Item = u32> + 'a {
+        // Sliced, not `globs().skip(..)`: skipping would decode every fast glob's
+        // index again, for every name.
+        self.section(sec::GLOBS)
+            .get(FAST_GLOBS * 4..)
+            .unwrap_or(&[])
+            .chunks_exact(4)
+            .map(|c| u32_at(c, 0).unwrap_or(0))
     }
 }
 

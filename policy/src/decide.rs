@@ -31,7 +31,7 @@
 //! value from that file's current contents (passed in by the caller), between rules
 //! 5 and 6.
 
-use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, GLOBAL};
+use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, Records, GLOBAL};
 use crate::envfile;
 use crate::glob::{self, GlobKind};
 use crate::shape::{self, Shape, ShapeSet};
@@ -259,7 +259,7 @@ pub fn basename(program: &[u8]) -> &[u8] {
 
 /// Which program sections apply to `program`: a matcher without `/` matches the
 /// basename, one with `/` the path as given.
-pub fn program_mask(policy: &Policy<'_>, program: &[u8]) -> u64 {
+pub fn program_mask(policy: &Records<'_>, program: &[u8]) -> u64 {
     use crate::compiled::sec;
     let base = basename(program);
     let mut mask = 0u64;
@@ -631,7 +631,7 @@ fn judge_hashed(
 
 /// Does self-scrub apply to `program`? The first matching `[program.*]` section
 /// that says so decides; otherwise the top-level `self_scrub`.
-pub fn self_scrub(policy: &Policy<'_>, program: &[u8]) -> bool {
+pub fn self_scrub(policy: &Records<'_>, program: &[u8]) -> bool {
     let mask = program_mask(policy, program);
     for i in 0..crate::compiled::MAX_PROGRAMS as u32 {
         if (mask >> i) & 1 == 0 {

@@ -97,7 +97,7 @@ pub mod spawn;
 #[cfg(feature = "std")]
 pub mod trust;
 
-pub use compiled::Policy;
+pub use compiled::{Policy, Records};
 #[cfg(feature = "std")]
 pub use error::PolicyError;
 #[cfg(feature = "std")]

@@ -1,10 +1,13 @@
 //! Bytes the constructor keeps for the life of the process: the captured sticky
 //! strings, the configured policy's path, envwrap's path and the one warning.
 //!
-//! They are packed one after another in a single static arena, so that a process
-//! touches one page of it for all of them. (As one fixed-size buffer each, every
-//! string dirtied a page of its own: a page fault and 4 KiB of memory per string,
-//! in every process.) The arena is in `.bss` and only the bytes written count.
+//! They are packed one after another in a static arena, so that a process touches
+//! one page of it for all of them. (As one fixed-size buffer each, every string
+//! dirtied a page of its own: a page fault and 4 KiB of memory per string, in every
+//! process.) The usual strings fit in the first [`HOT_BYTES`], which lie in `.data`
+//! with the constructor's other statics, on the page the loader has already
+//! written (see `crate::init`); longer ones go to a `.bss` arena, where only the
+//! bytes written count.
 //!
 //! Written only by the constructor, before the strings are published to other
 //! threads (each user publishes with a Release store of its own); never written
@@ -16,18 +19,26 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// Room for every string at its largest (own path, `LD_PRELOAD` entry,
 /// `ENVSHIM_POLICY` entry, policy path, envwrap path, warning).
 pub const ARENA_BYTES: usize = 4 * 4096 + 8192 + 1024 + 64;
+/// Room for the usual strings, on the constructor's page.
+pub const HOT_BYTES: usize = 1024;
 
-struct Arena {
+struct Arena<const N: usize> {
     used: AtomicUsize,
-    bytes: UnsafeCell<[u8; ARENA_BYTES]>,
+    bytes: UnsafeCell<[u8; N]>,
 }
 
-// SAFETY: each call to `keep` reserves a range no other call gets (`fetch_add`),
+// SAFETY: each call to `keep_in` reserves a range no other call gets (`fetch_add`),
 // writes it once, and hands out a shared slice only after the write; kept ranges
 // are never written again.
-unsafe impl Sync for Arena {}
+unsafe impl<const N: usize> Sync for Arena<N> {}
 
-static ARENA: Arena = Arena {
+#[link_section = ".data.envshim_ctor"]
+static HOT: Arena<HOT_BYTES> = Arena {
+    used: AtomicUsize::new(0),
+    bytes: UnsafeCell::new([0; HOT_BYTES]),
+};
+
+static ARENA: Arena<ARENA_BYTES> = Arena {
     used: AtomicUsize::new(0),
     bytes: UnsafeCell::new([0; ARENA_BYTES]),
 };
@@ -39,9 +50,23 @@ pub fn keep(parts: &[&[u8]], cap: usize) -> Option<&'static [u8]> {
     if len > cap {
         return None;
     }
-    let start = ARENA.used.fetch_add(len, Ordering::Relaxed);
-    let end = start.checked_add(len).filter(|&e| e <= ARENA_BYTES)?;
-    let base = ARENA.bytes.get().cast::<u8>();
+    keep_in(&HOT, parts, len).or_else(|| keep_in(&ARENA, parts, len))
+}
+
+fn keep_in<const N: usize>(
+    arena: &'static Arena<N>,
+    parts: &[&[u8]],
+    len: usize,
+) -> Option<&'static [u8]> {
+    // Reserve only if it fits (a failed reservation must not use up the room).
+    let start = arena
+        .used
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+            used.checked_add(len).filter(|&e| e <= N)
+        })
+        .ok()?;
+    let end = start.checked_add(len)?;
+    let base = arena.bytes.get().cast::<u8>();
     let mut at = start;
     for part in parts {
         // SAFETY: [start, end) lies inside the arena (checked above) and was

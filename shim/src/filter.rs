@@ -31,7 +31,7 @@ use envpolicy::argv::{
 };
 use envpolicy::compiled::{sec, Mode};
 use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
-use envpolicy::Policy;
+use envpolicy::{Policy, Records};
 
 use crate::policy::Active;
 pub use crate::scratch::{Inline, Scratch};
@@ -67,7 +67,7 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Opens the policy's log file, if it names one. Called by the constructor with
 /// the peeked policy (see `crate::policy::with_peeked`).
-pub fn open_log(policy: Option<&Policy<'_>>) {
+pub fn open_log(policy: Option<&Records<'_>>) {
     let Some(path) = policy.and_then(|p| p.log_path()) else {
         return;
     };

@@ -58,7 +58,7 @@ use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use envpolicy::cache_key::{self, Stamp};
-use envpolicy::Policy;
+use envpolicy::Records;
 
 use crate::sticky::{self, Captured};
 use crate::{cold, real, sys};
@@ -79,7 +79,7 @@ pub enum Loaded {
     Builtin { warning: Option<&'static [u8]> },
     /// The policy file's compiled cache, mapped; `source` is its path.
     File {
-        policy: Policy<'static>,
+        policy: Records<'static>,
         source: &'static [u8],
     },
     /// The fail-closed floor instead of the policy file `source`. `warning` is what
@@ -114,8 +114,10 @@ impl<const N: usize> CtorBuf<N> {
 }
 
 /// The configured policy's absolute path, NUL-terminated.
+#[link_section = ".data.envshim_ctor"]
 static POLICY_PATH: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
 /// The one warning.
+#[link_section = ".data.envshim_ctor"]
 static WARNING: CtorBuf<1024> = CtorBuf::new();
 
 /// A path being built in a stack buffer (NUL-terminated by `c_bytes`). The buffer is
@@ -124,15 +126,22 @@ static WARNING: CtorBuf<1024> = CtorBuf::new();
 /// (The storage is a separate local, [`PathSpace`]: inside the struct, LLVM merges
 /// it with the zeroing of `len` into one memset.)
 struct PathBuf<'b> {
-    buf: &'b mut PathSpace,
+    buf: &'b mut [MaybeUninit<u8>],
     len: usize,
     ok: bool,
 }
 
+/// Room for any path the kernel accepts, and its NUL.
 type PathSpace = [MaybeUninit<u8>; PATH_MAX + 1];
 
+/// Room for the usual path: the constructor builds its paths here first and takes a
+/// [`PathSpace`] only for a longer one, in a function of its own. (A 4 KiB local
+/// costs a stack page fault in every process that loads the shim: functions with a
+/// frame over one page probe every page of it.)
+type ShortPath = [MaybeUninit<u8>; 256];
+
 impl<'b> PathBuf<'b> {
-    fn new(buf: &'b mut PathSpace) -> Self {
+    fn new(buf: &'b mut [MaybeUninit<u8>]) -> Self {
         PathBuf {
             buf,
             len: 0,
@@ -148,7 +157,7 @@ impl<'b> PathBuf<'b> {
     fn push(&mut self, s: &[u8]) -> &mut Self {
         let end = self.len.saturating_add(s.len());
         // Keep one byte for the NUL.
-        let room = end < PATH_MAX + 1 && !s.contains(&0);
+        let room = end < self.buf.len() && !s.contains(&0);
         match self.buf.get_mut(self.len..end) {
             Some(dst) if room => {
                 for (d, &b) in dst.iter_mut().zip(s) {
@@ -189,6 +198,18 @@ impl<'b> PathBuf<'b> {
         let r = f(unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) });
         self.buf.get_mut(n)?.write(saved);
         Some(r)
+    }
+
+    /// [`PathBuf::c_bytes`], borrowing the buffer for as long as it lives.
+    fn into_c_bytes(self) -> Option<&'b [u8]> {
+        if !self.ok {
+            return None;
+        }
+        let len = self.len;
+        self.buf.get_mut(len)?.write(0);
+        let init = self.buf.get(..len + 1)?;
+        // SAFETY: bytes `..len` were written by `push`, byte `len` just now.
+        Some(unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) })
     }
 
     /// The path with its NUL, or `None` if it did not fit.
@@ -433,6 +454,10 @@ fn floor(source: &'static [u8], parts: &[&[u8]]) -> Loaded {
 }
 
 /// Finds the policy in force. Called once, by the constructor.
+///
+/// The common case, no policy anywhere, stays in this small frame: the larger path
+/// buffers are in [`find_config_long`], [`load_file`] and [`absolute_policy_path`].
+#[inline(never)]
 pub fn load() -> Loaded {
     if env_c(COMPILING).is_some() {
         // A shim inside the envwrap we run to compile: no lookups, no spawn.
@@ -441,55 +466,108 @@ pub fn load() -> Loaded {
             warning: None,
         };
     }
-    // One path buffer: the user config path while looking, then the cache path.
+    if let Some(given_c) = env_c(b"ENVSHIM_POLICY") {
+        return load_file(given_c, true);
+    }
+    let mut space: ShortPath = [MaybeUninit::uninit(); 256];
+    match find_config(&mut space) {
+        Config::Found(c) => load_file(c, false),
+        Config::TooLong => find_config_long(),
+        Config::None => Loaded::Builtin { warning: None },
+    }
+}
+
+/// Where [`find_config`] looked.
+enum Config<'b> {
+    /// The user's or the system's policy file, NUL-terminated.
+    Found(&'b [u8]),
+    /// The user's path did not fit the buffer.
+    TooLong,
+    None,
+}
+
+/// `$XDG_CONFIG_HOME/envshim/policy.toml` (or under `$HOME/.config`) if it exists,
+/// else `/etc/envshim/policy.toml` if that does; built in `space`.
+fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
+    let mut buf = PathBuf::new(space);
+    match (env_c(b"XDG_CONFIG_HOME"), env_c(b"HOME")) {
+        (Some(x), _) => buf.push(without_nul(x)),
+        (None, Some(h)) => buf.push(without_nul(h)).join(b".config"),
+        (None, None) => &mut buf,
+    };
+    let user = buf.len > 0;
+    buf.join(b"envshim/policy.toml");
+    if user && !buf.ok {
+        return Config::TooLong;
+    }
+    let etc: &'static [u8] = b"/etc/envshim/policy.toml\0";
+    match buf.into_c_bytes() {
+        Some(c) if user && stat_c(c).is_ok() => Config::Found(c),
+        _ if stat_c(etc).is_ok() => Config::Found(etc),
+        _ => Config::None,
+    }
+}
+
+/// [`find_config`] for a user path longer than [`ShortPath`].
+#[inline(never)]
+fn find_config_long() -> Loaded {
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
-    let mut buf = PathBuf::new(&mut space);
-    let (given_c, explicit): (&[u8], bool) = match env_c(b"ENVSHIM_POLICY") {
-        Some(v) => (v, true),
-        None => {
-            match (env_c(b"XDG_CONFIG_HOME"), env_c(b"HOME")) {
-                (Some(x), _) => buf.push(without_nul(x)),
-                (None, Some(h)) => buf.push(without_nul(h)).join(b".config"),
-                (None, None) => &mut buf,
-            };
-            let user = buf.len > 0;
-            buf.join(b"envshim/policy.toml");
-            match buf.c_bytes() {
-                Some(c) if user && stat_c(c).is_ok() => (c, false),
-                _ if stat_c(b"/etc/envshim/policy.toml\0").is_ok() => {
-                    (&b"/etc/envshim/policy.toml\0"[..], false)
-                }
-                _ => return Loaded::Builtin { warning: None },
+    match find_config(&mut space) {
+        Config::Found(c) => load_file(c, false),
+        // Too long even for PATH_MAX: as before, the user path is not usable.
+        Config::TooLong => {
+            let etc: &'static [u8] = b"/etc/envshim/policy.toml\0";
+            if stat_c(etc).is_ok() {
+                load_file(etc, false)
+            } else {
+                Loaded::Builtin { warning: None }
             }
         }
-    };
+        Config::None => Loaded::Builtin { warning: None },
+    }
+}
 
+/// `given_c` (NUL-terminated), made absolute in the constructor's arena.
+#[inline(never)]
+fn absolute_policy_path(given_c: &[u8]) -> Result<Option<&'static [u8]>, ()> {
+    let given_b = without_nul(given_c);
+    let mut cwd = [0u8; PATH_MAX + 1];
+    let mut out = [0u8; PATH_MAX + 1];
+    // SAFETY: `cwd` is a writable buffer of the length passed.
+    let r = unsafe { libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
+    // getcwd returns the length including the NUL.
+    let cwd = cwd.get(..(r.max(1) as usize) - 1).unwrap_or(&[]);
+    // Leave room for the NUL.
+    let made = cache_key::absolute_into(cwd, given_b, out.get_mut(..PATH_MAX).unwrap_or(&mut []));
+    let n = made.ok_or(())?;
+    // `out` was zeroed: byte `n` is the NUL.
+    Ok(out.get(..n + 1).and_then(|c| POLICY_PATH.set(c)))
+}
+
+/// The policy file `given_c` (NUL-terminated; `explicit` when `ENVSHIM_POLICY`
+/// named it): its compiled cache, compiled first if missing or stale.
+#[inline(never)]
+fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
+    // One path buffer, for the cache path.
+    let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let mut buf = PathBuf::new(&mut space);
     // Absolute, in the static buffer that messages and Active.source point to.
     let set = if given_c.first() == Some(&b'/') {
         POLICY_PATH.set(given_c)
     } else {
-        let given_b = without_nul(given_c);
-        let mut cwd = [0u8; PATH_MAX + 1];
-        let mut out = [0u8; PATH_MAX + 1];
-        // SAFETY: `cwd` is a writable buffer of the length passed.
-        let r = unsafe { libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
-        // getcwd returns the length including the NUL.
-        let cwd = cwd.get(..(r.max(1) as usize) - 1).unwrap_or(&[]);
-        // Leave room for the NUL.
-        let made =
-            cache_key::absolute_into(cwd, given_b, out.get_mut(..PATH_MAX).unwrap_or(&mut []));
-        let Some(n) = made else {
-            return floor(
-                b"<policy>",
-                &[
-                    b"envshim: cannot make the policy path ",
-                    given_b,
-                    b" absolute; using the fail-closed floor",
-                ],
-            );
-        };
-        // `out` was zeroed: byte `n` is the NUL.
-        out.get(..n + 1).and_then(|c| POLICY_PATH.set(c))
+        match absolute_policy_path(given_c) {
+            Ok(set) => set,
+            Err(()) => {
+                return floor(
+                    b"<policy>",
+                    &[
+                        b"envshim: cannot make the policy path ",
+                        without_nul(given_c),
+                        b" absolute; using the fail-closed floor",
+                    ],
+                )
+            }
+        }
     };
     let Some(path_c) = set else {
         return floor(
@@ -700,6 +778,7 @@ fn judge(m: Mapping, path: &'static [u8], uid: u32) -> Result<Loaded, &'static [
 /// `Err` the envwrap path and the spawn error.
 #[inline(never)] // Its buffers are on the stack only when a compile runs.
 fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [u8], c_int)> {
+    #[link_section = ".data.envshim_ctor"]
     static ENVWRAP: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
     let envwrap: &'static [u8] = match env_c(b"ENVSHIM_ENVWRAP") {
         Some(v) => v,

@@ -10,8 +10,9 @@
 //! validated on the spot, which needs no allocation.
 
 use core::cell::UnsafeCell;
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU8, Ordering};
-use envpolicy::Policy;
+use envpolicy::{Policy, Records};
 
 use crate::load::Loaded;
 
@@ -54,23 +55,41 @@ const READY: u8 = 3;
 /// the parent's memory: the parent then finds the policy validated. A thread that
 /// finds another one validating validates a private copy on its stack instead of
 /// waiting.
+///
+/// `active` is written at the first exec, not by the constructor: it is `MaybeUninit`
+/// (initialised once `state` is READY) so that it lies in `.bss` and costs a process
+/// that never spawns nothing, while `state` and `pending` are in the constructor's
+/// page (see `crate::init`).
 struct Slot {
     state: AtomicU8,
     pending: UnsafeCell<Option<Pending>>,
-    active: UnsafeCell<Option<Active>>,
 }
+
+struct ActiveCell(UnsafeCell<MaybeUninit<Option<Active>>>);
 
 // SAFETY: `pending` is written once, by the constructor, before `state` becomes
 // PENDING (Release); `active` is written only by the one thread that moved `state`
 // from PENDING to BUSY, before it stores READY (Release). Readers load `state`
 // with Acquire and read only what the state they saw publishes.
 unsafe impl Sync for Slot {}
+// SAFETY: as for `Slot`: written by one thread before READY (Release), read after.
+unsafe impl Sync for ActiveCell {}
 
+#[link_section = ".data.envshim_ctor"]
 static SLOT: Slot = Slot {
     state: AtomicU8::new(EMPTY),
     pending: UnsafeCell::new(None),
-    active: UnsafeCell::new(None),
 };
+static ACTIVE: ActiveCell = ActiveCell(UnsafeCell::new(MaybeUninit::uninit()));
+
+/// The validated policy.
+///
+/// # Safety
+/// Only after `SLOT.state` was seen READY (Acquire), which publishes it.
+unsafe fn validated() -> Option<&'static Active> {
+    // SAFETY: READY is stored only after `ACTIVE` was written (caller's contract).
+    unsafe { (*ACTIVE.0.get()).assume_init_ref().as_ref() }
+}
 
 /// Called once by the constructor: finds the configured policy and maps its compiled
 /// cache, compiling it first when it is missing or stale (see `load`). Only the
@@ -131,7 +150,7 @@ fn pending() -> Option<Pending> {
 pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
     match SLOT.state.load(Ordering::Acquire) {
         // SAFETY: READY publishes `active`, which is never written again.
-        READY => f(unsafe { (*SLOT.active.get()).as_ref() }),
+        READY => f(unsafe { validated() }),
         PENDING => {
             if SLOT
                 .state
@@ -141,10 +160,10 @@ pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
                 let active = pending().and_then(validate);
                 // SAFETY: this thread alone moved PENDING to BUSY; nobody reads
                 // `active` before READY is stored below.
-                unsafe { *SLOT.active.get() = active };
+                unsafe { (*ACTIVE.0.get()).write(active) };
                 SLOT.state.store(READY, Ordering::Release);
                 // SAFETY: as for READY above.
-                return f(unsafe { (*SLOT.active.get()).as_ref() });
+                return f(unsafe { validated() });
             }
             f(pending().and_then(validate).as_ref())
         }
@@ -158,7 +177,7 @@ pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
 /// (`Policy::peek`), without validating it: for the constructor's own questions
 /// (is there a log file, does self-scrub apply), which must not make every process
 /// pay for a full validation.
-pub fn with_peeked<R>(f: impl FnOnce(Option<&Policy<'static>>) -> R) -> R {
+pub fn with_peeked<R>(f: impl FnOnce(Option<&Records<'static>>) -> R) -> R {
     let bytes = match SLOT.state.load(Ordering::Acquire) {
         EMPTY => DEFAULT,
         _ => pending().map_or(DEFAULT, |p| p.bytes),

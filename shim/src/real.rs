@@ -73,14 +73,17 @@ const NAMES: [&[u8]; COUNT] = [
     b"fork\0",
 ];
 
+#[link_section = ".data.envshim_ctor"]
 static REAL: [AtomicPtr<c_void>; COUNT] = [const { AtomicPtr::new(core::ptr::null_mut()) }; COUNT];
 /// Set (Release) once the constructor has resolved everything.
+#[link_section = ".data.envshim_ctor"]
 static RESOLVED: AtomicBool = AtomicBool::new(false);
 
 extern "C" {
-    /// Bounds of this shared object's image (csrc/support.c, from linker symbols).
-    fn envshim_self_lo() -> *const c_void;
-    fn envshim_self_hi() -> *const c_void;
+    /// Linker-defined: this object's ELF header (the start of its image) and the end
+    /// of its image. Hidden, so they bind to this object's own definitions.
+    static __ehdr_start: u8;
+    static _end: u8;
 }
 
 /// Looks one name up with `dlsym(RTLD_NEXT)`; aborts if it names ourselves.
@@ -89,8 +92,8 @@ fn lookup(f: Func) -> *mut c_void {
     // SAFETY: `name` is NUL-terminated; dlsym is called from code inside this library,
     // so RTLD_NEXT means "the next object after libenvshim.so". Not on an exec path.
     let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
-    // SAFETY: both functions only return addresses of linker-defined symbols.
-    let (lo, hi) = unsafe { (envshim_self_lo(), envshim_self_hi()) };
+    // Only the addresses of the linker-defined symbols are taken, never read.
+    let (lo, hi) = (&raw const __ehdr_start, &raw const _end);
     if !p.is_null() && (p as usize) >= lo as usize && (p as usize) < hi as usize {
         let mut m = sys::Msg::<128>::new();
         m.push(b"envshim: dlsym(RTLD_NEXT, \"")

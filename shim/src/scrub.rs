@@ -25,7 +25,7 @@ use core::ffi::{c_char, c_int};
 
 use envpolicy::argv::{self, ArgvRequest};
 use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
-use envpolicy::Policy;
+use envpolicy::Records;
 
 use crate::filter::{self, MAX_ENV_FILES};
 use crate::scratch::{Inline, Scratch};
@@ -38,7 +38,7 @@ use crate::sys;
 /// `argv` must be the process's argument vector (`argc` NUL-terminated, writable
 /// strings), as the loader passes it to `.init_array` functions; no other thread
 /// may run yet.
-pub unsafe fn at_load(peeked: Option<&Policy<'_>>, argc: c_int, argv: *const *const c_char) {
+pub unsafe fn at_load(peeked: Option<&Records<'_>>, argc: c_int, argv: *const *const c_char) {
     let n_args = usize::try_from(argc).unwrap_or(0);
     if argv.is_null() || n_args == 0 {
         return;
@@ -50,6 +50,18 @@ pub unsafe fn at_load(peeked: Option<&Policy<'_>>, argc: c_int, argv: *const *co
     if !peeked.is_some_and(|p| decide::self_scrub(p, prog)) {
         return;
     }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { scrub_now(prog, argv, n_args) }
+}
+
+/// [`at_load`] for a program the policy scrubs: in a function of its own so that
+/// its scratch space is on the stack only then (a frame larger than a page
+/// touches every page of it, in every process that loads the shim).
+///
+/// # Safety
+/// As `at_load`; `prog` is `argv[0]`'s bytes and `argv` has `n_args` entries.
+#[inline(never)]
+unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
     crate::policy::with_active(|active| {
         let Some(active) = active else { return };
         let policy = &active.policy;

@@ -106,8 +106,11 @@ impl<const N: usize> Buf<N> {
     }
 }
 
+#[link_section = ".data.envshim_ctor"]
 static OWN_PATH: Buf<PATH_CAP> = Buf::new();
+#[link_section = ".data.envshim_ctor"]
 static LD_PRELOAD: Buf<PRELOAD_CAP> = Buf::new();
+#[link_section = ".data.envshim_ctor"]
 static POLICY: Buf<POLICY_CAP> = Buf::new();
 
 /// This library's absolute path.
