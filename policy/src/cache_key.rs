@@ -372,6 +372,21 @@ pub fn check<'a>(
     if policy.str(first.path) != policy_path {
         return Err(Stale::NoPolicyDep);
     }
+    // A file can be both a dependency and a note (an imported env file): it is
+    // stat'ed once. (Every process start under the shim runs this check.)
+    let mut seen: [(&'a [u8], Option<Stamp>); 8] = [(&[], None); 8];
+    let mut n_seen = 0usize;
+    let mut stat = |p: &'a [u8]| -> Option<Stamp> {
+        if let Some((_, st)) = seen.iter().take(n_seen).find(|(q, _)| *q == p) {
+            return *st;
+        }
+        let st = stat(p);
+        if let Some(slot) = seen.get_mut(n_seen) {
+            *slot = (p, st);
+            n_seen += 1;
+        }
+        st
+    };
     for i in 0..n {
         let d = policy.dep(i).ok_or(Stale::Changed)?;
         let now = stat(policy.c_str(d.path));

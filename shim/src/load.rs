@@ -577,27 +577,33 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
     };
     let path = without_nul(path_c);
 
-    if explicit {
-        if let Err(libc::ENOENT | libc::ENOTDIR) = stat_c(path_c) {
-            return Loaded::Builtin {
+    // A policy that ENVSHIM_POLICY names but that does not exist means the built-in
+    // default, whatever else is wrong. It is asked only when the cache cannot be
+    // used: a fresh cache proves the file exists (its first dependency is the
+    // policy's own `stat`), and this saves every process start a system call.
+    let not_found = || {
+        (explicit && matches!(stat_c(path_c), Err(libc::ENOENT | libc::ENOTDIR))).then(|| {
+            Loaded::Builtin {
                 warning: warn(&[
                     b"envshim: policy ",
                     path,
                     b" not found: using the built-in default",
                 ]),
-            };
-        }
-    }
+            }
+        })
+    };
     if core::str::from_utf8(path).is_err() {
         // The compiler records paths as UTF-8 (lossily): a cache could never match.
-        return floor(
-            path,
-            &[
-                b"envshim: policy path ",
+        return not_found().unwrap_or_else(|| {
+            floor(
                 path,
-                b" is not UTF-8; using the fail-closed floor",
-            ],
-        );
+                &[
+                    b"envshim: policy path ",
+                    path,
+                    b" is not UTF-8; using the fail-closed floor",
+                ],
+            )
+        });
     }
 
     // The cache path (envpolicy::cache::cache_path).
@@ -617,37 +623,43 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
     let dir_len = cache.len;
     cache.join(&cache_key::cache_file_name(path));
     if cache.c_bytes().is_none() || dir_len == 0 {
-        return floor(
-            path,
-            &[
-                b"envshim: cache path for policy ",
+        return not_found().unwrap_or_else(|| {
+            floor(
                 path,
-                b" is too long; using the fail-closed floor",
-            ],
-        );
+                &[
+                    b"envshim: cache path for policy ",
+                    path,
+                    b" is too long; using the fail-closed floor",
+                ],
+            )
+        });
     }
     // The directory: refuse one that is not ours (a compile could not write there).
     if let Some(Ok(st)) = cache.with_nul_at(dir_len, stat_c) {
         if let Some(why) = untrusted(&st, uid, libc::S_IFDIR) {
-            return floor(
-                path,
-                &[
-                    b"envshim: cache directory ",
-                    cache.bytes().get(..dir_len).unwrap_or(&[]),
-                    b" is not trusted (",
-                    why,
-                    b"); policy ",
+            return not_found().unwrap_or_else(|| {
+                floor(
                     path,
-                    b" not used; using the fail-closed floor",
-                ],
-            );
+                    &[
+                        b"envshim: cache directory ",
+                        cache.bytes().get(..dir_len).unwrap_or(&[]),
+                        b" is not trusted (",
+                        why,
+                        b"); policy ",
+                        path,
+                        b" not used; using the fail-closed floor",
+                    ],
+                )
+            });
         }
     }
     let Some(cache_c) = cache.c_bytes() else {
-        return floor(
-            path,
-            &[b"envshim: cache path too long; using the fail-closed floor"],
-        );
+        return not_found().unwrap_or_else(|| {
+            floor(
+                path,
+                &[b"envshim: cache path too long; using the fail-closed floor"],
+            )
+        });
     };
 
     // A fresh cache: the common case.
@@ -657,6 +669,9 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
         }
     }
 
+    if let Some(builtin) = not_found() {
+        return builtin;
+    }
     // Missing, untrusted or stale: compile, then the cache must be usable.
     let status = match compile(cache_c, path_c) {
         Ok(s) => s,
