@@ -11,6 +11,7 @@
  *
  * Each wrapper has the libc function's exact signature; see src/cold.rs. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,6 +33,9 @@ HIDDEN int envshim_c_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 HIDDEN pid_t envshim_c_waitpid(pid_t pid, int *status, int options) { return waitpid(pid, status, options); }
 HIDDEN int envshim_c_sched_yield(void) { return sched_yield(); }
 HIDDEN char *envshim_c_realpath(const char *path, char *resolved) { return realpath(path, resolved); }
+/* dlsym: the constructor finds the real functions without it (src/next_object.rs)
+ * and asks it only for a name that walk does not settle. */
+HIDDEN void *envshim_c_dlsym(void *handle, const char *name) { return dlsym(handle, name); }
 
 HIDDEN int envshim_c_sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return sigaction(sig, act, old); }
 HIDDEN int envshim_c_sigemptyset(sigset_t *set) { return sigemptyset(set); }

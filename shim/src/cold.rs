@@ -26,6 +26,8 @@ extern "C" {
     pub fn sched_yield() -> c_int;
     #[link_name = "envshim_c_realpath"]
     pub fn realpath(path: *const c_char, resolved: *mut c_char) -> *mut c_char;
+    #[link_name = "envshim_c_dlsym"]
+    pub fn dlsym(handle: *mut core::ffi::c_void, name: *const c_char) -> *mut core::ffi::c_void;
 
     #[link_name = "envshim_c_sigaction"]
     pub fn sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int;

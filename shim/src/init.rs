@@ -2,7 +2,7 @@
 //! `main` (or during `dlopen`).
 //!
 //! It does what cannot be done on an exec path, and nothing that parses:
-//! - resolve the real functions with `dlsym` ([`crate::real::resolve_all`]);
+//! - resolve the real functions ([`crate::real::resolve_all`]);
 //! - capture the sticky strings ([`crate::sticky::capture`]);
 //! - map and validate the compiled policy ([`crate::policy::init`]; a missing or
 //!   stale cache is rebuilt by running `envwrap compile`, once per policy change);
@@ -30,8 +30,8 @@ use core::ffi::{c_char, c_int};
 
 /// Called by the loader with (argc, argv, envp), as glibc does for `.init_array`.
 extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
-    crate::real::resolve_all();
-    crate::sticky::capture();
+    let own_name = crate::real::resolve_all();
+    crate::sticky::capture(own_name);
     crate::policy::init();
     // One look at the policy's header and records for both (see `with_peeked`).
     crate::policy::with_peeked(|peeked| {

@@ -10,7 +10,8 @@
 //!   [`load`]) and self-scrubs where the policy says so ([`scrub`]). It parses
 //!   nothing, so that loading the shim into a process that never spawns costs about
 //!   what an empty C library costs.
-//! * [`real`]: the real libc functions, found once with `dlsym(RTLD_NEXT, ..)`.
+//! * [`real`]: the real libc functions, what `dlsym(RTLD_NEXT, ..)` returns, found
+//!   once by one walk over the loaded objects ([`next_object`]).
 //! * [`exec`]: the `exec*` hooks and the glibc-compatible `PATH` search. The
 //!   allocation-free, lock-free rule for everything that can run between `fork`/`vfork`
 //!   and `exec` is explained there, once.
@@ -46,6 +47,7 @@ pub mod filter;
 pub mod fork;
 pub mod init;
 pub mod load;
+pub mod next_object;
 pub mod policy;
 pub mod popen;
 pub mod real;

@@ -1,8 +1,11 @@
-//! The real libc functions behind our hooks, found with `dlsym(RTLD_NEXT, name)`.
+//! The real libc functions behind our hooks: what `dlsym(RTLD_NEXT, name)` returns.
 //!
 //! They are resolved once, by [`resolve_all`] from the library constructor, and stored
-//! in atomics; the hooks only load those atomics. `dlsym` takes the loader's lock and
-//! may allocate, so it must never run between `fork` and `exec`.
+//! in atomics; the hooks only load those atomics. The constructor finds them with one
+//! walk over the loaded objects ([`crate::next_object`]), which gives what
+//! `dlsym(RTLD_NEXT)` gives at a fraction of its cost, and asks `dlsym` for any name
+//! the walk does not settle. `dlsym` takes the loader's lock and may allocate, so it
+//! must never run between `fork` and `exec`.
 //!
 //! One exception, on purpose: a hook called *before our constructor ran* resolves the
 //! function it needs on demand. That only happens while the dynamic loader is still
@@ -91,7 +94,13 @@ fn lookup(f: Func) -> *mut c_void {
     let name = NAMES.get(f as usize).copied().unwrap_or(b"\0");
     // SAFETY: `name` is NUL-terminated; dlsym is called from code inside this library,
     // so RTLD_NEXT means "the next object after libenvshim.so". Not on an exec path.
-    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    let p = unsafe { crate::cold::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    not_ours(name, p)
+}
+
+/// `p`, unless it lies inside this library: then the lookup for `name` found our own
+/// hook, and calling it would recurse forever, so say so on fd 2 and abort.
+fn not_ours(name: &[u8], p: *mut c_void) -> *mut c_void {
     // Only the addresses of the linker-defined symbols are taken, never read.
     let (lo, hi) = (&raw const __ehdr_start, &raw const _end);
     if !p.is_null() && (p as usize) >= lo as usize && (p as usize) < hi as usize {
@@ -106,10 +115,14 @@ fn lookup(f: Func) -> *mut c_void {
     p
 }
 
-/// Resolves every real function. Called once, from the constructor.
-pub fn resolve_all() {
+/// Resolves every real function. Called once, from the constructor; returns this
+/// library's name as the loader recorded it (NULL if unknown), which the walk over
+/// the loaded objects finds on the way ([`crate::next_object`]). A name the walk
+/// does not settle is asked of `dlsym`.
+pub fn resolve_all() -> *const c_char {
     let saved = sys::errno();
-    for (i, slot) in REAL.iter().enumerate() {
+    let found = crate::next_object::find(&NAMES);
+    for (i, (slot, &addr)) in REAL.iter().zip(found.addrs.iter()).enumerate() {
         let f = match i {
             0 => Func::Execve,
             1 => Func::Fexecve,
@@ -119,10 +132,17 @@ pub fn resolve_all() {
             5 => Func::Pclose,
             _ => Func::Fork,
         };
-        slot.store(lookup(f), Ordering::Relaxed);
+        let name = NAMES.get(i).copied().unwrap_or(b"\0");
+        let p = if addr.is_null() {
+            lookup(f)
+        } else {
+            not_ours(name, addr)
+        };
+        slot.store(p, Ordering::Relaxed);
     }
     RESOLVED.store(true, Ordering::Release);
     sys::set_errno(saved);
+    found.own_name
 }
 
 /// The real function's address, or NULL when libc lacks it.

@@ -1,8 +1,9 @@
 //! The strings the policy re-inserts into a child's environment so that the shim
 //! follows the whole process tree ("sticky"), captured once by the constructor:
 //!
-//! * [`own_path`]: this library's absolute path (from `dladdr` on one of our own
-//!   functions; made absolute with `realpath` if the loader recorded a relative name);
+//! * [`own_path`]: this library's absolute path (the name the loader recorded for it,
+//!   found by [`crate::real::resolve_all`]; made absolute with `realpath` if the
+//!   loader recorded a relative name);
 //! * [`ld_preload`]: `"LD_PRELOAD=<value>"` as it was in the environment at load;
 //! * [`policy`]: `"ENVSHIM_POLICY=<value>"` as it was in the environment at load.
 //!
@@ -22,7 +23,7 @@
 //! published with a Release store; readers load the state with Acquire.
 
 use core::cell::UnsafeCell;
-use core::ffi::{c_char, c_void, CStr};
+use core::ffi::{c_char, CStr};
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use crate::cold;
@@ -137,8 +138,9 @@ unsafe fn bytes_of<'a>(p: *const c_char) -> &'a [u8] {
     unsafe { sys::cstr_bytes(p) }
 }
 
-/// Captures everything. Called once from the constructor.
-pub fn capture() {
+/// Captures everything. Called once from the constructor, with this library's name
+/// as the loader recorded it (NULL if unknown).
+pub fn capture(own_name: *const c_char) {
     let env = sys::environ_ptr();
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings, and
     // the values stay valid while we copy them (single-threaded constructor context,
@@ -151,20 +153,16 @@ pub fn capture() {
             POLICY.set(b"ENVSHIM_POLICY=", bytes_of(v));
         }
     }
-    capture_own_path();
+    capture_own_path(own_name);
 }
 
-fn capture_own_path() {
-    // SAFETY: Dl_info is plain data; all-zero is a valid value.
-    let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
-    let me = capture_own_path as fn() as *const c_void;
-    // SAFETY: `me` is an address inside this library; `info` is a valid out-pointer.
-    if unsafe { libc::dladdr(me, &mut info) } == 0 || info.dli_fname.is_null() {
+fn capture_own_path(own_name: *const c_char) {
+    if own_name.is_null() {
         return;
     }
-    // SAFETY: dladdr returned a NUL-terminated name owned by the loader (lives as long
-    // as the library is loaded).
-    let name = unsafe { bytes_of(info.dli_fname) };
+    // SAFETY: the loader's NUL-terminated name for this library (lives as long as
+    // the library is loaded).
+    let name = unsafe { bytes_of(own_name) };
     if name.first() == Some(&b'/') {
         // SAFETY: constructor context.
         unsafe { OWN_PATH.set(b"", name) };
@@ -172,8 +170,8 @@ fn capture_own_path() {
     }
     // A relative name (LD_PRELOAD=./libenvshim.so): a child that changed directory
     // could not find it, so make it absolute now.
-    // SAFETY: `dli_fname` is the NUL-terminated name dladdr returned.
-    unsafe { capture_absolute(info.dli_fname, name) };
+    // SAFETY: `own_name` is the NUL-terminated name `name` views.
+    unsafe { capture_absolute(own_name, name) };
 }
 
 /// The rare relative-name case of [`capture_own_path`], in a function of its own so

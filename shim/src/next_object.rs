@@ -1,0 +1,316 @@
+//! The constructor's lookup of the real functions, without `dlsym`.
+//!
+//! `dlsym(RTLD_NEXT, name)` returns the first definition of `name` in the objects
+//! loaded after the caller's, in load order. Seven calls of it, plus a `dladdr` for
+//! our own path, were about 9,000 of the 23,000 instructions that loading the shim
+//! added to every process start (docs/benchmarks.md): each call takes the loader's
+//! lock, sets up an error catcher and finds the calling object again. This module
+//! walks the loaded objects once with `dl_iterate_phdr` (in load order, the order
+//! `RTLD_NEXT` follows), finds this library among them (its name is the own path
+//! the sticky `LD_PRELOAD` needs), and then looks every name up in each later
+//! object's GNU hash table, as the loader itself does.
+//!
+//! It accepts a definition only where `dlsym` would return the same one: a defined
+//! function (`STT_FUNC`), global or weak, whose version is not hidden (a hidden
+//! version is a compatibility symbol; `dlsym` returns the default one). Anything it
+//! cannot settle that way (an object without a GNU hash table, an indirect
+//! function, whose address only its resolver knows) leaves the name unresolved, and
+//! [`crate::real`] asks `dlsym` for it instead. Nothing here runs after the
+//! constructor.
+
+use core::ffi::{c_char, c_int, c_void};
+
+/// `struct dl_phdr_info` (<link.h>), as far as we read it.
+#[repr(C)]
+struct PhdrInfo {
+    addr: usize,
+    name: *const c_char,
+    phdr: *const Phdr,
+    phnum: u16,
+}
+
+/// `Elf64_Phdr`.
+#[repr(C)]
+struct Phdr {
+    p_type: u32,
+    p_flags: u32,
+    p_offset: u64,
+    p_vaddr: u64,
+    p_paddr: u64,
+    p_filesz: u64,
+    p_memsz: u64,
+    p_align: u64,
+}
+
+/// `Elf64_Dyn`.
+#[repr(C)]
+struct Dyn {
+    tag: i64,
+    val: u64,
+}
+
+/// `Elf64_Sym`.
+#[repr(C)]
+struct Sym {
+    name: u32,
+    info: u8,
+    other: u8,
+    shndx: u16,
+    value: u64,
+    size: u64,
+}
+
+const PT_DYNAMIC: u32 = 2;
+const DT_NULL: i64 = 0;
+const DT_STRTAB: i64 = 5;
+const DT_SYMTAB: i64 = 6;
+const DT_GNU_HASH: i64 = 0x6fff_fef5;
+const DT_VERSYM: i64 = 0x6fff_fff0;
+const STT_FUNC: u8 = 2;
+const STB_LOCAL: u8 = 0;
+const STB_GLOBAL: u8 = 1;
+const STB_WEAK: u8 = 2;
+const VERSYM_HIDDEN: u16 = 0x8000;
+/// Bounds on walks over loader data, so that a malformed table cannot loop forever.
+const MAX_DYN: usize = 1024;
+const MAX_CHAIN: usize = 1 << 20;
+
+extern "C" {
+    fn dl_iterate_phdr(
+        callback: unsafe extern "C" fn(*mut PhdrInfo, usize, *mut c_void) -> c_int,
+        data: *mut c_void,
+    ) -> c_int;
+    /// Linker-defined: this object's ELF header, which is where it is loaded.
+    static __ehdr_start: u8;
+}
+
+/// What the walk found.
+pub struct Found<const N: usize> {
+    /// This library's name as the loader recorded it (what `dladdr` reports), or
+    /// NULL if the walk did not meet it.
+    pub own_name: *const c_char,
+    /// The next definition of each name, or NULL: not found, or not settled here
+    /// (then only `dlsym` can say).
+    pub addrs: [*mut c_void; N],
+}
+
+struct Walk<'n, const N: usize> {
+    names: &'n [&'n [u8]; N],
+    me: usize,
+    after_me: bool,
+    /// Names that need no more looking: found, or not settled here.
+    done: [bool; N],
+    found: Found<N>,
+}
+
+/// One symbol table's answer for a name.
+enum Answer {
+    /// The definition `dlsym` would return.
+    Found(*mut c_void),
+    /// No definition here: `dlsym` would look on in the next object.
+    NotHere,
+    /// A definition this module does not settle (see the module docs).
+    Unsettled,
+}
+
+/// Finds, for each NUL-terminated name, its first definition in an object loaded
+/// after this library. Constructor only.
+pub fn find<const N: usize>(names: &[&[u8]; N]) -> Found<N> {
+    let mut walk = Walk {
+        names,
+        me: &raw const __ehdr_start as usize,
+        after_me: false,
+        done: [false; N],
+        found: Found {
+            own_name: core::ptr::null(),
+            addrs: [core::ptr::null_mut(); N],
+        },
+    };
+    // SAFETY: `visit::<N>` matches the callback type dl_iterate_phdr expects, and
+    // `walk` outlives the call, which runs the callback synchronously.
+    unsafe { dl_iterate_phdr(visit::<N>, (&raw mut walk).cast()) };
+    walk.found
+}
+
+/// # Safety
+/// Called by `dl_iterate_phdr` with a valid `info` of `size` bytes and the `Walk`
+/// that `find` passed as `data`.
+unsafe extern "C" fn visit<const N: usize>(
+    info: *mut PhdrInfo,
+    size: usize,
+    data: *mut c_void,
+) -> c_int {
+    if info.is_null() || data.is_null() || size < core::mem::size_of::<PhdrInfo>() {
+        return 1;
+    }
+    // SAFETY: the caller's contract: `data` is the `Walk` and `info` is valid.
+    let (walk, info) = unsafe { (&mut *data.cast::<Walk<'_, N>>(), &*info) };
+    if !walk.after_me {
+        if info.addr == walk.me {
+            walk.after_me = true;
+            walk.found.own_name = info.name;
+        }
+        return 0;
+    }
+    // SAFETY: the loader's program headers of a loaded object.
+    let Some(tables) = (unsafe { Tables::of(info) }) else {
+        return 0;
+    };
+    let mut pending = 0;
+    let slots = walk.found.addrs.iter_mut().zip(walk.done.iter_mut());
+    for (name, (addr, done)) in walk.names.iter().zip(slots) {
+        if *done {
+            continue;
+        }
+        // SAFETY: `tables` describes this loaded object's dynamic symbols.
+        match unsafe { tables.lookup(name) } {
+            Answer::Found(a) => (*addr, *done) = (a, true),
+            Answer::Unsettled => *done = true,
+            Answer::NotHere => pending += 1,
+        }
+    }
+    // Stop once every name is settled.
+    c_int::from(pending == 0)
+}
+
+/// The dynamic symbol tables of one loaded object.
+struct Tables {
+    base: usize,
+    gnu_hash: *const u32,
+    symtab: *const Sym,
+    strtab: *const u8,
+    versym: *const u16,
+}
+
+impl Tables {
+    /// # Safety
+    /// `info` must describe an object the loader has loaded (not being unloaded).
+    unsafe fn of(info: &PhdrInfo) -> Option<Tables> {
+        if info.phdr.is_null() {
+            return None;
+        }
+        // SAFETY: the loader's program header array of `phnum` entries.
+        let phdrs = unsafe { core::slice::from_raw_parts(info.phdr, usize::from(info.phnum)) };
+        let dynamic = phdrs.iter().find(|p| p.p_type == PT_DYNAMIC)?;
+        let mut d = info.addr.wrapping_add(dynamic.p_vaddr as usize) as *const Dyn;
+        // The loader relocates these addresses in place, except in objects whose
+        // dynamic section is read-only (the vDSO): there they are still offsets,
+        // which lie below the load address.
+        let fix = |v: u64| -> usize {
+            let v = v as usize;
+            if v < info.addr {
+                v.wrapping_add(info.addr)
+            } else {
+                v
+            }
+        };
+        let mut t = Tables {
+            base: info.addr,
+            gnu_hash: core::ptr::null(),
+            symtab: core::ptr::null(),
+            strtab: core::ptr::null(),
+            versym: core::ptr::null(),
+        };
+        for _ in 0..MAX_DYN {
+            // SAFETY: `d` walks the object's dynamic section, which ends at DT_NULL.
+            let e = unsafe { &*d };
+            match e.tag {
+                DT_NULL => break,
+                DT_GNU_HASH => t.gnu_hash = fix(e.val) as *const u32,
+                DT_SYMTAB => t.symtab = fix(e.val) as *const Sym,
+                DT_STRTAB => t.strtab = fix(e.val) as *const u8,
+                DT_VERSYM => t.versym = fix(e.val) as *const u16,
+                _ => {}
+            }
+            d = d.wrapping_add(1);
+        }
+        let complete = !t.gnu_hash.is_null() && !t.symtab.is_null() && !t.strtab.is_null();
+        complete.then_some(t)
+    }
+
+    /// What `dlsym` would find for `name` (NUL-terminated) in this object.
+    ///
+    /// # Safety
+    /// The tables must be a loaded object's (see [`Tables::of`]).
+    unsafe fn lookup(&self, name: &[u8]) -> Answer {
+        let Some((_, bare)) = name.split_last() else {
+            return Answer::Unsettled;
+        };
+        // The GNU hash (DJB's h * 33 + c).
+        let h = bare.iter().fold(5381u32, |h, &c| {
+            h.wrapping_mul(33).wrapping_add(u32::from(c))
+        });
+        let t = self.gnu_hash;
+        // SAFETY: the header of the object's GNU hash table: nbuckets, symoffset,
+        // bloom_size, bloom_shift, then the Bloom words, buckets and chains.
+        let (nbuckets, symoffset, bloom_size, bloom_shift) =
+            unsafe { (*t, *t.add(1), *t.add(2), *t.add(3)) };
+        if nbuckets == 0 || bloom_size == 0 {
+            return Answer::NotHere;
+        }
+        let bloom = t.wrapping_add(4).cast::<u64>();
+        let word = (h / 64) % bloom_size;
+        let mask = (1u64 << (h % 64)) | (1u64 << ((h >> (bloom_shift % 32)) % 64));
+        // SAFETY: `word < bloom_size`, inside the Bloom filter.
+        if unsafe { *bloom.add(word as usize) } & mask != mask {
+            return Answer::NotHere;
+        }
+        let buckets = bloom.wrapping_add(bloom_size as usize).cast::<u32>();
+        let chains = buckets.wrapping_add(nbuckets as usize);
+        // SAFETY: `h % nbuckets` is a bucket index.
+        let first = unsafe { *buckets.add((h % nbuckets) as usize) };
+        if first < symoffset {
+            return Answer::NotHere;
+        }
+        for i in (first..).take(MAX_CHAIN) {
+            // SAFETY: symbol `i` is in a chain, at or after `symoffset`.
+            let h2 = unsafe { *chains.add((i - symoffset) as usize) };
+            if h | 1 == h2 | 1 {
+                // SAFETY: symbol `i` exists (it has a chain entry), and its name is
+                // a NUL-terminated string in the string table.
+                match unsafe { self.judge(i, name) } {
+                    Answer::NotHere => {}
+                    settled => return settled,
+                }
+            }
+            if h2 & 1 == 1 {
+                return Answer::NotHere;
+            }
+        }
+        Answer::Unsettled
+    }
+
+    /// Symbol `i`, if it is `name`, as `dlsym` would see it: an undefined, local or
+    /// hidden-version symbol is passed over (the loader looks on), a global or weak
+    /// function is the answer, anything else is left to `dlsym`.
+    ///
+    /// # Safety
+    /// Symbol `i` must exist in the tables.
+    unsafe fn judge(&self, i: u32, name: &[u8]) -> Answer {
+        // SAFETY: the caller's contract.
+        let sym = unsafe { &*self.symtab.add(i as usize) };
+        let s = self.strtab.wrapping_add(sym.name as usize);
+        // Compare with the NUL: equal strings end at the same place.
+        for (k, &c) in name.iter().enumerate() {
+            // SAFETY: the symbol's name is NUL-terminated and the loop stops at the
+            // first byte that differs, the NUL of `name` at the latest.
+            if unsafe { *s.add(k) } != c {
+                return Answer::NotHere;
+            }
+        }
+        let (kind, bind) = (sym.info & 0xf, sym.info >> 4);
+        if sym.shndx == 0 || sym.value == 0 || bind == STB_LOCAL {
+            return Answer::NotHere;
+        }
+        if !self.versym.is_null() {
+            // SAFETY: the version table has one entry per dynamic symbol.
+            if unsafe { *self.versym.add(i as usize) } & VERSYM_HIDDEN != 0 {
+                return Answer::NotHere;
+            }
+        }
+        if kind != STT_FUNC || !(bind == STB_GLOBAL || bind == STB_WEAK) {
+            return Answer::Unsettled;
+        }
+        Answer::Found(self.base.wrapping_add(sym.value as usize) as *mut c_void)
+    }
+}
