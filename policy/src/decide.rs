@@ -537,6 +537,35 @@ pub fn names_credential(policy: &Policy<'_>, name: &[u8]) -> bool {
     .is_some()
 }
 
+/// Rule 4 for a credential (by name or shape) whose verdict so far is `v`: a kept
+/// one is granted to `program` or refused under `rule`.
+#[inline(never)]
+fn credential(
+    policy: &Policy<'_>,
+    name: &[u8],
+    program: &[u8],
+    mut v: Verdict,
+    rule: Rule,
+) -> Verdict {
+    v.credential = true;
+    if v.action == Action::Keep {
+        let kept_by_pattern = matches!(v.rule, Rule::Keep(_));
+        match find_grant(policy, name, program) {
+            Some(g) => {
+                v.action = Action::Grant;
+                v.rule = Rule::Grant(g);
+                v.loud = true;
+            }
+            None => {
+                v.action = Action::Refuse;
+                v.rule = rule;
+                v.loud = kept_by_pattern;
+            }
+        }
+    }
+    v
+}
+
 /// `judge` with `name_hash(name)` already computed (the decision loop computes
 /// it once for duplicate detection and the exact-name table).
 #[inline(always)]
@@ -550,7 +579,25 @@ fn judge_hashed(
     pairs: Option<u16>,
 ) -> Verdict {
     let settings = policy.settings();
-    let m = matches_of(policy, name, key, mask, pairs);
+    let present = crate::compiled::name_bits(name);
+    let may_match = policy.may_match(key.hash, present);
+    if pairs.is_none() && !may_match {
+        // No pattern can match (most names): rule 2, then rule 4's shape test.
+        let v = match settings.base {
+            Base::All => Verdict::new(Action::Keep, Rule::BaseAll),
+            // Without a floor pattern, the floor keeps nothing.
+            Base::None | Base::Floor => return Verdict::new(Action::Strip, Rule::BaseNone),
+        };
+        return match shape::find_shape(value, ShapeSet::from_bits(settings.shapes)) {
+            Some(s) => credential(policy, name, program, v, Rule::CredentialShape(s.shape)),
+            None => v,
+        };
+    }
+    let m = if may_match {
+        collect(policy, name, key, present, mask, pairs)
+    } else {
+        Matches::default()
+    };
     let base = match pairs.and_then(|p| policy.program(p as u32)) {
         Some(p) if p.pairs_base != 0 => Base::from_u8(p.pairs_base - 1).unwrap_or(Base::None),
         _ => settings.base,
@@ -591,23 +638,7 @@ fn judge_hashed(
         None => None,
     };
     if let Some(rule) = credential {
-        v.credential = true;
-        if v.action == Action::Keep {
-            let kept_by_pattern = matches!(v.rule, Rule::Keep(_));
-            match find_grant(policy, name, program) {
-                Some(g) => {
-                    v.action = Action::Grant;
-                    v.rule = Rule::Grant(g);
-                    v.loud = true;
-                }
-                None => {
-                    v.action = Action::Refuse;
-                    v.rule = rule;
-                    v.loud = kept_by_pattern;
-                }
-            }
-        }
-        return v;
+        return self::credential(policy, name, program, v, rule);
     }
     // Rule 5.
     if v.action == Action::Keep {
@@ -685,7 +716,7 @@ pub fn decide_env(
             None => Verdict::new(Action::Strip, Rule::NoEquals),
             Some((b"", _)) => Verdict::new(Action::Strip, Rule::EmptyName),
             Some((name, value)) => {
-                let key = crate::compiled::name_key(name);
+                let key = crate::compiled::name_key_in(entry, name.len());
                 match first_copy(seen, req.env, name, key.hash, i as u32) {
                     Some(first) => {
                         let mut v = Verdict::new(Action::Strip, Rule::Duplicate(first));

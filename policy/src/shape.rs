@@ -284,9 +284,7 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
     while at < len {
         let start = at.min(last);
         let block: &[u8; 16] = hay.get(start..start.wrapping_add(16))?.try_into().ok()?;
-        // SAFETY: `block_classes` only needs SSE2, and this function is compiled
-        // only when the build targets SSE2 (every x86_64 CPU has it).
-        let (non_word, first, colon) = unsafe { block_classes(block) };
+        let (non_word, first, colon) = block_classes(block);
         // In an overlapping last block, the byte before offset `at` is inside it.
         let after_non_word = (non_word << 1) | u32::from(carry && start == at);
         let fresh = 0xffffu32 << (at - start);
@@ -307,39 +305,42 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
 /// For one 16-byte block, three bit masks (bit j = byte j): the non-word bytes
 /// (not `[A-Za-z0-9_]`), the bytes that can start a token (`FIRST`), and `:`.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "sse2")]
-#[inline]
+#[inline(always)]
 fn block_classes(block: &[u8; 16]) -> (u32, u32, u32) {
     use core::arch::x86_64::{
-        _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_set_epi64x,
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_or_si128, _mm_set1_epi8,
     };
-    let (lo, hi) = (block.first_chunk::<8>(), block.last_chunk::<8>());
-    let word = |w: Option<&[u8; 8]>| w.map_or(0, |w| i64::from_le_bytes(*w));
-    let x = _mm_set_epi64x(word(hi), word(lo));
-    let splat = |b: u8| _mm_set1_epi8(b as i8);
-    // Signed compares: bytes >= 0x80 are negative and fall outside every range.
-    let in_range = |v, lo: u8, hi: u8| {
-        _mm_and_si128(
-            _mm_cmpgt_epi8(v, splat(lo.wrapping_sub(1))),
-            _mm_cmpgt_epi8(splat(hi.wrapping_add(1)), v),
-        )
-    };
-    let lower = _mm_or_si128(x, splat(0x20));
-    let is_word = _mm_or_si128(
-        _mm_or_si128(in_range(lower, b'a', b'z'), in_range(x, b'0', b'9')),
-        _mm_cmpeq_epi8(x, splat(b'_')),
-    );
-    let eq = |b: u8| _mm_cmpeq_epi8(x, splat(b));
-    let first = _mm_or_si128(
-        _mm_or_si128(
-            _mm_or_si128(eq(b'g'), eq(b'x')),
-            _mm_or_si128(eq(b'A'), eq(b's')),
-        ),
-        eq(b'e'),
-    );
-    let mask = |v| _mm_movemask_epi8(v) as u32 & 0xffff;
-    (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')))
+    // SAFETY: the intrinsics need SSE2, which this function is compiled only with
+    // (the cfg above; every x86_64 CPU has it), and the load reads the 16 bytes of
+    // `block` (unaligned loads have no alignment requirement). Inlined into the
+    // scan loop, which a `#[target_feature]` function would not always be.
+    unsafe {
+        let x = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        // Signed compares: bytes >= 0x80 are negative and fall outside every range.
+        let in_range = |v, lo: u8, hi: u8| {
+            _mm_and_si128(
+                _mm_cmpgt_epi8(v, splat(lo.wrapping_sub(1))),
+                _mm_cmpgt_epi8(splat(hi.wrapping_add(1)), v),
+            )
+        };
+        let lower = _mm_or_si128(x, splat(0x20));
+        let is_word = _mm_or_si128(
+            _mm_or_si128(in_range(lower, b'a', b'z'), in_range(x, b'0', b'9')),
+            _mm_cmpeq_epi8(x, splat(b'_')),
+        );
+        let eq = |b: u8| _mm_cmpeq_epi8(x, splat(b));
+        let first = _mm_or_si128(
+            _mm_or_si128(
+                _mm_or_si128(eq(b'g'), eq(b'x')),
+                _mm_or_si128(eq(b'A'), eq(b's')),
+            ),
+            eq(b'e'),
+        );
+        let mask = |v| _mm_movemask_epi8(v) as u32 & 0xffff;
+        (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')))
+    }
 }
 
 /// Iterator over all non-overlapping matches, left to right.
