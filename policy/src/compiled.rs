@@ -362,15 +362,88 @@ pub struct Policy<'a> {
     /// `exact_may_hold`): most names of an environment are in no list, and this
     /// rules them out without probing the table.
     exact_bloom: [u64; BLOOM_WORDS],
-    /// The `FastGlob::need` sets of the decoded globs, packed for
-    /// [`Policy::may_match`], without duplicates and without any set that holds
-    /// another one (a name that has all of a larger set has all of the smaller
-    /// one): `n_need` of them.
-    glob_need: [u64; FAST_GLOBS],
-    n_need: usize,
+    /// What a name must have for some glob to match it ([`Policy::may_match`]).
+    gates: NameGates,
     /// False when some glob is not decoded (more than `FAST_GLOBS`): then
     /// `may_match` cannot rule a name out.
     all_fast: bool,
+}
+
+/// Two-byte windows in [`NameGates`]: more distinct ones than this and the
+/// windows' globs are filtered by their literal bytes (`name_bits`) instead.
+pub const GATE_PAIRS: usize = 4;
+
+/// For every decoded glob, one cheap test that every name it matches passes
+/// (on byte classes that fold ASCII case, see [`byte_class`]): its first two
+/// bytes for a glob that starts with a literal (`LC_*`, `A*B`), else its last two
+/// for one that ends with one (`*_TOKEN`, `*A*B`), else its first two literal
+/// bytes side by side anywhere in the name (`*SECRET*` needs `SE`). A one-byte
+/// literal end tests that byte alone. Most names of an environment fail all of
+/// them, and that costs two bit tests and a few word operations instead of a
+/// look-up per byte of the name.
+#[derive(Clone, Copy, Debug)]
+struct NameGates {
+    /// Bit `class(b)` of word `class(a)`: some glob starts with `a b`.
+    first: [u64; 64],
+    /// Bit `class(b)` of word `class(a)`: some glob ends with `a b`.
+    last: [u64; 64],
+    /// The windows, each byte `| 0x20` (both ASCII cases alike).
+    pairs: [[u8; 2]; GATE_PAIRS],
+    /// The same, each byte repeated 16 times (the vector compare's operands).
+    splat: [[[u8; 16]; 2]; GATE_PAIRS],
+    n_pairs: usize,
+    /// More windows than `GATE_PAIRS`: the `FastGlob::need` sets of the globs the
+    /// windows stand for, without duplicates and without a set that holds another
+    /// one (a name that has all of a larger set has all of the smaller one).
+    need: [u64; FAST_GLOBS],
+    n_need: usize,
+    /// Some glob has no gate (`*`, `*X*`): every name must be matched for real.
+    open: bool,
+}
+
+impl Default for NameGates {
+    fn default() -> Self {
+        NameGates {
+            first: [0; 64],
+            last: [0; 64],
+            pairs: [[0; 2]; GATE_PAIRS],
+            splat: [[[0; 16]; 2]; GATE_PAIRS],
+            n_pairs: 0,
+            need: [0; FAST_GLOBS],
+            n_need: 0,
+            open: false,
+        }
+    }
+}
+
+/// The class of a byte for [`NameGates`] and [`name_bits`]: `(b | 0x20) & 63`, the
+/// same for both ASCII cases of a letter.
+#[inline(always)]
+pub fn byte_class(b: u8) -> usize {
+    usize::from((b | 0x20) & 63)
+}
+
+/// Sets bit `class(b)` of word `class(a)` in `table`, or of every word when `a`
+/// is `None` (a one-byte literal end), or every bit of word `class(a)` when `b`
+/// is `None`.
+fn insert_two(table: &mut [u64; 64], a: Option<u8>, b: Option<u8>) {
+    let bits = b.map_or(u64::MAX, |b| 1u64 << byte_class(b));
+    match a {
+        Some(a) => {
+            if let Some(w) = table.get_mut(byte_class(a)) {
+                *w |= bits;
+            }
+        }
+        None => table.iter_mut().for_each(|w| *w |= bits),
+    }
+}
+
+/// Is bit `class(b)` of word `class(a)` set?
+#[inline(always)]
+fn has_two(table: &[u64; 64], a: u8, b: u8) -> bool {
+    table
+        .get(byte_class(a))
+        .is_some_and(|w| (w >> byte_class(b)) & 1 == 1)
 }
 
 impl<'a> core::ops::Deref for Policy<'a> {
@@ -457,6 +530,148 @@ impl ByteSet {
 /// lists hold about 15) are decoded on each use.
 pub const FAST_GLOBS: usize = 32;
 
+impl NameGates {
+    /// The gates of the decoded globs `fast`.
+    fn of(fast: &[FastGlob<'_>]) -> NameGates {
+        let mut g = NameGates::default();
+        let mut windowed = [false; FAST_GLOBS];
+        for (i, glob) in fast.iter().enumerate() {
+            let text = glob.text;
+            let lit = |b: Option<&u8>| b.copied().filter(|&b| b != b'*');
+            let n = text.len();
+            match (text.first(), text.last()) {
+                (Some(&b), _) if b != b'*' => {
+                    insert_two(&mut g.first, Some(b), lit(text.get(1)));
+                }
+                (_, Some(&b)) if b != b'*' => {
+                    let before = n.checked_sub(2).and_then(|i| lit(text.get(i)));
+                    insert_two(&mut g.last, before, Some(b));
+                }
+                _ => {
+                    // `*...*`: the first run of two literal bytes.
+                    let pair = text
+                        .windows(2)
+                        .find(|w| w.iter().all(|&b| b != b'*'))
+                        .map(|w| w.iter().map(|&b| b | 0x20));
+                    let Some(mut pair) = pair else {
+                        g.open = true;
+                        continue;
+                    };
+                    let pair = [pair.next().unwrap_or(0), pair.next().unwrap_or(0)];
+                    if let Some(flag) = windowed.get_mut(i) {
+                        *flag = true;
+                    }
+                    let known = g.pairs.get(..g.n_pairs).unwrap_or(&[]).contains(&pair);
+                    if !known {
+                        if let Some(slot) = g.pairs.get_mut(g.n_pairs) {
+                            *slot = pair;
+                        }
+                        if let Some(slot) = g.splat.get_mut(g.n_pairs) {
+                            *slot = pair.map(|b| [b; 16]);
+                        }
+                        g.n_pairs += 1;
+                    }
+                }
+            }
+        }
+        if g.n_pairs > GATE_PAIRS {
+            // Too many windows to test: the need sets of the same globs instead.
+            let needs = fast
+                .iter()
+                .zip(windowed)
+                .filter(|(_, w)| *w)
+                .map(|(glob, _)| glob.need);
+            for need in needs.clone() {
+                // Keep `need` unless another set is inside it (equal sets once).
+                let covered = needs.clone().any(|o| o & !need == 0 && o != need);
+                let known = g.need.get(..g.n_need).unwrap_or(&[]).contains(&need);
+                if !covered && !known {
+                    if let Some(slot) = g.need.get_mut(g.n_need) {
+                        *slot = need;
+                        g.n_need += 1;
+                    }
+                }
+            }
+        }
+        g
+    }
+
+    /// Could the name `entry[..len]` hold one of the windows?
+    #[inline(always)]
+    fn window_may_hold(&self, entry: &[u8], len: usize) -> bool {
+        if self.n_pairs > GATE_PAIRS {
+            let name = entry.get(..len).unwrap_or(entry);
+            let present = name_bits(name);
+            let needs = self.need.get(..self.n_need).unwrap_or(&[]);
+            return needs.iter().any(|&need| need & !present == 0);
+        }
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some(found) = windows_in_blocks(entry, len, self.splat.get(..self.n_pairs)) {
+            return found;
+        }
+        // Short entries (and other architectures): byte by byte.
+        let pairs = self.pairs.get(..self.n_pairs).unwrap_or(&[]);
+        let name = entry.get(..len).unwrap_or(entry);
+        name.windows(2).any(|w| {
+            let (Some(&a), Some(&b)) = (w.first(), w.get(1)) else {
+                return false;
+            };
+            pairs.contains(&[a | 0x20, b | 0x20])
+        })
+    }
+}
+
+/// [`NameGates::window_may_hold`] 16 positions at a time: each window is compared
+/// with the block at a position and the block one byte on, folded. `None` when
+/// `entry` is too short to read the blocks from (then the caller scans bytes).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn windows_in_blocks(entry: &[u8], len: usize, splat: Option<&[[[u8; 16]; 2]]>) -> Option<bool> {
+    use core::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_setzero_si128,
+    };
+    let splat = splat?;
+    // A window starts at 0 .. len - 1.
+    let starts = len.checked_sub(1)?;
+    let mut at = 0usize;
+    while at < starts {
+        // The blocks at `at` and `at + 1`: 17 bytes of `entry`.
+        let bytes = entry.get(at..at.checked_add(17)?)?;
+        // SAFETY: the intrinsics need SSE2, which this function is compiled only
+        // with (the cfg above); the loads read inside `bytes` (17 bytes long:
+        // offsets 0..16 and 1..17) and inside each 16-byte array of `splat`.
+        let hits = unsafe {
+            let fold = _mm_set1_epi8(0x20);
+            let x = _mm_or_si128(_mm_loadu_si128(bytes.as_ptr().cast::<__m128i>()), fold);
+            let y = _mm_or_si128(
+                _mm_loadu_si128(bytes.as_ptr().add(1).cast::<__m128i>()),
+                fold,
+            );
+            let mut any = _mm_setzero_si128();
+            for [a, b] in splat {
+                let both = _mm_and_si128(
+                    _mm_cmpeq_epi8(x, _mm_loadu_si128(a.as_ptr().cast::<__m128i>())),
+                    _mm_cmpeq_epi8(y, _mm_loadu_si128(b.as_ptr().cast::<__m128i>())),
+                );
+                any = _mm_or_si128(any, both);
+            }
+            _mm_movemask_epi8(any) as u32 & 0xffff
+        };
+        let left = starts - at;
+        let valid = if left < 16 {
+            (1u32 << left) - 1
+        } else {
+            0xffff
+        };
+        if hits & valid != 0 {
+            return Some(true);
+        }
+        at += 16;
+    }
+    Some(false)
+}
+
 /// A glob pattern decoded once, when the policy is loaded, so that matching every
 /// name against every glob does not decode records on the hot path.
 #[derive(Clone, Copy, Debug)]
@@ -497,8 +712,7 @@ impl<'a> Policy<'a> {
             group_ends: [0; 3],
             filters: GlobFilters::default(),
             exact_bloom: [0; BLOOM_WORDS],
-            glob_need: [0; FAST_GLOBS],
-            n_need: 0,
+            gates: NameGates::default(),
             all_fast: false,
         };
         policy.decode_globs()?;
@@ -642,22 +856,7 @@ impl<'a> Policy<'a> {
         }
         let count = |k: u8| fast.iter().take(n).filter(|g| group(g) == k).count();
         policy.group_ends = [count(0), count(0) + count(1), n];
-        policy.n_need = 0;
-        for (i, g) in fast.iter().take(n).enumerate() {
-            // Keep `g.need` unless another set is inside it (on equal sets, the
-            // first one is kept).
-            let covered = fast
-                .iter()
-                .take(n)
-                .enumerate()
-                .any(|(j, o)| j != i && o.need & !g.need == 0 && (o.need != g.need || j < i));
-            if !covered {
-                if let Some(slot) = policy.glob_need.get_mut(policy.n_need) {
-                    *slot = g.need;
-                    policy.n_need += 1;
-                }
-            }
-        }
+        policy.gates = NameGates::of(fast.get(..n).unwrap_or(&[]));
         policy.all_fast = policy.globs().count() <= FAST_GLOBS;
         policy.fast = fast;
         Ok(())
@@ -952,19 +1151,30 @@ impl<'a> Policy<'a> {
         self.exact_bloom.get(word).is_some_and(|w| w & bit != 0)
     }
 
-    /// False when no pattern of the policy, in any section, can match a name
-    /// with this hash and these [`name_bits`]: the common case, decided without
-    /// walking the patterns. (True may be a false positive.)
-    #[inline]
-    pub fn may_match(&self, hash: u32, present: u64) -> bool {
+    /// False when no pattern of the policy, in any section, can match the name
+    /// `entry[..len]` (whose [`name_hash`] is `hash`): the common case, decided
+    /// without walking the patterns (see `NameGates`). True may be a false
+    /// positive. `entry` may go on past the name (a `NAME=VALUE` entry): the
+    /// windows are then read in whole blocks.
+    #[inline(always)]
+    pub fn may_match(&self, entry: &[u8], len: usize, hash: u32) -> bool {
+        let name = entry.get(..len).unwrap_or(entry);
+        let g = &self.gates;
+        let (Some(&a), Some(&b), Some(&y), Some(&z)) = (
+            name.first(),
+            name.get(1),
+            name.len().checked_sub(2).and_then(|i| name.get(i)),
+            name.last(),
+        ) else {
+            // Names under two bytes are matched for real.
+            return true;
+        };
         !self.all_fast
+            || g.open
             || self.exact_may_hold(hash)
-            || self
-                .glob_need
-                .get(..self.n_need)
-                .unwrap_or(&[])
-                .iter()
-                .any(|&need| need & !present == 0)
+            || has_two(&g.first, a, b)
+            || has_two(&g.last, y, z)
+            || (g.n_pairs != 0 && g.window_may_hold(entry, name.len()))
     }
 
     /// The globs decoded at load (all of them, unless a policy has more than

@@ -460,8 +460,8 @@ fn matches_of(
     mask: u64,
     pair_scope: Option<u16>,
 ) -> Matches {
-    let present = crate::compiled::name_bits(name);
-    if policy.may_match(key.hash, present) {
+    if policy.may_match(name, name.len(), key.hash) {
+        let present = crate::compiled::name_bits(name);
         collect(policy, name, key, present, mask, pair_scope)
     } else {
         Matches::default()
@@ -520,7 +520,7 @@ pub fn judge(
     pairs: Option<u16>,
 ) -> Verdict {
     let key = crate::compiled::name_key(name);
-    judge_hashed(policy, program, mask, name, key, value, pairs)
+    judge_hashed(policy, program, mask, name, name, key, value, pairs)
 }
 
 /// Does a credential rule of any section (by name, glob or import) name `name`?
@@ -567,20 +567,22 @@ fn credential(
 }
 
 /// `judge` with `name_hash(name)` already computed (the decision loop computes
-/// it once for duplicate detection and the exact-name table).
+/// it once for duplicate detection and the exact-name table). `name` is the start
+/// of `entry` (the whole `NAME=VALUE`, or the name alone).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn judge_hashed(
     policy: &Policy<'_>,
     program: &[u8],
     mask: u64,
+    entry: &[u8],
     name: &[u8],
     key: NameKey,
     value: &[u8],
     pairs: Option<u16>,
 ) -> Verdict {
     let settings = policy.settings();
-    let present = crate::compiled::name_bits(name);
-    let may_match = policy.may_match(key.hash, present);
+    let may_match = policy.may_match(entry, name.len(), key.hash);
     if pairs.is_none() && !may_match {
         // No pattern can match (most names): rule 2, then rule 4's shape test.
         let v = match settings.base {
@@ -594,6 +596,7 @@ fn judge_hashed(
         };
     }
     let m = if may_match {
+        let present = crate::compiled::name_bits(name);
         collect(policy, name, key, present, mask, pairs)
     } else {
         Matches::default()
@@ -727,7 +730,7 @@ pub fn decide_env(
                             .is_some_and(|f| f.credential);
                         v
                     }
-                    None => judge_hashed(policy, req.program, mask, name, key, value, None),
+                    None => judge_hashed(policy, req.program, mask, entry, name, key, value, None),
                 }
             }
         };
@@ -1236,6 +1239,93 @@ impl Builder<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::find_eq;
+
+    /// `Policy::may_match` is a filter in front of `collect`: it may let a name
+    /// through that no pattern matches, but must never rule out one that some
+    /// pattern does, for any kind of glob, in any case, with any bytes after the
+    /// name (as in a `NAME=VALUE` entry).
+    #[test]
+    fn the_name_gates_never_hide_a_match() {
+        use proptest::prelude::*;
+        let text = r#"
+version = 1
+keep = ["KEEP_EXACT", "LC_*", "*_HOME", "A*B", "*MID*DLE*", "X*", "*Z"]
+strip = ["*SE*", "Ab*cD"]
+[credentials]
+names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
+"#;
+        let compile = |text: &str| {
+            crate::load::compile_text(text, std::path::Path::new("/gates.toml"))
+                .expect("test policy compiles")
+        };
+        // The same with a glob that has no gate (`*Q*`), and with more windows
+        // than `GATE_PAIRS` (the need sets decide).
+        let open = text.replace(r#""*SE*","#, r#""*SE*", "*Q*","#);
+        let many = text.replace(r#""*SE*","#, r#""*SE*", "*WD*", "*OR*", "*KE*", "*EC*","#);
+        let policies = [
+            compile(text),
+            compile(&open),
+            compile(&many),
+            crate::load::builtin_default(),
+        ];
+        // Names built from the patterns' literals (in both cases) and random bytes,
+        // so that every kind of glob matches often.
+        let fragments: Vec<&[u8]> = vec![
+            b"SECRET",
+            b"secret",
+            b"PASSWORD",
+            b"pass",
+            b"WD",
+            b"wd",
+            b"_TOKEN",
+            b"token_",
+            b"MID",
+            b"DLE",
+            b"LC_",
+            b"lc_",
+            b"_HOME",
+            b"A",
+            b"B",
+            b"X",
+            b"Z",
+            b"Q",
+            b"q",
+            b"SE",
+            b"Ab",
+            b"cD",
+            b"KEEP_EXACT",
+            b"LD_",
+            b"BASH_FUNC_",
+            b"_API_KEY",
+            b"GH_",
+        ];
+        let alphabet: Vec<u8> = b"ABCDEKLOPSTWXYZabcdeklopstwxyz_09.-\xc3".to_vec();
+        let part = proptest::prop_oneof![
+            proptest::sample::select(fragments).prop_map(<[u8]>::to_vec),
+            proptest::collection::vec(proptest::sample::select(alphabet), 0..4),
+        ];
+        proptest!(ProptestConfig::with_cases(6000), |(
+            parts in proptest::collection::vec(part, 0..5),
+            rest in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12),
+            which in 0..4usize,
+        )| {
+            let name: Vec<u8> = parts.concat().into_iter().filter(|&b| b != b'=').collect();
+            let mut entry = name.clone();
+            entry.push(b'=');
+            entry.extend_from_slice(&rest);
+            let policy = policies[which].policy();
+            let key = crate::compiled::name_key(&name);
+            let present = crate::compiled::name_bits(&name);
+            let m = super::collect(&policy, &name, key, present, u64::MAX, None);
+            let matched = m.keep.is_some() || m.strip.is_some() || m.credential.is_some()
+                || m.unsafe_name.is_some() || m.floor.is_some() || m.checked_value.is_some();
+            if matched {
+                prop_assert!(policy.may_match(&entry, name.len(), key.hash),
+                    "gates hid a match for {:?}", String::from_utf8_lossy(&name));
+                prop_assert!(policy.may_match(&name, name.len(), key.hash));
+            }
+        });
+    }
 
     #[test]
     fn find_eq_matches_a_byte_scan() {
