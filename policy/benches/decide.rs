@@ -69,6 +69,7 @@ fn bench(c: &mut Criterion) {
                     env_files: &file_refs,
                     preload: None,
                     policy_entry: None,
+                    file_values: None,
                 };
                 let mut scratch = EnvScratch {
                     verdicts: &mut verdicts,

@@ -195,6 +195,22 @@ pub struct EnvRequest<'r> {
     pub preload: Option<&'r [u8]>,
     /// Rule 7: the `ENVSHIM_POLICY=...` entry the shim was loaded with.
     pub policy_entry: Option<&'r [u8]>,
+    /// [`file_keep_value`] of every `FILE_KEEPS` record, by index, looked up in
+    /// advance in the same `env_files` (libenvshim.so keeps them with its cached
+    /// files, so that an exec does not parse the files again); `None`: look them up.
+    pub file_values: Option<&'r [Option<envfile::Assignment<'r>>]>,
+}
+
+/// The assignment that file-keep record `k` passes on: the first assignment of its
+/// name in its env file, as the file is now (`env_files`, by file index).
+pub fn file_keep_value<'f>(
+    policy: &Policy<'_>,
+    k: u32,
+    env_files: &[Option<&'f [u8]>],
+) -> Option<envfile::Assignment<'f>> {
+    let fk = policy.file_keep(k)?;
+    let contents = (*env_files.get(fk.file as usize)?)?;
+    envfile::lookup(contents, policy.str(fk.name))
 }
 
 /// Caller-provided storage. Sizes: `verdicts` and `seen` one per input entry
@@ -779,10 +795,9 @@ pub fn decide_env(
         if earlier || set_applies(policy, mask, name).is_some() {
             continue; // rule 6 wins anyway
         }
-        let Some(Some(contents)) = req.env_files.get(fk.file as usize) else {
-            continue;
-        };
-        let Some(assignment) = envfile::lookup(contents, name) else {
+        let given = req.file_values.and_then(|v| v.get(k as usize).copied());
+        let Some(assignment) = given.unwrap_or_else(|| file_keep_value(policy, k, req.env_files))
+        else {
             continue;
         };
         let start = out.n_bytes;

@@ -130,6 +130,7 @@ pub fn decide_with(
         env_files: &files,
         preload,
         policy_entry,
+        file_values: None,
     };
 
     let mut sizes = decide::scratch_sizes(policy, env.len(), preload.map_or(0, <[u8]>::len));

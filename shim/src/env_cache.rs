@@ -22,12 +22,18 @@
 //!
 //! The buffer is in `.bss`, so it costs no memory until a policy with env files
 //! execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
+//!
+//! With the bytes, the cache keeps what the decision would otherwise parse out of
+//! them at every exec: the assignment each of the policy's file-keep records
+//! passes on ([`envpolicy::decide::file_keep_value`]), found once per read.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use envpolicy::cache_key::Stamp;
 use envpolicy::compiled::sec;
+use envpolicy::decide::file_keep_value;
+use envpolicy::envfile::{Assignment, Quote};
 use envpolicy::Policy;
 
 use crate::filter::{self, MAX_ENV_FILES};
@@ -35,6 +41,9 @@ use crate::load;
 
 /// Bytes of all cached env files together.
 pub const CACHE_BYTES: usize = 64 * 1024;
+/// File-keep records whose assignments are kept; a policy with more has them
+/// looked up at every exec, as without the cache.
+pub const MAX_KEEPS: usize = 32;
 
 const FREE: u8 = 0;
 const BUSY: u8 = 1;
@@ -60,11 +69,24 @@ const EMPTY: Entry = Entry {
     readable: false,
 };
 
+/// A found assignment, as offsets into `Data::buf`.
+#[derive(Clone, Copy)]
+struct Kept {
+    name: (usize, usize),
+    raw_value: (usize, usize),
+    quote: Quote,
+    line: u32,
+}
+
 struct Data {
     /// The compiled policy these entries belong to (its address): the policy is
     /// loaded once per process, but a stale cache must never serve another one.
     policy: usize,
     entries: [Entry; MAX_ENV_FILES],
+    /// `file_keep_value` of each file-keep record (`None`: not in its file), when
+    /// the policy has at most `MAX_KEEPS` of them (`keeps_known`).
+    keeps: [Option<Kept>; MAX_KEEPS],
+    keeps_known: bool,
     buf: [u8; CACHE_BYTES],
 }
 
@@ -76,6 +98,8 @@ unsafe impl Sync for Shared {}
 static DATA: Shared = Shared(UnsafeCell::new(Data {
     policy: 0,
     entries: [EMPTY; MAX_ENV_FILES],
+    keeps: [None; MAX_KEEPS],
+    keeps_known: false,
     buf: [0; CACHE_BYTES],
 }));
 
@@ -85,6 +109,17 @@ pub struct Held {
     /// read.
     pub contents: [Option<&'static [u8]>; MAX_ENV_FILES],
     pub n: usize,
+    /// `file_keep_value` of each file-keep record, in these contents, if known
+    /// (the first `n_keeps`).
+    pub keeps: [Option<Assignment<'static>>; MAX_KEEPS],
+    pub n_keeps: Option<usize>,
+}
+
+impl Held {
+    /// The looked-up file-keep values, for `EnvRequest::file_values`.
+    pub fn file_values(&self) -> Option<&[Option<Assignment<'static>>]> {
+        self.n_keeps.and_then(|n| self.keeps.get(..n))
+    }
 }
 
 impl Drop for Held {
@@ -111,6 +146,8 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     let mut held = Held {
         contents: [None; MAX_ENV_FILES],
         n,
+        keeps: [None; MAX_KEEPS],
+        n_keeps: None,
     };
     let key = policy.as_bytes().as_ptr() as usize;
     {
@@ -130,6 +167,21 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
         if e.readable {
             *slot = data.buf.get(e.start..e.start.saturating_add(e.len));
         }
+    }
+    if data.keeps_known {
+        let n_keeps = policy.count(sec::FILE_KEEPS).min(MAX_KEEPS);
+        let at = |(start, len): (usize, usize)| data.buf.get(start..start.saturating_add(len));
+        for (slot, kept) in held.keeps.iter_mut().zip(data.keeps.iter()).take(n_keeps) {
+            *slot = kept.and_then(|k| {
+                Some(Assignment {
+                    name: at(k.name)?,
+                    raw_value: at(k.raw_value)?,
+                    quote: k.quote,
+                    line: k.line,
+                })
+            });
+        }
+        held.n_keeps = Some(n_keeps);
     }
     Some(held)
 }
@@ -200,8 +252,37 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
         };
         used = end;
     }
+    keep_values(policy, n, data);
     data.policy = key;
     true
+}
+
+/// Look up every file-keep record's value in the files just read (see `Data::keeps`).
+fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
+    let n_keeps = policy.count(sec::FILE_KEEPS);
+    data.keeps_known = n_keeps <= MAX_KEEPS;
+    if !data.keeps_known {
+        return;
+    }
+    let mut files: [Option<&[u8]>; MAX_ENV_FILES] = [None; MAX_ENV_FILES];
+    for (slot, e) in files.iter_mut().zip(data.entries.iter()).take(n) {
+        if e.readable {
+            *slot = data.buf.get(e.start..e.start.saturating_add(e.len));
+        }
+    }
+    let base = data.buf.as_ptr() as usize;
+    // Where a slice of `buf` lies in it.
+    let span = |b: &[u8]| ((b.as_ptr() as usize).wrapping_sub(base), b.len());
+    let mut keeps = [None; MAX_KEEPS];
+    for (k, slot) in keeps.iter_mut().enumerate().take(n_keeps) {
+        *slot = file_keep_value(policy, k as u32, &files).map(|a| Kept {
+            name: span(a.name),
+            raw_value: span(a.raw_value),
+            quote: a.quote,
+            line: a.line,
+        });
+    }
+    data.keeps = keeps;
 }
 
 /// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork` child then finds the files fresh and only `stat`s them. Does

@@ -299,7 +299,7 @@ unsafe fn apply(
         .take(n_files)
         .map(|f| f.map_or(0, |f| f.size + 1))
         .sum();
-    let cached = held.as_ref().map(|h| &h.contents);
+    let cached = held.as_ref();
 
     let mut arg_total = 0usize;
     for i in 0..na {
@@ -365,7 +365,7 @@ fn attempt(
     environ: *const *const c_char,
     (na, ne, np): (usize, usize, usize),
     files: &[Option<OpenFile>; MAX_ENV_FILES],
-    cached: Option<&[Option<&[u8]>; MAX_ENV_FILES]>,
+    cached: Option<&crate::env_cache::Held>,
     n_files: usize,
     files_bytes: usize,
     preload: Option<&[u8]>,
@@ -420,7 +420,7 @@ fn attempt(
     };
     for (i, (slot, f)) in contents.iter_mut().zip(files.iter()).enumerate() {
         if let Some(cached) = cached {
-            *slot = cached.get(i).copied().flatten();
+            *slot = cached.contents.get(i).copied().flatten();
             continue;
         }
         let Some(f) = f else { continue };
@@ -451,6 +451,7 @@ fn attempt(
         env_files: contents,
         preload,
         policy_entry,
+        file_values: cached.and_then(|h| h.file_values()),
     };
     let mut es = EnvScratch {
         verdicts,

@@ -150,6 +150,7 @@ unsafe fn scrub(
         env_files: contents,
         preload: None,
         policy_entry: None,
+        file_values: None,
     };
     let mut es = EnvScratch {
         verdicts,
