@@ -907,35 +907,15 @@ pub fn decide_env(
         need.bytes = out.need_bytes.max(need.bytes) + 64;
         return Err(need);
     }
-    // Drop the emits of inputs that a later rule replaced.
-    let mut kept = 0usize;
-    for i in 0..out.n_emits {
-        let Some(e) = out.emits.get(i).copied() else {
-            break;
-        };
-        if let Emit::Input(i) = e {
-            if !scratch
-                .verdicts
-                .get(i as usize)
-                .is_some_and(|v| v.action.passes())
-            {
-                continue;
-            }
-        }
-        if let Some(slot) = out.emits.get_mut(kept) {
-            *slot = e;
-        }
-        kept += 1;
-    }
-    out.n_emits = kept;
     let mut summary = EnvSummary {
-        emitted: out.n_emits,
+        emitted: 0,
         bytes_used: out.n_bytes,
         programs: mask,
         refused: sets_refused,
         changed: 0,
         added,
     };
+    let mut replaced = false;
     for v in scratch.verdicts.iter().take(n) {
         if v.action == Action::Refuse {
             summary.refused += 1;
@@ -943,7 +923,33 @@ pub fn decide_env(
         if v.action != Action::Keep {
             summary.changed += 1;
         }
+        replaced |= v.action == Action::Replace;
     }
+    // Drop the emits of inputs that a later rule replaced (the only way an input
+    // emitted above stops passing).
+    if replaced {
+        let mut kept = 0usize;
+        for i in 0..out.n_emits {
+            let Some(e) = out.emits.get(i).copied() else {
+                break;
+            };
+            if let Emit::Input(i) = e {
+                if !scratch
+                    .verdicts
+                    .get(i as usize)
+                    .is_some_and(|v| v.action.passes())
+                {
+                    continue;
+                }
+            }
+            if let Some(slot) = out.emits.get_mut(kept) {
+                *slot = e;
+            }
+            kept += 1;
+        }
+        out.n_emits = kept;
+    }
+    summary.emitted = out.n_emits;
     Ok(summary)
 }
 
