@@ -394,26 +394,17 @@ fn attempt(
     if scratch.reserve(0, total).is_err() {
         return refuse_e2big(prog);
     }
-    let empty: &[u8] = &[];
+    // `take_with` calls each closure with i below the count it was given.
     let (Some(env), Some(parent), Some(args)) = (
-        scratch.take_init(ne, empty),
-        scratch.take_init(np, empty),
-        scratch.take_init(na, empty),
+        // SAFETY: i < ne entries of envp, each NUL-terminated and alive for the call.
+        scratch.take_with(ne, |i| unsafe { bytes(at(envp, i)) }),
+        // SAFETY: i < np entries of environ.
+        scratch.take_with(np, |i| unsafe { bytes(at(environ, i)) }),
+        // SAFETY: i < na entries of argv.
+        scratch.take_with(na, |i| unsafe { bytes(at(argv, i)) }),
     ) else {
         return refuse_e2big(prog);
     };
-    for (i, slot) in env.iter_mut().enumerate() {
-        // SAFETY: i < ne entries of envp, each NUL-terminated and alive for the call.
-        *slot = unsafe { bytes(at(envp, i)) };
-    }
-    for (i, slot) in parent.iter_mut().enumerate() {
-        // SAFETY: i < np entries of environ.
-        *slot = unsafe { bytes(at(environ, i)) };
-    }
-    for (i, slot) in args.iter_mut().enumerate() {
-        // SAFETY: i < na entries of argv.
-        *slot = unsafe { bytes(at(argv, i)) };
-    }
     let no_file: Option<&[u8]> = None;
     let Some(contents) = scratch.take_init(n_files, no_file) else {
         return refuse_e2big(prog);

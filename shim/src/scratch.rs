@@ -219,6 +219,30 @@ impl<'a> Scratch<'a> {
         }
     }
 
+    /// `n` values of `T`, value `i` being `f(i)`, or None if that exceeds what was
+    /// reserved: [`Scratch::take_init`] without writing every value twice.
+    #[allow(clippy::mut_from_ref)]
+    pub fn take_with<T: Copy>(&self, n: usize, mut f: impl FnMut(usize) -> T) -> Option<&mut [T]> {
+        let align = align_of::<T>();
+        let start = self.used.get().checked_add(align - 1)? & !(align - 1);
+        let bytes = n.checked_mul(size_of::<T>())?;
+        let end = start.checked_add(bytes)?;
+        if end > self.cap.get() {
+            return None;
+        }
+        self.used.set(end);
+        // SAFETY: as in `take_init`: [start, end) lies inside the current arena,
+        // overlaps no other take, is aligned for `T`, and every element is written
+        // before the slice is made.
+        unsafe {
+            let p = self.base().add(start).cast::<T>();
+            for i in 0..n {
+                p.add(i).write(f(i));
+            }
+            Some(core::slice::from_raw_parts_mut(p, n))
+        }
+    }
+
     fn release(&mut self) {
         match core::mem::replace(&mut self.region, Region::None) {
             Region::None => {}
