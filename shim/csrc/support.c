@@ -23,4 +23,8 @@ static __thread struct envshim_tls_slot slot __attribute__((tls_model("initial-e
 
 HIDDEN struct envshim_tls_slot *envshim_tls_slot(void) { return &slot; }
 
+/* Where this thread's errno is, once asked (src/sys.rs: errno_ptr). Read and
+ * written from Rust through its initial-exec TLS offset. */
+HIDDEN __thread int *envshim_errno_slot __attribute__((tls_model("initial-exec")));
+
 HIDDEN void rust_eh_personality(void) { __builtin_trap(); }

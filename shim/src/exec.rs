@@ -280,7 +280,9 @@ pub unsafe extern "C" fn execveat(
         // SAFETY: libc's execveat with the caller's arguments and the chosen arrays.
         Some(f) => unsafe { f(dirfd, pathname, a, e, flags) },
         // SAFETY: the raw system call takes exactly these arguments (libc < 2.34).
-        None => unsafe { libc::syscall(libc::SYS_execveat, dirfd, pathname, a, e, flags) as c_int },
+        None => unsafe {
+            crate::sys::sys_call!(libc::SYS_execveat, dirfd, pathname, a, e, flags) as c_int
+        },
     };
     // SAFETY: `program` is NULL or NUL-terminated; arrays as given by the caller.
     exec_ret(unsafe { with_policy(program, argv, envp, run) })

@@ -77,7 +77,7 @@ pub fn open_log(policy: Option<&Records<'_>>) {
     // SAFETY: `path` is NUL-terminated (checked above) and lives in the mapped
     // policy for the life of the process; openat has no other preconditions.
     let fd = unsafe {
-        libc::syscall(
+        crate::sys::sys_call!(
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
@@ -179,7 +179,7 @@ pub(crate) fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
     }
     // SAFETY: `path` is NUL-terminated (checked above).
     let fd = unsafe {
-        libc::syscall(
+        crate::sys::sys_call!(
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
@@ -201,7 +201,7 @@ pub(crate) fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
 
 pub(crate) fn close(fd: c_int) {
     // SAFETY: closing a descriptor this module opened.
-    unsafe { libc::syscall(libc::SYS_close, fd) };
+    unsafe { crate::sys::sys_call!(libc::SYS_close, fd) };
 }
 
 /// Read all of `fd` into `buf`; the number of bytes read, or None on error.
@@ -212,7 +212,7 @@ pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
             break;
         }
         // SAFETY: `rest` is a writable buffer of `rest.len()` bytes.
-        let r = unsafe { libc::syscall(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len()) };
+        let r = unsafe { crate::sys::sys_call!(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len()) };
         if r < 0 {
             if sys::errno() == libc::EINTR {
                 continue;
@@ -246,8 +246,11 @@ struct Plan {
 
 /// The body of [`prepare`] for a usable policy.
 ///
+/// Not inlined: [`crate::policy::with_active`] calls its closure from two places.
+///
 /// # Safety
 /// As [`prepare`].
+#[inline(never)]
 unsafe fn apply(
     active: &Active,
     program: *const c_char,
@@ -421,7 +424,9 @@ fn attempt(
         // A retry reads the file again, from the start.
         if plan.retry {
             // SAFETY: lseek on our own descriptor.
-            unsafe { libc::syscall(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET) };
+            unsafe {
+                crate::sys::sys_call!(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET)
+            };
         }
         if let Some(n) = read_all(f.fd, buf) {
             *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });

@@ -237,7 +237,7 @@ pub(crate) fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
     // SAFETY: `path` is NUL-terminated (checked above) and `st` is a valid
     // out-pointer of the kernel's `struct stat` layout (newfstatat fills it).
     let r = unsafe {
-        libc::syscall(
+        crate::sys::sys_call!(
             libc::SYS_newfstatat,
             libc::AT_FDCWD,
             path.as_ptr(),
@@ -259,7 +259,7 @@ pub(crate) fn fstat(fd: c_int) -> Result<libc::stat, c_int> {
     // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH stats `fd` itself; `st`
     // is a valid out-pointer.
     let r = unsafe {
-        libc::syscall(
+        crate::sys::sys_call!(
             libc::SYS_newfstatat,
             fd,
             c"".as_ptr(),
@@ -286,12 +286,12 @@ pub(crate) fn stamp_of(st: &libc::stat) -> Stamp {
 
 fn close(fd: c_int) {
     // SAFETY: closing a descriptor this module opened and no one else uses.
-    unsafe { libc::syscall(libc::SYS_close, fd) };
+    unsafe { crate::sys::sys_call!(libc::SYS_close, fd) };
 }
 
 fn getuid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::syscall(libc::SYS_getuid) as u32 }
+    unsafe { crate::sys::sys_call!(libc::SYS_getuid) as u32 }
 }
 
 /// Why a stat'ed directory or file is not trusted, if it is not.
@@ -356,7 +356,7 @@ enum MapError {
 fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
     // SAFETY: `path` is NUL-terminated (callers build it with `c_bytes`).
     let fd = unsafe {
-        libc::syscall(
+        crate::sys::sys_call!(
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
@@ -387,7 +387,7 @@ fn map_fd(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
     // SAFETY: a new private read-only mapping of an open regular file; it touches
     // no existing memory.
     let p = unsafe {
-        libc::syscall(
+        crate::sys::sys_call!(
             libc::SYS_mmap,
             0usize,
             len,
@@ -534,7 +534,7 @@ fn absolute_policy_path(given_c: &[u8]) -> Result<Option<&'static [u8]>, ()> {
     let mut cwd = [0u8; PATH_MAX + 1];
     let mut out = [0u8; PATH_MAX + 1];
     // SAFETY: `cwd` is a writable buffer of the length passed.
-    let r = unsafe { libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
+    let r = unsafe { crate::sys::sys_call!(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
     // getcwd returns the length including the NUL.
     let cwd = cwd.get(..(r.max(1) as usize) - 1).unwrap_or(&[]);
     // Leave room for the NUL.

@@ -147,10 +147,26 @@ fn pending() -> Option<Pending> {
 
 /// Run `f` with the policy in force (`None` only if even the built-in policy
 /// failed validation, which a test of the build rules out).
+///
+/// The usual case, a policy already validated, is a load and a call: the paths
+/// that validate hold a whole `Policy` on the stack and are in
+/// [`with_active_slow`], so that the hooks' frames stay small. (In a fork child
+/// every stack page an exec touches is a page fault: a frame over one page probes,
+/// and so faults, every page of it.)
+#[inline(always)]
 pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
     match SLOT.state.load(Ordering::Acquire) {
         // SAFETY: READY publishes `active`, which is never written again.
         READY => f(unsafe { validated() }),
+        state => with_active_slow(state, f),
+    }
+}
+
+/// [`with_active`] when the policy is not validated yet (`state` is not READY).
+#[inline(never)]
+#[cold]
+fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
+    match state {
         PENDING => {
             if SLOT
                 .state
@@ -162,11 +178,14 @@ pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
                 // `active` before READY is stored below.
                 unsafe { (*ACTIVE.0.get()).write(active) };
                 SLOT.state.store(READY, Ordering::Release);
-                // SAFETY: as for READY above.
+                // SAFETY: as for READY in `with_active`.
                 return f(unsafe { validated() });
             }
             f(pending().and_then(validate).as_ref())
         }
+        // SAFETY: READY publishes `active` (a thread moved the state since the
+        // caller's load).
+        READY => f(unsafe { validated() }),
         BUSY => f(pending().and_then(validate).as_ref()),
         // Before our constructor: validate the built-in policy on the stack.
         _ => f(builtin().as_ref()),

@@ -3,8 +3,8 @@
 //! A `Scratch` lives on the hook's stack. It is a bump arena: [`Scratch::reserve`]
 //! sizes it once for everything the filter will build (pointer arrays and string
 //! bytes), then [`Scratch::take_ptrs`] and [`Scratch::take_bytes`] hand out disjoint
-//! pieces. Small jobs (up to [`INLINE_BYTES`], i.e. 16 KiB) use an array inside
-//! the `Scratch` itself. Larger ones use an anonymous `mmap` region; there is no cap
+//! pieces. Small jobs (up to [`INLINE_BYTES`], i.e. 3 KiB) use an array on the
+//! hook's stack. Larger ones use an anonymous `mmap` region; there is no cap
 //! that truncates: when the mapping cannot be made, `reserve` fails with `E2BIG` and the
 //! filter refuses the exec with `E2BIG`.
 //!
@@ -43,9 +43,13 @@ use core::ffi::{c_char, c_int};
 use core::mem::{align_of, size_of, MaybeUninit};
 use core::sync::atomic::{compiler_fence, AtomicI32, Ordering};
 
-/// Bytes of the inline (stack) arena: 16 KiB, enough for the filter's arrays of
-/// an environment of about 150 variables without a mapping.
-pub const INLINE_BYTES: usize = 2048 * size_of::<usize>();
+/// Bytes of the inline (stack) arena: 3 KiB, enough for the filter's arrays of an
+/// environment of about 30 variables without a mapping. It is kept under a page
+/// on purpose: a frame larger than a page probes every page of it, and in a fork
+/// child every stack page an exec touches is a page fault (about 2 us here; a
+/// 16 KiB arena made four of them in every child of a shell). Larger jobs use the
+/// thread's cached region, which a process that execs often maps once.
+pub const INLINE_BYTES: usize = 384 * size_of::<usize>();
 /// Regions up to this size stay cached in the thread's slot after use.
 pub const KEEP_MAX: usize = 1 << 20;
 /// Granularity of region sizes.
@@ -78,7 +82,7 @@ enum Region {
 }
 
 /// The inline arena: a separate local of the hook, left uninitialised. (Inside
-/// `Scratch` itself, LLVM zeroed all 16 KiB at every hook when it initialised the
+/// `Scratch` itself, LLVM zeroed all of it at every hook when it initialised the
 /// other fields with one `memset`.)
 pub struct Inline(UnsafeCell<MaybeUninit<[usize; INLINE_BYTES / size_of::<usize>()]>>);
 

@@ -4,26 +4,135 @@
 //! Everything here is safe to call between `fork`/`vfork` and `exec` (see the rule in
 //! [`crate::exec`]): no allocation, no lock, no formatting machinery.
 
-use core::ffi::{c_char, c_int};
+use core::ffi::{c_char, c_int, c_long};
 
 extern "C" {
     /// The calling process's environment, as glibc's `getenv` sees it.
     static mut environ: *const *const c_char;
 }
 
+/// Where this thread's `errno` is: libc's `__errno_location()`, asked once per
+/// thread and kept in our own initial-exec TLS slot (`csrc/support.c`).
+///
+/// Why not ask libc every time: in a `fork` child every page of libc's text that
+/// the child touches first is a page fault (the kernel does not copy the page
+/// tables of file mappings at fork), and the hooks save and restore `errno` at
+/// every exec. The parent's thread has asked already (the `fork` hook saves
+/// `errno` too), and a fork child's thread, a `vfork` child or a `CLONE_VM` child
+/// runs on a thread whose `errno` is at the same address in the same memory.
+#[inline(always)]
+fn errno_ptr() -> *mut c_int {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p: *mut c_int;
+        // SAFETY: reads this thread's slot `envshim_errno_slot` (a hidden
+        // initial-exec TLS variable of this library: its offset from the thread
+        // pointer is in the GOT, as for C code); touches nothing else.
+        unsafe {
+            core::arch::asm!(
+                "mov {off}, qword ptr [rip + envshim_errno_slot@GOTTPOFF]",
+                "mov {p}, qword ptr fs:[{off}]",
+                off = out(reg) _,
+                p = out(reg) p,
+                options(nostack, readonly, preserves_flags),
+            );
+        }
+        if !p.is_null() {
+            return p;
+        }
+        // SAFETY: __errno_location() always returns a valid pointer to this
+        // thread's errno; the store writes this thread's own slot.
+        unsafe {
+            let p = libc::__errno_location();
+            core::arch::asm!(
+                "mov {off}, qword ptr [rip + envshim_errno_slot@GOTTPOFF]",
+                "mov qword ptr fs:[{off}], {p}",
+                off = out(reg) _,
+                p = in(reg) p,
+                options(nostack, preserves_flags),
+            );
+            p
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: __errno_location() always returns a valid pointer to this thread's errno.
+    unsafe {
+        libc::__errno_location()
+    }
+}
+
 /// The current thread's `errno`.
 #[inline]
 pub fn errno() -> c_int {
-    // SAFETY: __errno_location() always returns a valid pointer to this thread's errno.
-    unsafe { *libc::__errno_location() }
+    // SAFETY: `errno_ptr` is this thread's errno.
+    unsafe { *errno_ptr() }
 }
 
 /// Sets the current thread's `errno`.
 #[inline]
 pub fn set_errno(e: c_int) {
     // SAFETY: as in `errno()`.
-    unsafe { *libc::__errno_location() = e }
+    unsafe { *errno_ptr() = e }
 }
+
+/// A system call with up to six arguments, as libc's `syscall(2)`: the kernel's
+/// result, or -1 with `errno` set. Arguments are passed as machine words (a
+/// pointer, or an integer sign-extended as C would).
+///
+/// Made here rather than through libc's `syscall`, for the reason `errno_ptr`
+/// gives: a fork child that execs touches no page of libc's text for it.
+///
+/// # Safety
+/// As for the system call `nr` with these arguments.
+#[inline]
+pub unsafe fn syscall6(nr: c_long, a: [usize; 6]) -> c_long {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let ret: c_long;
+        // SAFETY: the caller's contract on the call itself. `syscall` clobbers
+        // rcx and r11 and nothing else of ours, and does not use our stack.
+        unsafe {
+            core::arch::asm!(
+                "syscall",
+                inlateout("rax") nr => ret,
+                in("rdi") a[0],
+                in("rsi") a[1],
+                in("rdx") a[2],
+                in("r10") a[3],
+                in("r8") a[4],
+                in("r9") a[5],
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        if (-4095..0).contains(&ret) {
+            set_errno(-ret as c_int);
+            return -1;
+        }
+        ret
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5])
+    }
+}
+
+/// `sys_call!(nr, args...)`: [`syscall6`] with each argument cast to a machine word
+/// (`as usize`: a pointer as its address, a signed integer sign-extended).
+macro_rules! sys_call {
+    ($nr:expr $(, $arg:expr)* $(,)?) => {{
+        #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)]
+        let args = [$($arg as usize),*];
+        let mut all = [0usize; 6];
+        for (slot, v) in all.iter_mut().zip(args) {
+            *slot = v;
+        }
+        $crate::sys::syscall6($nr as core::ffi::c_long, all)
+    }};
+}
+pub(crate) use sys_call;
 
 /// The process's `environ` pointer at this moment (may be NULL).
 #[inline]
@@ -156,20 +265,20 @@ pub unsafe fn cstr_bytes<'a>(s: *const c_char) -> &'a [u8] {
 /// `write(2)` as a raw system call (see the note on imports above).
 pub fn raw_write(fd: c_int, buf: &[u8]) -> isize {
     // SAFETY: a valid buffer and its length; write has no other preconditions.
-    unsafe { libc::syscall(libc::SYS_write, fd, buf.as_ptr(), buf.len()) as isize }
+    unsafe { sys_call!(libc::SYS_write, fd, buf.as_ptr(), buf.len()) as isize }
 }
 
 /// `getpid(2)` as a raw system call (in a vfork child: the child's pid).
 pub fn raw_getpid() -> libc::pid_t {
     // SAFETY: getpid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_getpid) as libc::pid_t }
+    unsafe { sys_call!(libc::SYS_getpid) as libc::pid_t }
 }
 
 /// An anonymous private read-write mapping of `len` bytes, as a raw system call.
 pub fn raw_mmap(len: usize) -> Option<*mut u8> {
     // SAFETY: an anonymous private mapping touches no existing memory.
     let p = unsafe {
-        libc::syscall(
+        sys_call!(
             libc::SYS_mmap,
             0usize,
             len,
@@ -192,7 +301,7 @@ pub fn raw_mmap(len: usize) -> Option<*mut u8> {
 /// `(ptr, len)` must be a mapping the caller made and no one uses any more.
 pub unsafe fn raw_munmap(ptr: *mut u8, len: usize) {
     // SAFETY: caller's contract.
-    unsafe { libc::syscall(libc::SYS_munmap, ptr, len) };
+    unsafe { sys_call!(libc::SYS_munmap, ptr, len) };
 }
 
 /// Number of entries before the terminating NULL of a pointer array (0 for NULL).
