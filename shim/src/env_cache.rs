@@ -28,12 +28,12 @@
 //! passes on ([`envpolicy::decide::file_keep_value`]), found once per read.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use envpolicy::cache_key::Stamp;
 use envpolicy::compiled::sec;
 use envpolicy::decide::file_keep_value;
-use envpolicy::envfile::{Assignment, Quote};
+use envpolicy::envfile::Assignment;
 use envpolicy::Policy;
 
 use crate::filter::{self, MAX_ENV_FILES};
@@ -50,6 +50,32 @@ const BUSY: u8 = 1;
 /// Free, or held by one `prepare` (which may be in another thread, or in the
 /// process a `fork` copied this one from).
 static STATE: AtomicU8 = AtomicU8::new(FREE);
+
+/// A copy of the entries' stamps that [`refresh`] reads without claiming the cache:
+/// the policy key (0 while a refill runs) and, per file, whether it was there and
+/// its stamp's five fields. Claiming writes `STATE`, and in the parent of a fork
+/// that is a page fault at every fork (the page is copy-on-write again after each
+/// one); reading these atomics is not. A torn read only makes `refresh` claim the
+/// cache when it need not, or skip a refresh that the child then does itself: the
+/// child's own claim decides what it uses.
+static SHADOW_KEY: AtomicUsize = AtomicUsize::new(0);
+static SHADOW: [[AtomicU64; 6]; MAX_ENV_FILES] =
+    [const { [const { AtomicU64::new(0) }; 6] }; MAX_ENV_FILES];
+
+/// The shadow words of a stamp (`None`: the file was not there).
+fn shadow_words(stamp: Option<Stamp>) -> [u64; 6] {
+    match stamp {
+        None => [0; 6],
+        Some(s) => [
+            1,
+            s.dev,
+            s.ino,
+            s.size,
+            s.mtime_ns as u64,
+            s.ctime_ns as u64,
+        ],
+    }
+}
 
 /// One cached file: where its bytes are, and the stamp they were read under.
 #[derive(Clone, Copy)]
@@ -69,23 +95,15 @@ const EMPTY: Entry = Entry {
     readable: false,
 };
 
-/// A found assignment, as offsets into `Data::buf`.
-#[derive(Clone, Copy)]
-struct Kept {
-    name: (usize, usize),
-    raw_value: (usize, usize),
-    quote: Quote,
-    line: u32,
-}
-
 struct Data {
     /// The compiled policy these entries belong to (its address): the policy is
     /// loaded once per process, but a stale cache must never serve another one.
     policy: usize,
     entries: [Entry; MAX_ENV_FILES],
     /// `file_keep_value` of each file-keep record (`None`: not in its file), when
-    /// the policy has at most `MAX_KEEPS` of them (`keeps_known`).
-    keeps: [Option<Kept>; MAX_KEEPS],
+    /// the policy has at most `MAX_KEEPS` of them (`keeps_known`). They point into
+    /// `buf` and are rewritten with it.
+    keeps: [Option<Assignment<'static>>; MAX_KEEPS],
     keeps_known: bool,
     buf: [u8; CACHE_BYTES],
 }
@@ -109,16 +127,14 @@ pub struct Held {
     /// read.
     pub contents: [Option<&'static [u8]>; MAX_ENV_FILES],
     pub n: usize,
-    /// `file_keep_value` of each file-keep record, in these contents, if known
-    /// (the first `n_keeps`).
-    pub keeps: [Option<Assignment<'static>>; MAX_KEEPS],
-    pub n_keeps: Option<usize>,
+    /// `file_keep_value` of each file-keep record, in these contents, if known.
+    keeps: Option<&'static [Option<Assignment<'static>>]>,
 }
 
 impl Held {
     /// The looked-up file-keep values, for `EnvRequest::file_values`.
     pub fn file_values(&self) -> Option<&[Option<Assignment<'static>>]> {
-        self.n_keeps.and_then(|n| self.keeps.get(..n))
+        self.keeps
     }
 }
 
@@ -146,8 +162,7 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     let mut held = Held {
         contents: [None; MAX_ENV_FILES],
         n,
-        keeps: [None; MAX_KEEPS],
-        n_keeps: None,
+        keeps: None,
     };
     let key = policy.as_bytes().as_ptr() as usize;
     {
@@ -169,19 +184,9 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
         }
     }
     if data.keeps_known {
-        let n_keeps = policy.count(sec::FILE_KEEPS).min(MAX_KEEPS);
-        let at = |(start, len): (usize, usize)| data.buf.get(start..start.saturating_add(len));
-        for (slot, kept) in held.keeps.iter_mut().zip(data.keeps.iter()).take(n_keeps) {
-            *slot = kept.and_then(|k| {
-                Some(Assignment {
-                    name: at(k.name)?,
-                    raw_value: at(k.raw_value)?,
-                    quote: k.quote,
-                    line: k.line,
-                })
-            });
-        }
-        held.n_keeps = Some(n_keeps);
+        held.keeps = data
+            .keeps
+            .get(..policy.count(sec::FILE_KEEPS).min(MAX_KEEPS));
     }
     Some(held)
 }
@@ -213,6 +218,7 @@ fn path_of<'p>(policy: &Policy<'p>, i: usize) -> Option<&'p [u8]> {
 /// not fit.
 fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
     data.policy = 0;
+    SHADOW_KEY.store(0, Ordering::Release);
     let mut used = 0usize;
     for i in 0..n {
         let Some(entry) = data.entries.get_mut(i) else {
@@ -254,6 +260,12 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
     }
     keep_values(policy, n, data);
     data.policy = key;
+    for (shadow, e) in SHADOW.iter().zip(data.entries.iter()).take(n) {
+        for (w, v) in shadow.iter().zip(shadow_words(e.stamp)) {
+            w.store(v, Ordering::Relaxed);
+        }
+    }
+    SHADOW_KEY.store(key, Ordering::Release);
     true
 }
 
@@ -264,29 +276,39 @@ fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
     if !data.keeps_known {
         return;
     }
-    let mut files: [Option<&[u8]>; MAX_ENV_FILES] = [None; MAX_ENV_FILES];
+    let mut files: [Option<&'static [u8]>; MAX_ENV_FILES] = [None; MAX_ENV_FILES];
+    let buf = data.buf.as_ptr();
     for (slot, e) in files.iter_mut().zip(data.entries.iter()).take(n) {
-        if e.readable {
-            *slot = data.buf.get(e.start..e.start.saturating_add(e.len));
+        if e.readable && e.start.saturating_add(e.len) <= CACHE_BYTES {
+            // SAFETY: the range is inside `DATA.buf` (checked), a static, and was
+            // just written by `refill`. The slices made here, and the assignments
+            // that point into them, are read only by the holder of the claim, and
+            // the bytes change only in a later `refill`, which runs under the claim
+            // and replaces these assignments too.
+            *slot = Some(unsafe { core::slice::from_raw_parts(buf.add(e.start), e.len) });
         }
     }
-    let base = data.buf.as_ptr() as usize;
-    // Where a slice of `buf` lies in it.
-    let span = |b: &[u8]| ((b.as_ptr() as usize).wrapping_sub(base), b.len());
-    let mut keeps = [None; MAX_KEEPS];
-    for (k, slot) in keeps.iter_mut().enumerate().take(n_keeps) {
-        *slot = file_keep_value(policy, k as u32, &files).map(|a| Kept {
-            name: span(a.name),
-            raw_value: span(a.raw_value),
-            quote: a.quote,
-            line: a.line,
-        });
+    for (k, slot) in data.keeps.iter_mut().enumerate().take(n_keeps) {
+        *slot = file_keep_value(policy, k as u32, &files);
     }
-    data.keeps = keeps;
 }
 
-/// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork` child then finds the files fresh and only `stat`s them. Does
-/// nothing when the cache is in use.
+/// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork`
+/// child then finds the files fresh and only `stat`s them. Claims the cache only
+/// when a file looks changed (see `SHADOW`); does nothing when it is in use.
 pub fn refresh(policy: &Policy<'_>) {
-    drop(claim(policy));
+    let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
+    let key = policy.as_bytes().as_ptr() as usize;
+    let unchanged = SHADOW_KEY.load(Ordering::Acquire) == key
+        && SHADOW.iter().enumerate().take(n).all(|(i, shadow)| {
+            let now = path_of(policy, i).and_then(|p| load::stat_c(p).ok());
+            let now = shadow_words(now.map(|st| load::stamp_of(&st)));
+            shadow
+                .iter()
+                .zip(now)
+                .all(|(w, v)| w.load(Ordering::Relaxed) == v)
+        });
+    if n != 0 && !unchanged {
+        drop(claim(policy));
+    }
 }
