@@ -9,6 +9,7 @@ fn main() {
     println!("cargo:rerun-if-changed=csrc/execl.c");
     println!("cargo:rerun-if-changed=csrc/support.c");
     println!("cargo:rerun-if-changed=csrc/cold.c");
+    println!("cargo:rerun-if-changed=csrc/mem.c");
     cc::Build::new()
         .file("csrc/execl.c")
         .file("csrc/support.c")
@@ -19,6 +20,19 @@ fn main() {
         .extra_warnings(true)
         .link_lib_modifier("+whole-archive")
         .compile("envshim_c");
+    // memcpy, memset and bcmp of our own (see there), in a library of their own:
+    // freestanding, so the compiler does not turn their bodies into calls to the
+    // very functions they define.
+    cc::Build::new()
+        .file("csrc/mem.c")
+        .flag("-std=gnu11")
+        .flag("-fvisibility=hidden")
+        .flag("-ffreestanding")
+        .flag("-fno-builtin")
+        .warnings(true)
+        .extra_warnings(true)
+        .link_lib_modifier("+whole-archive")
+        .compile("envshim_mem");
 
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let map = out.join("envshim-c-exports.map");

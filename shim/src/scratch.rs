@@ -202,25 +202,7 @@ impl<'a> Scratch<'a> {
     /// reserved. `T` is `Copy`, so nothing is ever dropped.
     #[allow(clippy::mut_from_ref)]
     pub fn take_init<T: Copy>(&self, n: usize, init: T) -> Option<&mut [T]> {
-        let align = align_of::<T>();
-        let start = self.used.get().checked_add(align - 1)? & !(align - 1);
-        let bytes = n.checked_mul(size_of::<T>())?;
-        let end = start.checked_add(bytes)?;
-        if end > self.cap.get() {
-            return None;
-        }
-        self.used.set(end);
-        // SAFETY: [start, end) lies inside the current arena and overlaps no other
-        // take (as in `take_ptrs`); the arena base is aligned to `usize`, and `start`
-        // is rounded up to `align_of::<T>()`, which for the types the filter uses is
-        // at most that; every element is written before the slice is made.
-        unsafe {
-            let p = self.base().add(start).cast::<T>();
-            for i in 0..n {
-                p.add(i).write(init);
-            }
-            Some(core::slice::from_raw_parts_mut(p, n))
-        }
+        self.take_with(n, |_| init)
     }
 
     /// `n` values of `T`, value `i` being `f(i)`, or None if that exceeds what was
@@ -235,9 +217,10 @@ impl<'a> Scratch<'a> {
             return None;
         }
         self.used.set(end);
-        // SAFETY: as in `take_init`: [start, end) lies inside the current arena,
-        // overlaps no other take, is aligned for `T`, and every element is written
-        // before the slice is made.
+        // SAFETY: [start, end) lies inside the current arena and overlaps no other
+        // take (as in `take_ptrs`); the arena base is aligned to `usize`, and
+        // `start` is rounded up to `align_of::<T>()`, which for the types the filter
+        // uses is at most that; every element is written before the slice is made.
         unsafe {
             let p = self.base().add(start).cast::<T>();
             for i in 0..n {
