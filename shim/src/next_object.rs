@@ -154,7 +154,10 @@ unsafe extern "C" fn visit<const N: usize>(
     }
     // SAFETY: the loader's program headers of a loaded object.
     let Some(tables) = (unsafe { Tables::of(info) }) else {
-        return 0;
+        // An object we cannot search (no GNU hash table) could hold any pending
+        // name, ahead of the objects after it: those names are left to `dlsym`.
+        walk.done = [true; N];
+        return 1;
     };
     let mut pending = 0;
     let slots = walk.found.addrs.iter_mut().zip(walk.done.iter_mut());
