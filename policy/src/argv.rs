@@ -105,6 +105,63 @@ pub struct ArgvRequest<'r> {
     pub parent_env: &'r [&'r [u8]],
     /// Current contents of each imported env file, by index.
     pub env_files: &'r [Option<&'r [u8]>],
+    /// [`file_credentials`] of `env_files`, found in advance (libenvshim.so keeps
+    /// them with its cached files, so that an exec does not parse the files
+    /// again); `None`: found in `env_files` here.
+    pub file_credentials: Option<&'r [FileCredential<'r>]>,
+}
+
+/// A credential value that an imported env file holds, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileCredential<'a> {
+    pub file: u32,
+    pub line: u32,
+    /// The value as written (values with escapes are compared raw; files rarely
+    /// escape tokens).
+    pub value: &'a [u8],
+    /// The length of the unescaped value.
+    pub value_len: usize,
+}
+
+/// Every credential value in the env files (by index, as they are now), in file
+/// and line order: the values of a file with `role = "refuse"`, and the values of
+/// other files that are credentials by name or shape. Values shorter than the
+/// policy's `min_value_len` (no argument is searched for them) or longer than
+/// `max_len` are left out before anyone asks whether they are credentials.
+/// `f` returns false to stop.
+pub fn file_credentials<'a>(
+    policy: &Policy<'_>,
+    env_files: &[Option<&'a [u8]>],
+    max_len: usize,
+    mut f: impl FnMut(FileCredential<'a>) -> bool,
+) {
+    use crate::compiled::{sec, Role};
+    let min = policy.settings().min_value_len as usize;
+    for fi in 0..policy.count(sec::ENV_FILES) as u32 {
+        let Some(rec) = policy.env_file(fi) else {
+            continue;
+        };
+        let Some(Some(contents)) = env_files.get(fi as usize) else {
+            continue;
+        };
+        for a in envfile::assignments(contents).flatten() {
+            let value_len = a.value_len();
+            if value_len < min || value_len > max_len {
+                continue;
+            }
+            let value = a.raw_value;
+            let cred = rec.role == Role::Refuse || is_credential(policy, a.name, value);
+            let found = FileCredential {
+                file: fi,
+                line: a.line,
+                value,
+                value_len,
+            };
+            if cred && !f(found) {
+                return;
+            }
+        }
+    }
 }
 
 /// Caller storage: `verdicts` and `emits` one per argument, `bytes` for rewritten
@@ -687,33 +744,25 @@ pub fn for_each_credential_value_up_to(
             return;
         }
     }
-    use crate::compiled::{sec, Role};
-    for fi in 0..policy.count(sec::ENV_FILES) as u32 {
-        let Some(rec) = policy.env_file(fi) else {
-            continue;
-        };
-        let Some(Some(contents)) = req.env_files.get(fi as usize) else {
-            continue;
-        };
-        for a in envfile::assignments(contents).flatten() {
-            if !wanted(a.value_len()) {
-                continue;
-            }
-            // Values with escapes are compared raw; files rarely escape tokens.
-            let value = a.raw_value;
-            let cred = rec.role == Role::Refuse || is_credential(policy, a.name, value);
-            if cred
-                && !f(
-                    value,
-                    ValueSource::EnvFile {
-                        file: fi,
-                        line: a.line,
-                    },
-                )
-            {
-                return;
+    let mut each = |c: FileCredential<'_>| {
+        !wanted(c.value_len)
+            || f(
+                c.value,
+                ValueSource::EnvFile {
+                    file: c.file,
+                    line: c.line,
+                },
+            )
+    };
+    match req.file_credentials {
+        Some(found) => {
+            for &c in found {
+                if !each(c) {
+                    return;
+                }
             }
         }
+        None => file_credentials(policy, req.env_files, max_len, each),
     }
 }
 

@@ -228,6 +228,7 @@ pub fn decide_with(
         env_verdicts: &env_verdicts,
         parent_env: &parent_refs,
         env_files: &files,
+        file_credentials: None,
     };
     let mut nbytes = argv::bytes_needed(&argv_refs);
     let (asummary, averdicts, aemits, abytes) = loop {

@@ -6,8 +6,8 @@
  * child that execs, the first call of each faults in a page of libc's text (the
  * kernel does not copy the page tables of file mappings at fork): two or three
  * page faults at every fork and exec of a shell (docs/adr/0007-process-start.md).
- * The copies the hooks make are short; `rep movsb`/`rep stosb` are fast enough
- * for them on every x86_64 CPU with ERMS, and correct on all.
+ * The copies the hooks make are short; `rep movsq`/`rep stosq` and a byte tail
+ * are fast enough for them, and correct on every x86_64 CPU.
  *
  * Built with -ffreestanding -fno-builtin so that the compiler does not turn these
  * bodies back into calls to themselves. */
@@ -16,15 +16,25 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 
 #if defined(__x86_64__)
+/* Eight bytes per step, then the rest byte by byte. */
 HIDDEN void *memcpy(void *restrict dst, const void *restrict src, size_t n) {
     void *d = dst;
-    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+    size_t words = n >> 3, bytes = n & 7;
+    __asm__ volatile("rep movsq\n\tmov %[bytes], %%rcx\n\trep movsb"
+                     : "+D"(d), "+S"(src), "+c"(words)
+                     : [bytes] "r"(bytes)
+                     : "memory");
     return dst;
 }
 
 HIDDEN void *memset(void *dst, int c, size_t n) {
     void *d = dst;
-    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    size_t words = n >> 3, bytes = n & 7;
+    unsigned long long v = (unsigned char)c * 0x0101010101010101ULL;
+    __asm__ volatile("rep stosq\n\tmov %[bytes], %%rcx\n\trep stosb"
+                     : "+D"(d), "+c"(words)
+                     : "a"(v), [bytes] "r"(bytes)
+                     : "memory");
     return dst;
 }
 #else

@@ -24,12 +24,14 @@
 //! execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
 //!
 //! With the bytes, the cache keeps what the decision would otherwise parse out of
-//! them at every exec: the assignment each of the policy's file-keep records
-//! passes on ([`envpolicy::decide::file_keep_value`]), found once per read.
+//! them at every exec, found once per read: the assignment each of the policy's
+//! file-keep records passes on ([`envpolicy::decide::file_keep_value`]), and the
+//! credential values argv is searched for ([`envpolicy::argv::file_credentials`]).
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+use envpolicy::argv::{file_credentials, FileCredential};
 use envpolicy::cache_key::Stamp;
 use envpolicy::compiled::sec;
 use envpolicy::decide::file_keep_value;
@@ -44,6 +46,8 @@ pub const CACHE_BYTES: usize = 64 * 1024;
 /// File-keep records whose assignments are kept; a policy with more has them
 /// looked up at every exec, as without the cache.
 pub const MAX_KEEPS: usize = 32;
+/// Credential values kept; files with more are parsed at every exec.
+pub const MAX_CREDENTIALS: usize = 64;
 
 const FREE: u8 = 0;
 const BUSY: u8 = 1;
@@ -105,8 +109,20 @@ struct Data {
     /// `buf` and are rewritten with it.
     keeps: [Option<Assignment<'static>>; MAX_KEEPS],
     keeps_known: bool,
+    /// `file_credentials` of the files (the first `n_credentials`), when they
+    /// hold at most `MAX_CREDENTIALS` (`credentials_known`). Also into `buf`.
+    credentials: [FileCredential<'static>; MAX_CREDENTIALS],
+    n_credentials: usize,
+    credentials_known: bool,
     buf: [u8; CACHE_BYTES],
 }
+
+const NO_CREDENTIAL: FileCredential<'static> = FileCredential {
+    file: 0,
+    line: 0,
+    value: &[],
+    value_len: 0,
+};
 
 struct Shared(UnsafeCell<Data>);
 // SAFETY: `Data` is only touched by the holder of `STATE` (see the module docs):
@@ -118,6 +134,9 @@ static DATA: Shared = Shared(UnsafeCell::new(Data {
     entries: [EMPTY; MAX_ENV_FILES],
     keeps: [None; MAX_KEEPS],
     keeps_known: false,
+    credentials: [NO_CREDENTIAL; MAX_CREDENTIALS],
+    n_credentials: 0,
+    credentials_known: false,
     buf: [0; CACHE_BYTES],
 }));
 
@@ -129,12 +148,19 @@ pub struct Held {
     pub n: usize,
     /// `file_keep_value` of each file-keep record, in these contents, if known.
     keeps: Option<&'static [Option<Assignment<'static>>]>,
+    /// `file_credentials` of these contents, if known.
+    credentials: Option<&'static [FileCredential<'static>]>,
 }
 
 impl Held {
     /// The looked-up file-keep values, for `EnvRequest::file_values`.
     pub fn file_values(&self) -> Option<&[Option<Assignment<'static>>]> {
         self.keeps
+    }
+
+    /// The files' credential values, for `ArgvRequest::file_credentials`.
+    pub fn file_credentials(&self) -> Option<&[FileCredential<'static>]> {
+        self.credentials
     }
 }
 
@@ -163,6 +189,7 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
         contents: [None; MAX_ENV_FILES],
         n,
         keeps: None,
+        credentials: None,
     };
     let key = policy.as_bytes().as_ptr() as usize;
     {
@@ -187,6 +214,9 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
         held.keeps = data
             .keeps
             .get(..policy.count(sec::FILE_KEEPS).min(MAX_KEEPS));
+    }
+    if data.credentials_known {
+        held.credentials = data.credentials.get(..data.n_credentials);
     }
     Some(held)
 }
@@ -269,13 +299,10 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
     true
 }
 
-/// Look up every file-keep record's value in the files just read (see `Data::keeps`).
+/// Find what the decision takes from the files just read: every file-keep
+/// record's value (see `Data::keeps`) and the credential values (see
+/// `Data::credentials`).
 fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
-    let n_keeps = policy.count(sec::FILE_KEEPS);
-    data.keeps_known = n_keeps <= MAX_KEEPS;
-    if !data.keeps_known {
-        return;
-    }
     let mut files: [Option<&'static [u8]>; MAX_ENV_FILES] = [None; MAX_ENV_FILES];
     let buf = data.buf.as_ptr();
     for (slot, e) in files.iter_mut().zip(data.entries.iter()).take(n) {
@@ -288,9 +315,24 @@ fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
             *slot = Some(unsafe { core::slice::from_raw_parts(buf.add(e.start), e.len) });
         }
     }
-    for (k, slot) in data.keeps.iter_mut().enumerate().take(n_keeps) {
-        *slot = file_keep_value(policy, k as u32, &files);
+    let n_keeps = policy.count(sec::FILE_KEEPS);
+    data.keeps_known = n_keeps <= MAX_KEEPS;
+    if data.keeps_known {
+        for (k, slot) in data.keeps.iter_mut().enumerate().take(n_keeps) {
+            *slot = file_keep_value(policy, k as u32, &files);
+        }
     }
+    let mut count = 0usize;
+    let slots = &mut data.credentials;
+    file_credentials(policy, &files, usize::MAX, |c| {
+        if let Some(slot) = slots.get_mut(count) {
+            *slot = c;
+        }
+        count += 1;
+        count <= MAX_CREDENTIALS
+    });
+    data.n_credentials = count.min(MAX_CREDENTIALS);
+    data.credentials_known = count <= MAX_CREDENTIALS;
 }
 
 /// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork`

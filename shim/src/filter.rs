@@ -491,6 +491,7 @@ fn attempt(
         env_verdicts: verdicts.get(..ne).unwrap_or(&[]),
         parent_env: parent,
         env_files: contents,
+        file_credentials: cached.and_then(|h| h.file_credentials()),
     };
     let mut ascratch = ArgvScratch {
         verdicts: averdicts,

@@ -172,6 +172,7 @@ unsafe fn scrub(
         env_verdicts: verdicts.get(..ne).unwrap_or(&[]),
         parent_env: &[],
         env_files: contents,
+        file_credentials: None,
     };
     for i in 0..n_args {
         // SAFETY: i < argc; the string is writable process memory (the loader's

@@ -278,6 +278,7 @@ fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> N
         env_verdicts: &[],
         parent_env: &own_refs,
         env_files: &file_refs,
+        file_credentials: None,
     };
     let mut values: Vec<Vec<u8>> = Vec::new();
     let mut owners: Vec<Vec<(String, String)>> = Vec::new();
