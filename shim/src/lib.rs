@@ -27,8 +27,9 @@
 //! * [`sys`]: errno, `environ`, string scanning, raw system calls, stderr messages;
 //!   [`cold`]: libc calls only `system`/`popen` need, bound lazily (load-time cost).
 //! * `csrc/execl.c`: the variadic `execl`, `execlp`, `execle` (C, built by `build.rs`);
-//!   `csrc/support.c`: the per-thread scratch region slot (initial-exec TLS) and the
-//!   bounds of our own image; `csrc/cold.c`: the lazily bound libc wrappers.
+//!   `csrc/support.c`: the per-thread slots (initial-exec TLS) of the scratch region
+//!   and of `errno`'s address; `csrc/cold.c`: the lazily bound libc wrappers;
+//!   `csrc/mem.c`: the library's own hidden `memcpy`, `memset` and `bcmp`.
 //!
 //! The crate is `#![no_std]` without `alloc`: hook code cannot call `malloc` because
 //! there is no allocator to call, and the library costs no more to load than an empty C

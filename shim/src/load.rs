@@ -456,7 +456,7 @@ fn floor(source: &'static [u8], parts: &[&[u8]]) -> Loaded {
 /// Finds the policy in force. Called once, by the constructor.
 ///
 /// The common case, no policy anywhere, stays in this small frame: the larger path
-/// buffers are in [`find_config_long`], [`load_file`] and [`absolute_policy_path`].
+/// buffers are in `find_config_long`, `load_file` and `absolute_policy_path`.
 #[inline(never)]
 pub fn load() -> Loaded {
     if env_c(COMPILING).is_some() {
@@ -508,7 +508,7 @@ fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
     }
 }
 
-/// [`find_config`] for a user path longer than [`ShortPath`].
+/// `find_config` for a user path longer than `ShortPath`.
 #[inline(never)]
 fn find_config_long() -> Loaded {
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];

@@ -150,7 +150,7 @@ fn pending() -> Option<Pending> {
 ///
 /// The usual case, a policy already validated, is a load and a call: the paths
 /// that validate hold a whole `Policy` on the stack and are in
-/// [`with_active_slow`], so that the hooks' frames stay small. (In a fork child
+/// `with_active_slow`, so that the hooks' frames stay small. (In a fork child
 /// every stack page an exec touches is a page fault: a frame over one page probes,
 /// and so faults, every page of it.)
 #[inline(always)]
