@@ -152,3 +152,72 @@ fn threads_racing_a_rewrite_see_whole_values() {
         "every child should see one whole value of the file",
     );
 }
+
+/// A file with `role = "refuse"`: its values are credentials, and an argument that
+/// holds one is refused. The shim keeps the files' credential values with the
+/// cached bytes; after a rewrite, the new value is refused and the old one runs.
+const REFUSE_POLICY: &str = "version = 1
+base = \"all\"
+
+[[import.env_file]]
+path = \"deploy.env\"
+role = \"refuse\"
+";
+
+const ARGV_SCRIPT: &str = r#"
+import os, subprocess, sys
+path = sys.argv[1]
+# The two values come from a file of their own: in python3's own argv the first
+# one would already be refused (where python3 is a wrapper script).
+with open(sys.argv[2]) as f:
+    one, two = f.read().split()
+def run(label, value):
+    try:
+        subprocess.run(["true", "--flag=" + value], check=True)
+        print(label + ": ran")
+    except PermissionError:
+        print(label + ": refused")
+run("one before", one)
+run("two before", two)
+tmp = path + ".new"
+with open(tmp, "w") as f:
+    # A line more before the value: it moves in the file.
+    f.write("OTHER=x\nDEPLOY_KEY=" + two + "\n")
+os.rename(tmp, path)
+run("one after", one)
+run("two after", two)
+"#;
+
+#[test]
+fn an_argument_holding_a_value_of_a_refused_file_is_refused_after_a_rewrite_too() {
+    let sb = Sandbox::new("env-file-argv");
+    let policy = sb.write("policy.toml", REFUSE_POLICY);
+    // Plain values (no token shape): only the file makes them credentials. Of
+    // different lengths, so that a value kept from before the rewrite would not
+    // still fit the new bytes.
+    let (one, two) = (
+        "plain-deploy-value-one-4711",
+        "plain-deploy-value-number-two-0815",
+    );
+    let file = sb.write("deploy.env", format!("DEPLOY_KEY={one}\n"));
+    let values = sb.write("values", format!("{one} {two}\n"));
+    let out = sb
+        .cmd("python3")
+        .arg("-c")
+        .arg(ARGV_SCRIPT)
+        .arg(&file)
+        .arg(&values)
+        .with_shim()
+        .with_policy(&policy)
+        .expect_success();
+    out.check(
+        out.stdout_str()
+            == "one before: refused\ntwo before: ran\none after: ran\ntwo after: refused\n",
+        "the file's current value is refused in argv, before and after the rewrite",
+    );
+    let stderr = out.stderr_str();
+    out.check(
+        stderr.contains("DEPLOY_KEY") && !stderr.contains(one) && !stderr.contains(two),
+        "the refusal names DEPLOY_KEY and never its value",
+    );
+}
