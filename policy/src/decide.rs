@@ -465,9 +465,9 @@ fn collect(
     m
 }
 
-/// [`collect`], after ruling out most names without walking the patterns
-/// (`name_bits`: a glob whose literal bytes are not all in the name cannot match
-/// it; see `Policy::may_match`): most names of an environment match no pattern.
+/// [`collect`] for a name that `Policy::may_match` let through (`may_match`), and
+/// no match without walking the patterns for one it ruled out: most names of an
+/// environment match no pattern.
 #[inline(always)]
 fn matches_of(
     policy: &Policy<'_>,
@@ -475,8 +475,9 @@ fn matches_of(
     key: NameKey,
     mask: u64,
     pair_scope: Option<u16>,
+    may_match: bool,
 ) -> Matches {
-    if policy.may_match(name, name.len(), key.hash) {
+    if may_match {
         let present = crate::compiled::name_bits(name);
         collect(policy, name, key, present, mask, pair_scope)
     } else {
@@ -542,15 +543,11 @@ pub fn judge(
 /// Does a credential rule of any section (by name, glob or import) name `name`?
 /// Rule 4 without the shape test, for callers that test the value themselves.
 pub fn names_credential(policy: &Policy<'_>, name: &[u8]) -> bool {
-    matches_of(
-        policy,
-        name,
-        crate::compiled::name_key(name),
-        u64::MAX,
-        None,
-    )
-    .credential
-    .is_some()
+    let key = crate::compiled::name_key(name);
+    let may_match = policy.may_match(name, name.len(), key.hash);
+    matches_of(policy, name, key, u64::MAX, None, may_match)
+        .credential
+        .is_some()
 }
 
 /// Rule 4 for a credential (by name or shape) whose verdict so far is `v`: a kept
@@ -611,12 +608,7 @@ fn judge_hashed(
             None => v,
         };
     }
-    let m = if may_match {
-        let present = crate::compiled::name_bits(name);
-        collect(policy, name, key, present, mask, pairs)
-    } else {
-        Matches::default()
-    };
+    let m = matches_of(policy, name, key, mask, pairs, may_match);
     let base = match pairs.and_then(|p| policy.program(p as u32)) {
         Some(p) if p.pairs_base != 0 => Base::from_u8(p.pairs_base - 1).unwrap_or(Base::None),
         _ => settings.base,
