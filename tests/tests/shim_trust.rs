@@ -259,18 +259,23 @@ fn file_made_writable_after_compiling_gives_the_floor() {
             (floor, lines)
         };
 
+        // The floor in force, with one line naming the file and why.
+        let floor_naming_the_file = |what: &str| {
+            let (floor, lines) = look(what);
+            assert!(floor, "{which}: the floor is not in force ({what})");
+            assert_eq!(lines.len(), 1, "{which}, {what}: {lines:?}");
+            assert!(
+                lines[0].contains(&file.display().to_string())
+                    && lines[0].contains("writable by group or others"),
+                "{which}, {what}: {lines:?}"
+            );
+        };
+
         let (floor, lines) = look("compiled");
         assert!(!floor && lines.is_empty(), "{which}: {lines:?}");
 
         chmod(file, 0o620);
-        let (floor, lines) = look("made writable");
-        assert!(floor, "{which}: the floor is not in force after the chmod");
-        assert_eq!(lines.len(), 1, "{which}: {lines:?}");
-        assert!(
-            lines[0].contains(&file.display().to_string())
-                && lines[0].contains("writable by group or others"),
-            "{which}: {lines:?}"
-        );
+        floor_naming_the_file("made writable");
 
         // Private again: the same cache is in force again, quietly.
         chmod(file, 0o644);
@@ -305,13 +310,6 @@ fn file_made_writable_after_compiling_gives_the_floor() {
         let contents = std::fs::read(file).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(file, contents).unwrap();
-        let (floor, lines) = look("rewritten");
-        assert!(floor, "{which}: the floor is not in force after the change");
-        assert_eq!(lines.len(), 1, "{which}: {lines:?}");
-        assert!(
-            lines[0].contains(&file.display().to_string())
-                && lines[0].contains("writable by group or others"),
-            "{which}: {lines:?}"
-        );
+        floor_naming_the_file("rewritten");
     }
 }
