@@ -25,7 +25,6 @@
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
-HIDDEN int envshim_c_close(int fd) { return close(fd); }
 HIDDEN int envshim_c_fclose(FILE *f) { return fclose(f); }
 HIDDEN int envshim_c_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
 HIDDEN FILE *envshim_c_fdopen(int fd, const char *mode) { return fdopen(fd, mode); }

@@ -270,7 +270,7 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
         } else {
             None
         };
-        filter::close(fd);
+        crate::sys::close(fd);
         let Some(got) = got else {
             if end > CACHE_BYTES {
                 return false;

@@ -165,7 +165,7 @@ pub(crate) fn open_env_files(
         };
         match usize::try_from(st.st_size) {
             Ok(size) if size <= MAX_ENV_FILE_BYTES => *slot = Some(OpenFile { fd, size }),
-            _ => close(fd),
+            _ => sys::close(fd),
         }
     }
     n
@@ -193,15 +193,10 @@ pub(crate) fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
     match crate::load::fstat(fd) {
         Ok(st) => Some((fd, st)),
         Err(_) => {
-            close(fd);
+            sys::close(fd);
             None
         }
     }
-}
-
-pub(crate) fn close(fd: c_int) {
-    // SAFETY: closing a descriptor this module opened.
-    unsafe { crate::sys::sys_call!(libc::SYS_close, fd) };
 }
 
 /// Read all of `fd` into `buf`; the number of bytes read, or None on error.
@@ -336,7 +331,7 @@ unsafe fn apply(
         }
     };
     for f in files.iter().take(n_files).flatten() {
-        close(f.fd);
+        sys::close(f.fd);
     }
     // Nothing in `result` points into the cache (file values were copied into the
     // scratch), so the claim ends here.

@@ -284,11 +284,6 @@ pub(crate) fn stamp_of(st: &libc::stat) -> Stamp {
     )
 }
 
-fn close(fd: c_int) {
-    // SAFETY: closing a descriptor this module opened and no one else uses.
-    unsafe { crate::sys::sys_call!(libc::SYS_close, fd) };
-}
-
 fn getuid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { crate::sys::sys_call!(libc::SYS_getuid) as u32 }
@@ -371,7 +366,7 @@ fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
         };
     }
     let result = map_fd(fd, uid);
-    close(fd);
+    sys::close(fd);
     result
 }
 

@@ -182,10 +182,7 @@ unsafe fn open_stream(
     }
     let [rd, wr] = fds;
     let (parent_fd, mut child_fd, child_std) = if read { (rd, wr, 1) } else { (wr, rd, 0) };
-    let close = |fd: c_int| {
-        // SAFETY: closing a descriptor we own.
-        unsafe { cold::close(fd) };
-    };
+    let close = crate::sys::close;
 
     if child_fd == child_std {
         // The pipe landed on the very fd the child needs (stdin/stdout was closed): move

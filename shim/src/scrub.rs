@@ -95,7 +95,7 @@ unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
             };
         }
         for f in files.iter().take(n_files).flatten() {
-            filter::close(f.fd);
+            crate::sys::close(f.fd);
         }
     });
 }

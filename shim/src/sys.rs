@@ -75,6 +75,13 @@ pub fn set_errno(e: c_int) {
     unsafe { *errno_ptr() = e }
 }
 
+/// `close(2)` of a descriptor the caller owns and no one else uses; the result is
+/// ignored, as nothing can be done about a failed close.
+pub fn close(fd: c_int) {
+    // SAFETY: closing a descriptor the caller owns (the function's contract).
+    unsafe { sys_call!(libc::SYS_close, fd) };
+}
+
 /// A system call with up to six arguments, as libc's `syscall(2)`: the kernel's
 /// result, or -1 with `errno` set. Arguments are passed as machine words (a
 /// pointer, or an integer sign-extended as C would).
