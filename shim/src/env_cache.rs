@@ -205,11 +205,7 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     // reference and the slices of `held.contents`, which the caller stops using
     // before it drops `held` (and with it the claim).
     let data: &'static Data = unsafe { &*DATA.0.get() };
-    for (slot, e) in held.contents.iter_mut().zip(data.entries.iter()).take(n) {
-        if e.readable {
-            *slot = data.buf.get(e.start..e.start.saturating_add(e.len));
-        }
-    }
+    held.contents = contents(&data.entries, n, &data.buf);
     if data.keeps_known {
         held.keeps = data
             .keeps
@@ -221,20 +217,33 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     Some(held)
 }
 
-/// Does every cached entry still describe its file (one `stat` each)?
-fn is_fresh(policy: &Policy<'_>, n: usize, data: &Data, key: usize) -> bool {
-    if data.policy != key {
-        return false;
-    }
-    data.entries.iter().enumerate().take(n).all(|(i, e)| {
-        let now = path_of(policy, i).and_then(|p| load::stat_c(p).ok());
-        match (now, e.stamp) {
-            (Some(st), Some(old)) => load::stamp_of(&st) == old,
-            // Not there before, and still not there.
-            (None, None) => true,
-            _ => false,
+/// The bytes of each of the first `n` entries in `buf` (`None`: not readable).
+fn contents<'b>(entries: &[Entry], n: usize, buf: &'b [u8]) -> [Option<&'b [u8]>; MAX_ENV_FILES] {
+    let mut out = [None; MAX_ENV_FILES];
+    for (slot, e) in out.iter_mut().zip(entries.iter()).take(n) {
+        if e.readable {
+            *slot = buf.get(e.start..e.start.saturating_add(e.len));
         }
-    })
+    }
+    out
+}
+
+/// Does every cached entry still describe its file (one `stat` each)? A file that
+/// was not there before must still not be there.
+fn is_fresh(policy: &Policy<'_>, n: usize, data: &Data, key: usize) -> bool {
+    data.policy == key
+        && data
+            .entries
+            .iter()
+            .enumerate()
+            .take(n)
+            .all(|(i, e)| stamp_now(policy, i) == e.stamp)
+}
+
+/// The stamp of env file `i` as it is now (`None`: it cannot be `stat`ed).
+fn stamp_now(policy: &Policy<'_>, i: usize) -> Option<Stamp> {
+    let st = load::stat_c(path_of(policy, i)?).ok()?;
+    Some(load::stamp_of(&st))
 }
 
 /// The NUL-terminated path of env file `i`.
@@ -303,18 +312,12 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
 /// record's value (see `Data::keeps`) and the credential values (see
 /// `Data::credentials`).
 fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
-    let mut files: [Option<&'static [u8]>; MAX_ENV_FILES] = [None; MAX_ENV_FILES];
-    let buf = data.buf.as_ptr();
-    for (slot, e) in files.iter_mut().zip(data.entries.iter()).take(n) {
-        if e.readable && e.start.saturating_add(e.len) <= CACHE_BYTES {
-            // SAFETY: the range is inside `DATA.buf` (checked), a static, and was
-            // just written by `refill`. The slices made here, and the assignments
-            // that point into them, are read only by the holder of the claim, and
-            // the bytes change only in a later `refill`, which runs under the claim
-            // and replaces these assignments too.
-            *slot = Some(unsafe { core::slice::from_raw_parts(buf.add(e.start), e.len) });
-        }
-    }
+    // SAFETY: `DATA.buf` is a static, just written by `refill`. The slices made
+    // from it here, and the assignments that point into them, are read only by the
+    // holder of the claim, and the bytes change only in a later `refill`, which
+    // runs under the claim and replaces these assignments too.
+    let buf: &'static [u8] = unsafe { core::slice::from_raw_parts(data.buf.as_ptr(), CACHE_BYTES) };
+    let files = contents(&data.entries, n, buf);
     let n_keeps = policy.count(sec::FILE_KEEPS);
     data.keeps_known = n_keeps <= MAX_KEEPS;
     if data.keeps_known {
@@ -343,8 +346,7 @@ pub fn refresh(policy: &Policy<'_>) {
     let key = policy.as_bytes().as_ptr() as usize;
     let unchanged = SHADOW_KEY.load(Ordering::Acquire) == key
         && SHADOW.iter().enumerate().take(n).all(|(i, shadow)| {
-            let now = path_of(policy, i).and_then(|p| load::stat_c(p).ok());
-            let now = shadow_words(now.map(|st| load::stamp_of(&st)));
+            let now = shadow_words(stamp_now(policy, i));
             shadow
                 .iter()
                 .zip(now)
