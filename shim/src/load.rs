@@ -214,13 +214,12 @@ impl<'b> PathBuf<'b> {
 
     /// The path with its NUL, or `None` if it did not fit.
     fn c_bytes(&mut self) -> Option<&[u8]> {
-        if !self.ok {
-            return None;
+        PathBuf {
+            buf: &mut *self.buf,
+            len: self.len,
+            ok: self.ok,
         }
-        self.buf.get_mut(self.len)?.write(0);
-        let init = self.buf.get(..self.len + 1)?;
-        // SAFETY: bytes `..len` were written by `push`, byte `len` just now.
-        Some(unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) })
+        .into_c_bytes()
     }
 }
 
@@ -481,9 +480,15 @@ enum Config<'b> {
     None,
 }
 
+/// The system-wide policy file, NUL-terminated.
+const ETC_POLICY: &[u8] = b"/etc/envshim/policy.toml\0";
+
 /// `$XDG_CONFIG_HOME/envshim/policy.toml` (or under `$HOME/.config`) if it exists,
-/// else `/etc/envshim/policy.toml` if that does; built in `space`.
+/// else `/etc/envshim/policy.toml` if that does; built in `space`. `TooLong` only
+/// when `space` is shorter than a `PathSpace`: a user path too long even for that
+/// is not usable, and the system file is looked for instead.
 fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
+    let short = space.len() < PATH_MAX + 1;
     let mut buf = PathBuf::new(space);
     match (env_c(b"XDG_CONFIG_HOME"), env_c(b"HOME")) {
         (Some(x), _) => buf.push(without_nul(x)),
@@ -492,13 +497,12 @@ fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
     };
     let user = buf.len > 0;
     buf.join(b"envshim/policy.toml");
-    if user && !buf.ok {
+    if user && !buf.ok && short {
         return Config::TooLong;
     }
-    let etc: &'static [u8] = b"/etc/envshim/policy.toml\0";
     match buf.into_c_bytes() {
         Some(c) if user && stat_c(c).is_ok() => Config::Found(c),
-        _ if stat_c(etc).is_ok() => Config::Found(etc),
+        _ if stat_c(ETC_POLICY).is_ok() => Config::Found(ETC_POLICY),
         _ => Config::None,
     }
 }
@@ -509,16 +513,7 @@ fn find_config_long() -> Loaded {
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
     match find_config(&mut space) {
         Config::Found(c) => load_file(c, false),
-        // Too long even for PATH_MAX: as before, the user path is not usable.
-        Config::TooLong => {
-            let etc: &'static [u8] = b"/etc/envshim/policy.toml\0";
-            if stat_c(etc).is_ok() {
-                load_file(etc, false)
-            } else {
-                Loaded::Builtin { warning: None }
-            }
-        }
-        Config::None => Loaded::Builtin { warning: None },
+        Config::TooLong | Config::None => Loaded::Builtin { warning: None },
     }
 }
 
@@ -587,18 +582,15 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
             }
         })
     };
+    // The floor, with the reason in `parts`, unless the policy is missing.
+    let floor_unless_missing = |parts: &[&[u8]]| not_found().unwrap_or_else(|| floor(path, parts));
     if core::str::from_utf8(path).is_err() {
         // The compiler records paths as UTF-8 (lossily): a cache could never match.
-        return not_found().unwrap_or_else(|| {
-            floor(
-                path,
-                &[
-                    b"envshim: policy path ",
-                    path,
-                    b" is not UTF-8; using the fail-closed floor",
-                ],
-            )
-        });
+        return floor_unless_missing(&[
+            b"envshim: policy path ",
+            path,
+            b" is not UTF-8; using the fail-closed floor",
+        ]);
     }
 
     // The cache path (envpolicy::cache::cache_path).
@@ -618,43 +610,30 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
     let dir_len = cache.len;
     cache.join(&cache_key::cache_file_name(path));
     if cache.c_bytes().is_none() || dir_len == 0 {
-        return not_found().unwrap_or_else(|| {
-            floor(
-                path,
-                &[
-                    b"envshim: cache path for policy ",
-                    path,
-                    b" is too long; using the fail-closed floor",
-                ],
-            )
-        });
+        return floor_unless_missing(&[
+            b"envshim: cache path for policy ",
+            path,
+            b" is too long; using the fail-closed floor",
+        ]);
     }
     // The directory: refuse one that is not ours (a compile could not write there).
     if let Some(Ok(st)) = cache.with_nul_at(dir_len, stat_c) {
         if let Some(why) = untrusted(&st, uid, libc::S_IFDIR) {
-            return not_found().unwrap_or_else(|| {
-                floor(
-                    path,
-                    &[
-                        b"envshim: cache directory ",
-                        cache.bytes().get(..dir_len).unwrap_or(&[]),
-                        b" is not trusted (",
-                        why,
-                        b"); policy ",
-                        path,
-                        b" not used; using the fail-closed floor",
-                    ],
-                )
-            });
+            return floor_unless_missing(&[
+                b"envshim: cache directory ",
+                cache.bytes().get(..dir_len).unwrap_or(&[]),
+                b" is not trusted (",
+                why,
+                b"); policy ",
+                path,
+                b" not used; using the fail-closed floor",
+            ]);
         }
     }
     let Some(cache_c) = cache.c_bytes() else {
-        return not_found().unwrap_or_else(|| {
-            floor(
-                path,
-                &[b"envshim: cache path too long; using the fail-closed floor"],
-            )
-        });
+        return floor_unless_missing(&[
+            b"envshim: cache path too long; using the fail-closed floor",
+        ]);
     };
 
     // A fresh cache: the common case.
