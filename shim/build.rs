@@ -60,4 +60,14 @@ fn main() {
     // process (docs/benchmarks.md). With it, the constructor's statics (`.data`,
     // see src/init.rs) are on the page the loader has already written.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,separate-loadable-segments");
+    // One writable segment, laid out by layout.ld: the pages the loader and the
+    // constructor write come first, and there is no .bss. (-z norelro: with RELRO,
+    // lld makes the relocated part a segment of its own, one more mapping and an
+    // mprotect in every process; docs/adr/0007-process-start.md says why that
+    // protects little here.)
+    println!("cargo:rerun-if-changed=layout.ld");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,norelro");
+    let layout = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
+        .join("layout.ld");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-T,{}", layout.display());
 }

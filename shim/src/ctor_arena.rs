@@ -38,6 +38,7 @@ static HOT: Arena<HOT_BYTES> = Arena {
     bytes: UnsafeCell::new([0; HOT_BYTES]),
 };
 
+#[link_section = ".data.envshim_zero"]
 static ARENA: Arena<ARENA_BYTES> = Arena {
     used: AtomicUsize::new(0),
     bytes: UnsafeCell::new([0; ARENA_BYTES]),

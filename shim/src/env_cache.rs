@@ -53,6 +53,7 @@ const FREE: u8 = 0;
 const BUSY: u8 = 1;
 /// Free, or held by one `prepare` (which may be in another thread, or in the
 /// process a `fork` copied this one from).
+#[link_section = ".data.envshim_zero"]
 static STATE: AtomicU8 = AtomicU8::new(FREE);
 
 /// A copy of the entries' stamps that [`refresh`] reads without claiming the cache:
@@ -62,7 +63,9 @@ static STATE: AtomicU8 = AtomicU8::new(FREE);
 /// one); reading these atomics is not. A torn read only makes `refresh` claim the
 /// cache when it need not, or skip a refresh that the child then does itself: the
 /// child's own claim decides what it uses.
+#[link_section = ".data.envshim_zero"]
 static SHADOW_KEY: AtomicUsize = AtomicUsize::new(0);
+#[link_section = ".data.envshim_zero"]
 static SHADOW: [[AtomicU64; 6]; MAX_ENV_FILES] =
     [const { [const { AtomicU64::new(0) }; 6] }; MAX_ENV_FILES];
 
@@ -120,8 +123,18 @@ struct Data {
 const NO_CREDENTIAL: FileCredential<'static> = FileCredential {
     file: 0,
     line: 0,
-    value: &[],
+    value: NO_VALUE,
     value_len: 0,
+};
+
+/// An empty value that the loader need not relocate. `&[]` in a static's initialiser
+/// is the address of a constant, so `DATA` would hold addresses the loader writes at
+/// every process start (a page fault, shim/layout.ld); a dangling pointer is a
+/// plain number.
+const NO_VALUE: &[u8] = {
+    // SAFETY: a slice of length zero reads nothing; it needs only a non-null,
+    // aligned pointer, which `dangling` is.
+    unsafe { core::slice::from_raw_parts(core::ptr::NonNull::<u8>::dangling().as_ptr(), 0) }
 };
 
 struct Shared(UnsafeCell<Data>);

@@ -63,6 +63,7 @@ pub const MAX_ENV_FILE_BYTES: usize = 1 << 20;
 /// The audit and warning log, opened once at load (`O_APPEND|O_CLOEXEC`); -1 = none.
 static LOG_FD: AtomicI32 = AtomicI32::new(-1);
 /// The policy's own warning (a policy that could not be used) is printed once.
+#[link_section = ".data.envshim_zero"]
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Opens the policy's log file, if it names one. Called by the constructor with

@@ -80,6 +80,7 @@ static SLOT: Slot = Slot {
     state: AtomicU8::new(EMPTY),
     pending: UnsafeCell::new(None),
 };
+#[link_section = ".data.envshim_zero"]
 static ACTIVE: ActiveCell = ActiveCell(UnsafeCell::new(MaybeUninit::uninit()));
 
 /// The validated policy.

@@ -68,6 +68,7 @@ impl Slot {
 /// Our popen streams: (FILE*, child pid, parent-end fd). All-zero, so it lives in
 /// `.bss` and costs nothing until a popen touches it; `fd`/`pid`/`fp` are only read
 /// in state ACTIVE.
+#[link_section = ".data.envshim_zero"]
 static TABLE: [Slot; POPEN_SLOTS] = [const { Slot::new() }; POPEN_SLOTS];
 
 fn reserve_slot() -> Option<&'static Slot> {

@@ -42,6 +42,7 @@ struct Shared {
 // SAFETY: `saved` is only accessed while `lock` is held (see `with_lock`).
 unsafe impl Sync for Shared {}
 
+#[link_section = ".data.envshim_zero"]
 static SHARED: Shared = Shared {
     lock: AtomicBool::new(false),
     saved: UnsafeCell::new(Saved {
