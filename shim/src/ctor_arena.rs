@@ -20,7 +20,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// `ENVSHIM_POLICY` entry, policy path, envwrap path, warning).
 pub const ARENA_BYTES: usize = 4 * 4096 + 8192 + 1024 + 64;
 /// Room for the usual strings, on the constructor's page.
-pub const HOT_BYTES: usize = 1024;
+pub const HOT_BYTES: usize = 640;
 
 struct Arena<const N: usize> {
     used: AtomicUsize,

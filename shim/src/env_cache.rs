@@ -20,6 +20,15 @@
 //! No one ever waits, so `fork`, `vfork` and signals cannot deadlock on it; the
 //! worst case is a process that pays the five system calls per exec.
 //!
+//! A single-threaded process (glibc's `__libc_single_threaded`) claims it in a
+//! thread-local flag instead, and only reads `STATE` (which must be free: a `fork`
+//! child may have inherited it held). No other thread exists to race it, and a
+//! signal handler that execs finds the flag set, as it would find `STATE` held.
+//! That is for the `fork` child of a shell or `make`: writing `STATE` there is a
+//! copy-on-write page fault at every exec, while the thread's own TLS page has
+//! already been written by `fork` itself. (In a `vfork` child the flag is the
+//! parent thread's, which is suspended; the claim ends before the real exec.)
+//!
 //! The buffer is in `.bss`, so it costs no memory until a policy with env files
 //! execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
 //!
@@ -138,7 +147,7 @@ const NO_VALUE: &[u8] = {
 };
 
 struct Shared(UnsafeCell<Data>);
-// SAFETY: `Data` is only touched by the holder of `STATE` (see the module docs):
+// SAFETY: `Data` is only touched by the holder of the claim (see the module docs):
 // one `prepare` at a time, in any thread.
 unsafe impl Sync for Shared {}
 
@@ -163,6 +172,8 @@ pub struct Held {
     keeps: Option<&'static [Option<Assignment<'static>>]>,
     /// `file_credentials` of these contents, if known.
     credentials: Option<&'static [FileCredential<'static>]>,
+    /// Claimed by this thread's flag, not `STATE` (see the module docs).
+    by_thread: bool,
 }
 
 impl Held {
@@ -179,8 +190,76 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        STATE.store(FREE, Ordering::Release);
+        if self.by_thread {
+            set_held_by_thread(false);
+        } else {
+            STATE.store(FREE, Ordering::Release);
+        }
     }
+}
+
+extern "C" {
+    /// glibc's: nonzero while the process has never created a thread (and again
+    /// in a `fork` child).
+    static __libc_single_threaded: core::ffi::c_char;
+}
+
+/// Does this thread hold the cache by its own flag (`envshim_cache_held` in
+/// csrc/support.c)? Read inline, as `sys::errno_ptr` reads its slot: a call into
+/// the C object would be a text page of its own in a `fork` child.
+#[cfg(target_arch = "x86_64")]
+fn held_by_thread() -> bool {
+    let held: u32;
+    // SAFETY: reads this thread's `envshim_cache_held`, a hidden initial-exec TLS
+    // byte of this library (its offset from the thread pointer is in the GOT);
+    // touches nothing else.
+    unsafe {
+        core::arch::asm!(
+            "mov {off}, qword ptr [rip + envshim_cache_held@GOTTPOFF]",
+            "movzx {held:e}, byte ptr fs:[{off}]",
+            off = out(reg) _,
+            held = out(reg) held,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    held != 0
+}
+
+#[cfg(target_arch = "x86_64")]
+fn set_held_by_thread(held: bool) {
+    let v = u8::from(held);
+    // SAFETY: writes this thread's own `envshim_cache_held` (see `held_by_thread`),
+    // which only this thread, or a signal handler on it that runs to completion
+    // first, touches.
+    unsafe {
+        core::arch::asm!(
+            "mov {off}, qword ptr [rip + envshim_cache_held@GOTTPOFF]",
+            "mov byte ptr fs:[{off}], {v}",
+            off = out(reg) _,
+            v = in(reg_byte) v,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+/// Take the claim: this thread's own flag in a single-threaded process, else
+/// `STATE`. `Some(by_thread)` when taken.
+fn take_claim() -> Option<bool> {
+    // SAFETY: a plain byte that glibc writes only when this process creates a
+    // thread or forks; reading it races with neither in a single-threaded process.
+    let single = unsafe { core::ptr::read_volatile(&raw const __libc_single_threaded) } != 0;
+    #[cfg(target_arch = "x86_64")]
+    if single && STATE.load(Ordering::Acquire) == FREE {
+        if held_by_thread() {
+            return None;
+        }
+        set_held_by_thread(true);
+        return Some(true);
+    }
+    STATE
+        .compare_exchange(FREE, BUSY, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+        .then_some(false)
 }
 
 /// The env files of `policy`, fresh, from the cache; `None` when the policy imports
@@ -191,22 +270,18 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     if n == 0 {
         return None;
     }
-    if STATE
-        .compare_exchange(FREE, BUSY, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        return None;
-    }
+    let by_thread = take_claim()?;
     // From here on, returning drops `held`, which releases the claim.
     let mut held = Held {
         contents: [None; MAX_ENV_FILES],
         n,
         keeps: None,
         credentials: None,
+        by_thread,
     };
     let key = policy.as_bytes().as_ptr() as usize;
     {
-        // SAFETY: we hold `STATE`, so no one else reads or writes `DATA` until
+        // SAFETY: we hold the claim, so no one else reads or writes `DATA` until
         // `held` is dropped, and this is the only reference to it until the end of
         // this block.
         let data = unsafe { &mut *DATA.0.get() };
