@@ -475,21 +475,32 @@ mod tests {
             check_fresh(&bytes, &d.join("other.toml")),
             Err(Unusable::Stale(Stale::OtherPolicy))
         );
-        // The missing import appears: stale.
+        let policy_file_only = |bytes: &[u8], path: &Path| {
+            let (p, _) = cache_key::open_peek(bytes).unwrap();
+            cache_key::check_policy_file(&p, path.as_os_str().as_bytes(), stamp_cpath)
+        };
+        assert_eq!(policy_file_only(&bytes, &policy), Ok(()));
+        assert_eq!(
+            policy_file_only(&bytes, &d.join("other.toml")),
+            Err(Stale::OtherPolicy)
+        );
+        // The missing import appears: stale, though the policy file is as it was.
         std::fs::write(&envfile, "A=1\n").unwrap();
         assert_eq!(
             check_fresh(&bytes, &policy),
             Err(Unusable::Stale(Stale::Changed))
         );
+        assert_eq!(policy_file_only(&bytes, &policy), Ok(()));
         // Recompiled: fresh again, and the import is now a dependency.
         let bytes = build(&policy).bytes;
         assert_eq!(check_fresh(&bytes, &policy), Ok(None));
         std::fs::write(&envfile, "A=1\nB=2\n").unwrap();
         assert!(check_fresh(&bytes, &policy).is_err());
-        // The policy changes: stale.
+        // The policy changes: stale, for both checks.
         let bytes = build(&policy).bytes;
         std::fs::write(&policy, "version = 1\n").unwrap();
         assert!(check_fresh(&bytes, &policy).is_err());
+        assert_eq!(policy_file_only(&bytes, &policy), Err(Stale::Changed));
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -364,14 +364,8 @@ pub fn check<'a>(
     policy_path: &[u8],
     mut stat: impl FnMut(&'a [u8]) -> Option<Stamp>,
 ) -> Result<(), Stale> {
-    if policy.source() != policy_path {
-        return Err(Stale::OtherPolicy);
-    }
+    own_path(policy, policy_path)?;
     let n = policy.count(crate::compiled::sec::DEPS) as u32;
-    let first = policy.dep(0).ok_or(Stale::NoPolicyDep)?;
-    if policy.str(first.path) != policy_path {
-        return Err(Stale::NoPolicyDep);
-    }
     // A file can be both a dependency and a note (an imported env file): it is
     // stat'ed once. (Every process start under the shim runs this check.)
     let mut seen: [(&'a [u8], Option<Stamp>); 8] = [(&[], None); 8];
@@ -389,13 +383,7 @@ pub fn check<'a>(
     };
     for i in 0..n {
         let d = policy.dep(i).ok_or(Stale::Changed)?;
-        let now = stat(policy.c_str(d.path));
-        let fresh = match now {
-            // A zero record: the file did not exist at compile time.
-            None => d.dev == 0 && d.ino == 0,
-            Some(s) => (s.dev, s.ino, s.size, s.mtime_ns) == (d.dev, d.ino, d.size, d.mtime_ns),
-        };
-        if !fresh {
+        if !dep_fresh(&d, stat(policy.c_str(d.path))) {
             return Err(Stale::Changed);
         }
     }
@@ -410,6 +398,48 @@ pub fn check<'a>(
         }
     }
     Ok(())
+}
+
+/// The first part of [`check`]: compiled from `policy_path`, and the policy file
+/// itself (its first dependency) unchanged; one `stat`. What the policy file alone
+/// says (its settings, which programs it names) is then current, but not what it
+/// takes from the files it imports: [`check`] must still pass before it decides
+/// anything. (libenvshim.so asks only this at a process start that needs nothing
+/// more, and the rest at the first exec.)
+pub fn check_policy_file<'a>(
+    policy: &Records<'a>,
+    policy_path: &[u8],
+    stat: impl FnOnce(&'a [u8]) -> Option<Stamp>,
+) -> Result<(), Stale> {
+    let first = own_path(policy, policy_path)?;
+    if dep_fresh(&first, stat(policy.c_str(first.path))) {
+        Ok(())
+    } else {
+        Err(Stale::Changed)
+    }
+}
+
+/// Compiled from `policy_path`, which is recorded as the first dependency: that
+/// record.
+fn own_path(policy: &Records<'_>, policy_path: &[u8]) -> Result<crate::compiled::DepRec, Stale> {
+    if policy.source() != policy_path {
+        return Err(Stale::OtherPolicy);
+    }
+    let first = policy.dep(0).ok_or(Stale::NoPolicyDep)?;
+    if policy.str(first.path) != policy_path {
+        return Err(Stale::NoPolicyDep);
+    }
+    Ok(first)
+}
+
+/// Does the file of dependency record `d` still have the stamp recorded (`now` is
+/// its `stat` now, `None` when it cannot be)?
+fn dep_fresh(d: &crate::compiled::DepRec, now: Option<Stamp>) -> bool {
+    match now {
+        // A zero record: the file did not exist at compile time.
+        None => d.dev == 0 && d.ino == 0,
+        Some(s) => (s.dev, s.ino, s.size, s.mtime_ns) == (d.dev, d.ino, d.size, d.mtime_ns),
+    }
 }
 
 #[cfg(test)]

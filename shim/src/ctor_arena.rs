@@ -1,5 +1,6 @@
 //! Bytes the constructor keeps for the life of the process: the captured sticky
-//! strings, the configured policy's path, envwrap's path and the one warning.
+//! strings, the configured policy's path and its cache's, envwrap's path and the
+//! one warning.
 //!
 //! They are packed one after another in a static arena, so that a process touches
 //! one page of it for all of them. (As one fixed-size buffer each, every string
@@ -9,9 +10,11 @@
 //! written (see `crate::init`); longer ones go to a `.bss` arena, where only the
 //! bytes written count.
 //!
-//! Written only by the constructor, before the strings are published to other
-//! threads (each user publishes with a Release store of its own); never written
-//! again. A string that does not fit is refused, never cut.
+//! Written by the constructor, and by the first exec when it finishes the check
+//! the constructor deferred (the one warning, see `crate::load::finish`), before
+//! the strings are published to other threads (each user publishes with a Release
+//! store of its own); a kept string is never written again. A string that does not
+//! fit is refused, never cut.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicUsize, Ordering};

@@ -2,7 +2,8 @@
 //! do in every child.
 //!
 //! A shell or `make` forks a child per command and the child execs. The first exec
-//! in a process validates the compiled policy (`crate::policy`) and, for a policy
+//! in a process finishes checking and validates the compiled policy
+//! (`crate::policy`) and, for a policy
 //! with env files, reads them (`crate::env_cache`); in a fork child that work is
 //! repeated for every command and dirties pages the child must copy. So the hook
 //! does both in the parent before passing the call to the real `fork`: the

@@ -4,8 +4,10 @@
 //! It does what cannot be done on an exec path, and nothing that parses:
 //! - resolve the real functions ([`crate::real::resolve_all`]);
 //! - capture the sticky strings ([`crate::sticky::capture`]);
-//! - map and validate the compiled policy ([`crate::policy::init`]; a missing or
-//!   stale cache is rebuilt by running `envwrap compile`, once per policy change);
+//! - map the compiled policy and check it as far as a process start needs
+//!   ([`crate::policy::init`]; a missing or stale cache is rebuilt by running
+//!   `envwrap compile`, once per policy change; the rest of the check, and the
+//!   validation, wait for the first exec);
 //! - open the policy's log file ([`crate::filter::open_log`]);
 //! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]).
 //!
@@ -32,7 +34,15 @@ use core::ffi::{c_char, c_int};
 extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
     let own_name = crate::real::resolve_all();
     crate::sticky::capture(own_name);
-    crate::policy::init();
+    // SAFETY: the loader passes the process's own argc/argv (argv[0], when there
+    // is one, is NUL-terminated).
+    let prog = if argc > 0 && !argv.is_null() && unsafe { !(*argv).is_null() } {
+        // SAFETY: as above.
+        unsafe { crate::sys::cstr_bytes(*argv) }
+    } else {
+        &[]
+    };
+    crate::policy::init(prog);
     // One look at the policy's header and records for both (see `with_peeked`).
     crate::policy::with_peeked(|peeked| {
         crate::filter::open_log(peeked);

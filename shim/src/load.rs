@@ -1,4 +1,5 @@
-//! Finding the configured policy and mapping its compiled cache, in the constructor.
+//! Finding the configured policy and mapping its compiled cache, in the constructor
+//! (and finishing its check at the first exec).
 //!
 //! The shim never parses TOML (docs/adr/0002-compiled-policy.md). A policy file is
 //! used through its compiled cache, a file envwrap writes (`envwrap compile`,
@@ -19,11 +20,12 @@
 //! 2. **Where its cache is**: `$XDG_CACHE_HOME/envshim/`, `$HOME/.cache/envshim/` or
 //!    `/tmp/envshim-<uid>/`, then `cache_key::cache_file_name` (the rule of
 //!    `envpolicy::cache::cache_path`).
-//! 3. **Trust**: the cache directory, if it exists, and the cache file must be owned
-//!    by our uid and not writable by group or others (a cache someone else wrote could
-//!    weaken the policy); the file must be a regular file (opened with `O_NOFOLLOW`).
-//!    An untrusted directory means the floor, without compiling (envwrap would refuse
-//!    to write there); an untrusted file is compiled again (the rename replaces it).
+//! 3. **Trust**: the cache file must be a regular file (opened with `O_NOFOLLOW`),
+//!    owned by our uid (`AT_UID` of the auxiliary vector) and not writable by group
+//!    or others (a cache someone else wrote could weaken the policy); so must the
+//!    cache directory, if it exists. An untrusted directory means the floor, without
+//!    compiling (envwrap would refuse to write there); an untrusted file is compiled
+//!    again (the rename replaces it).
 //! 4. **Map and check**: `mmap` read-only, `cache_key::open_peek` (the header and
 //!    section table only: the full validation waits for the first exec, see
 //!    `crate::policy`), then `cache_key::check`: compiled from this very path, and
@@ -37,6 +39,20 @@
 //!    stderr is ours: when the policy is malformed, envwrap's own line
 //!    (`envwrap: FILE:LINE:COL: message`) is this process's one warning. Then step 4
 //!    again, and the result must be fresh this time.
+//!
+//! **What waits for the first exec.** Steps 3 and 4 are split when nothing happens at
+//! load: the policy keeps no log, does not self-scrub a program of this name, and is
+//! not a failure marker (all three read from the cache, once the policy file itself
+//! is known to be unchanged). The constructor then checks the cache file's trust and
+//! the policy file's `stat` only (`cache_key::check_policy_file`), and [`finish`]
+//! does the rest at the first exec, before the policy decides anything: the cache
+//! directory, the files the policy imports, the notes, and a compile when they
+//! changed. A process that never spawns makes three system calls fewer; one that
+//! spawns makes the same ones, later. What the policy file alone says (its
+//! settings, the programs it names) is current at every start, so an edit that
+//! turns on self-scrub or a log applies at the next start. A compile at the first
+//! exec runs inside the program, which can see envwrap as a child of its own
+//! (`SIGCHLD`, a `wait` for any child); it happens once per change of an import.
 //!
 //! **Failure markers.** A policy that does not compile leaves a failure marker as its
 //! cache: the floor, the warning text, and the stamps of the files involved. A later
@@ -61,7 +77,7 @@ use envpolicy::cache_key::{self, Stamp};
 use envpolicy::Records;
 
 use crate::sticky::{self, Captured};
-use crate::{cold, real, sys};
+use crate::{real, sys};
 
 const PATH_MAX: usize = libc::PATH_MAX as usize;
 /// Larger cache files are not mapped (envpolicy::cache::MAX_CACHE_BYTES).
@@ -77,10 +93,13 @@ pub enum Loaded {
     /// No policy file applies: the built-in default. `warning` is set when
     /// `ENVSHIM_POLICY` named a file that does not exist.
     Builtin { warning: Option<&'static [u8]> },
-    /// The policy file's compiled cache, mapped; `source` is its path.
+    /// The policy file's compiled cache, mapped; `source` is its path. `deferred`:
+    /// checked only as far as a process start needs, the rest to do at the first
+    /// exec (see [`finish`]).
     File {
         policy: Records<'static>,
         source: &'static [u8],
+        deferred: Option<Deferred>,
     },
     /// The fail-closed floor instead of the policy file `source`. `warning` is what
     /// to show once (`None` when envwrap already said it on this process's stderr).
@@ -185,21 +204,6 @@ impl<'b> PathBuf<'b> {
         unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) }
     }
 
-    /// Calls `f` with the first `n` bytes (`0 < n < len`) NUL-terminated in place,
-    /// then puts the byte back.
-    fn with_nul_at<R>(&mut self, n: usize, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        if n == 0 || n >= self.len {
-            return None;
-        }
-        let saved = *self.bytes().get(n)?;
-        self.buf.get_mut(n)?.write(0);
-        let init = self.buf.get(..n + 1)?;
-        // SAFETY: bytes `..n` were written by `push` (n < len), byte `n` just now.
-        let r = f(unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) });
-        self.buf.get_mut(n)?.write(saved);
-        Some(r)
-    }
-
     /// [`PathBuf::c_bytes`], borrowing the buffer for as long as it lives.
     fn into_c_bytes(self) -> Option<&'b [u8]> {
         if !self.ok {
@@ -283,9 +287,16 @@ pub(crate) fn stamp_of(st: &libc::stat) -> Stamp {
     )
 }
 
+/// Our real uid, from the auxiliary vector the kernel passed at exec (`AT_UID`):
+/// a read of memory, where `getuid(2)` is a system call in every process start.
 fn getuid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { crate::sys::sys_call!(libc::SYS_getuid) as u32 }
+    // SAFETY: getauxval has no preconditions; AT_UID is always present on Linux.
+    let uid = unsafe { libc::getauxval(libc::AT_UID) };
+    match u32::try_from(uid) {
+        Ok(uid) if uid != 0 || sys::errno() != libc::ENOENT => uid,
+        // SAFETY: getuid has no preconditions and cannot fail.
+        _ => unsafe { crate::sys::sys_call!(libc::SYS_getuid) as u32 },
+    }
 }
 
 /// Why a stat'ed directory or file is not trusted, if it is not.
@@ -447,12 +458,12 @@ fn floor(source: &'static [u8], parts: &[&[u8]]) -> Loaded {
     }
 }
 
-/// Finds the policy in force. Called once, by the constructor.
+/// Finds the policy in force. Called once, by the constructor, with `argv[0]`.
 ///
 /// The common case, no policy anywhere, stays in this small frame: the larger path
 /// buffers are in `find_config_long`, `load_file` and `absolute_policy_path`.
 #[inline(never)]
-pub fn load() -> Loaded {
+pub fn load(prog: &[u8]) -> Loaded {
     if env_c(COMPILING).is_some() {
         // A shim inside the envwrap we run to compile: no lookups, no spawn.
         return Loaded::Floor {
@@ -461,12 +472,12 @@ pub fn load() -> Loaded {
         };
     }
     if let Some(given_c) = env_c(b"ENVSHIM_POLICY") {
-        return load_file(given_c, true);
+        return load_file(given_c, true, prog);
     }
     let mut space: ShortPath = [MaybeUninit::uninit(); 256];
     match find_config(&mut space) {
-        Config::Found(c) => load_file(c, false),
-        Config::TooLong => find_config_long(),
+        Config::Found(c) => load_file(c, false, prog),
+        Config::TooLong => find_config_long(prog),
         Config::None => Loaded::Builtin { warning: None },
     }
 }
@@ -509,10 +520,10 @@ fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
 
 /// `find_config` for a user path longer than `ShortPath`.
 #[inline(never)]
-fn find_config_long() -> Loaded {
+fn find_config_long(prog: &[u8]) -> Loaded {
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
     match find_config(&mut space) {
-        Config::Found(c) => load_file(c, false),
+        Config::Found(c) => load_file(c, false, prog),
         Config::TooLong | Config::None => Loaded::Builtin { warning: None },
     }
 }
@@ -534,10 +545,91 @@ fn absolute_policy_path(given_c: &[u8]) -> Result<Option<&'static [u8]>, ()> {
     Ok(out.get(..n + 1).and_then(|c| POLICY_PATH.set(c)))
 }
 
+/// Where a configured policy and its cache are, for the checks of [`load_file`]
+/// and, when the constructor deferred part of them, of [`finish`].
+#[derive(Clone, Copy)]
+pub struct Ctx<'c> {
+    /// The policy's absolute path, NUL-terminated (in [`POLICY_PATH`]).
+    path_c: &'static [u8],
+    /// The cache file's path, NUL-terminated; its directory is the first `dir_len`
+    /// bytes.
+    cache_c: &'c [u8],
+    dir_len: usize,
+    uid: u32,
+    /// `ENVSHIM_POLICY` named the policy (a missing file then means the built-in
+    /// default, with a warning).
+    explicit: bool,
+}
+
+/// The rest of the check of a policy's cache, deferred by the constructor to the
+/// first exec (see [`finish`]).
+#[derive(Clone, Copy)]
+pub struct Deferred {
+    /// The whole cache file, as mapped by the constructor (policy, notes, footer).
+    file: &'static [u8],
+    ctx: Ctx<'static>,
+}
+
+impl Ctx<'_> {
+    fn path(&self) -> &'static [u8] {
+        without_nul(self.path_c)
+    }
+
+    /// The built-in default, with its warning, when `ENVSHIM_POLICY` names a file
+    /// that does not exist. Asked only when the cache cannot be used: a fresh cache
+    /// proves the file exists (its first dependency is the policy's own `stat`).
+    fn not_found(&self) -> Option<Loaded> {
+        (self.explicit && matches!(stat_c(self.path_c), Err(libc::ENOENT | libc::ENOTDIR))).then(
+            || Loaded::Builtin {
+                warning: warn(&[
+                    b"envshim: policy ",
+                    self.path(),
+                    b" not found: using the built-in default",
+                ]),
+            },
+        )
+    }
+
+    /// The floor, with the reason in `parts`, unless the policy is missing.
+    fn floor_unless_missing(&self, parts: &[&[u8]]) -> Loaded {
+        self.not_found()
+            .unwrap_or_else(|| floor(self.path(), parts))
+    }
+
+    /// The floor when the cache directory exists and is not ours (a compile could
+    /// not write there, and a cache someone else can replace is not used).
+    #[inline(never)] // Its buffer is on the stack only when it runs.
+    fn untrusted_dir(&self) -> Option<Loaded> {
+        let dir = self.cache_c.get(..self.dir_len)?;
+        let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+        let mut buf = PathBuf::new(&mut space);
+        let st = stat_c(buf.push(dir).c_bytes()?).ok()?;
+        let why = untrusted(&st, self.uid, libc::S_IFDIR)?;
+        Some(self.floor_unless_missing(&[
+            b"envshim: cache directory ",
+            dir,
+            b" is not trusted (",
+            why,
+            b"); policy ",
+            self.path(),
+            b" not used; using the fail-closed floor",
+        ]))
+    }
+}
+
 /// The policy file `given_c` (NUL-terminated; `explicit` when `ENVSHIM_POLICY`
-/// named it): its compiled cache, compiled first if missing or stale.
+/// named it): its compiled cache, compiled first if missing or stale. `prog` is
+/// this process's `argv[0]`.
+///
+/// A process start checks only what it needs: when nothing happens at load (the
+/// policy keeps no log, self-scrubs no program of this name, and is not a failure
+/// marker), the cache must be for this policy file and the file unchanged (one
+/// `stat`), and the rest of the check (the cache directory, the files the policy
+/// imports, the notes) waits for the first exec ([`finish`]). A process that never
+/// spawns then makes three system calls fewer; the policy it would enforce is
+/// still checked in full before it decides anything.
 #[inline(never)]
-fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
+fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
     // One path buffer, for the cache path.
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
     let mut buf = PathBuf::new(&mut space);
@@ -566,27 +658,17 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
         );
     };
     let path = without_nul(path_c);
-
-    // A policy that ENVSHIM_POLICY names but that does not exist means the built-in
-    // default, whatever else is wrong. It is asked only when the cache cannot be
-    // used: a fresh cache proves the file exists (its first dependency is the
-    // policy's own `stat`), and this saves every process start a system call.
-    let not_found = || {
-        (explicit && matches!(stat_c(path_c), Err(libc::ENOENT | libc::ENOTDIR))).then(|| {
-            Loaded::Builtin {
-                warning: warn(&[
-                    b"envshim: policy ",
-                    path,
-                    b" not found: using the built-in default",
-                ]),
-            }
-        })
+    let uid = getuid();
+    let mut ctx = Ctx {
+        path_c,
+        cache_c: &[],
+        dir_len: 0,
+        uid,
+        explicit,
     };
-    // The floor, with the reason in `parts`, unless the policy is missing.
-    let floor_unless_missing = |parts: &[&[u8]]| not_found().unwrap_or_else(|| floor(path, parts));
     if core::str::from_utf8(path).is_err() {
         // The compiler records paths as UTF-8 (lossily): a cache could never match.
-        return floor_unless_missing(&[
+        return ctx.floor_unless_missing(&[
             b"envshim: policy path ",
             path,
             b" is not UTF-8; using the fail-closed floor",
@@ -594,7 +676,6 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
     }
 
     // The cache path (envpolicy::cache::cache_path).
-    let uid = getuid();
     let cache = &mut buf;
     cache.clear();
     match (env_c(b"XDG_CACHE_HOME"), env_c(b"HOME")) {
@@ -609,45 +690,112 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
     };
     let dir_len = cache.len;
     cache.join(&cache_key::cache_file_name(path));
-    if cache.c_bytes().is_none() || dir_len == 0 {
-        return floor_unless_missing(&[
+    let Some(cache_c) = cache.c_bytes().filter(|_| dir_len != 0) else {
+        return ctx.floor_unless_missing(&[
             b"envshim: cache path for policy ",
             path,
             b" is too long; using the fail-closed floor",
         ]);
-    }
-    // The directory: refuse one that is not ours (a compile could not write there).
-    if let Some(Ok(st)) = cache.with_nul_at(dir_len, stat_c) {
-        if let Some(why) = untrusted(&st, uid, libc::S_IFDIR) {
-            return floor_unless_missing(&[
-                b"envshim: cache directory ",
-                cache.bytes().get(..dir_len).unwrap_or(&[]),
-                b" is not trusted (",
-                why,
-                b"); policy ",
-                path,
-                b" not used; using the fail-closed floor",
-            ]);
-        }
-    }
-    let Some(cache_c) = cache.c_bytes() else {
-        return floor_unless_missing(&[
-            b"envshim: cache path too long; using the fail-closed floor",
-        ]);
     };
+    ctx.cache_c = cache_c;
+    ctx.dir_len = dir_len;
 
     // A fresh cache: the common case.
-    if let Ok(m) = map_cache(cache_c, uid) {
+    let mapped = match map_cache(cache_c, uid) {
+        Ok(m) => match quick(m, &ctx, prog) {
+            Ok(deferred) => return deferred,
+            Err(m) => Some(m),
+        },
+        Err(_) => None,
+    };
+    if let Some(floor) = ctx.untrusted_dir() {
+        if let Some(m) = mapped {
+            m.unmap();
+        }
+        return floor;
+    }
+    checked(&ctx, mapped)
+}
+
+/// The constructor's check of a mapped cache, when it may defer the rest (see
+/// [`load_file`]): the cache, with the check deferred, or the mapping back for the
+/// full check.
+fn quick(m: Mapping, ctx: &Ctx<'_>, prog: &[u8]) -> Result<Loaded, Mapping> {
+    let file = m.bytes();
+    let Ok((policy, notes)) = cache_key::open_peek(file) else {
+        return Err(m);
+    };
+    let at_load = notes.failure().is_some()
+        || policy.log_path().is_some()
+        || envpolicy::decide::self_scrub(&policy, prog);
+    if at_load {
+        return Err(m);
+    }
+    let mut trusted = true;
+    let fresh = cache_key::check_policy_file(&policy, ctx.path(), |p| {
+        let st = stat_c(p).ok()?;
+        trusted = untrusted_dep(&st, ctx.uid).is_none();
+        Some(stamp_of(&st))
+    });
+    // Stale, or the policy file is not trusted now: the full check says what to do.
+    if fresh.is_err() || !trusted {
+        return Err(m);
+    }
+    // The first exec needs the cache path again.
+    let Some(cache_c) = CACHE_PATH.set(ctx.cache_c) else {
+        return Err(m);
+    };
+    Ok(Loaded::File {
+        policy,
+        source: policy.source(),
+        deferred: Some(Deferred {
+            file,
+            ctx: Ctx { cache_c, ..*ctx },
+        }),
+    })
+}
+
+/// The cache path kept for [`finish`], NUL-terminated.
+#[link_section = ".data.envshim_ctor"]
+static CACHE_PATH: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
+
+/// The check the constructor deferred (see [`load_file`]), at the first exec,
+/// before the policy decides anything: the cache directory's trust, then the whole
+/// check of the cache the constructor mapped. A cache found stale is compiled
+/// again here, as the constructor would have (envwrap runs, and is waited for),
+/// and a failure means the floor, with its warning.
+///
+/// Runs once per process, in the thread that validates the policy: allocates
+/// nothing and takes no lock (envwrap is started with the real `posix_spawn` and
+/// waited for with `wait4`), so it may run in a `vfork` child, whose writes land
+/// in the parent's memory.
+pub fn finish(d: Deferred) -> Loaded {
+    let ctx = &d.ctx;
+    if let Some(floor) = ctx.untrusted_dir() {
+        return floor;
+    }
+    match judge_bytes(d.file, ctx.path(), ctx.uid) {
+        Ok(loaded) => loaded,
+        // Compiled again since? Else compile.
+        Err(_) => checked(ctx, None),
+    }
+}
+
+/// The full check (the cache directory already checked): `mapped` (else the cache
+/// file, mapped now) judged in full; when it is missing, untrusted or stale, compile
+/// it and judge it again.
+fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
+    let (path, uid, cache_c) = (ctx.path(), ctx.uid, ctx.cache_c);
+    if let Some(m) = mapped.or_else(|| map_cache(cache_c, uid).ok()) {
         if let Ok(loaded) = judge(m, path, uid) {
             return loaded;
         }
     }
-
-    if let Some(builtin) = not_found() {
+    if let Some(builtin) = ctx.not_found() {
         return builtin;
     }
     // Missing, untrusted or stale: compile, then the cache must be usable.
-    let status = match compile(cache_c, path_c) {
+    let status = match compile(cache_c, ctx.path_c) {
         Ok(s) => s,
         Err((envwrap, errno)) => {
             let reason: &[u8] = match errno {
@@ -705,6 +853,16 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
 }
 
 /// Use a mapped cache for the policy at `path`, or unmap it and say why not.
+fn judge(m: Mapping, path: &'static [u8], uid: u32) -> Result<Loaded, &'static [u8]> {
+    let verdict = judge_bytes(m.bytes(), path, uid);
+    if verdict.is_err() {
+        // Nothing borrowed from the mapping outlives `verdict` (an error is static).
+        m.unmap();
+    }
+    verdict
+}
+
+/// Use the cache file `file` for the policy at `path`, or say why not.
 ///
 /// The files the policy was compiled from are also checked for trust as they are
 /// now (the same `stat` as the freshness check): a file made group- or
@@ -712,54 +870,44 @@ fn load_file(given_c: &[u8], explicit: bool) -> Loaded {
 /// not change its contents or mtime, so the cache would stay fresh; instead the
 /// floor is enforced, with one warning naming the file, until the file is
 /// trusted again.
-fn judge(m: Mapping, path: &'static [u8], uid: u32) -> Result<Loaded, &'static [u8]> {
-    let verdict = {
-        let bytes = m.bytes();
-        match cache_key::open_peek(bytes) {
-            Err(e) => Err(e.describe().as_bytes()),
-            Ok((policy, notes)) => {
-                let mut distrust: Option<(&[u8], &'static [u8])> = None;
-                let checked = cache_key::check(&policy, &notes, path, |p| {
-                    let st = stat_c(p).ok()?;
-                    if distrust.is_none() {
-                        distrust = untrusted_dep(&st, uid).map(|why| (without_nul(p), why));
-                    }
-                    Some(stamp_of(&st))
-                });
-                match checked {
-                    Err(s) => Err(s.describe().as_bytes()),
-                    Ok(()) if notes.failure().is_none() && distrust.is_some() => {
-                        let (file, why) = distrust.unwrap_or((path, b""));
-                        Ok(floor(
-                            policy.source(),
-                            &[
-                                b"envshim: ",
-                                file,
-                                b": not trusted: ",
-                                why,
-                                b"; only its owner and root may write it; using the fail-closed floor",
-                            ],
-                        ))
-                    }
-                    Ok(()) => Ok(match notes.failure() {
-                        Some(w) => Loaded::Floor {
-                            source: policy.source(),
-                            warning: Some(w),
-                        },
-                        None => Loaded::File {
-                            policy,
-                            source: policy.source(),
-                        },
-                    }),
-                }
-            }
+fn judge_bytes(
+    file: &'static [u8],
+    path: &'static [u8],
+    uid: u32,
+) -> Result<Loaded, &'static [u8]> {
+    let (policy, notes) = cache_key::open_peek(file).map_err(|e| e.describe().as_bytes())?;
+    let mut distrust: Option<(&[u8], &'static [u8])> = None;
+    cache_key::check(&policy, &notes, path, |p| {
+        let st = stat_c(p).ok()?;
+        if distrust.is_none() {
+            distrust = untrusted_dep(&st, uid).map(|why| (without_nul(p), why));
         }
-    };
-    if verdict.is_err() {
-        // Nothing borrowed from the mapping outlives `verdict` (an error is static).
-        m.unmap();
+        Some(stamp_of(&st))
+    })
+    .map_err(|s| s.describe().as_bytes())?;
+    if let Some(w) = notes.failure() {
+        return Ok(Loaded::Floor {
+            source: policy.source(),
+            warning: Some(w),
+        });
     }
-    verdict
+    if let Some((file, why)) = distrust {
+        return Ok(floor(
+            policy.source(),
+            &[
+                b"envshim: ",
+                file,
+                b": not trusted: ",
+                why,
+                b"; only its owner and root may write it; using the fail-closed floor",
+            ],
+        ));
+    }
+    Ok(Loaded::File {
+        policy,
+        source: policy.source(),
+        deferred: None,
+    })
 }
 
 /// Runs `envwrap compile --output CACHE -- POLICY` and waits for it. `Ok` holds the
@@ -831,8 +979,18 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [
     }
     let mut status: c_int = 0;
     loop {
-        // SAFETY: `pid` is our child; `status` is a valid out-pointer.
-        let w = unsafe { cold::waitpid(pid, &mut status, 0) };
+        // SAFETY: `pid` is our child; `status` is a valid out-pointer; no rusage.
+        // (A system call, not libc's lazily bound waitpid: this may run on an exec
+        // path, see `finish`.)
+        let w = unsafe {
+            crate::sys::sys_call!(
+                libc::SYS_wait4,
+                pid,
+                &mut status as *mut c_int,
+                0 as c_int,
+                core::ptr::null_mut::<libc::rusage>(),
+            )
+        } as libc::pid_t;
         if w == pid {
             return Ok(Some(status));
         }

@@ -14,7 +14,7 @@ use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU8, Ordering};
 use envpolicy::{Policy, Records};
 
-use crate::load::Loaded;
+use crate::load::{Deferred, Loaded};
 
 /// The built-in default: inherit all, refuse credentials by name and shape, refuse
 /// secrets in argv.
@@ -41,6 +41,39 @@ struct Pending {
     bytes: &'static [u8],
     source: &'static [u8],
     warning: Option<&'static [u8]>,
+    /// The part of the cache's check that the constructor left to the first exec
+    /// (`load::finish`); `None` once done, or when there was none.
+    deferred: Option<Deferred>,
+}
+
+impl Pending {
+    fn of(loaded: Loaded) -> Pending {
+        match loaded {
+            Loaded::Builtin { warning } => Pending {
+                bytes: DEFAULT,
+                source: b"<built-in>",
+                warning,
+                deferred: None,
+            },
+            Loaded::File {
+                policy,
+                source,
+                deferred,
+            } => Pending {
+                bytes: policy.as_bytes(),
+                source,
+                warning: None,
+                deferred,
+            },
+            // The shim's own floor, whatever the failure marker holds.
+            Loaded::Floor { source, warning } => Pending {
+                bytes: FLOOR,
+                source,
+                warning,
+                deferred: None,
+            },
+        }
+    }
 }
 
 const EMPTY: u8 = 0;
@@ -48,9 +81,10 @@ const PENDING: u8 = 1;
 const BUSY: u8 = 2;
 const READY: u8 = 3;
 
-/// The constructor records the policy's bytes (`PENDING`); the first exec validates
-/// them (`BUSY`, then `READY`), so a process that never spawns never pays for the
-/// validation. Validation reads the mapped bytes and writes `active`; it allocates
+/// The constructor records the policy's bytes (`PENDING`); the first exec finishes
+/// the cache's check if the constructor deferred part of it (`complete`), copies
+/// the bytes (`private_copy`) and validates them (`BUSY`, then `READY`), so a
+/// process that never spawns never pays for any of it. Validation reads the mapped bytes and writes `active`; it allocates
 /// nothing and takes no lock, so it may run in a `vfork` child, whose writes land in
 /// the parent's memory: the parent then finds the policy validated. A thread that
 /// finds another one validating validates a private copy on its stack instead of
@@ -92,29 +126,12 @@ unsafe fn validated() -> Option<&'static Active> {
     unsafe { (*ACTIVE.0.get()).assume_init_ref().as_ref() }
 }
 
-/// Called once by the constructor: finds the configured policy and maps its compiled
-/// cache, compiling it first when it is missing or stale (see `load`). Only the
-/// header of the compiled form is read here.
-pub fn init() {
+/// Called once by the constructor, with `argv[0]`: finds the configured policy and
+/// maps its compiled cache, compiling it first when it is missing or stale (see
+/// `load`). Only the header of the compiled form is read here.
+pub fn init(prog: &[u8]) {
     let saved = crate::sys::errno();
-    let pending = match crate::load::load() {
-        Loaded::Builtin { warning } => Pending {
-            bytes: DEFAULT,
-            source: b"<built-in>",
-            warning,
-        },
-        Loaded::File { policy, source } => Pending {
-            bytes: policy.as_bytes(),
-            source,
-            warning: None,
-        },
-        // The shim's own floor, whatever the failure marker holds.
-        Loaded::Floor { source, warning } => Pending {
-            bytes: FLOOR,
-            source,
-            warning,
-        },
-    };
+    let pending = Pending::of(crate::load::load(prog));
     crate::sys::set_errno(saved);
     // SAFETY: the constructor runs once, before any reader (state is still EMPTY,
     // so readers do not touch `pending`).
@@ -138,6 +155,23 @@ fn validate(p: Pending) -> Option<Active> {
             ),
         }),
     }
+}
+
+/// The check of the cache that the constructor deferred, if any (`load::finish`,
+/// which may compile the policy again and so change what is enforced).
+///
+/// Called only by the thread that moved the state from PENDING to BUSY. Another
+/// thread that execs meanwhile validates the constructor's bytes (see `Slot`),
+/// not yet checked against the files the policy imports; that window is one
+/// compile long, at most, once per process.
+fn complete(p: Pending) -> Pending {
+    let Some(deferred) = p.deferred else {
+        return p;
+    };
+    let saved = crate::sys::errno();
+    let done = Pending::of(crate::load::finish(deferred));
+    crate::sys::set_errno(saved);
+    done
 }
 
 /// Room for a policy file's compiled form, copied at the first validation (see
@@ -215,7 +249,7 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
                 .compare_exchange(PENDING, BUSY, Ordering::Acquire, Ordering::Acquire)
                 .is_ok()
             {
-                let active = pending().map(private_copy).and_then(validate);
+                let active = pending().map(complete).map(private_copy).and_then(validate);
                 // SAFETY: this thread alone moved PENDING to BUSY; nobody reads
                 // `active` before READY is stored below.
                 unsafe { (*ACTIVE.0.get()).write(active) };

@@ -215,6 +215,151 @@ fn recompiled_when_an_imported_env_file_changes() {
     assert_eq!(w.runs(), 3);
 }
 
+/// A program that never spawns prints whether `MARK_A` and `MARK_B` are set.
+const MARKS_C: &str = "#include <stdio.h>\n#include <stdlib.h>\nint main(void){printf(\"%s %s\\n\",getenv(\"MARK_A\")?\"A\":\"-\",getenv(\"MARK_B\")?\"B\":\"-\");return 0;}\n";
+
+/// A process start checks the policy file itself (a `stat`), and leaves the files
+/// it imports to its first exec: a process that never spawns does not compile
+/// after an import changed, the next one that execs does, and an edit of the
+/// policy file is compiled at the next start, spawning or not.
+#[test]
+fn imports_are_checked_at_the_first_exec_the_policy_file_at_every_start() {
+    let w = World::new("load_deferred_imports");
+    let policy = w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
+    );
+    w.sb.write("names.env", "MARK_A=x\n");
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 1);
+    let quiet = compile_c("load_marks", MARKS_C);
+    let run_quiet = || {
+        let out = w
+            .shimmed(&quiet)
+            .env("ENVSHIM_POLICY", &policy)
+            .expect_success();
+        assert_eq!(
+            out.stdout_str(),
+            "A B\n",
+            "the shim leaves its host's environment alone"
+        );
+        assert!(out.stderr.is_empty(), "{}", out.stderr_str());
+    };
+
+    // The import changes. A process that never spawns does not compile.
+    w.sb.write("names.env", "MARK_B=yy\n");
+    run_quiet();
+    assert_eq!(
+        w.runs(),
+        1,
+        "a process that never spawns compiled the policy"
+    );
+    // The next exec does, and enforces the change.
+    let (state, msgs) = w.observe(Some(&policy));
+    assert_eq!(
+        state,
+        InForce::StripsB,
+        "the changed import is in force at the first exec"
+    );
+    assert!(msgs.is_empty(), "{msgs:?}");
+    assert_eq!(w.runs(), 2);
+
+    // The policy file itself changes: compiled at the next start, spawning or not.
+    w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n",
+    );
+    run_quiet();
+    assert_eq!(w.runs(), 3, "a start after a policy edit compiles it");
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 3);
+}
+
+/// The first exec of a process may be in a `vfork` child: the deferred check, and
+/// the compile it finds needed, run there, and land in the parent's memory, so the
+/// parent's next child neither compiles again nor sees the old policy.
+#[test]
+fn a_vfork_child_completes_the_check_for_its_parent() {
+    let w = World::new("load_deferred_vfork");
+    let policy = w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
+    );
+    w.sb.write("names.env", "MARK_A=x\n");
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 1);
+    w.sb.write("names.env", "MARK_B=yy\n");
+    let twice = compile_c(
+        "load_vfork_twice",
+        r#"#define _GNU_SOURCE
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+extern char **environ;
+int main(void) {
+    for (int i = 0; i < 2; i++) {
+        char *argv[] = {"sh", "-c", "echo child: ${MARK_A:+A} ${MARK_B:+B}.", NULL};
+        pid_t p = vfork();
+        if (p == 0) { execve("/bin/sh", argv, environ); _exit(127); }
+        int st;
+        if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+        fflush(stdout);
+    }
+    return 0;
+}
+"#,
+    );
+    let out = w
+        .shimmed(&twice)
+        .env("ENVSHIM_POLICY", &policy)
+        .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "child: A .\nchild: A .\n",
+        "both children of the vfork parent have the changed import in force"
+    );
+    assert!(messages(&out.stderr).is_empty(), "{}", out.stderr_str());
+    assert_eq!(w.runs(), 2, "the first child compiled, and only it");
+}
+
+/// Self-scrub is decided at load from the policy file, which every start checks: a
+/// policy edited to self-scrub a program, not yet compiled, is compiled when that
+/// program starts, and the program starts scrubbed.
+#[test]
+fn a_policy_edited_to_self_scrub_a_program_applies_at_its_next_start() {
+    let w = World::new("load_edit_self_scrub");
+    let policy = w.sb.write("policy.toml", POLICY);
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 1);
+    let built = compile_c(
+        "load_scrubbed",
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void){printf(\"GH_TOKEN %s\\n\",getenv(\"GH_TOKEN\")?\"set\":\"unset\");return 0;}\n",
+    );
+    // Under the name the policy gives it (compile_c adds a hash to the file name).
+    let prog = w.sb.join("load_scrubbed");
+    std::fs::copy(&built, &prog).unwrap();
+    let token = w.sb.secrets().value("GH_TOKEN").to_string();
+    let run = || {
+        w.shimmed(&prog)
+            .env("ENVSHIM_POLICY", &policy)
+            .env("GH_TOKEN", &token)
+            .expect_success()
+            .stdout_str()
+            .to_string()
+    };
+    assert_eq!(run(), "GH_TOKEN set\n", "no self-scrub yet");
+    w.sb.write(
+        "policy.toml",
+        format!("{POLICY}[program.load_scrubbed]\nself_scrub = true\n"),
+    );
+    assert_eq!(
+        run(),
+        "GH_TOKEN unset\n",
+        "the edited policy's self-scrub applies at the next start"
+    );
+    assert_eq!(w.runs(), 2);
+}
+
 #[test]
 fn malformed_policy_gives_the_floor_and_one_warning() {
     let w = World::new("load_malformed");
