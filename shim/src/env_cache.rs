@@ -29,8 +29,8 @@
 //! already been written by `fork` itself. (In a `vfork` child the flag is the
 //! parent thread's, which is suspended; the claim ends before the real exec.)
 //!
-//! The buffer is in `.bss`, so it costs no memory until a policy with env files
-//! execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
+//! The buffer is zero-initialised and away from the constructor's page
+//! (shim/layout.ld), so it costs no memory until a policy with env files execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
 //!
 //! With the bytes, the cache keeps what the decision would otherwise parse out of
 //! them at every exec, found once per read: the assignment each of the policy's

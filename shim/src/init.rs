@@ -15,13 +15,13 @@
 //! has what that costs against an empty C library. On this machine most of a
 //! process start's cost is page faults (about 2 us each), so the constructor is
 //! written to touch no page an empty library would not:
-//! - **Its statics are in `.data`** (`#[link_section = ".data.envshim_ctor"]`):
-//!   the real functions, the sticky strings and the first KiB of their arena, the
-//!   policy slot's state. `.data` is small and on the page that the loader's
-//!   relocations and zero-filling have already made private (build.rs puts each
-//!   segment on its own pages). A static in `.bss` that the constructor wrote
-//!   would fault a page of its own. Statics written later (the validated policy,
-//!   scratch, env-file cache) stay in `.bss`.
+//! - **Its statics are on one page** (`#[link_section = ".data.envshim_ctor"]`):
+//!   the real functions, the sticky strings and the first 640 bytes of their
+//!   arena, the policy slot. shim/layout.ld puts them right after what the loader
+//!   relocates, so they share the page the loader has already made private (ADR
+//!   0008). A static elsewhere that the constructor wrote would fault a page of
+//!   its own. Statics written later (the validated policy and its copy, scratch,
+//!   the env-file cache) are further on, marked `.data.envshim_zero`.
 //! - **Its frames are small.** A frame larger than a page probes, and so faults,
 //!   every page of it. Path buffers of `PATH_MAX` bytes and the self-scrub scratch
 //!   are in functions of their own that run only when needed, and the policy is

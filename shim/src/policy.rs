@@ -91,9 +91,9 @@ const READY: u8 = 3;
 /// waiting.
 ///
 /// `active` is written at the first exec, not by the constructor: it is `MaybeUninit`
-/// (initialised once `state` is READY) so that it lies in `.bss` and costs a process
-/// that never spawns nothing, while `state` and `pending` are in the constructor's
-/// page (see `crate::init`).
+/// (initialised once `state` is READY) so that it lies away from the constructor's
+/// page and costs a process that never spawns nothing, while `state` and `pending`
+/// are on that page (see `crate::init`).
 struct Slot {
     state: AtomicU8,
     pending: UnsafeCell<Option<Pending>>,
