@@ -256,7 +256,7 @@ unsafe fn apply(
 ) -> Prepared {
     if let Some(w) = active.warning {
         if !WARNED.swap(true, Ordering::Relaxed) {
-            Msg::<1024>::new().push(w).write_stderr();
+            warn_once(w);
         }
     }
     let policy = &active.policy;
@@ -345,6 +345,17 @@ enum Attempt {
     Done(Prepared),
 }
 
+// Every message is built in a function of its own, out of line: its buffer would
+// otherwise be part of `apply`'s frame, which a `fork` child's exec faults in page by
+// page (see `crate::policy::with_active`).
+#[cold]
+#[inline(never)]
+fn warn_once(w: &[u8]) {
+    Msg::<1024>::new().push(w).write_stderr();
+}
+
+#[cold]
+#[inline(never)]
 fn refuse_e2big(prog: &[u8]) -> Attempt {
     let mut m = Msg::<512>::new();
     m.push(b"envshim: cannot apply the policy to ")
@@ -681,6 +692,8 @@ impl Report<'_, '_> {
     }
 
     /// The message for a refused exec: program, argument, variable, policy.
+    #[cold]
+    #[inline(never)]
     fn refusal(&self, i: usize) {
         let mut m = Msg::<1024>::new();
         m.push(b"envshim: refused to run ")
@@ -706,23 +719,7 @@ impl Report<'_, '_> {
     fn loud(&self) {
         for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
             if v.loud {
-                let verb: &[u8] = if v.action == Action::Grant {
-                    b"granted "
-                } else {
-                    b"refused "
-                };
-                let mut m = Msg::<512>::new();
-                m.push(b"envshim: ")
-                    .push(verb)
-                    .push(self.env_name(i))
-                    .push(b" for ")
-                    .push(self.prog);
-                m.push(b" (")
-                    .push(v.rule.id().as_bytes())
-                    .push(b"; policy ")
-                    .push(self.source)
-                    .push(b")");
-                m.write_stderr();
+                self.loud_env(i, v);
             }
         }
         for (i, v) in self.averdicts.iter().enumerate() {
@@ -738,22 +735,52 @@ impl Report<'_, '_> {
                     .get(i)
                     .and_then(|a| a.get(name_at as usize..name_end as usize))
                     .unwrap_or(&[]);
-                let mut m = Msg::<512>::new();
-                m.push(b"envshim: refused ")
-                    .push(name)
-                    .push(b" in the argv of ")
-                    .push(self.prog);
-                m.push(b" (")
-                    .push(rule.id().as_bytes())
-                    .push(b"; policy ")
-                    .push(self.source)
-                    .push(b")");
-                m.write_stderr();
+                self.loud_arg(name, rule);
             }
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn loud_env(&self, i: usize, v: &Verdict) {
+        let verb: &[u8] = if v.action == Action::Grant {
+            b"granted "
+        } else {
+            b"refused "
+        };
+        let mut m = Msg::<512>::new();
+        m.push(b"envshim: ")
+            .push(verb)
+            .push(self.env_name(i))
+            .push(b" for ")
+            .push(self.prog);
+        m.push(b" (")
+            .push(v.rule.id().as_bytes())
+            .push(b"; policy ")
+            .push(self.source)
+            .push(b")");
+        m.write_stderr();
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn loud_arg(&self, name: &[u8], rule: Rule) {
+        let mut m = Msg::<512>::new();
+        m.push(b"envshim: refused ")
+            .push(name)
+            .push(b" in the argv of ")
+            .push(self.prog);
+        m.push(b" (")
+            .push(rule.id().as_bytes())
+            .push(b"; policy ")
+            .push(self.source)
+            .push(b")");
+        m.write_stderr();
+    }
+
     /// One JSON line per change, to `fd`.
+    #[cold]
+    #[inline(never)]
     fn all(&self, fd: c_int) {
         let mode: &[u8] = if self.policy.settings().mode == Mode::Audit {
             b"audit"
