@@ -51,8 +51,10 @@
 //! spawns makes the same ones, later. What the policy file alone says (its
 //! settings, the programs it names) is current at every start, so an edit that
 //! turns on self-scrub or a log applies at the next start. A compile at the first
-//! exec runs inside the program, which can see envwrap as a child of its own
-//! (`SIGCHLD`, a `wait` for any child); it happens once per change of an import.
+//! exec runs inside the program, once per change of an import: every signal is
+//! blocked while envwrap runs, and the `SIGCHLD` its exit raises is taken off
+//! (`QuietChild`), so no handler of the program runs for it, in a `vfork` child
+//! least of all; another thread's `wait` for any child could still collect it.
 //!
 //! **Failure markers.** A policy that does not compile leaves a failure marker as its
 //! cache: the floor, the warning text, and the stamps of the files involved. A later
@@ -960,6 +962,20 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [
     let Some(spawn) = real::posix_spawn() else {
         return Err((name, libc::ENOSYS));
     };
+    let quiet = QuietChild::begin();
+    let result = spawn_and_wait(spawn, envwrap, &argv, &envp);
+    quiet.end();
+    result.map_err(|r| (name, r))
+}
+
+/// `posix_spawn` envwrap and wait for it: `Ok` the wait status (`None` when it
+/// could not be collected), `Err` the spawn error.
+fn spawn_and_wait(
+    spawn: real::PosixSpawnFn,
+    envwrap: &[u8],
+    argv: &[*const c_char; 7],
+    envp: &[*const c_char; 5],
+) -> Result<Option<c_int>, c_int> {
     let mut pid: libc::pid_t = 0;
     // SAFETY: every string is NUL-terminated (`envwrap`, `cache_c` and `policy_c` by
     // construction), both arrays are NULL-terminated, and no file actions or
@@ -975,7 +991,7 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [
         )
     };
     if r != 0 {
-        return Err((name, r));
+        return Err(r);
     }
     let mut status: c_int = 0;
     loop {
@@ -999,4 +1015,114 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [
         }
         return Ok(None);
     }
+}
+
+/// The program's signal handlers kept out of a compile.
+///
+/// A compile can run on an exec path (see [`finish`]), possibly in a `vfork` child
+/// of the program, which shares its memory: a handler run there (for the
+/// `SIGCHLD` that envwrap's exit raises) would change the parent's state from the
+/// wrong process. So every signal is blocked while envwrap runs (as glibc's
+/// `posix_spawn` does in its own child), and the `SIGCHLD` that envwrap caused is
+/// taken off before the mask is restored, unless one was pending already or
+/// another child of this process has a state change to report, in which case the
+/// program gets its `SIGCHLD` as it would have. Raw system calls: nothing here may
+/// go through libc's lazily bound functions on an exec path.
+struct QuietChild {
+    /// The mask to restore (the kernel's 64-bit set).
+    old: u64,
+    /// A `SIGCHLD` was pending before the compile.
+    pending_before: bool,
+}
+
+const CHLD_BIT: u64 = 1 << (libc::SIGCHLD - 1);
+/// Bytes of the kernel's signal set on this architecture.
+const SIGSET_BYTES: usize = 8;
+
+impl QuietChild {
+    fn begin() -> QuietChild {
+        let all: u64 = !0;
+        let mut old: u64 = 0;
+        let mut pending: u64 = 0;
+        // SAFETY: both sets are valid 8-byte kernel sigsets; blocking signals has
+        // no other effect (the kernel leaves SIGKILL and SIGSTOP alone).
+        unsafe {
+            crate::sys::sys_call!(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_BLOCK,
+                &all as *const u64,
+                &mut old as *mut u64,
+                SIGSET_BYTES,
+            );
+            crate::sys::sys_call!(
+                libc::SYS_rt_sigpending,
+                &mut pending as *mut u64,
+                SIGSET_BYTES
+            );
+        }
+        QuietChild {
+            old,
+            pending_before: pending & CHLD_BIT != 0,
+        }
+    }
+
+    fn end(self) {
+        if !self.pending_before {
+            let chld: u64 = CHLD_BIT;
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `chld` is a valid sigset and `zero` a valid timeout; with no
+            // siginfo out-pointer this only dequeues a pending SIGCHLD, if any.
+            unsafe {
+                crate::sys::sys_call!(
+                    libc::SYS_rt_sigtimedwait,
+                    &chld as *const u64,
+                    core::ptr::null_mut::<libc::siginfo_t>(),
+                    &zero as *const libc::timespec,
+                    SIGSET_BYTES,
+                );
+            }
+            if another_child_to_report() {
+                // SAFETY: signals ourselves; it stays pending until the mask is
+                // restored below, and is then delivered as the program expects.
+                unsafe {
+                    let pid = crate::sys::sys_call!(libc::SYS_getpid);
+                    crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGCHLD);
+                }
+            }
+        }
+        // SAFETY: restores the mask saved by `begin`, a valid kernel sigset.
+        unsafe {
+            crate::sys::sys_call!(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                &self.old as *const u64,
+                core::ptr::null_mut::<u64>(),
+                SIGSET_BYTES,
+            );
+        }
+    }
+}
+
+/// Has a child of this process (other than envwrap, already collected) exited,
+/// stopped or continued without being waited for? Asked without collecting it.
+fn another_child_to_report() -> bool {
+    // SAFETY: `siginfo_t` is plain data; all-zero is valid (and `si_pid` 0 means
+    // "none" for WNOHANG).
+    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
+    // SAFETY: `info` is a valid out-pointer; WNOWAIT leaves the child waitable.
+    let r = unsafe {
+        crate::sys::sys_call!(
+            libc::SYS_waitid,
+            libc::P_ALL,
+            0 as c_int,
+            &mut info as *mut libc::siginfo_t,
+            libc::WEXITED | libc::WSTOPPED | libc::WCONTINUED | libc::WNOHANG | libc::WNOWAIT,
+            core::ptr::null_mut::<libc::rusage>(),
+        )
+    };
+    // SAFETY: filled by the kernel for a child state change (zero otherwise).
+    r == 0 && unsafe { info.si_pid() } != 0
 }

@@ -322,6 +322,61 @@ int main(void) {
     assert_eq!(w.runs(), 2, "the first child compiled, and only it");
 }
 
+/// A compile on an exec path runs no handler of the program in the wrong process:
+/// the first exec is in a `vfork` child, which shares the parent's memory, and
+/// envwrap's exit raises `SIGCHLD` there. The program's handler must not run in the
+/// child (it would act on the parent's state from another process), and the parent
+/// is not told of a child it never had.
+#[test]
+fn a_compile_in_a_vfork_child_runs_no_signal_handler_there() {
+    let w = World::new("load_deferred_sigchld");
+    let policy = w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
+    );
+    w.sb.write("names.env", "MARK_A=x\n");
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    w.sb.write("names.env", "MARK_B=yy\n");
+    let prog = compile_c(
+        "load_vfork_sigchld",
+        r#"#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+extern char **environ;
+static volatile sig_atomic_t in_child, in_parent;
+static pid_t parent;
+static void on_chld(int sig) { (void)sig; if (getpid() != parent) in_child++; else in_parent++; }
+int main(void) {
+    parent = getpid();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_chld;
+    sigaction(SIGCHLD, &sa, NULL);
+    char *argv[] = {"sh", "-c", "echo child: ${MARK_A:+A} ${MARK_B:+B}.", NULL};
+    pid_t p = vfork();
+    if (p == 0) { execve("/bin/sh", argv, environ); _exit(127); }
+    int st;
+    while (waitpid(p, &st, 0) < 0) {}
+    printf("handler in the vfork child: %d, in the parent: %d\n", (int)in_child, (int)in_parent);
+    return 0;
+}
+"#,
+    );
+    let out = w
+        .shimmed(&prog)
+        .env("ENVSHIM_POLICY", &policy)
+        .expect_success();
+    assert_eq!(w.runs(), 2, "the vfork child compiled");
+    assert_eq!(
+        out.stdout_str(),
+        "child: A .\nhandler in the vfork child: 0, in the parent: 1\n",
+        "SIGCHLD: only the parent's own child, in the parent"
+    );
+}
+
 /// Self-scrub is decided at load from the policy file, which every start checks: a
 /// policy edited to self-scrub a program, not yet compiled, is compiled when that
 /// program starts, and the program starts scrubbed.
