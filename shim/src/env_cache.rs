@@ -191,7 +191,11 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         if self.by_thread {
-            set_held_by_thread(false);
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: this thread's own flag (see `held_flag`).
+            unsafe {
+                *held_flag() = 0;
+            }
         } else {
             STATE.store(FREE, Ordering::Release);
         }
@@ -204,42 +208,26 @@ extern "C" {
     static __libc_single_threaded: core::ffi::c_char;
 }
 
-/// Does this thread hold the cache by its own flag (`envshim_cache_held` in
-/// csrc/support.c)? Read inline, as `sys::errno_ptr` reads its slot: a call into
-/// the C object would be a text page of its own in a `fork` child.
+/// This thread's claim flag (`envshim_cache_held` in csrc/support.c), found inline,
+/// as `sys::errno_ptr` finds its slot: a call into the C object would be a text
+/// page of its own in a `fork` child. Only this thread, or a signal handler on it
+/// that runs to completion first, reads or writes it.
 #[cfg(target_arch = "x86_64")]
-fn held_by_thread() -> bool {
-    let held: u32;
-    // SAFETY: reads this thread's `envshim_cache_held`, a hidden initial-exec TLS
-    // byte of this library (its offset from the thread pointer is in the GOT);
-    // touches nothing else.
+fn held_flag() -> *mut u8 {
+    let p: *mut u8;
+    // SAFETY: computes the address of this thread's `envshim_cache_held`, a hidden
+    // initial-exec TLS byte of this library: its offset from the thread pointer is
+    // in the GOT, and the word at %fs:0 is the thread pointer itself (x86-64 TLS
+    // ABI). Reads the GOT and %fs:0 only.
     unsafe {
         core::arch::asm!(
-            "mov {off}, qword ptr [rip + envshim_cache_held@GOTTPOFF]",
-            "movzx {held:e}, byte ptr fs:[{off}]",
-            off = out(reg) _,
-            held = out(reg) held,
-            options(nostack, readonly, preserves_flags),
+            "mov {p}, qword ptr [rip + envshim_cache_held@GOTTPOFF]",
+            "add {p}, qword ptr fs:[0]",
+            p = out(reg) p,
+            options(nostack, readonly),
         );
     }
-    held != 0
-}
-
-#[cfg(target_arch = "x86_64")]
-fn set_held_by_thread(held: bool) {
-    let v = u8::from(held);
-    // SAFETY: writes this thread's own `envshim_cache_held` (see `held_by_thread`),
-    // which only this thread, or a signal handler on it that runs to completion
-    // first, touches.
-    unsafe {
-        core::arch::asm!(
-            "mov {off}, qword ptr [rip + envshim_cache_held@GOTTPOFF]",
-            "mov byte ptr fs:[{off}], {v}",
-            off = out(reg) _,
-            v = in(reg_byte) v,
-            options(nostack, preserves_flags),
-        );
-    }
+    p
 }
 
 /// Take the claim: this thread's own flag in a single-threaded process, else
@@ -250,10 +238,14 @@ fn take_claim() -> Option<bool> {
     let single = unsafe { core::ptr::read_volatile(&raw const __libc_single_threaded) } != 0;
     #[cfg(target_arch = "x86_64")]
     if single && STATE.load(Ordering::Acquire) == FREE {
-        if held_by_thread() {
-            return None;
+        let flag = held_flag();
+        // SAFETY: this thread's own flag (see `held_flag`).
+        unsafe {
+            if *flag != 0 {
+                return None;
+            }
+            *flag = 1;
         }
-        set_held_by_thread(true);
         return Some(true);
     }
     STATE

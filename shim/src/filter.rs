@@ -719,7 +719,12 @@ impl Report<'_, '_> {
     fn loud(&self) {
         for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
             if v.loud {
-                self.loud_env(i, v);
+                let verb: &[u8] = if v.action == Action::Grant {
+                    b"granted "
+                } else {
+                    b"refused "
+                };
+                self.loud_line(&[verb, self.env_name(i), b" for "], v.rule);
             }
         }
         for (i, v) in self.averdicts.iter().enumerate() {
@@ -735,42 +740,22 @@ impl Report<'_, '_> {
                     .get(i)
                     .and_then(|a| a.get(name_at as usize..name_end as usize))
                     .unwrap_or(&[]);
-                self.loud_arg(name, rule);
+                self.loud_line(&[b"refused ", name, b" in the argv of "], rule);
             }
         }
     }
 
+    /// `envshim: <what><program> (<rule>; policy <source>)`.
     #[cold]
     #[inline(never)]
-    fn loud_env(&self, i: usize, v: &Verdict) {
-        let verb: &[u8] = if v.action == Action::Grant {
-            b"granted "
-        } else {
-            b"refused "
-        };
+    fn loud_line(&self, what: &[&[u8]], rule: Rule) {
         let mut m = Msg::<512>::new();
-        m.push(b"envshim: ")
-            .push(verb)
-            .push(self.env_name(i))
-            .push(b" for ")
-            .push(self.prog);
-        m.push(b" (")
-            .push(v.rule.id().as_bytes())
-            .push(b"; policy ")
-            .push(self.source)
-            .push(b")");
-        m.write_stderr();
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn loud_arg(&self, name: &[u8], rule: Rule) {
-        let mut m = Msg::<512>::new();
-        m.push(b"envshim: refused ")
-            .push(name)
-            .push(b" in the argv of ")
-            .push(self.prog);
-        m.push(b" (")
+        m.push(b"envshim: ");
+        for part in what {
+            m.push(part);
+        }
+        m.push(self.prog)
+            .push(b" (")
             .push(rule.id().as_bytes())
             .push(b"; policy ")
             .push(self.source)

@@ -20,6 +20,9 @@ use std::time::Duration;
 use envshim_e2e::*;
 
 const POLICY: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n";
+/// Strips the names that names.env declares.
+const IMPORTING: &str =
+    "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n";
 /// Unknown key `bas` on line 2, column 1.
 const MALFORMED: &str = "version = 1\nbas = \"none\"\n";
 
@@ -192,10 +195,7 @@ fn recompiled_when_the_policy_changes() {
 #[test]
 fn recompiled_when_an_imported_env_file_changes() {
     let w = World::new("load_import_changes");
-    let policy = w.sb.write(
-        "policy.toml",
-        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
-    );
+    let policy = w.sb.write("policy.toml", IMPORTING);
     // The import is missing at first: nothing is stripped.
     assert_eq!(w.observe(Some(&policy)).0, InForce::Default);
     assert_eq!(w.runs(), 1);
@@ -218,20 +218,26 @@ fn recompiled_when_an_imported_env_file_changes() {
 /// A program that never spawns prints whether `MARK_A` and `MARK_B` are set.
 const MARKS_C: &str = "#include <stdio.h>\n#include <stdlib.h>\nint main(void){printf(\"%s %s\\n\",getenv(\"MARK_A\")?\"A\":\"-\",getenv(\"MARK_B\")?\"B\":\"-\");return 0;}\n";
 
+/// A world whose policy (`IMPORTING`) was compiled while names.env declared
+/// `MARK_A`, and whose names.env now declares `MARK_B`: its cache is stale by the
+/// import alone.
+fn stale_by_its_import(name: &str) -> (World, PathBuf) {
+    let w = World::new(name);
+    let policy = w.sb.write("policy.toml", IMPORTING);
+    w.sb.write("names.env", "MARK_A=x\n");
+    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
+    assert_eq!(w.runs(), 1);
+    w.sb.write("names.env", "MARK_B=yy\n");
+    (w, policy)
+}
+
 /// A process start checks the policy file itself (a `stat`), and leaves the files
 /// it imports to its first exec: a process that never spawns does not compile
 /// after an import changed, the next one that execs does, and an edit of the
 /// policy file is compiled at the next start, spawning or not.
 #[test]
 fn imports_are_checked_at_the_first_exec_the_policy_file_at_every_start() {
-    let w = World::new("load_deferred_imports");
-    let policy = w.sb.write(
-        "policy.toml",
-        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
-    );
-    w.sb.write("names.env", "MARK_A=x\n");
-    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
-    assert_eq!(w.runs(), 1);
+    let (w, policy) = stale_by_its_import("load_deferred_imports");
     let quiet = compile_c("load_marks", MARKS_C);
     let run_quiet = || {
         let out = w
@@ -246,8 +252,7 @@ fn imports_are_checked_at_the_first_exec_the_policy_file_at_every_start() {
         assert!(out.stderr.is_empty(), "{}", out.stderr_str());
     };
 
-    // The import changes. A process that never spawns does not compile.
-    w.sb.write("names.env", "MARK_B=yy\n");
+    // The import changed. A process that never spawns does not compile.
     run_quiet();
     assert_eq!(
         w.runs(),
@@ -280,15 +285,7 @@ fn imports_are_checked_at_the_first_exec_the_policy_file_at_every_start() {
 /// parent's next child neither compiles again nor sees the old policy.
 #[test]
 fn a_vfork_child_completes_the_check_for_its_parent() {
-    let w = World::new("load_deferred_vfork");
-    let policy = w.sb.write(
-        "policy.toml",
-        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
-    );
-    w.sb.write("names.env", "MARK_A=x\n");
-    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
-    assert_eq!(w.runs(), 1);
-    w.sb.write("names.env", "MARK_B=yy\n");
+    let (w, policy) = stale_by_its_import("load_deferred_vfork");
     let twice = compile_c(
         "load_vfork_twice",
         r#"#define _GNU_SOURCE
@@ -329,14 +326,7 @@ int main(void) {
 /// is not told of a child it never had.
 #[test]
 fn a_compile_in_a_vfork_child_runs_no_signal_handler_there() {
-    let w = World::new("load_deferred_sigchld");
-    let policy = w.sb.write(
-        "policy.toml",
-        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"names.env\"\nrole = \"strip\"\n",
-    );
-    w.sb.write("names.env", "MARK_A=x\n");
-    assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
-    w.sb.write("names.env", "MARK_B=yy\n");
+    let (w, policy) = stale_by_its_import("load_deferred_sigchld");
     let prog = compile_c(
         "load_vfork_sigchld",
         r#"#define _GNU_SOURCE
