@@ -537,6 +537,15 @@ fn attempt(
         report.all(audit_fd());
         return Attempt::Done(Prepared::Pass);
     }
+    // A refused program that is not there: the exec would fail with ENOENT, and says
+    // so, with no line. A PATH search (CPython's subprocess, a shell) tries one
+    // directory after another; it then goes on quietly, and only the file that
+    // exists is refused and named.
+    if asummary.refused.is_some() && missing(prog) {
+        return Attempt::Done(Prepared::Refuse {
+            errno: libc::ENOENT,
+        });
+    }
     let log = LOG_FD.load(Ordering::Relaxed);
     if log >= 0 {
         report.all(log);
@@ -636,6 +645,33 @@ fn attempt(
         argv: out_argv_ptr,
         envp: out_env.as_ptr(),
     })
+}
+
+/// Is `prog`, an absolute path, not there (ENOENT or ENOTDIR)? Relative paths and
+/// bare names are never "missing": they may be resolved against another directory
+/// (`execveat`) or a PATH search still to come (the p-variants).
+#[cold]
+#[inline(never)]
+fn missing(prog: &[u8]) -> bool {
+    let mut path = [0u8; libc::PATH_MAX as usize];
+    if prog.first() != Some(&b'/') || prog.len() >= path.len() {
+        return false;
+    }
+    let Some(dst) = path.get_mut(..prog.len()) else {
+        return false;
+    };
+    dst.copy_from_slice(prog);
+    // SAFETY: `path` holds `prog` and a NUL (the buffer is zeroed and longer than
+    // `prog`, checked above); faccessat reads it and nothing else.
+    let r = unsafe {
+        crate::sys::sys_call!(
+            libc::SYS_faccessat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::F_OK,
+        )
+    };
+    r != 0 && matches!(sys::errno(), libc::ENOENT | libc::ENOTDIR)
 }
 
 /// Where audit records go: the policy's log, else stderr.

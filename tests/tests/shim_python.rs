@@ -58,6 +58,12 @@ elif mode == "run-close-fds-env":
     run(close_fds=True, env=extra)
 elif mode == "run-no-close-fds-env":
     run(close_fds=False, env=extra)
+elif mode == "run-by-name":
+    # subprocess's own PATH search: one execve per directory, in the child.
+    path = ["/nonexistent-a", "/nonexistent-b", os.path.dirname(printenv)]
+    os.environ["PATH"] = ":".join(path + [os.environ.get("PATH", "")])
+    args[0] = os.path.basename(printenv)
+    run(close_fds=True)
 elif mode == "posix_spawn":
     spawn(os.posix_spawn, printenv, extra)
 elif mode == "posix_spawnp":
@@ -169,6 +175,35 @@ fn every_spawn_path_delivers_a_filtered_env() {
             o.report()
         );
     }
+}
+
+/// subprocess searches `PATH` itself, with one `execve` per directory until one
+/// runs. A refused program is reported once, for the file that exists: the
+/// directories where it does not exist give ENOENT, as they would without the shim,
+/// and no line.
+#[test]
+fn a_path_search_reports_one_refusal() {
+    let sb = Sandbox::new("py_path_search");
+    let o = python(&sb, "run-by-name", true).with_shim().run();
+    assert_eq!(
+        py_result(&o),
+        "exception=PermissionError errno=1",
+        "{}",
+        o.report()
+    );
+    let lines = shim_lines(&o.stderr);
+    assert_eq!(
+        lines.len(),
+        1,
+        "one refusal line for one program\n{}",
+        o.report()
+    );
+    let program = printenv_bin().to_string_lossy().into_owned();
+    assert!(
+        lines[0].contains(&format!("refused to run {program}:")),
+        "the refusal names the file that exists: {}",
+        lines[0]
+    );
 }
 
 #[test]
