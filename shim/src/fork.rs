@@ -35,8 +35,14 @@ pub unsafe extern "C" fn fork() -> pid_t {
     });
     sys::set_errno(saved);
     match crate::real::fork() {
-        // SAFETY: libc's own fork, with its own contract, which is ours.
-        Some(real) => unsafe { real() },
+        Some(real) => {
+            // SAFETY: libc's own fork, with its own contract, which is ours.
+            let pid = unsafe { real() };
+            if pid == 0 {
+                crate::policy::after_fork_in_child();
+            }
+            pid
+        }
         None => {
             sys::set_errno(libc::ENOSYS);
             -1

@@ -84,9 +84,9 @@ const READY: u8 = 3;
 /// The constructor records the policy's bytes (`PENDING`); the first exec finishes
 /// the cache's check if the constructor deferred part of it (`complete`), copies
 /// the bytes (`private_copy`) and validates them (`BUSY`, then `READY`), so a
-/// process that never spawns never pays for any of it. Validation reads the mapped bytes and writes `active`; it allocates
-/// nothing and takes no lock, so it may run in a `vfork` child, whose writes land in
-/// the parent's memory: the parent then finds the policy validated. A thread that
+/// process that never spawns never pays for any of it. None of it allocates or
+/// takes a lock, so it may run in a `vfork` child, whose writes land in the
+/// parent's memory: the parent then finds the policy validated. A thread that
 /// finds another one validating validates a private copy on its stack instead of
 /// waiting.
 ///
@@ -213,6 +213,18 @@ fn private_copy(p: Pending) -> Pending {
     };
     dst.copy_from_slice(p.bytes);
     Pending { bytes: dst, ..p }
+}
+
+/// In a `fork` child: the thread that was finishing the policy (BUSY) when another
+/// thread forked does not exist here, so the state goes back to PENDING and this
+/// process's first exec does the work itself. (Otherwise every exec of the child
+/// would validate a private copy, of bytes whose deferred check never ran.) A
+/// load, and a write only in that rare case: a compare-and-swap always writes on
+/// x86, which in a fork child is a copy-on-write fault.
+pub fn after_fork_in_child() {
+    if SLOT.state.load(Ordering::Relaxed) == BUSY {
+        SLOT.state.store(PENDING, Ordering::Release);
+    }
 }
 
 fn pending() -> Option<Pending> {

@@ -367,6 +367,66 @@ int main(void) {
     );
 }
 
+/// A thread forks while another one is finishing the deferred check (a compile
+/// slowed to half a second): the child does not inherit that half-done state, it
+/// finishes the check itself, and its exec has the changed import in force.
+#[test]
+fn a_fork_during_the_first_exec_of_another_thread_checks_again() {
+    let (w, policy) = stale_by_its_import("load_deferred_fork_busy");
+    let slow = w.sb.write(
+        "envwrap-slow",
+        format!(
+            "#!/bin/sh\nsleep 0.5\nexec {} \"$@\"\n",
+            sh_quote(&w.counter.to_string_lossy())
+        ),
+    );
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = compile_c_with(
+        "load_fork_while_busy",
+        r#"#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+extern char **environ;
+static void *first_exec(void *unused) {
+    (void)unused;
+    char *argv[] = {"absent", NULL};
+    execve("/nonexistent/absent", argv, environ);
+    return NULL;
+}
+int main(void) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, first_exec, NULL) != 0) return 1;
+    usleep(200000);
+    fflush(stdout);
+    pid_t p = fork();
+    if (p == 0) {
+        char *argv[] = {"sh", "-c", "echo child: ${MARK_A:+A} ${MARK_B:+B}.", NULL};
+        execve("/bin/sh", argv, environ);
+        _exit(127);
+    }
+    int st;
+    if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+    pthread_join(t, NULL);
+    return 0;
+}
+"#,
+        &["-pthread"],
+    );
+    let out = w
+        .shimmed(&prog)
+        .env("ENVSHIM_POLICY", &policy)
+        .env("ENVSHIM_ENVWRAP", &slow)
+        .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "child: A .\n",
+        "the fork child enforces the changed import"
+    );
+    assert!(messages(&out.stderr).is_empty(), "{}", out.stderr_str());
+}
+
 /// Self-scrub is decided at load from the policy file, which every start checks: a
 /// policy edited to self-scrub a program, not yet compiled, is compiled when that
 /// program starts, and the program starts scrubbed.
