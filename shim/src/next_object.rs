@@ -20,47 +20,15 @@
 
 use core::ffi::{c_char, c_int, c_void};
 
-/// `struct dl_phdr_info` (<link.h>), as far as we read it.
-#[repr(C)]
-struct PhdrInfo {
-    addr: usize,
-    name: *const c_char,
-    phdr: *const Phdr,
-    phnum: u16,
-}
+use libc::{dl_iterate_phdr, dl_phdr_info, Elf64_Sym, PT_DYNAMIC};
 
-/// `Elf64_Phdr`.
-#[repr(C)]
-struct Phdr {
-    p_type: u32,
-    p_flags: u32,
-    p_offset: u64,
-    p_vaddr: u64,
-    p_paddr: u64,
-    p_filesz: u64,
-    p_memsz: u64,
-    p_align: u64,
-}
-
-/// `Elf64_Dyn`.
+/// `Elf64_Dyn` (not in the libc crate).
 #[repr(C)]
 struct Dyn {
     tag: i64,
     val: u64,
 }
 
-/// `Elf64_Sym`.
-#[repr(C)]
-struct Sym {
-    name: u32,
-    info: u8,
-    other: u8,
-    shndx: u16,
-    value: u64,
-    size: u64,
-}
-
-const PT_DYNAMIC: u32 = 2;
 const DT_NULL: i64 = 0;
 const DT_STRTAB: i64 = 5;
 const DT_SYMTAB: i64 = 6;
@@ -76,10 +44,6 @@ const MAX_DYN: usize = 1024;
 const MAX_CHAIN: usize = 1 << 20;
 
 extern "C" {
-    fn dl_iterate_phdr(
-        callback: unsafe extern "C" fn(*mut PhdrInfo, usize, *mut c_void) -> c_int,
-        data: *mut c_void,
-    ) -> c_int;
     /// Linker-defined: this object's ELF header, which is where it is loaded.
     static __ehdr_start: u8;
 }
@@ -128,7 +92,7 @@ pub fn find<const N: usize>(names: &[&[u8]; N]) -> Found<N> {
     };
     // SAFETY: `visit::<N>` matches the callback type dl_iterate_phdr expects, and
     // `walk` outlives the call, which runs the callback synchronously.
-    unsafe { dl_iterate_phdr(visit::<N>, (&raw mut walk).cast()) };
+    unsafe { dl_iterate_phdr(Some(visit::<N>), (&raw mut walk).cast()) };
     walk.found
 }
 
@@ -136,19 +100,19 @@ pub fn find<const N: usize>(names: &[&[u8]; N]) -> Found<N> {
 /// Called by `dl_iterate_phdr` with a valid `info` of `size` bytes and the `Walk`
 /// that `find` passed as `data`.
 unsafe extern "C" fn visit<const N: usize>(
-    info: *mut PhdrInfo,
+    info: *mut dl_phdr_info,
     size: usize,
     data: *mut c_void,
 ) -> c_int {
-    if info.is_null() || data.is_null() || size < core::mem::size_of::<PhdrInfo>() {
+    if info.is_null() || data.is_null() || size < core::mem::size_of::<dl_phdr_info>() {
         return 1;
     }
     // SAFETY: the caller's contract: `data` is the `Walk` and `info` is valid.
     let (walk, info) = unsafe { (&mut *data.cast::<Walk<'_, N>>(), &*info) };
     if !walk.after_me {
-        if info.addr == walk.me {
+        if info.dlpi_addr as usize == walk.me {
             walk.after_me = true;
-            walk.found.own_name = info.name;
+            walk.found.own_name = info.dlpi_name;
         }
         return 0;
     }
@@ -180,7 +144,7 @@ unsafe extern "C" fn visit<const N: usize>(
 struct Tables {
     base: usize,
     gnu_hash: *const u32,
-    symtab: *const Sym,
+    symtab: *const Elf64_Sym,
     strtab: *const u8,
     versym: *const u16,
 }
@@ -188,27 +152,29 @@ struct Tables {
 impl Tables {
     /// # Safety
     /// `info` must describe an object the loader has loaded (not being unloaded).
-    unsafe fn of(info: &PhdrInfo) -> Option<Tables> {
-        if info.phdr.is_null() {
+    unsafe fn of(info: &dl_phdr_info) -> Option<Tables> {
+        if info.dlpi_phdr.is_null() {
             return None;
         }
-        // SAFETY: the loader's program header array of `phnum` entries.
-        let phdrs = unsafe { core::slice::from_raw_parts(info.phdr, usize::from(info.phnum)) };
+        let addr = info.dlpi_addr as usize;
+        // SAFETY: the loader's program header array of `dlpi_phnum` entries.
+        let phdrs =
+            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
         let dynamic = phdrs.iter().find(|p| p.p_type == PT_DYNAMIC)?;
-        let mut d = info.addr.wrapping_add(dynamic.p_vaddr as usize) as *const Dyn;
+        let mut d = addr.wrapping_add(dynamic.p_vaddr as usize) as *const Dyn;
         // The loader relocates these addresses in place, except in objects whose
         // dynamic section is read-only (the vDSO): there they are still offsets,
         // which lie below the load address.
         let fix = |v: u64| -> usize {
             let v = v as usize;
-            if v < info.addr {
-                v.wrapping_add(info.addr)
+            if v < addr {
+                v.wrapping_add(addr)
             } else {
                 v
             }
         };
         let mut t = Tables {
-            base: info.addr,
+            base: addr,
             gnu_hash: core::ptr::null(),
             symtab: core::ptr::null(),
             strtab: core::ptr::null(),
@@ -220,7 +186,7 @@ impl Tables {
             match e.tag {
                 DT_NULL => break,
                 DT_GNU_HASH => t.gnu_hash = fix(e.val) as *const u32,
-                DT_SYMTAB => t.symtab = fix(e.val) as *const Sym,
+                DT_SYMTAB => t.symtab = fix(e.val) as *const Elf64_Sym,
                 DT_STRTAB => t.strtab = fix(e.val) as *const u8,
                 DT_VERSYM => t.versym = fix(e.val) as *const u16,
                 _ => {}
@@ -292,7 +258,7 @@ impl Tables {
     unsafe fn judge(&self, i: u32, name: &[u8]) -> Answer {
         // SAFETY: the caller's contract.
         let sym = unsafe { &*self.symtab.add(i as usize) };
-        let s = self.strtab.wrapping_add(sym.name as usize);
+        let s = self.strtab.wrapping_add(sym.st_name as usize);
         // Compare with the NUL: equal strings end at the same place.
         for (k, &c) in name.iter().enumerate() {
             // SAFETY: the symbol's name is NUL-terminated and the loop stops at the
@@ -301,8 +267,8 @@ impl Tables {
                 return Answer::NotHere;
             }
         }
-        let (kind, bind) = (sym.info & 0xf, sym.info >> 4);
-        if sym.shndx == 0 || sym.value == 0 || bind == STB_LOCAL {
+        let (kind, bind) = (sym.st_info & 0xf, sym.st_info >> 4);
+        if sym.st_shndx == 0 || sym.st_value == 0 || bind == STB_LOCAL {
             return Answer::NotHere;
         }
         if !self.versym.is_null() {
@@ -314,6 +280,6 @@ impl Tables {
         if kind != STT_FUNC || !(bind == STB_GLOBAL || bind == STB_WEAK) {
             return Answer::Unsettled;
         }
-        Answer::Found(self.base.wrapping_add(sym.value as usize) as *mut c_void)
+        Answer::Found(self.base.wrapping_add(sym.st_value as usize) as *mut c_void)
     }
 }
