@@ -208,26 +208,12 @@ extern "C" {
     static __libc_single_threaded: core::ffi::c_char;
 }
 
-/// This thread's claim flag (`envshim_cache_held` in csrc/support.c), found inline,
-/// as `sys::errno_ptr` finds its slot: a call into the C object would be a text
-/// page of its own in a `fork` child. Only this thread, or a signal handler on it
-/// that runs to completion first, reads or writes it.
+/// This thread's claim flag (`envshim_cache_held` in csrc/support.c). Only this
+/// thread, or a signal handler on it that runs to completion first, reads or
+/// writes it.
 #[cfg(target_arch = "x86_64")]
 fn held_flag() -> *mut u8 {
-    let p: *mut u8;
-    // SAFETY: computes the address of this thread's `envshim_cache_held`, a hidden
-    // initial-exec TLS byte of this library: its offset from the thread pointer is
-    // in the GOT, and the word at %fs:0 is the thread pointer itself (x86-64 TLS
-    // ABI). Reads the GOT and %fs:0 only.
-    unsafe {
-        core::arch::asm!(
-            "mov {p}, qword ptr [rip + envshim_cache_held@GOTTPOFF]",
-            "add {p}, qword ptr fs:[0]",
-            p = out(reg) p,
-            options(nostack, readonly),
-        );
-    }
-    p
+    crate::sys::tls_addr!("envshim_cache_held")
 }
 
 /// Take the claim: this thread's own flag in a single-threaded process, else

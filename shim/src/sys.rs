@@ -24,34 +24,15 @@ extern "C" {
 fn errno_ptr() -> *mut c_int {
     #[cfg(target_arch = "x86_64")]
     {
-        let p: *mut c_int;
-        // SAFETY: reads this thread's slot `envshim_errno_slot` (a hidden
-        // initial-exec TLS variable of this library: its offset from the thread
-        // pointer is in the GOT, as for C code); touches nothing else.
+        let slot: *mut *mut c_int = tls_addr!("envshim_errno_slot");
+        // SAFETY: this thread's own slot, read and written only by this thread.
         unsafe {
-            core::arch::asm!(
-                "mov {off}, qword ptr [rip + envshim_errno_slot@GOTTPOFF]",
-                "mov {p}, qword ptr fs:[{off}]",
-                off = out(reg) _,
-                p = out(reg) p,
-                options(nostack, readonly, preserves_flags),
-            );
-        }
-        if !p.is_null() {
-            return p;
-        }
-        // SAFETY: __errno_location() always returns a valid pointer to this
-        // thread's errno; the store writes this thread's own slot.
-        unsafe {
-            let p = libc::__errno_location();
-            core::arch::asm!(
-                "mov {off}, qword ptr [rip + envshim_errno_slot@GOTTPOFF]",
-                "mov qword ptr fs:[{off}], {p}",
-                off = out(reg) _,
-                p = in(reg) p,
-                options(nostack, preserves_flags),
-            );
-            p
+            if (*slot).is_null() {
+                // __errno_location() always returns a valid pointer to this
+                // thread's errno.
+                *slot = libc::__errno_location();
+            }
+            *slot
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -60,6 +41,31 @@ fn errno_ptr() -> *mut c_int {
         libc::__errno_location()
     }
 }
+
+/// The address, in the calling thread, of one of this library's hidden
+/// initial-exec TLS variables (csrc/support.c), found inline: its offset from the
+/// thread pointer is in the GOT, and the word at `%fs:0` is the thread pointer
+/// itself (x86-64 TLS ABI). A call into the C object would be a text page of its
+/// own in a `fork` child.
+#[cfg(target_arch = "x86_64")]
+macro_rules! tls_addr {
+    ($sym:literal) => {{
+        let p: usize;
+        // SAFETY: reads the GOT entry of `$sym`'s TLS offset and the thread
+        // pointer at %fs:0; touches nothing else.
+        unsafe {
+            core::arch::asm!(
+                concat!("mov {p}, qword ptr [rip + ", $sym, "@GOTTPOFF]"),
+                "add {p}, qword ptr fs:[0]",
+                p = out(reg) p,
+                options(nostack, readonly),
+            );
+        }
+        p as *mut _
+    }};
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use tls_addr;
 
 /// The current thread's `errno`.
 #[inline]
