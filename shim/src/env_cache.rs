@@ -30,7 +30,8 @@
 //! parent thread's, which is suspended; the claim ends before the real exec.)
 //!
 //! The buffer is zero-initialised and away from the constructor's page
-//! (shim/layout.ld), so it costs no memory until a policy with env files execs; files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
+//! (shim/layout.ld), so it costs no memory until a policy with env files execs;
+//! files that do not fit (together more than [`CACHE_BYTES`]) are not cached.
 //!
 //! With the bytes, the cache keeps what the decision would otherwise parse out of
 //! them at every exec, found once per read: the assignment each of the policy's
@@ -219,11 +220,12 @@ fn held_flag() -> *mut u8 {
 /// Take the claim: this thread's own flag in a single-threaded process, else
 /// `STATE`. `Some(by_thread)` when taken.
 fn take_claim() -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
     // SAFETY: a plain byte that glibc writes only when this process creates a
     // thread or forks; reading it races with neither in a single-threaded process.
-    let single = unsafe { core::ptr::read_volatile(&raw const __libc_single_threaded) } != 0;
-    #[cfg(target_arch = "x86_64")]
-    if single && STATE.load(Ordering::Acquire) == FREE {
+    if unsafe { core::ptr::read_volatile(&raw const __libc_single_threaded) } != 0
+        && STATE.load(Ordering::Acquire) == FREE
+    {
         let flag = held_flag();
         // SAFETY: this thread's own flag (see `held_flag`).
         unsafe {

@@ -3,8 +3,8 @@
 //!
 //! A shell or `make` forks a child per command and the child execs. The first exec
 //! in a process finishes checking and validates the compiled policy
-//! (`crate::policy`) and, for a policy
-//! with env files, reads them (`crate::env_cache`); in a fork child that work is
+//! (`crate::policy`) and, for a policy with env files, reads them
+//! (`crate::env_cache`); in a fork child that work is
 //! repeated for every command and dirties pages the child must copy. So the hook
 //! does both in the parent before passing the call to the real `fork`: the
 //! children inherit a validated policy and fresh env files, and only `stat` them.

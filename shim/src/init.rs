@@ -48,7 +48,7 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
         crate::filter::open_log(peeked);
         // SAFETY: the loader passes the process's own argc/argv to `.init_array`
         // functions, before `main`, with no other thread running.
-        unsafe { crate::scrub::at_load(peeked, argc, argv) };
+        unsafe { crate::scrub::at_load(peeked, prog, argc, argv) };
     });
 }
 

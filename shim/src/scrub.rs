@@ -31,20 +31,23 @@ use crate::filter::{self, MAX_ENV_FILES};
 use crate::scratch::{Inline, Scratch};
 use crate::sys;
 
-/// Called by the constructor with the peeked policy and the process's own argc
-/// and argv.
+/// Called by the constructor with the peeked policy, `argv[0]`'s bytes (`prog`,
+/// empty when there is none) and the process's own argc and argv.
 ///
 /// # Safety
 /// `argv` must be the process's argument vector (`argc` NUL-terminated, writable
 /// strings), as the loader passes it to `.init_array` functions; no other thread
 /// may run yet.
-pub unsafe fn at_load(peeked: Option<&Records<'_>>, argc: c_int, argv: *const *const c_char) {
+pub unsafe fn at_load(
+    peeked: Option<&Records<'_>>,
+    prog: &[u8],
+    argc: c_int,
+    argv: *const *const c_char,
+) {
     let n_args = usize::try_from(argc).unwrap_or(0);
     if argv.is_null() || n_args == 0 {
         return;
     }
-    // SAFETY: argv[0] exists (argc >= 1) and is NUL-terminated.
-    let prog = unsafe { sys::cstr_bytes(*argv) };
     // Asked of the policy's header and records only, so that a process the policy
     // does not name pays for no validation (see `crate::policy`).
     if !peeked.is_some_and(|p| decide::self_scrub(p, prog)) {
