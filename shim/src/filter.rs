@@ -650,24 +650,22 @@ fn attempt(
 /// Is `prog`, an absolute path, not there (ENOENT or ENOTDIR)? Relative paths and
 /// bare names are never "missing": they may be resolved against another directory
 /// (`execveat`) or a PATH search still to come (the p-variants).
+///
+/// `prog` is the program's bytes as `apply` took them from its NUL-terminated C
+/// string (`bytes`): the byte after it is that string's NUL.
 #[cold]
 #[inline(never)]
 fn missing(prog: &[u8]) -> bool {
-    let mut path = [0u8; libc::PATH_MAX as usize];
-    if prog.first() != Some(&b'/') || prog.len() >= path.len() {
+    if prog.first() != Some(&b'/') {
         return false;
     }
-    let Some(dst) = path.get_mut(..prog.len()) else {
-        return false;
-    };
-    dst.copy_from_slice(prog);
-    // SAFETY: `path` holds `prog` and a NUL (the buffer is zeroed and longer than
-    // `prog`, checked above); faccessat reads it and nothing else.
+    // SAFETY: `prog` is a NUL-terminated string in place (see above); faccessat
+    // reads it and nothing else.
     let r = unsafe {
         crate::sys::sys_call!(
             libc::SYS_faccessat,
             libc::AT_FDCWD,
-            path.as_ptr(),
+            prog.as_ptr(),
             libc::F_OK,
         )
     };
