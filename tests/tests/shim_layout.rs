@@ -1,5 +1,6 @@
 //! The layout of libenvshim.so's writable memory (shim/layout.ld,
-//! docs/adr/0008-one-writable-segment.md), read from the built library.
+//! docs/adr/0008-one-writable-segment.md) and of its hot text (shim/hot_text.ld,
+//! docs/adr/0010-hot-text-first.md), read from the built library.
 //!
 //! A process start writes a page of the library for each page the loader relocates
 //! and each page the constructor writes its statics to, and each of those is a page
@@ -8,6 +9,11 @@
 //! target and every constructor static on one page of it. A failure names what
 //! moved; it costs speed, not correctness, and is fixed in shim/layout.ld or by
 //! keeping the constructor's statics small.
+//!
+//! The functions a fork child's exec and a process start run are placed first in
+//! the text and together, by section patterns that ci/hot-text generates. A pattern
+//! that no longer matches a function (renamed, or inlined since) leaves that
+//! function wherever the linker puts it, so the test fails and names it.
 
 use goblin::elf::program_header::{PF_W, PT_LOAD};
 use goblin::elf::Elf;
@@ -96,4 +102,89 @@ fn loading_writes_one_page_of_the_library() {
         page * PAGE,
         seg.p_vaddr
     );
+}
+
+/// The functions every exec and every start run: their symbol names, or for the
+/// constructor a piece of its mangled name.
+const ALWAYS_HOT: &[&str] = &[
+    "envshim_execve",
+    "fork",
+    "4init12envshim_init",
+    "memcpy",
+    "memset",
+];
+
+#[test]
+fn the_hot_text_is_first_and_every_pattern_matches_a_function() {
+    let path = shim_so();
+    let bytes = std::fs::read(&path).expect("read libenvshim.so");
+    let elf = Elf::parse(&bytes).expect("libenvshim.so is ELF");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shim/hot_text.ld");
+    let script = std::fs::read_to_string(&script).expect("read shim/hot_text.ld");
+
+    let hot = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text.envshim_hot"))
+        .unwrap_or_else(|| panic!("{}: no .text.envshim_hot section", path.display()));
+    let (start, end) = (hot.sh_addr, hot.sh_addr + hot.sh_size);
+    let text_start = elf
+        .section_headers
+        .iter()
+        .filter(|s| s.sh_flags & u64::from(goblin::elf::section_header::SHF_EXECINSTR) != 0)
+        .map(|s| s.sh_addr)
+        .min()
+        .unwrap();
+    assert_eq!(
+        start, text_start,
+        "the hot text is not the first text of the library"
+    );
+
+    let functions: Vec<(&str, u64)> = elf
+        .syms
+        .iter()
+        .filter(|s| s.is_function())
+        .filter_map(|s| Some((elf.strtab.get_at(s.st_name)?, s.st_value)))
+        .collect();
+    let in_hot =
+        |name: &str| (start..end).contains(&functions.iter().find(|f| f.0 == name).unwrap().1);
+
+    let patterns: Vec<&str> = script
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("*(.text.")?.strip_suffix(')'))
+        .collect();
+    assert!(
+        patterns.len() > 20,
+        "shim/hot_text.ld lists {} functions",
+        patterns.len()
+    );
+    let unmatched: Vec<&str> = patterns
+        .iter()
+        .copied()
+        .filter(|p| {
+            let prefix = p.trim_end_matches('*');
+            !functions.iter().any(|(n, _)| {
+                if p.ends_with('*') {
+                    n.starts_with(prefix)
+                } else {
+                    *n == prefix
+                }
+            })
+        })
+        .collect();
+    assert!(
+        unmatched.is_empty(),
+        "shim/hot_text.ld names functions the library no longer has (run ci/hot-text): {unmatched:?}"
+    );
+    for name in ALWAYS_HOT {
+        let found = functions
+            .iter()
+            .find(|(n, _)| n == name || (name.starts_with(char::is_numeric) && n.contains(name)))
+            .unwrap_or_else(|| panic!("no function {name} in {}", path.display()));
+        assert!(
+            in_hot(found.0),
+            "{} is not in the hot text ({start:#x}..{end:#x}); run ci/hot-text",
+            found.0
+        );
+    }
 }
