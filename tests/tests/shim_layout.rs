@@ -122,33 +122,20 @@ fn the_hot_text_is_first_and_every_pattern_matches_a_function() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shim/hot_text.ld");
     let script = std::fs::read_to_string(&script).expect("read shim/hot_text.ld");
 
-    let hot = elf
+    let text = elf
         .section_headers
         .iter()
-        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text.envshim_hot"))
-        .unwrap_or_else(|| panic!("{}: no .text.envshim_hot section", path.display()));
-    let (start, end) = (hot.sh_addr, hot.sh_addr + hot.sh_size);
-    let text_start = elf
-        .section_headers
-        .iter()
-        .filter(|s| s.sh_flags & u64::from(goblin::elf::section_header::SHF_EXECINSTR) != 0)
-        .map(|s| s.sh_addr)
-        .min()
-        .unwrap();
-    assert_eq!(
-        start, text_start,
-        "the hot text is not the first text of the library"
-    );
-
-    let functions: Vec<(&str, u64)> = elf
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
+        .unwrap_or_else(|| panic!("{}: no .text section", path.display()));
+    let text = text.sh_addr..text.sh_addr + text.sh_size;
+    let functions: Vec<(&str, u64, u64)> = elf
         .syms
         .iter()
-        .filter(|s| s.is_function())
-        .filter_map(|s| Some((elf.strtab.get_at(s.st_name)?, s.st_value)))
+        .filter(|s| s.is_function() && text.contains(&s.st_value))
+        .filter_map(|s| Some((elf.strtab.get_at(s.st_name)?, s.st_value, s.st_size)))
         .collect();
-    let in_hot =
-        |name: &str| (start..end).contains(&functions.iter().find(|f| f.0 == name).unwrap().1);
 
+    // `*(.text.NAME)`, where NAME may end in `*` (the symbol's hash left out).
     let patterns: Vec<&str> = script
         .lines()
         .filter_map(|l| l.trim().strip_prefix("*(.text.")?.strip_suffix(')'))
@@ -158,32 +145,57 @@ fn the_hot_text_is_first_and_every_pattern_matches_a_function() {
         "shim/hot_text.ld lists {} functions",
         patterns.len()
     );
+    let matches = |p: &str, name: &str| match p.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == p,
+    };
     let unmatched: Vec<&str> = patterns
         .iter()
         .copied()
-        .filter(|p| {
-            let prefix = p.trim_end_matches('*');
-            !functions.iter().any(|(n, _)| {
-                if p.ends_with('*') {
-                    n.starts_with(prefix)
-                } else {
-                    *n == prefix
-                }
-            })
-        })
+        .filter(|p| !functions.iter().any(|f| matches(p, f.0)))
         .collect();
     assert!(
         unmatched.is_empty(),
         "shim/hot_text.ld names functions the library no longer has (run ci/hot-text): {unmatched:?}"
     );
+
+    // The listed functions come first in .text, before every other function (an
+    // alias at a listed function's address aside).
+    let is_hot = |name: &str| patterns.iter().any(|p| matches(p, name));
+    let hot_end = functions
+        .iter()
+        .filter(|f| is_hot(f.0))
+        .map(|f| f.1 + f.2)
+        .max()
+        .unwrap();
+    let hot_starts: Vec<u64> = functions
+        .iter()
+        .filter(|f| is_hot(f.0))
+        .map(|f| f.1)
+        .collect();
+    let interleaved: Vec<String> = functions
+        .iter()
+        .filter(|f| !is_hot(f.0) && f.1 < hot_end && !hot_starts.contains(&f.1))
+        .map(|f| format!("{} at {:#x}", f.0, f.1))
+        .collect();
+    assert!(
+        interleaved.is_empty(),
+        "functions not listed in shim/hot_text.ld lie among the listed ones (before {hot_end:#x}): {interleaved:?}"
+    );
+    assert_eq!(
+        functions.iter().map(|f| f.1).min(),
+        Some(text.start),
+        "the hot text does not start .text"
+    );
+
     for name in ALWAYS_HOT {
         let found = functions
             .iter()
-            .find(|(n, _)| n == name || (name.starts_with(char::is_numeric) && n.contains(name)))
+            .find(|f| f.0 == *name || (name.starts_with(char::is_numeric) && f.0.contains(name)))
             .unwrap_or_else(|| panic!("no function {name} in {}", path.display()));
         assert!(
-            in_hot(found.0),
-            "{} is not in the hot text ({start:#x}..{end:#x}); run ci/hot-text",
+            is_hot(found.0),
+            "{} is not listed in shim/hot_text.ld; run ci/hot-text",
             found.0
         );
     }
