@@ -12,8 +12,9 @@
 //!
 //! The functions a fork child's exec and a process start run are placed first in
 //! the text and together, by section patterns that ci/hot-text generates. A pattern
-//! that no longer matches a function (renamed, or inlined since) leaves that
-//! function wherever the linker puts it, so the test fails and names it.
+//! that no longer matches a function (renamed, or inlined since) places nothing,
+//! and the code it stood for lands wherever the linker puts it: the test fails and
+//! names the pattern.
 
 use goblin::elf::program_header::{PF_W, PT_LOAD};
 use goblin::elf::Elf;
