@@ -332,6 +332,22 @@ fn untrusted_dep(st: &libc::stat, uid: u32) -> Option<&'static [u8]> {
     None
 }
 
+/// The `stat` behind a freshness check of the cache (`cache_key::check` and
+/// `check_policy_file`): the stamp of `p`, a file the policy was compiled from,
+/// with the first such file found untrusted now noted in `distrust` (its path
+/// without the NUL, and why).
+fn stamp_noting_distrust(
+    p: &'static [u8],
+    uid: u32,
+    distrust: &mut Option<(&'static [u8], &'static [u8])>,
+) -> Option<Stamp> {
+    let st = stat_c(p).ok()?;
+    if distrust.is_none() {
+        *distrust = untrusted_dep(&st, uid).map(|why| (without_nul(p), why));
+    }
+    Some(stamp_of(&st))
+}
+
 /// A read-only private mapping of a whole cache file.
 struct Mapping {
     ptr: *mut u8,
@@ -733,14 +749,12 @@ fn quick(m: Mapping, ctx: &Ctx<'_>, prog: &[u8]) -> Result<Loaded, Mapping> {
     if at_load {
         return Err(m);
     }
-    let mut trusted = true;
+    let mut distrust = None;
     let fresh = cache_key::check_policy_file(&policy, ctx.path(), |p| {
-        let st = stat_c(p).ok()?;
-        trusted = untrusted_dep(&st, ctx.uid).is_none();
-        Some(stamp_of(&st))
+        stamp_noting_distrust(p, ctx.uid, &mut distrust)
     });
     // Stale, or the policy file is not trusted now: the full check says what to do.
-    if fresh.is_err() || !trusted {
+    if fresh.is_err() || distrust.is_some() {
         return Err(m);
     }
     // The first exec needs the cache path again.
@@ -878,13 +892,9 @@ fn judge_bytes(
     uid: u32,
 ) -> Result<Loaded, &'static [u8]> {
     let (policy, notes) = cache_key::open_peek(file).map_err(|e| e.describe().as_bytes())?;
-    let mut distrust: Option<(&[u8], &'static [u8])> = None;
+    let mut distrust = None;
     cache_key::check(&policy, &notes, path, |p| {
-        let st = stat_c(p).ok()?;
-        if distrust.is_none() {
-            distrust = untrusted_dep(&st, uid).map(|why| (without_nul(p), why));
-        }
-        Some(stamp_of(&st))
+        stamp_noting_distrust(p, uid, &mut distrust)
     })
     .map_err(|s| s.describe().as_bytes())?;
     if let Some(w) = notes.failure() {
