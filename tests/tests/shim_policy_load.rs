@@ -270,10 +270,7 @@ fn imports_are_checked_at_the_first_exec_the_policy_file_at_every_start() {
     assert_eq!(w.runs(), 2);
 
     // The policy file itself changes: compiled at the next start, spawning or not.
-    w.sb.write(
-        "policy.toml",
-        "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n",
-    );
+    w.sb.write("policy.toml", POLICY);
     run_quiet();
     assert_eq!(w.runs(), 3, "a start after a policy edit compiles it");
     assert_eq!(w.observe(Some(&policy)).0, InForce::TestPolicy);
