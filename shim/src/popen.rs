@@ -66,8 +66,8 @@ impl Slot {
 }
 
 /// Our popen streams: (FILE*, child pid, parent-end fd). All-zero, away from the
-/// constructor's page, so it costs nothing until a popen touches it; `fd`/`pid`/`fp` are only read
-/// in state ACTIVE.
+/// constructor's page, so it costs nothing until a popen touches it;
+/// `fd`/`pid`/`fp` are only read in state ACTIVE.
 #[link_section = ".data.envshim_zero"]
 static TABLE: [Slot; POPEN_SLOTS] = [const { Slot::new() }; POPEN_SLOTS];
 
