@@ -70,6 +70,7 @@ fn bench(c: &mut Criterion) {
                     preload: None,
                     policy_entry: None,
                     file_values: None,
+                    file_judged: None,
                 };
                 let mut scratch = EnvScratch {
                     verdicts: &mut verdicts,

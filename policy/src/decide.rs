@@ -199,6 +199,32 @@ pub struct EnvRequest<'r> {
     /// advance in the same `env_files` (libenvshim.so keeps them with its cached
     /// files, so that an exec does not parse the files again); `None`: look them up.
     pub file_values: Option<&'r [Option<envfile::Assignment<'r>>]>,
+    /// [`file_value_passes_globally`] of every `FILE_KEEPS` record, by index, for
+    /// the values in `file_values` (worked out with them, once per read of the
+    /// files); used only when no `[program.*]` section applies. `None`: judge them.
+    pub file_judged: Option<&'r [Option<bool>]>,
+}
+
+/// Does the value that file-keep record `k` passes on (`assignment`) pass rules 2
+/// to 5 where no `[program.*]` section applies? `None` when that depends on the
+/// program (the policy grants a credential to one) or the value does not fit
+/// `buf`. The decision judges every file value at every exec; a caller that keeps
+/// the files between execs can work this out once per read instead (see
+/// [`EnvRequest::file_judged`]).
+pub fn file_value_passes_globally(
+    policy: &Policy<'_>,
+    k: u32,
+    assignment: &envfile::Assignment<'_>,
+    buf: &mut [u8],
+) -> Option<bool> {
+    use crate::compiled::sec;
+    if policy.count(sec::GRANTS) != 0 {
+        return None;
+    }
+    let name = policy.str(policy.file_keep(k)?.name);
+    let len = assignment.write_value(buf)?;
+    let value = buf.get(..len)?;
+    Some(judge(policy, b"", 0, name, value, None).action.passes())
 }
 
 /// The assignment that file-keep record `k` passes on: the first assignment of its
@@ -721,6 +747,11 @@ pub fn decide_env(
     let seen = scratch.seen.get_mut(..seen_len).ok_or(need)?;
     seen.fill(u32::MAX);
 
+    // The shim's own `ENVSHIM_POLICY=...` entry, which rule 7 puts back whatever
+    // rules 1 to 5 say of it (see below).
+    let sticky = policy.settings().sticky;
+    let own_entry = req.policy_entry.filter(|_| sticky).unwrap_or(&[]);
+
     // Rules 1 to 5, entry by entry.
     for (i, entry) in req.env.iter().enumerate() {
         let verdict = match split_entry(entry) {
@@ -737,6 +768,13 @@ pub fn decide_env(
                             .get(first as usize)
                             .is_some_and(|f| f.credential);
                         v
+                    }
+                    // Rule 7's entry as rule 7 would put it: kept where it is.
+                    // (Inherited from a parent under the shim, it is in nearly
+                    // every environment; judged, a path can look like a token's
+                    // start and cost the full shape search.)
+                    None if entry.len() == own_entry.len() && *entry == own_entry => {
+                        Verdict::new(Action::Keep, Rule::Sticky)
                     }
                     None => judge_hashed(policy, req.program, mask, entry, name, key, value, None),
                 }
@@ -799,8 +837,17 @@ pub fn decide_env(
         out.put_value(&assignment);
         let value = out.bytes.get(vstart..out.n_bytes).unwrap_or(&[]);
         // The file's value goes through rules 2 to 5 like any other.
-        let v = judge(policy, req.program, mask, name, value, None);
-        if !v.action.passes() {
+        // (A judgement is of the looked-up value: only with it.)
+        let judged = given
+            .and(req.file_judged)
+            .and_then(|j| j.get(k as usize).copied().flatten());
+        let passes = match judged {
+            Some(passes) if mask == 0 => passes,
+            _ => judge(policy, req.program, mask, name, value, None)
+                .action
+                .passes(),
+        };
+        if !passes {
             out.n_bytes = start;
             out.need_bytes = out
                 .need_bytes
@@ -874,9 +921,16 @@ pub fn decide_env(
     }
 
     // Rule 7: stay.
-    if policy.settings().sticky {
+    if sticky {
         if let Some(entry) = req.policy_entry {
-            if let Some((name, _)) = split_entry(entry) {
+            // Already there and passing (kept above, and not replaced by a set):
+            // nothing to add, and nothing changes.
+            let there = split_entry(entry).and_then(|(name, _)| {
+                first_index(&*scratch.seen, req.env, name)
+                    .filter(|&i| scratch.verdicts.get(i).is_some_and(|v| v.action.passes()))
+                    .and_then(|i| req.env.get(i))
+            });
+            if let Some((name, _)) = split_entry(entry).filter(|_| there != Some(&entry)) {
                 let start = out.n_bytes;
                 out.put(entry);
                 out.finish_entry(start, Rule::Sticky);
@@ -1338,6 +1392,143 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
                 prop_assert!(policy.may_match(&name, name.len(), key.hash));
             }
         });
+    }
+
+    /// The child environment `decide_env` builds, with the file-keep values looked
+    /// up and judged in advance as libenvshim.so's cache does (`cached`), or not.
+    fn child_env(
+        policy: &crate::Policy<'_>,
+        program: &[u8],
+        env: &[&[u8]],
+        files: &[Option<&[u8]>],
+        cached: bool,
+    ) -> Vec<Vec<u8>> {
+        use super::*;
+        use crate::compiled::sec;
+        let n_keeps = policy.count(sec::FILE_KEEPS) as u32;
+        let values: Vec<_> = (0..n_keeps)
+            .map(|k| file_keep_value(policy, k, files))
+            .collect();
+        let mut buf = [0u8; 512];
+        let judged: Vec<_> = (0..n_keeps)
+            .map(|k| {
+                let a = values[k as usize]?;
+                file_value_passes_globally(policy, k, &a, &mut buf)
+            })
+            .collect();
+        let req = EnvRequest {
+            program,
+            env,
+            env_files: files,
+            preload: None,
+            policy_entry: None,
+            file_values: cached.then_some(&values[..]),
+            file_judged: cached.then_some(&judged[..]),
+        };
+        let mut need = scratch_sizes(policy, env.len(), 0);
+        loop {
+            let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); need.verdicts];
+            let mut seen = vec![0u32; need.seen];
+            let mut emits = vec![Emit::Input(0); need.emits];
+            let mut bytes = vec![0u8; need.bytes];
+            let mut scratch = EnvScratch {
+                verdicts: &mut verdicts,
+                seen: &mut seen,
+                emits: &mut emits,
+                bytes: &mut bytes,
+            };
+            match decide_env(policy, &req, &mut scratch) {
+                Ok(summary) => {
+                    return emits[..summary.emitted]
+                        .iter()
+                        .map(|e| match *e {
+                            Emit::Input(i) => env[i as usize].to_vec(),
+                            Emit::Built { start, len, .. } => {
+                                bytes[start as usize..(start + len) as usize].to_vec()
+                            }
+                            Emit::Pooled { entry, .. } => policy.str(entry).to_vec(),
+                        })
+                        .collect()
+                }
+                Err(more) => need = more,
+            }
+        }
+    }
+
+    /// The file-keep values judged once per read of the files (for the cache of
+    /// libenvshim.so) decide as the decision's own judgement does: where no
+    /// program section applies, and, where one does (which can refuse what passes
+    /// elsewhere), because the decision then judges again.
+    #[test]
+    fn file_values_judged_in_advance_decide_as_judged_at_each_exec() {
+        let text = r#"
+version = 1
+keep = ["HTTPS_PROXY", "LANG", "TOOL_TOKEN", "PLAIN"]
+
+[[import.env_file]]
+path = "/nonexistent/loop.env"
+values = true
+
+[program.deploy]
+strip = ["PLAIN"]
+"#;
+        // The compiler reads the file for the names it declares.
+        let file: &[u8] = b"HTTPS_PROXY=http://user:hunter2@proxy:3128\n\
+            LANG=C.UTF-8\nTOOL_TOKEN=abc\nPLAIN=just-a-value\n";
+        let path =
+            std::env::temp_dir().join(format!("envpolicy-judged-{}.env", std::process::id()));
+        std::fs::write(&path, file).expect("temp file");
+        let text = text.replace("/nonexistent/loop.env", &path.to_string_lossy());
+        let c = crate::load::compile_text(&text, std::path::Path::new("/judged.toml"));
+        std::fs::remove_file(&path).ok();
+        let c = c.expect("test policy compiles");
+        let policy = c.policy();
+        let files = [Some(file)];
+        let env: [&[u8]; 3] = [b"PATH=/bin", b"PLAIN=inherited", b"LANG=fr_FR"];
+        for program in [&b"/bin/true"[..], b"/usr/bin/deploy"] {
+            let judged = child_env(&policy, program, &env, &files, true);
+            let plain = child_env(&policy, program, &env, &files, false);
+            assert_eq!(judged, plain, "{}", String::from_utf8_lossy(program));
+        }
+        // What the judgements say: the URL with a password and the credential name
+        // are refused, the rest passes; and PLAIN is stripped for deploy alone.
+        let outside = child_env(&policy, b"/bin/true", &env, &files, true);
+        let has = |env: &[Vec<u8>], e: &[u8]| env.iter().any(|x| x == e);
+        assert!(has(&outside, b"LANG=C.UTF-8") && has(&outside, b"PLAIN=just-a-value"));
+        assert!(!outside.iter().any(|e| e.starts_with(b"HTTPS_PROXY=")));
+        assert!(!outside.iter().any(|e| e.starts_with(b"TOOL_TOKEN=")));
+        let deploy = child_env(&policy, b"/usr/bin/deploy", &env, &files, true);
+        assert!(!deploy.iter().any(|e| e.starts_with(b"PLAIN=")));
+    }
+
+    /// A grant makes a judgement depend on the program: none is made in advance.
+    #[test]
+    fn no_file_value_is_judged_in_advance_under_a_grant() {
+        let text = r#"
+version = 1
+keep = ["TOOL_TOKEN"]
+
+[[import.env_file]]
+path = "/nonexistent/loop.env"
+values = true
+
+[[grant]]
+name = "TOOL_TOKEN"
+program = "tool"
+"#;
+        let path = std::env::temp_dir().join(format!("envpolicy-grant-{}.env", std::process::id()));
+        std::fs::write(&path, "TOOL_TOKEN=abc\n").expect("temp file");
+        let text = text.replace("/nonexistent/loop.env", &path.to_string_lossy());
+        let c = crate::load::compile_text(&text, std::path::Path::new("/grant.toml"));
+        std::fs::remove_file(&path).ok();
+        let c = c.expect("test policy compiles");
+        let policy = c.policy();
+        let a = crate::envfile::lookup(b"TOOL_TOKEN=abc\n", b"TOOL_TOKEN").expect("assigned");
+        let mut buf = [0u8; 64];
+        assert_eq!(
+            super::file_value_passes_globally(&policy, 0, &a, &mut buf),
+            None
+        );
     }
 
     #[test]

@@ -131,6 +131,7 @@ pub fn decide_with(
         preload,
         policy_entry,
         file_values: None,
+        file_judged: None,
     };
 
     let mut sizes = decide::scratch_sizes(policy, env.len(), preload.map_or(0, <[u8]>::len));

@@ -456,6 +456,63 @@ fn the_shim_entry_and_policy_variable_stay() {
     assert!(d.env.is_empty());
 }
 
+/// An environment that already holds the shim's `ENVSHIM_POLICY` entry, as every
+/// child of a process under the shim does: the entry stays where it is, and
+/// nothing is reported changed. A different value is replaced, and under
+/// `base = "none"` the entry is there all the same.
+#[test]
+fn an_inherited_policy_entry_stays_in_place_unchanged() {
+    let entry: &[u8] = b"ENVSHIM_POLICY=/etc/envshim/examples/loop.toml";
+    let keep_all = compile("version = 1\n");
+    let env = bytes(&[
+        "A=1",
+        "ENVSHIM_POLICY=/etc/envshim/examples/loop.toml",
+        "B=2",
+    ]);
+    let d = envpolicy::outcome::decide_with(
+        &keep_all.policy(),
+        b"/bin/true",
+        &[],
+        &env,
+        &[],
+        &[],
+        None,
+        Some(entry),
+    );
+    assert_eq!(d.env, env);
+    assert!(d.changes.is_empty(), "{:?}", d.changes);
+
+    let other = bytes(&["A=1", "ENVSHIM_POLICY=/tmp/lax.toml", "B=2"]);
+    let d = envpolicy::outcome::decide_with(
+        &keep_all.policy(),
+        b"/bin/true",
+        &[],
+        &other,
+        &[],
+        &[],
+        None,
+        Some(entry),
+    );
+    assert_eq!(
+        get(&d, "ENVSHIM_POLICY").as_deref(),
+        Some("/etc/envshim/examples/loop.toml")
+    );
+    assert_eq!(d.env.len(), 3);
+
+    let none = compile("version = 1\nbase = \"none\"\n");
+    let d = envpolicy::outcome::decide_with(
+        &none.policy(),
+        b"/bin/true",
+        &[],
+        &env,
+        &[],
+        &[],
+        None,
+        Some(entry),
+    );
+    assert_eq!(d.env, vec![entry.to_vec()]);
+}
+
 // Modes.
 
 #[test]

@@ -35,8 +35,10 @@
 //!
 //! With the bytes, the cache keeps what the decision would otherwise parse out of
 //! them at every exec, found once per read: the assignment each of the policy's
-//! file-keep records passes on ([`envpolicy::decide::file_keep_value`]), and the
-//! credential values argv is searched for ([`envpolicy::argv::file_credentials`]).
+//! file-keep records passes on ([`envpolicy::decide::file_keep_value`]), whether
+//! that value passes where no program section applies
+//! ([`envpolicy::decide::file_value_passes_globally`]), and the credential values
+//! argv is searched for ([`envpolicy::argv::file_credentials`]).
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -44,7 +46,7 @@ use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use envpolicy::argv::{file_credentials, FileCredential};
 use envpolicy::cache_key::Stamp;
 use envpolicy::compiled::sec;
-use envpolicy::decide::file_keep_value;
+use envpolicy::decide::{file_keep_value, file_value_passes_globally};
 use envpolicy::envfile::Assignment;
 use envpolicy::Policy;
 
@@ -58,6 +60,8 @@ pub const CACHE_BYTES: usize = 64 * 1024;
 pub const MAX_KEEPS: usize = 32;
 /// Credential values kept; files with more are parsed at every exec.
 pub const MAX_CREDENTIALS: usize = 64;
+/// Longest file-keep value judged once per read (see `Data::judged`).
+const JUDGED_VALUE_MAX: usize = 512;
 
 const FREE: u8 = 0;
 const BUSY: u8 = 1;
@@ -122,6 +126,8 @@ struct Data {
     /// `buf` and are rewritten with it.
     keeps: [Option<Assignment<'static>>; MAX_KEEPS],
     keeps_known: bool,
+    /// `file_value_passes_globally` of each of `keeps` (valid with them).
+    judged: [Option<bool>; MAX_KEEPS],
     /// `file_credentials` of the files (the first `n_credentials`), when they
     /// hold at most `MAX_CREDENTIALS` (`credentials_known`). Also into `buf`.
     credentials: [FileCredential<'static>; MAX_CREDENTIALS],
@@ -157,6 +163,7 @@ static DATA: Shared = Shared(UnsafeCell::new(Data {
     entries: [EMPTY; MAX_ENV_FILES],
     keeps: [None; MAX_KEEPS],
     keeps_known: false,
+    judged: [None; MAX_KEEPS],
     credentials: [NO_CREDENTIAL; MAX_CREDENTIALS],
     n_credentials: 0,
     credentials_known: false,
@@ -171,6 +178,8 @@ pub struct Held {
     pub n: usize,
     /// `file_keep_value` of each file-keep record, in these contents, if known.
     keeps: Option<&'static [Option<Assignment<'static>>]>,
+    /// `file_value_passes_globally` of each of `keeps`, with them.
+    judged: Option<&'static [Option<bool>]>,
     /// `file_credentials` of these contents, if known.
     credentials: Option<&'static [FileCredential<'static>]>,
     /// Claimed by this thread's flag, not `STATE` (see the module docs).
@@ -181,6 +190,11 @@ impl Held {
     /// The looked-up file-keep values, for `EnvRequest::file_values`.
     pub fn file_values(&self) -> Option<&[Option<Assignment<'static>>]> {
         self.keeps
+    }
+
+    /// Their judgements, for `EnvRequest::file_judged`.
+    pub fn file_judged(&self) -> Option<&[Option<bool>]> {
+        self.judged
     }
 
     /// The files' credential values, for `ArgvRequest::file_credentials`.
@@ -256,6 +270,7 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
         contents: [None; MAX_ENV_FILES],
         n,
         keeps: None,
+        judged: None,
         credentials: None,
         by_thread,
     };
@@ -275,9 +290,9 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     let data: &'static Data = unsafe { &*DATA.0.get() };
     held.contents = contents(&data.entries, n, &data.buf);
     if data.keeps_known {
-        held.keeps = data
-            .keeps
-            .get(..policy.count(sec::FILE_KEEPS).min(MAX_KEEPS));
+        let n_keeps = policy.count(sec::FILE_KEEPS).min(MAX_KEEPS);
+        held.keeps = data.keeps.get(..n_keeps);
+        held.judged = data.judged.get(..n_keeps);
     }
     if data.credentials_known {
         held.credentials = data.credentials.get(..data.n_credentials);
@@ -389,8 +404,15 @@ fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
     let n_keeps = policy.count(sec::FILE_KEEPS);
     data.keeps_known = n_keeps <= MAX_KEEPS;
     if data.keeps_known {
-        for (k, slot) in data.keeps.iter_mut().enumerate().take(n_keeps) {
+        // The judgement needs the value unescaped; a longer one is judged at
+        // every exec, as without the cache.
+        let mut value = [0u8; JUDGED_VALUE_MAX];
+        let slots = data.keeps.iter_mut().zip(data.judged.iter_mut());
+        for (k, (slot, judged)) in slots.enumerate().take(n_keeps) {
             *slot = file_keep_value(policy, k as u32, &files);
+            *judged = slot
+                .as_ref()
+                .and_then(|a| file_value_passes_globally(policy, k as u32, a, &mut value));
         }
     }
     let mut count = 0usize;
@@ -406,12 +428,54 @@ fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
     data.credentials_known = count <= MAX_CREDENTIALS;
 }
 
+/// The time-stamp counter when [`refresh`] last looked at the files.
+#[link_section = ".data.envshim_zero"]
+static LAST_LOOK: AtomicU64 = AtomicU64::new(0);
+
+/// Counter ticks between two looks of [`refresh`] at the files: 2^28, about a
+/// tenth of a second at the 2.6 GHz of the machines docs/benchmarks.md measures.
+const LOOK_EVERY: u64 = 1 << 28;
+
+/// The CPU's time-stamp counter; `None` where there is none to read.
+fn ticks() -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `rdtsc` reads a counter; every x86-64 CPU has it, and Linux
+        // lets user space read it.
+        Some(unsafe { core::arch::x86_64::_rdtsc() })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
 /// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork`
 /// child then finds the files fresh and only `stat`s them. Claims the cache only
 /// when a file looks changed (see `SHADOW`); does nothing when it is in use.
+///
+/// Looks at the files at most once per [`LOOK_EVERY`] ticks once the cache holds
+/// them. A shell forks a child per command: a `stat` in the parent at every fork
+/// would double the system calls the policy's env files cost, and each child
+/// `stat`s them anyway, at its exec, before it uses them. So a file changed since
+/// the last look costs the children of the next tenth of a second a read of their
+/// own, never a stale value. `LAST_LOOK` is written only when the parent looks:
+/// a write at every fork would be a page fault at every fork (see `SHADOW`).
 pub fn refresh(policy: &Policy<'_>) {
     let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
+    if n == 0 {
+        return;
+    }
     let key = policy.as_bytes().as_ptr() as usize;
+    let now = ticks();
+    if let Some(now) = now {
+        if SHADOW_KEY.load(Ordering::Acquire) == key
+            && now.wrapping_sub(LAST_LOOK.load(Ordering::Relaxed)) < LOOK_EVERY
+        {
+            return;
+        }
+        LAST_LOOK.store(now, Ordering::Relaxed);
+    }
     let unchanged = SHADOW_KEY.load(Ordering::Acquire) == key
         && SHADOW.iter().enumerate().take(n).all(|(i, shadow)| {
             let now = shadow_words(stamp_now(policy, i));
@@ -420,7 +484,7 @@ pub fn refresh(policy: &Policy<'_>) {
                 .zip(now)
                 .all(|(w, v)| w.load(Ordering::Relaxed) == v)
         });
-    if n != 0 && !unchanged {
+    if !unchanged {
         drop(claim(policy));
     }
 }

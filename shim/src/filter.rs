@@ -455,6 +455,7 @@ fn attempt(
         preload,
         policy_entry,
         file_values: cached.and_then(|h| h.file_values()),
+        file_judged: cached.and_then(|h| h.file_judged()),
     };
     let mut es = EnvScratch {
         verdicts,

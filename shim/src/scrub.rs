@@ -154,6 +154,7 @@ unsafe fn scrub(
         preload: None,
         policy_entry: None,
         file_values: None,
+        file_judged: None,
     };
     let mut es = EnvScratch {
         verdicts,

@@ -76,10 +76,14 @@ impl<const N: usize> Buf<N> {
                 // SAFETY: published with Release after `value` was written, and
                 // never written again; it ends with the single NUL.
                 let bytes: &'static [u8] = unsafe { *self.value.get() };
-                match CStr::from_bytes_with_nul(bytes) {
-                    Ok(c) => Captured::Present(c),
-                    _ => Captured::Absent,
+                // Not `CStr::from_bytes_with_nul`, which searches the bytes for a
+                // NUL at every exec: `set` stored them with exactly one, last.
+                if bytes.last() != Some(&0) {
+                    return Captured::Absent;
                 }
+                // SAFETY: as above, NUL-terminated with no NUL inside.
+                let c = unsafe { CStr::from_bytes_with_nul_unchecked(bytes) };
+                Captured::Present(c)
             }
             2 => Captured::TooLong,
             _ => Captured::Absent,

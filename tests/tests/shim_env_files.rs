@@ -113,6 +113,53 @@ fn a_changed_env_file_value_reaches_the_next_exec_of_the_same_process() {
     );
 }
 
+/// bash forks a child per command, and each child starts from a copy of bash's
+/// cache. The shim's `fork` hook brings that cache up to date at most once a tenth
+/// of a second (env_cache::refresh), so here, where the file changes between
+/// commands a few milliseconds apart, the copies are stale: every child must see
+/// the change by its own `stat`. The values differ in length, so the change shows
+/// in the file's size too, whatever the file system's timestamp granularity.
+const SHELL_SCRIPT: &str = r#"
+f=$1
+printenv HTTPS_PROXY
+printf 'HTTPS_PROXY=http://proxy-two.example:3128\n' > "$f"
+printenv HTTPS_PROXY
+printf 'HTTPS_PROXY=http://proxy-three.example.org:3128\n' > "$f.new"
+mv "$f.new" "$f"
+printenv HTTPS_PROXY
+printenv HTTPS_PROXY
+rm "$f"
+printenv HTTPS_PROXY || echo unset
+"#;
+
+#[test]
+fn a_changed_env_file_value_reaches_the_next_command_of_the_same_shell() {
+    let sb = Sandbox::new("env-file-shell");
+    let policy = sb.write("policy.toml", POLICY);
+    let file = sb.write("proxy.env", "HTTPS_PROXY=http://proxy-one:3128\n");
+    let out = sb
+        .cmd("bash")
+        .arg("-c")
+        .arg(SHELL_SCRIPT)
+        .arg("bash")
+        .arg(&file)
+        .env("HTTPS_PROXY", "http://from-the-environment:1")
+        .with_shim()
+        .with_policy(&policy)
+        .expect_success();
+    // bash itself holds the environment's value (the test starts it without the
+    // shim): a child gets that once the file is gone.
+    let expected = "http://proxy-one:3128\n\
+                    http://proxy-two.example:3128\n\
+                    http://proxy-three.example.org:3128\n\
+                    http://proxy-three.example.org:3128\n\
+                    http://from-the-environment:1\n";
+    out.check(
+        out.stdout_str() == expected,
+        &format!("each command should see the env file's value at its exec:\n{expected}"),
+    );
+}
+
 /// Four threads spawn at once while the main thread rewrites the file: every
 /// child sees one of the file's values, whole.
 const THREADS: &str = r#"
