@@ -8,6 +8,8 @@
 //! repeated for every command and dirties pages the child must copy. So the hook
 //! does both in the parent before passing the call to the real `fork`: the
 //! children inherit a validated policy and fresh env files, and only `stat` them.
+//! (The files are looked at here at most once a tenth of a second; a child that
+//! finds them changed since reads them itself: see `env_cache::refresh`.)
 //!
 //! Both steps take no lock and allocate nothing, so this is safe where `fork` is
 //! (a signal handler, a multithreaded program); both are skipped when another
