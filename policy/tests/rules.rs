@@ -463,53 +463,29 @@ fn the_shim_entry_and_policy_variable_stay() {
 #[test]
 fn an_inherited_policy_entry_stays_in_place_unchanged() {
     let entry: &[u8] = b"ENVSHIM_POLICY=/etc/envshim/examples/loop.toml";
-    let keep_all = compile("version = 1\n");
+    let with_entry = |policy: &str, env: &[Vec<u8>]| {
+        let c = compile(policy);
+        let p = c.policy();
+        envpolicy::outcome::decide_with(&p, b"/bin/true", &[], env, &[], &[], None, Some(entry))
+    };
     let env = bytes(&[
         "A=1",
         "ENVSHIM_POLICY=/etc/envshim/examples/loop.toml",
         "B=2",
     ]);
-    let d = envpolicy::outcome::decide_with(
-        &keep_all.policy(),
-        b"/bin/true",
-        &[],
-        &env,
-        &[],
-        &[],
-        None,
-        Some(entry),
-    );
+    let d = with_entry("version = 1\n", &env);
     assert_eq!(d.env, env);
     assert!(d.changes.is_empty(), "{:?}", d.changes);
 
     let other = bytes(&["A=1", "ENVSHIM_POLICY=/tmp/lax.toml", "B=2"]);
-    let d = envpolicy::outcome::decide_with(
-        &keep_all.policy(),
-        b"/bin/true",
-        &[],
-        &other,
-        &[],
-        &[],
-        None,
-        Some(entry),
-    );
+    let d = with_entry("version = 1\n", &other);
     assert_eq!(
         get(&d, "ENVSHIM_POLICY").as_deref(),
         Some("/etc/envshim/examples/loop.toml")
     );
     assert_eq!(d.env.len(), 3);
 
-    let none = compile("version = 1\nbase = \"none\"\n");
-    let d = envpolicy::outcome::decide_with(
-        &none.policy(),
-        b"/bin/true",
-        &[],
-        &env,
-        &[],
-        &[],
-        None,
-        Some(entry),
-    );
+    let d = with_entry("version = 1\nbase = \"none\"\n", &env);
     assert_eq!(d.env, vec![entry.to_vec()]);
 }
 
