@@ -1,5 +1,5 @@
 /* Lazily bound libc calls: thin hidden wrappers around the libc functions that only
- * system(), popen(), pclose() and rare constructor paths use.
+ * system(), popen(), pclose(), rare constructor paths and the fork hook's clock use.
  *
  * Why: rustc calls imported functions through GOT entries (R_X86_64_GLOB_DAT), which the
  * loader must resolve when the library is loaded, in every process, spawning or not:
@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <sched.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -35,6 +36,14 @@ HIDDEN char *envshim_c_realpath(const char *path, char *resolved) { return realp
 /* dlsym: the constructor finds the real functions without it (src/next_object.rs)
  * and asks it only for a name that walk does not settle. */
 HIDDEN void *envshim_c_dlsym(void *handle, const char *name) { return dlsym(handle, name); }
+/* The time in microseconds, or -1. gettimeofday, not clock_gettime: its symbol
+ * version (GLIBC_2.2.5) is one the library needs anyway, and each further version
+ * the library needs is checked by the loader at every process start. */
+HIDDEN long long envshim_c_now_us(void) {
+    struct timeval tv;
+    if (gettimeofday(&tv, NULL) != 0) return -1;
+    return (long long)tv.tv_sec * 1000000 + tv.tv_usec;
+}
 
 HIDDEN int envshim_c_sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return sigaction(sig, act, old); }
 HIDDEN int envshim_c_sigemptyset(sigset_t *set) { return sigemptyset(set); }

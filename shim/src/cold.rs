@@ -1,4 +1,5 @@
-//! libc functions that only `system`, `popen`, `pclose` and rare constructor paths use,
+//! libc functions that only `system`, `popen`, `pclose`, rare constructor paths and the
+//! `fork` hook's clock use,
 //! called through the hidden wrappers in `csrc/cold.c` so that they are bound lazily
 //! (on first use) instead of at load time in every process. See `csrc/cold.c` for the
 //! measurement behind this. Same names and signatures as in libc; not for the exec
@@ -26,6 +27,9 @@ extern "C" {
     pub fn realpath(path: *const c_char, resolved: *mut c_char) -> *mut c_char;
     #[link_name = "envshim_c_dlsym"]
     pub fn dlsym(handle: *mut core::ffi::c_void, name: *const c_char) -> *mut core::ffi::c_void;
+    /// `gettimeofday` in microseconds, or -1 (csrc/cold.c).
+    #[link_name = "envshim_c_now_us"]
+    pub fn now_us() -> i64;
 
     #[link_name = "envshim_c_sigaction"]
     pub fn sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int;

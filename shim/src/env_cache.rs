@@ -428,33 +428,18 @@ fn keep_values(policy: &Policy<'_>, n: usize, data: &mut Data) {
     data.credentials_known = count <= MAX_CREDENTIALS;
 }
 
-/// The time-stamp counter when [`refresh`] last looked at the files.
+/// When [`refresh`] last looked at the files, in microseconds.
 #[link_section = ".data.envshim_zero"]
 static LAST_LOOK: AtomicU64 = AtomicU64::new(0);
 
-/// Counter ticks between two looks of [`refresh`] at the files: 2^28, about a
-/// tenth of a second at the 2.6 GHz of the machines docs/benchmarks.md measures.
-const LOOK_EVERY: u64 = 1 << 28;
-
-/// The CPU's time-stamp counter; `None` where there is none to read.
-fn ticks() -> Option<u64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: `rdtsc` reads a counter; every x86-64 CPU has it, and Linux
-        // lets user space read it.
-        Some(unsafe { core::arch::x86_64::_rdtsc() })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        None
-    }
-}
+/// Microseconds between two looks of [`refresh`] at the files.
+const LOOK_EVERY_US: u64 = 100_000;
 
 /// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork`
 /// child then finds the files fresh and only `stat`s them. Claims the cache only
 /// when a file looks changed (see `SHADOW`); does nothing when it is in use.
 ///
-/// Looks at the files at most once per [`LOOK_EVERY`] ticks once the cache holds
+/// Looks at the files at most once per [`LOOK_EVERY_US`] once the cache holds
 /// them. A shell forks a child per command: a `stat` in the parent at every fork
 /// would double the system calls the policy's env files cost, and each child
 /// `stat`s them anyway, at its exec, before it uses them. So a file changed since
@@ -467,10 +452,13 @@ pub fn refresh(policy: &Policy<'_>) {
         return;
     }
     let key = policy.as_bytes().as_ptr() as usize;
-    let now = ticks();
-    if let Some(now) = now {
+    // SAFETY: gettimeofday through its wrapper has no preconditions. glibc's reads
+    // the vDSO's clock and takes no lock, so a signal handler that forks may run it.
+    let now = unsafe { crate::cold::now_us() };
+    if let Ok(now) = u64::try_from(now) {
+        // A clock set back makes the difference huge: then the files are looked at.
         if SHADOW_KEY.load(Ordering::Acquire) == key
-            && now.wrapping_sub(LAST_LOOK.load(Ordering::Relaxed)) < LOOK_EVERY
+            && now.wrapping_sub(LAST_LOOK.load(Ordering::Relaxed)) < LOOK_EVERY_US
         {
             return;
         }
