@@ -1425,34 +1425,17 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             file_values: cached.then_some(&values[..]),
             file_judged: cached.then_some(&judged[..]),
         };
-        let mut need = scratch_sizes(policy, env.len(), 0);
-        loop {
-            let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); need.verdicts];
-            let mut seen = vec![0u32; need.seen];
-            let mut emits = vec![Emit::Input(0); need.emits];
-            let mut bytes = vec![0u8; need.bytes];
-            let mut scratch = EnvScratch {
-                verdicts: &mut verdicts,
-                seen: &mut seen,
-                emits: &mut emits,
-                bytes: &mut bytes,
-            };
-            match decide_env(policy, &req, &mut scratch) {
-                Ok(summary) => {
-                    return emits[..summary.emitted]
-                        .iter()
-                        .map(|e| match *e {
-                            Emit::Input(i) => env[i as usize].to_vec(),
-                            Emit::Built { start, len, .. } => {
-                                bytes[start as usize..(start + len) as usize].to_vec()
-                            }
-                            Emit::Pooled { entry, .. } => policy.str(entry).to_vec(),
-                        })
-                        .collect()
+        let (summary, _, emits, bytes) = crate::outcome::decide_env_growing(policy, &req);
+        emits[..summary.emitted]
+            .iter()
+            .map(|e| match *e {
+                Emit::Input(i) => env[i as usize].to_vec(),
+                Emit::Built { start, len, .. } => {
+                    bytes[start as usize..(start + len) as usize].to_vec()
                 }
-                Err(more) => need = more,
-            }
-        }
+                Emit::Pooled { entry, .. } => policy.str(entry).to_vec(),
+            })
+            .collect()
     }
 
     /// The file-keep values judged once per read of the files (for the cache of

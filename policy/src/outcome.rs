@@ -108,6 +108,32 @@ pub fn decide(
     )
 }
 
+/// [`decide::decide_env`] with scratch it allocates, grown until the decision
+/// fits: the summary, the verdicts, the emits and the bytes of built entries.
+pub(crate) fn decide_env_growing(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+) -> (decide::EnvSummary, Vec<Verdict>, Vec<Emit>, Vec<u8>) {
+    let preload_len = req.preload.map_or(0, <[u8]>::len);
+    let mut sizes = decide::scratch_sizes(policy, req.env.len(), preload_len);
+    loop {
+        let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
+        let mut seen = vec![0u32; sizes.seen];
+        let mut emits = vec![Emit::Input(0); sizes.emits];
+        let mut bytes = vec![0u8; sizes.bytes];
+        let mut scratch = EnvScratch {
+            verdicts: &mut verdicts,
+            seen: &mut seen,
+            emits: &mut emits,
+            bytes: &mut bytes,
+        };
+        match decide::decide_env(policy, req, &mut scratch) {
+            Ok(s) => return (s, verdicts, emits, bytes),
+            Err(need) => sizes = need,
+        }
+    }
+}
+
 /// [`decide`] with the shim's sticky entries (rule 7).
 #[allow(clippy::too_many_arguments)]
 pub fn decide_with(
@@ -134,23 +160,7 @@ pub fn decide_with(
         file_judged: None,
     };
 
-    let mut sizes = decide::scratch_sizes(policy, env.len(), preload.map_or(0, <[u8]>::len));
-    let (summary, verdicts, emits, bytes) = loop {
-        let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
-        let mut seen = vec![0u32; sizes.seen];
-        let mut emits = vec![Emit::Input(0); sizes.emits];
-        let mut bytes = vec![0u8; sizes.bytes];
-        let mut scratch = EnvScratch {
-            verdicts: &mut verdicts,
-            seen: &mut seen,
-            emits: &mut emits,
-            bytes: &mut bytes,
-        };
-        match decide::decide_env(policy, &req, &mut scratch) {
-            Ok(s) => break (s, verdicts, emits, bytes),
-            Err(need) => sizes = need,
-        }
-    };
+    let (summary, verdicts, emits, bytes) = decide_env_growing(policy, &req);
     let mut changes = Vec::new();
     let mut child_env = Vec::new();
     for e in emits.iter().take(summary.emitted) {
