@@ -751,6 +751,8 @@ pub fn decide_env(
     // rules 1 to 5 say of it (see below).
     let sticky = policy.settings().sticky;
     let own_entry = req.policy_entry.filter(|_| sticky).unwrap_or(&[]);
+    // Where that entry is kept as it is (the first copy of its name), if it is.
+    let mut own_at = None;
 
     // Rules 1 to 5, entry by entry.
     for (i, entry) in req.env.iter().enumerate() {
@@ -774,6 +776,7 @@ pub fn decide_env(
                     // every environment; judged, a path can look like a token's
                     // start and cost the full shape search.)
                     None if entry.len() == own_entry.len() && *entry == own_entry => {
+                        own_at = Some(i);
                         Verdict::new(Action::Keep, Rule::Sticky)
                     }
                     None => judge_hashed(policy, req.program, mask, entry, name, key, value, None),
@@ -925,12 +928,10 @@ pub fn decide_env(
         if let Some(entry) = req.policy_entry {
             // Already there and passing (kept above, and not replaced by a set):
             // nothing to add, and nothing changes.
-            let there = split_entry(entry).and_then(|(name, _)| {
-                first_index(&*scratch.seen, req.env, name)
-                    .filter(|&i| scratch.verdicts.get(i).is_some_and(|v| v.action.passes()))
-                    .and_then(|i| req.env.get(i))
-            });
-            if let Some((name, _)) = split_entry(entry).filter(|_| there != Some(&entry)) {
+            let there = own_at
+                .and_then(|i| scratch.verdicts.get(i))
+                .is_some_and(|v| v.action.passes());
+            if let Some((name, _)) = split_entry(entry).filter(|_| !there) {
                 let start = out.n_bytes;
                 out.put(entry);
                 out.finish_entry(start, Rule::Sticky);
