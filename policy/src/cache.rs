@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest cache file a reader accepts (policies are at most 1 MiB of text).
-pub const MAX_CACHE_BYTES: u64 = 16 << 20;
+pub const MAX_CACHE_BYTES: u64 = crate::readable::CACHE_FILE.bytes;
 
 extern "C" {
     fn getuid() -> u32;
@@ -391,7 +391,10 @@ pub fn read_trusted(path: &Path, uid: u32) -> io::Result<Vec<u8>> {
             format!("cache file {} is not trusted: {why}", path.display()),
         )
     })?;
-    std::fs::read(path).map_err(|e| io::Error::new(e.kind(), io_reason(&e)))
+    crate::read_file::read(path, crate::readable::CACHE_FILE).map_err(|e| match e {
+        crate::read_file::ReadError::Io(e) => io::Error::new(e.kind(), io_reason(&e)),
+        e => io::Error::new(io::ErrorKind::InvalidData, e.to_string()),
+    })
 }
 
 #[cfg(test)]

@@ -265,20 +265,18 @@ impl Compiler<'_> {
             });
             crate::trust::check_import(&path, "env file")
                 .or_else(|m| self.err(imp.path.span(), m))?;
-            let contents = match std::fs::read(&path) {
+            let contents = match crate::read_file::read(&path, crate::readable::ENV_FILE) {
                 Ok(c) => c,
                 Err(e) => {
-                    if imp.required.unwrap_or(false) {
+                    // Present but not a file a policy reads (a FIFO, a device, too
+                    // large): an error whether the import is required or not.
+                    if imp.required.unwrap_or(false) || e.is_unusable() {
                         return self.err(
                             imp.path.span(),
-                            format!(
-                                "cannot read env file {}: {}",
-                                path.display(),
-                                crate::error::io_reason(&e)
-                            ),
+                            format!("cannot read env file {}: {e}", path.display()),
                         );
                     }
-                    self.warn(format!("{}:{line}:{col}: env file {} not read ({}): its names are unknown until it exists", self.path.display(), path.display(), crate::error::io_reason(&e)));
+                    self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", self.path.display(), path.display()));
                     self.dep(&mut w, &path);
                     continue;
                 }
@@ -343,29 +341,32 @@ impl Compiler<'_> {
             };
             crate::trust::check_import(&path, "config file")
                 .or_else(|m| self.err(imp.path.span(), m))?;
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) => {
-                    if imp.required.unwrap_or(false) {
-                        return self.err(
-                            imp.path.span(),
-                            format!(
-                                "cannot read config file {}: {}",
-                                path.display(),
-                                crate::error::io_reason(&e)
-                            ),
-                        );
+            let text =
+                match crate::read_file::read(&path, crate::readable::CONFIG_FILE).and_then(|b| {
+                    String::from_utf8(b).map_err(|_| {
+                        crate::read_file::ReadError::Io(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            "stream did not contain valid UTF-8",
+                        ))
+                    })
+                }) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        if imp.required.unwrap_or(false) || e.is_unusable() {
+                            return self.err(
+                                imp.path.span(),
+                                format!("cannot read config file {}: {e}", path.display()),
+                            );
+                        }
+                        self.warn(format!(
+                            "{}:{line}:{col}: config file {} not read ({e})",
+                            self.path.display(),
+                            path.display(),
+                        ));
+                        self.dep(&mut w, &path);
+                        continue;
                     }
-                    self.warn(format!(
-                        "{}:{line}:{col}: config file {} not read ({})",
-                        self.path.display(),
-                        path.display(),
-                        crate::error::io_reason(&e)
-                    ));
-                    self.dep(&mut w, &path);
-                    continue;
-                }
-            };
+                };
             self.dep(&mut w, &path);
             let owned: Vec<String> = match &imp.key_suffixes {
                 Some(s) => s.iter().map(|s| s.get_ref().clone()).collect(),

@@ -76,6 +76,16 @@ pub mod glob;
         clippy::panic
     )
 )]
+pub mod readable;
+#[cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic
+    )
+)]
 pub mod shape;
 
 #[cfg(feature = "std")]
@@ -90,6 +100,8 @@ pub mod error;
 pub mod load;
 #[cfg(feature = "std")]
 pub mod outcome;
+#[cfg(feature = "std")]
+pub mod read_file;
 #[cfg(feature = "std")]
 pub mod schema;
 #[cfg(all(feature = "std", unix))]

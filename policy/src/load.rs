@@ -8,14 +8,15 @@
 
 use crate::compile::{compile, Warning};
 use crate::compiled::Policy;
-use crate::error::{io_reason, PolicyError};
+use crate::error::PolicyError;
 use crate::schema::PolicyFile;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// A policy file larger than this is refused: policies are short, and reading an
-/// unbounded file into every process that loads the policy is a denial of service.
-pub const MAX_POLICY_BYTES: u64 = 1 << 20;
+/// unbounded file into every process that loads the policy is a denial of service
+/// ([`crate::readable::POLICY_FILE`]).
+pub const MAX_POLICY_BYTES: u64 = crate::readable::POLICY_FILE.bytes;
 
 /// The built-in default: inherit everything, refuse credentials by name and
 /// shape, refuse secrets in argv.
@@ -156,30 +157,21 @@ pub fn load(path: &Path) -> Result<Compiled, PolicyError> {
     compile_text(&text, path)
 }
 
-/// Read a policy file's text with the size limit, as UTF-8.
+/// Read a policy file's text with the size limit, as UTF-8. Only a regular file
+/// is read, without blocking ([`crate::readable`]).
 pub fn read_policy_text(path: &Path) -> Result<String, PolicyError> {
-    use std::io::Read;
-    let md = std::fs::metadata(path)
-        .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
-    if md.is_dir() {
-        return Err(PolicyError::plain(
+    use crate::read_file::{self, ReadError};
+    use crate::readable::{Unreadable, POLICY_FILE};
+    let cannot = |e: ReadError| match e {
+        ReadError::Unreadable(Unreadable::TooLarge(limit)) => PolicyError::plain(
             path,
-            "cannot read policy: it is a directory",
-        ));
-    }
-    let file = std::fs::File::open(path)
-        .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
+            format!("policy file is larger than {} bytes", limit.text),
+        ),
+        e => PolicyError::plain(path, format!("cannot read policy: {e}")),
+    };
+    let file = read_file::open(path, POLICY_FILE).map_err(cannot)?;
     crate::trust::check_policy(path, &file)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_POLICY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| PolicyError::plain(path, format!("cannot read policy: {}", io_reason(&e))))?;
-    if bytes.len() as u64 > MAX_POLICY_BYTES {
-        return Err(PolicyError::plain(
-            path,
-            format!("policy file is larger than {} bytes", MAX_POLICY_BYTES),
-        ));
-    }
+    let bytes = read_file::read_opened(file, POLICY_FILE).map_err(cannot)?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(&e.as_bytes()[..at]).into_owned();

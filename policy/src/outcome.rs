@@ -80,13 +80,14 @@ impl Decision {
     }
 }
 
-/// Read the current contents of every env file the policy imports.
+/// Read the current contents of every env file the policy imports (`None`: not
+/// read, as the rule of [`crate::readable`] says).
 pub fn read_env_files(policy: &Policy<'_>) -> Vec<Option<Vec<u8>>> {
     (0..policy.count(sec::ENV_FILES) as u32)
         .map(|i| {
             let rec = policy.env_file(i)?;
             let path = String::from_utf8_lossy(policy.str(rec.path)).into_owned();
-            std::fs::read(path).ok()
+            crate::read_file::read(std::path::Path::new(&path), crate::readable::ENV_FILE).ok()
         })
         .collect()
 }

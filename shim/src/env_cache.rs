@@ -50,7 +50,7 @@ use envpolicy::decide::{file_keep_value, file_value_passes_globally};
 use envpolicy::envfile::Assignment;
 use envpolicy::Policy;
 
-use crate::filter::{self, MAX_ENV_FILES};
+use crate::env_files::{self, NotOpened, Unusable, MAX_ENV_FILES};
 use crate::load;
 
 /// Bytes of all cached env files together.
@@ -107,6 +107,12 @@ struct Entry {
     start: usize,
     len: usize,
     readable: bool,
+    /// The file is there but is no file a policy reads (`envpolicy::readable`):
+    /// its `st_mode` and size, to say why. (Plain numbers, all zero when unset,
+    /// so that `DATA` stays in zero-filled memory.)
+    refused: bool,
+    mode: u32,
+    size: u64,
 }
 
 const EMPTY: Entry = Entry {
@@ -114,6 +120,9 @@ const EMPTY: Entry = Entry {
     start: 0,
     len: 0,
     readable: false,
+    refused: false,
+    mode: 0,
+    size: 0,
 };
 
 struct Data {
@@ -176,6 +185,8 @@ pub struct Held {
     /// read.
     pub contents: [Option<&'static [u8]>; MAX_ENV_FILES],
     pub n: usize,
+    /// The first file that is there but is no file a policy reads.
+    pub unusable: Option<Unusable>,
     /// `file_keep_value` of each file-keep record, in these contents, if known.
     keeps: Option<&'static [Option<Assignment<'static>>]>,
     /// `file_value_passes_globally` of each of `keeps`, with them.
@@ -269,6 +280,7 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     let mut held = Held {
         contents: [None; MAX_ENV_FILES],
         n,
+        unusable: None,
         keeps: None,
         judged: None,
         credentials: None,
@@ -289,6 +301,7 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     // before it drops `held` (and with it the claim).
     let data: &'static Data = unsafe { &*DATA.0.get() };
     held.contents = contents(&data.entries, n, &data.buf);
+    held.unusable = unusable(&data.entries, n);
     if data.keeps_known {
         let n_keeps = policy.count(sec::FILE_KEEPS).min(MAX_KEEPS);
         held.keeps = data.keeps.get(..n_keeps);
@@ -309,6 +322,17 @@ fn contents<'b>(entries: &[Entry], n: usize, buf: &'b [u8]) -> [Option<&'b [u8]>
         }
     }
     out
+}
+
+/// The first of the first `n` entries that the rule refused, and why.
+fn unusable(entries: &[Entry], n: usize) -> Option<Unusable> {
+    let (index, e) = entries
+        .iter()
+        .take(n)
+        .enumerate()
+        .find(|(_, e)| e.refused)?;
+    let why = envpolicy::readable::judge(e.mode, e.size, envpolicy::readable::ENV_FILE).err()?;
+    Some(Unusable { index, why })
 }
 
 /// Does every cached entry still describe its file (one `stat` each)? A file that
@@ -350,15 +374,29 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
         let Some(path) = path_of(policy, i) else {
             continue;
         };
-        let Some((fd, st)) = filter::open_file(path) else {
-            continue;
+        let (fd, st) = match env_files::open(path) {
+            Ok(opened) => opened,
+            Err(NotOpened::Absent) => continue,
+            Err(NotOpened::Refused(_)) => {
+                // Its stamp, so that the next exec looks again only if it changes.
+                if let Ok(st) = load::stat_c(path) {
+                    *entry = Entry {
+                        stamp: Some(load::stamp_of(&st)),
+                        refused: true,
+                        mode: st.st_mode,
+                        size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
+                        ..EMPTY
+                    };
+                }
+                continue;
+            }
         };
         let size = usize::try_from(st.st_size).unwrap_or(usize::MAX);
         let end = used.saturating_add(size);
-        let got = if size <= filter::MAX_ENV_FILE_BYTES && end <= CACHE_BYTES {
+        let got = if end <= CACHE_BYTES {
             data.buf
                 .get_mut(used..end)
-                .and_then(|dst| filter::read_all(fd, dst))
+                .and_then(|dst| env_files::read_all(fd, dst))
         } else {
             None
         };
@@ -377,6 +415,7 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
             start: used,
             len: got,
             readable: true,
+            ..EMPTY
         };
         used = end;
     }

@@ -29,10 +29,11 @@ use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use envpolicy::argv::{
     self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch, ValueSource,
 };
-use envpolicy::compiled::{sec, Mode};
+use envpolicy::compiled::Mode;
 use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use envpolicy::{Policy, Records};
 
+use crate::env_files::{self, OpenFile, MAX_ENV_FILES};
 use crate::policy::Active;
 pub use crate::scratch::{Inline, Scratch};
 use crate::sticky::{self, Captured};
@@ -52,13 +53,6 @@ pub enum Prepared {
     /// cannot proceed). A one-line message has already been written to stderr.
     Refuse { errno: c_int },
 }
-
-/// At most this many env files are read per exec (the compiler refuses more).
-pub const MAX_ENV_FILES: usize = 16;
-/// An env file larger than this is not read at exec time (its names are still
-/// stripped; its values are not used): env files are small, and reading a huge
-/// file at every exec would be a denial of service.
-pub const MAX_ENV_FILE_BYTES: usize = 1 << 20;
 
 /// The audit and warning log, opened once at load (`O_APPEND|O_CLOEXEC`); -1 = none.
 static LOG_FD: AtomicI32 = AtomicI32::new(-1);
@@ -143,86 +137,6 @@ unsafe fn at(v: *const *const c_char, i: usize) -> *const c_char {
     unsafe { *v.add(i) }
 }
 
-/// One env file opened for this exec: its descriptor and size.
-#[derive(Clone, Copy)]
-pub(crate) struct OpenFile {
-    pub fd: c_int,
-    pub size: usize,
-}
-
-/// Open every env file the policy imports; `None` for one that cannot be read.
-pub(crate) fn open_env_files(
-    policy: &Policy<'_>,
-    out: &mut [Option<OpenFile>; MAX_ENV_FILES],
-) -> usize {
-    let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
-    for (i, slot) in out.iter_mut().enumerate().take(n) {
-        *slot = None;
-        let Some(rec) = policy.env_file(i as u32) else {
-            continue;
-        };
-        let Some((fd, st)) = open_file(policy.c_str(rec.path)) else {
-            continue;
-        };
-        match usize::try_from(st.st_size) {
-            Ok(size) if size <= MAX_ENV_FILE_BYTES => *slot = Some(OpenFile { fd, size }),
-            _ => sys::close(fd),
-        }
-    }
-    n
-}
-
-/// Open the NUL-terminated `path` read-only and `fstat` it; `None` when either
-/// fails (or `path` is not NUL-terminated).
-pub(crate) fn open_file(path: &[u8]) -> Option<(c_int, libc::stat)> {
-    if path.last() != Some(&0) {
-        return None;
-    }
-    // SAFETY: `path` is NUL-terminated (checked above).
-    let fd = unsafe {
-        crate::sys::sys_call!(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    let fd = fd as c_int;
-    match crate::load::fstat(fd) {
-        Ok(st) => Some((fd, st)),
-        Err(_) => {
-            sys::close(fd);
-            None
-        }
-    }
-}
-
-/// Read all of `fd` into `buf`; the number of bytes read, or None on error.
-pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
-    let mut got = 0usize;
-    while let Some(rest) = buf.get_mut(got..) {
-        if rest.is_empty() {
-            break;
-        }
-        // SAFETY: `rest` is a writable buffer of `rest.len()` bytes.
-        let r = unsafe { crate::sys::sys_call!(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len()) };
-        if r < 0 {
-            if sys::errno() == libc::EINTR {
-                continue;
-            }
-            return None;
-        }
-        if r == 0 {
-            break;
-        }
-        got += r as usize;
-    }
-    Some(got)
-}
-
 /// The captured bytes of a sticky string, without its NUL.
 fn captured(c: Captured) -> Option<&'static [u8]> {
     match c {
@@ -289,10 +203,20 @@ unsafe fn apply(
     // The env files: from the cache (one `stat` each), or read for this exec.
     let held = crate::env_cache::claim(policy);
     let mut files = [None; MAX_ENV_FILES];
-    let n_files = match &held {
-        Some(h) => h.n,
-        None => open_env_files(policy, &mut files),
+    let (n_files, unusable) = match &held {
+        Some(h) => (h.n, h.unusable),
+        None => env_files::open_all(policy, &mut files),
     };
+    if let Some(u) = unusable {
+        env_files::close_all(&files, n_files);
+        drop(held);
+        // The floor imports no env file, so this cannot come back here.
+        return match env_files::floor_for(active, u) {
+            // SAFETY: the caller's contract, passed on.
+            Some(floor) => unsafe { apply(&floor, program, argv, envp, scratch) },
+            None => Prepared::Refuse { errno: libc::EPERM },
+        };
+    }
     let files_bytes: usize = files
         .iter()
         .take(n_files)
@@ -331,9 +255,7 @@ unsafe fn apply(
             Attempt::Done(p) => break p,
         }
     };
-    for f in files.iter().take(n_files).flatten() {
-        sys::close(f.fd);
-    }
+    env_files::close_all(&files, n_files);
     // Nothing in `result` points into the cache (file values were copied into the
     // scratch), so the claim ends here.
     drop(held);
@@ -435,7 +357,7 @@ fn attempt(
                 crate::sys::sys_call!(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET)
             };
         }
-        if let Some(n) = read_all(f.fd, buf) {
+        if let Some(n) = env_files::read_all(f.fd, buf) {
             *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
         }
     }

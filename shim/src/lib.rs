@@ -43,6 +43,7 @@
 pub mod cold;
 pub mod ctor_arena;
 pub mod env_cache;
+pub mod env_files;
 pub mod exec;
 pub mod filter;
 pub mod fork;

@@ -383,7 +383,7 @@ fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NOCTTY,
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK,
             0 as c_int,
         )
     } as c_int;
@@ -812,7 +812,30 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
     }
     // Missing, untrusted or stale: compile, then the cache must be usable.
     let status = match compile(cache_c, ctx.path_c) {
-        Ok(s) => s,
+        Ok(Waited::Exited(s)) => Some(s),
+        Ok(Waited::Uncollected) => None,
+        Ok(Waited::TimedOut) => {
+            return floor(
+                path,
+                &[
+                    b"envshim: compiling policy ",
+                    path,
+                    b" did not finish within ",
+                    COMPILE_LIMIT_TEXT,
+                    b"; using the fail-closed floor",
+                ],
+            )
+        }
+        Ok(Waited::Interrupted) => {
+            return floor(
+                path,
+                &[
+                    b"envshim: compiling policy ",
+                    path,
+                    b" was interrupted by a signal; using the fail-closed floor",
+                ],
+            )
+        }
         Err((envwrap, errno)) => {
             let reason: &[u8] = match errno {
                 libc::ENOENT => b"not found",
@@ -922,11 +945,34 @@ fn judge_bytes(
     })
 }
 
-/// Runs `envwrap compile --output CACHE -- POLICY` and waits for it. `Ok` holds the
-/// wait status (`None` when it could not be collected, e.g. SIGCHLD ignored);
-/// `Err` the envwrap path and the spawn error.
+/// How long the shim waits for a compile before it stops it and enforces the
+/// floor. A compile reads a few small files and takes milliseconds; the limit is
+/// for a file on a network mount that stopped answering (envwrap itself never
+/// blocks on a FIFO, a socket or a device: `envpolicy::readable`).
+const COMPILE_LIMIT_MS: i64 = 10_000;
+const COMPILE_LIMIT_TEXT: &[u8] = b"10 seconds";
+/// How often the wait looks for a signal meant for the program.
+const SLICE_MS: i64 = 20;
+
+/// How a compile ended, as far as the shim could see.
+enum Waited {
+    /// envwrap exited, or was killed: its wait status.
+    Exited(c_int),
+    /// It ended, but someone else collected it (`SIGCHLD` ignored, or another
+    /// thread's `wait`).
+    Uncollected,
+    /// It ran past [`COMPILE_LIMIT_MS`] and was killed.
+    TimedOut,
+    /// A signal for the program arrived meanwhile: envwrap was killed so that
+    /// the program gets its signal now.
+    Interrupted,
+}
+
+/// Runs `envwrap compile --output CACHE -- POLICY` and waits for it, at most
+/// [`COMPILE_LIMIT_MS`] (see [`QuietChild`]). `Err` holds the envwrap path and the
+/// spawn error.
 #[inline(never)] // Its buffers are on the stack only when a compile runs.
-fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [u8], c_int)> {
+fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_int)> {
     #[link_section = ".data.envshim_ctor"]
     static ENVWRAP: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
     let envwrap: &'static [u8] = match env_c(b"ENVSHIM_ENVWRAP") {
@@ -973,19 +1019,19 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Option<c_int>, (&'static [
         return Err((name, libc::ENOSYS));
     };
     let quiet = QuietChild::begin();
-    let result = spawn_and_wait(spawn, envwrap, &argv, &envp);
+    let result = spawn_and_wait(spawn, envwrap, &argv, &envp, &quiet);
     quiet.end();
     result.map_err(|r| (name, r))
 }
 
-/// `posix_spawn` envwrap and wait for it: `Ok` the wait status (`None` when it
-/// could not be collected), `Err` the spawn error.
+/// `posix_spawn` envwrap and wait for it (see [`Waited`]); `Err` the spawn error.
 fn spawn_and_wait(
     spawn: real::PosixSpawnFn,
     envwrap: &[u8],
     argv: &[*const c_char; 7],
     envp: &[*const c_char; 5],
-) -> Result<Option<c_int>, c_int> {
+    quiet: &QuietChild,
+) -> Result<Waited, c_int> {
     let mut pid: libc::pid_t = 0;
     // SAFETY: every string is NUL-terminated (`envwrap`, `cache_c` and `policy_c` by
     // construction), both arrays are NULL-terminated, and no file actions or
@@ -1003,31 +1049,84 @@ fn spawn_and_wait(
     if r != 0 {
         return Err(r);
     }
+    for _ in 0..COMPILE_LIMIT_MS / SLICE_MS {
+        if let Some(done) = collect(pid) {
+            return Ok(done);
+        }
+        if quiet.signal_for_program() {
+            stop(pid);
+            return Ok(Waited::Interrupted);
+        }
+        sleep_until_child(SLICE_MS);
+    }
+    stop(pid);
+    Ok(Waited::TimedOut)
+}
+
+/// Collect `pid` if it has ended (`None`: still running). Raw system calls, not
+/// libc's lazily bound `waitpid`: this may run on an exec path (see [`finish`]).
+fn collect(pid: libc::pid_t) -> Option<Waited> {
     let mut status: c_int = 0;
     loop {
         // SAFETY: `pid` is our child; `status` is a valid out-pointer; no rusage.
-        // (A system call, not libc's lazily bound waitpid: this may run on an exec
-        // path, see `finish`.)
         let w = unsafe {
             crate::sys::sys_call!(
                 libc::SYS_wait4,
                 pid,
                 &mut status as *mut c_int,
-                0 as c_int,
+                libc::WNOHANG,
                 core::ptr::null_mut::<libc::rusage>(),
             )
         } as libc::pid_t;
         if w == pid {
-            return Ok(Some(status));
+            return Some(Waited::Exited(status));
         }
-        if w == -1 && sys::errno() == libc::EINTR {
-            continue;
+        if w == 0 {
+            return None;
         }
-        return Ok(None);
+        if sys::errno() != libc::EINTR {
+            return Some(Waited::Uncollected);
+        }
     }
 }
 
-/// The program's signal handlers kept out of a compile.
+/// Kill `pid` and collect it, waiting at most a second for the kernel to end it
+/// (a process blocked on a hung mount may take that long to die; it is left to
+/// the program's own `wait` after that).
+fn stop(pid: libc::pid_t) {
+    // SAFETY: `pid` is our own child, not yet collected.
+    unsafe { crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGKILL) };
+    for _ in 0..1000 / SLICE_MS {
+        if collect(pid).is_some() {
+            return;
+        }
+        sleep_until_child(SLICE_MS);
+    }
+}
+
+/// Sleep `ms` milliseconds, or until a `SIGCHLD` (blocked by [`QuietChild`]) is
+/// pending; takes it off.
+fn sleep_until_child(ms: i64) {
+    let chld: u64 = CHLD_BIT;
+    let slice = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: ms * 1_000_000,
+    };
+    // SAFETY: `chld` is a valid kernel sigset and `slice` a valid timeout; no
+    // siginfo out-pointer. Waits for SIGCHLD only, which is blocked.
+    unsafe {
+        crate::sys::sys_call!(
+            libc::SYS_rt_sigtimedwait,
+            &chld as *const u64,
+            core::ptr::null_mut::<libc::siginfo_t>(),
+            &slice as *const libc::timespec,
+            SIGSET_BYTES,
+        );
+    }
+}
+
+/// The program's signal handlers kept out of a compile, and the program's signals
+/// not kept from it.
 ///
 /// A compile can run on an exec path (see [`finish`]), possibly in a `vfork` child
 /// of the program, which shares its memory: a handler run there (for the
@@ -1036,24 +1135,53 @@ fn spawn_and_wait(
 /// `posix_spawn` does in its own child), and the `SIGCHLD` that envwrap caused is
 /// taken off before the mask is restored, unless one was pending already or
 /// another child of this process has a state change to report, in which case the
-/// program gets its `SIGCHLD` as it would have. Raw system calls: nothing here may
-/// go through libc's lazily bound functions on an exec path.
+/// program gets its `SIGCHLD` as it would have.
+///
+/// Blocked is not deaf: the wait looks every [`SLICE_MS`] for a signal that the
+/// program would act on (`SIGTERM`, `SIGINT`, a handler's signal; not one ignored
+/// or whose default is to ignore or stop), and when one arrives it stops the
+/// compile, which then means the floor, and restores the mask, so that `timeout`,
+/// Ctrl-C and `kill` work as they do without the shim. Raw system calls: nothing here may go through libc's
+/// lazily bound functions on an exec path.
 struct QuietChild {
     /// The mask to restore (the kernel's 64-bit set).
     old: u64,
-    /// A `SIGCHLD` was pending before the compile.
-    pending_before: bool,
+    /// The signals pending before the compile (a program may keep one blocked
+    /// and pending for as long as it likes: that one does not stop a compile).
+    pending_before: u64,
 }
 
 const CHLD_BIT: u64 = 1 << (libc::SIGCHLD - 1);
 /// Bytes of the kernel's signal set on this architecture.
 const SIGSET_BYTES: usize = 8;
+/// Signals whose default action is to ignore them or to stop the process: a
+/// compile goes on when one of these is pending with its default action.
+const DEFAULT_QUIET: u64 = bit(libc::SIGCHLD)
+    | bit(libc::SIGCONT)
+    | bit(libc::SIGURG)
+    | bit(libc::SIGWINCH)
+    | bit(libc::SIGTSTP)
+    | bit(libc::SIGTTIN)
+    | bit(libc::SIGTTOU)
+    | bit(libc::SIGSTOP);
+
+const fn bit(sig: c_int) -> u64 {
+    1 << (sig - 1)
+}
+
+/// The kernel's `struct sigaction` on x86_64 and aarch64 (`rt_sigaction`).
+#[repr(C)]
+struct KernelSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
 
 impl QuietChild {
     fn begin() -> QuietChild {
         let all: u64 = !0;
         let mut old: u64 = 0;
-        let mut pending: u64 = 0;
         // SAFETY: both sets are valid 8-byte kernel sigsets; blocking signals has
         // no other effect (the kernel leaves SIGKILL and SIGSTOP alone).
         unsafe {
@@ -1064,43 +1192,52 @@ impl QuietChild {
                 &mut old as *mut u64,
                 SIGSET_BYTES,
             );
-            crate::sys::sys_call!(
-                libc::SYS_rt_sigpending,
-                &mut pending as *mut u64,
-                SIGSET_BYTES
-            );
         }
         QuietChild {
             old,
-            pending_before: pending & CHLD_BIT != 0,
+            pending_before: pending(),
         }
     }
 
-    fn end(self) {
-        if !self.pending_before {
-            let chld: u64 = CHLD_BIT;
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: `chld` is a valid sigset and `zero` a valid timeout; with no
-            // siginfo out-pointer this only dequeues a pending SIGCHLD, if any.
-            unsafe {
-                crate::sys::sys_call!(
-                    libc::SYS_rt_sigtimedwait,
-                    &chld as *const u64,
-                    core::ptr::null_mut::<libc::siginfo_t>(),
-                    &zero as *const libc::timespec,
-                    SIGSET_BYTES,
-                );
+    /// Has a signal arrived that the program would act on once it unblocks it?
+    /// Signals the program itself blocked count too: bash blocks `SIGINT` and
+    /// `SIGTERM` around `fork`, whose hook may compile, and acts on them right
+    /// after.
+    fn signal_for_program(&self) -> bool {
+        let mut waiting = pending() & !self.pending_before & !CHLD_BIT;
+        while waiting != 0 {
+            let sig = waiting.trailing_zeros() as c_int + 1;
+            waiting &= waiting - 1;
+            if acts_on(sig) {
+                return true;
             }
-            if another_child_to_report() {
-                // SAFETY: signals ourselves; it stays pending until the mask is
-                // restored below, and is then delivered as the program expects.
-                unsafe {
-                    let pid = crate::sys::sys_call!(libc::SYS_getpid);
-                    crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGCHLD);
-                }
+        }
+        false
+    }
+
+    fn end(self) {
+        let chld: u64 = CHLD_BIT;
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `chld` is a valid sigset and `zero` a valid timeout; with no
+        // siginfo out-pointer this only dequeues a pending SIGCHLD, if any.
+        unsafe {
+            crate::sys::sys_call!(
+                libc::SYS_rt_sigtimedwait,
+                &chld as *const u64,
+                core::ptr::null_mut::<libc::siginfo_t>(),
+                &zero as *const libc::timespec,
+                SIGSET_BYTES,
+            );
+        }
+        if self.pending_before & CHLD_BIT != 0 || another_child_to_report() {
+            // SAFETY: signals ourselves; it stays pending until the mask is
+            // restored below, and is then delivered as the program expects.
+            unsafe {
+                let pid = crate::sys::sys_call!(libc::SYS_getpid);
+                crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGCHLD);
             }
         }
         // SAFETY: restores the mask saved by `begin`, a valid kernel sigset.
@@ -1114,6 +1251,39 @@ impl QuietChild {
             );
         }
     }
+}
+
+/// The signals pending for this thread or process.
+fn pending() -> u64 {
+    let mut set: u64 = 0;
+    // SAFETY: `set` is a valid 8-byte kernel sigset out-pointer.
+    unsafe { crate::sys::sys_call!(libc::SYS_rt_sigpending, &mut set as *mut u64, SIGSET_BYTES) };
+    set
+}
+
+/// Would the program act on `sig`: a handler, or a default action that ends it?
+fn acts_on(sig: c_int) -> bool {
+    let mut act = KernelSigaction {
+        handler: 0,
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    // SAFETY: a query only (no new action); `act` is a valid out-pointer of the
+    // kernel's layout and size.
+    let r = unsafe {
+        crate::sys::sys_call!(
+            libc::SYS_rt_sigaction,
+            sig,
+            core::ptr::null::<KernelSigaction>(),
+            &mut act as *mut KernelSigaction,
+            SIGSET_BYTES,
+        )
+    };
+    if r != 0 || act.handler == libc::SIG_IGN {
+        return false;
+    }
+    act.handler != libc::SIG_DFL || bit(sig) & DEFAULT_QUIET == 0
 }
 
 /// Has a child of this process (other than envwrap, already collected) exited,

@@ -27,7 +27,7 @@ use envpolicy::argv::{self, ArgvRequest};
 use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use envpolicy::Records;
 
-use crate::filter::{self, MAX_ENV_FILES};
+use crate::env_files::{self, MAX_ENV_FILES};
 use crate::scratch::{Inline, Scratch};
 use crate::sys;
 
@@ -67,15 +67,25 @@ pub unsafe fn at_load(
 unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
     crate::policy::with_active(|active| {
         let Some(active) = active else { return };
-        let policy = &active.policy;
+        let mut files = [None; MAX_ENV_FILES];
+        let (mut n_files, unusable) = env_files::open_all(&active.policy, &mut files);
+        // An env file no policy reads: scrub by the floor (which imports none).
+        let floor = unusable.and_then(|u| {
+            env_files::close_all(&files, n_files);
+            n_files = 0;
+            env_files::floor_for(active, u)
+        });
+        let policy = match (&floor, unusable) {
+            (Some(f), _) => &f.policy,
+            (None, Some(_)) => return,
+            (None, None) => &active.policy,
+        };
         let environ = sys::environ_ptr();
         // SAFETY: `environ` is NULL or the NULL-terminated environment.
         let ne = unsafe { sys::count(environ) };
         let inline = Inline::uninit();
         let mut scratch = Scratch::new(&inline);
         let sizes = decide::scratch_sizes(policy, ne, 0);
-        let mut files = [None; MAX_ENV_FILES];
-        let n_files = filter::open_env_files(policy, &mut files);
         let files_bytes: usize = files
             .iter()
             .take(n_files)
@@ -113,7 +123,7 @@ unsafe fn scrub(
     n_args: usize,
     environ: *const *const c_char,
     ne: usize,
-    files: &[Option<filter::OpenFile>; MAX_ENV_FILES],
+    files: &[Option<env_files::OpenFile>; MAX_ENV_FILES],
     n_files: usize,
     scratch: &Scratch,
     sizes: decide::Shortfall,
@@ -135,7 +145,7 @@ unsafe fn scrub(
         let Some(buf) = scratch.take_bytes(f.size + 1) else {
             return;
         };
-        if let Some(n) = filter::read_all(f.fd, buf) {
+        if let Some(n) = env_files::read_all(f.fd, buf) {
             *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
         }
     }

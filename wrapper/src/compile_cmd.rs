@@ -28,8 +28,27 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::from(EXIT_OWN_ERROR)
 }
 
+/// When libenvshim.so runs this compile (`ENVSHIM_COMPILING`), it ends with the
+/// process that waits for it: a host killed by a signal mid-compile leaves no
+/// compile behind.
+fn end_with_the_host() {
+    if std::env::var_os("ENVSHIM_COMPILING").is_none() {
+        return;
+    }
+    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and changes nothing
+    // else; getppid has no preconditions.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        // The host died before the line above: nobody waits for this compile.
+        if libc::getppid() == 1 {
+            std::process::exit(i32::from(EXIT_OWN_ERROR));
+        }
+    }
+}
+
 /// Run `envwrap compile` with the arguments after `compile`.
 pub fn run(args: &[OsString]) -> ExitCode {
+    end_with_the_host();
     let mut output: Option<PathBuf> = None;
     let mut policy: Option<PathBuf> = None;
     let mut i = 0;

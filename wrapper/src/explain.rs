@@ -197,16 +197,13 @@ fn explain(args: Vec<OsString>) -> Result<u8, Failure> {
 
 /// The entries of an env file, with values unescaped.
 fn read_env_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, Failure> {
-    let contents = std::fs::read(path).map_err(|e| {
-        Failure::new(
-            OWN_ERROR,
-            format!(
-                "cannot read env file {}: {}",
-                path.display(),
-                envpolicy::error::io_reason(&e)
-            ),
-        )
-    })?;
+    let contents =
+        envpolicy::read_file::read(path, envpolicy::readable::ENV_FILE).map_err(|e| {
+            Failure::new(
+                OWN_ERROR,
+                format!("cannot read env file {}: {e}", path.display()),
+            )
+        })?;
     let mut env = Vec::new();
     for a in envfile::assignments(&contents) {
         match a {

@@ -1,0 +1,171 @@
+//! Opening the env files a policy imports, at an exec or at load, by the rule of
+//! `envpolicy::readable`: without blocking (`O_NONBLOCK | O_NOCTTY`), regular files
+//! only, at most `envpolicy::readable::ENV_FILE` each.
+//!
+//! A file that is there but is not one a policy reads (a FIFO, a socket, a device,
+//! a file over the limit) is [`Unusable`]: the exec then runs under the fail-closed
+//! floor, and a warning names the file, once per process ([`floor_for`]). A file
+//! that cannot be opened at all (missing, permission denied) has no contents, as
+//! it has always had: its names stay stripped, its values are not used.
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use envpolicy::compiled::sec;
+use envpolicy::readable::{self, Unreadable};
+use envpolicy::Policy;
+
+use crate::policy::Active;
+use crate::sys::{self, Msg};
+
+/// At most this many env files are read per exec (the compiler refuses more).
+pub const MAX_ENV_FILES: usize = 16;
+
+/// One env file opened for this exec: its descriptor and size.
+#[derive(Clone, Copy)]
+pub struct OpenFile {
+    pub fd: c_int,
+    pub size: usize,
+}
+
+/// Env file `index` of the policy is there, but is no file a policy reads.
+#[derive(Clone, Copy)]
+pub struct Unusable {
+    pub index: usize,
+    pub why: Unreadable,
+}
+
+/// Why [`open`] gave no descriptor.
+pub(crate) enum NotOpened {
+    /// It cannot be opened or `fstat`ed (missing, permission denied, ...).
+    Absent,
+    /// It is there, and the rule says no (see [`Unusable`]).
+    Refused(Unreadable),
+}
+
+/// Open the NUL-terminated `path` by the rule (see the module docs): the
+/// descriptor and its `fstat`.
+pub(crate) fn open(path: &[u8]) -> Result<(c_int, libc::stat), NotOpened> {
+    if path.last() != Some(&0) {
+        return Err(NotOpened::Absent);
+    }
+    // SAFETY: `path` is NUL-terminated (checked above).
+    let fd = unsafe {
+        crate::sys::sys_call!(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY,
+        )
+    };
+    if fd < 0 {
+        return Err(NotOpened::Absent);
+    }
+    let fd = fd as c_int;
+    let st = match crate::load::fstat(fd) {
+        Ok(st) => st,
+        Err(_) => {
+            sys::close(fd);
+            return Err(NotOpened::Absent);
+        }
+    };
+    let size = u64::try_from(st.st_size).unwrap_or(u64::MAX);
+    match readable::judge(st.st_mode, size, readable::ENV_FILE) {
+        Ok(()) => Ok((fd, st)),
+        Err(why) => {
+            sys::close(fd);
+            Err(NotOpened::Refused(why))
+        }
+    }
+}
+
+/// Open every env file the policy imports into `out` (`None` for one that is not
+/// read); the count, and the first one that is unusable.
+pub(crate) fn open_all(
+    policy: &Policy<'_>,
+    out: &mut [Option<OpenFile>; MAX_ENV_FILES],
+) -> (usize, Option<Unusable>) {
+    let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
+    let mut unusable = None;
+    for (i, slot) in out.iter_mut().enumerate().take(n) {
+        *slot = None;
+        let Some(rec) = policy.env_file(i as u32) else {
+            continue;
+        };
+        match open(policy.c_str(rec.path)) {
+            Ok((fd, st)) => {
+                *slot = Some(OpenFile {
+                    fd,
+                    size: usize::try_from(st.st_size).unwrap_or(0),
+                })
+            }
+            Err(NotOpened::Refused(why)) => {
+                unusable = unusable.or(Some(Unusable { index: i, why }))
+            }
+            Err(NotOpened::Absent) => {}
+        }
+    }
+    (n, unusable)
+}
+
+/// Close what [`open_all`] opened.
+pub(crate) fn close_all(files: &[Option<OpenFile>; MAX_ENV_FILES], n: usize) {
+    for f in files.iter().take(n).flatten() {
+        sys::close(f.fd);
+    }
+}
+
+/// Read `fd` into `buf` until its end or `buf` is full: the number of bytes
+/// read, or `None` on an error. A file opened by [`open`] is regular, so a read
+/// never blocks.
+pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
+    let mut got = 0usize;
+    while let Some(rest) = buf.get_mut(got..) {
+        if rest.is_empty() {
+            break;
+        }
+        // SAFETY: `rest` is a writable buffer of `rest.len()` bytes.
+        let r = unsafe { crate::sys::sys_call!(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len()) };
+        if r < 0 {
+            if sys::errno() == libc::EINTR {
+                continue;
+            }
+            return None;
+        }
+        if r == 0 {
+            break;
+        }
+        got += r as usize;
+    }
+    Some(got)
+}
+
+/// The warning about an unusable env file is printed once per process.
+#[link_section = ".data.envshim_zero"]
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The floor to enforce instead of `active`, whose env file `u` is unusable; warns
+/// once, naming the file and why (never its contents). `None` only if even the
+/// floor failed validation.
+#[cold]
+#[inline(never)]
+pub(crate) fn floor_for(active: &Active, u: Unusable) -> Option<Active> {
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        let path = active
+            .policy
+            .env_file(u.index as u32)
+            .map_or(&b"?"[..], |rec| active.policy.str(rec.path));
+        let mut m = Msg::<1024>::new();
+        m.push(b"envshim: env file ").push(path).push(b" ");
+        for part in u.why.parts() {
+            m.push(part.as_bytes());
+        }
+        m.push(b"; using the fail-closed floor");
+        m.write_stderr();
+    }
+    crate::policy::floor().map(|policy| Active {
+        policy,
+        source: active.source,
+        warning: None,
+    })
+}
