@@ -13,6 +13,8 @@
 //! The modules, in the order a decision uses them:
 //! - [`glob`], [`shape`], [`envfile`], [`builtin`]: matching names, recognising
 //!   token shapes, reading env files, and the built-in lists with their reasons;
+//! - [`readable`]: which files a policy may read, and how much of each (with
+//!   `std`, [`read_file`] reads them by that rule);
 //! - [`compiled`]: the compiled buffer and its reader;
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules;
 //! - with `std`: [`schema`], [`load`], [`compile`], [`config_scan`], [`error`],

@@ -31,7 +31,9 @@
 //!    `crate::policy`), then `cache_key::check`: compiled from this very path, and
 //!    every dependency and note unchanged.
 //! 5. **Compile when missing or stale**: run `envwrap compile --output CACHE -- POLICY`
-//!    with the real `posix_spawn` and wait for it. envwrap is `$ENVSHIM_ENVWRAP`, else
+//!    with the real `posix_spawn` and wait for it, at most `COMPILE_LIMIT_MS`, and
+//!    only until a signal for the program arrives (`QuietChild`): either way the
+//!    compile is killed and the floor applies. envwrap is `$ENVSHIM_ENVWRAP`, else
 //!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME`,
 //!    `XDG_CACHE_HOME` (never `LD_PRELOAD`: a dynamically linked envwrap would load
 //!    us again) and `ENVSHIM_COMPILING=1`, which makes a shim loaded into it anyway
