@@ -14,9 +14,10 @@
 //!    from the initial environment; else `$XDG_CONFIG_HOME/envshim/policy.toml`
 //!    (`$HOME/.config/...` when unset), then `/etc/envshim/policy.toml`, each only if
 //!    it exists; else the built-in default, with no further system call.
-//!    `ENVSHIM_POLICY` naming a missing file means the built-in default, with a
-//!    warning (issue 3: "missing means the built-in default"). The path is made
-//!    absolute with the working directory (`cache_key::absolute_into`).
+//!    `ENVSHIM_POLICY` naming a missing file means the floor, with a warning. The
+//!    path is made absolute with the working directory (`cache_key::absolute_into`),
+//!    and that absolute path is the `ENVSHIM_POLICY` entry rule 7 puts back in
+//!    every child, also for a policy found by lookup (`sticky::keep_policy`).
 //! 2. **Where its cache is**: `$XDG_CACHE_HOME/envshim/`, `$HOME/.cache/envshim/` or
 //!    `/tmp/envshim-<uid>/`, then `cache_key::cache_file_name` (the rule of
 //!    `envpolicy::cache::cache_path`).
@@ -595,17 +596,22 @@ impl Ctx<'_> {
         without_nul(self.path_c)
     }
 
-    /// The built-in default, with its warning, when `ENVSHIM_POLICY` names a file
-    /// that does not exist. Asked only when the cache cannot be used: a fresh cache
-    /// proves the file exists (its first dependency is the policy's own `stat`).
+    /// The floor, with its warning, when `ENVSHIM_POLICY` names a file that does
+    /// not exist: the policy a user named is missing, and nothing laxer takes its
+    /// place (docs/policy.md, section 2; envwrap exits 125). Asked only when the
+    /// cache cannot be used: a fresh cache proves the file exists (its first
+    /// dependency is the policy's own `stat`).
     fn not_found(&self) -> Option<Loaded> {
         (self.explicit && matches!(stat_c(self.path_c), Err(libc::ENOENT | libc::ENOTDIR))).then(
-            || Loaded::Builtin {
-                warning: warn(&[
-                    b"envshim: policy ",
+            || {
+                floor(
                     self.path(),
-                    b" not found: using the built-in default",
-                ]),
+                    &[
+                        b"envshim: policy ",
+                        self.path(),
+                        b" not found; using the fail-closed floor",
+                    ],
+                )
             },
         )
     }
@@ -678,6 +684,12 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
         );
     };
     let path = without_nul(path_c);
+    // The subtree keeps the policy this process resolved: a relative path would
+    // name another file after a `cd`, and a policy found by lookup another one
+    // under another `HOME` (rule 7 puts this entry back in every child).
+    if !explicit || given_c.first() != Some(&b'/') {
+        sticky::keep_policy(path);
+    }
     let uid = getuid();
     let mut ctx = Ctx {
         path_c,

@@ -133,6 +133,15 @@ pub fn policy() -> Captured {
     POLICY.get()
 }
 
+/// Makes `"ENVSHIM_POLICY=<path>"` the policy entry, in place of what was
+/// captured: the absolute path of the policy file this process resolved, when it
+/// was given relative or found by lookup. Constructor only (`crate::load`).
+pub fn keep_policy(path: &[u8]) {
+    // SAFETY: called by the constructor only, after `capture` and before any
+    // reader can run.
+    unsafe { POLICY.set(b"ENVSHIM_POLICY=", path) };
+}
+
 /// Bytes of a C string (without the NUL).
 ///
 /// # Safety

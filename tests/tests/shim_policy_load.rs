@@ -502,15 +502,15 @@ fn malformed_policy_gives_the_floor_and_one_warning() {
 }
 
 #[test]
-fn missing_policy_gives_the_default_with_a_warning() {
+fn missing_policy_gives_the_floor_with_a_warning() {
     let w = World::new("load_missing");
     let missing = w.sb.join("nope.toml");
     let (state, msgs) = w.observe(Some(&missing));
-    assert_eq!(state, InForce::Default);
+    assert_eq!(state, InForce::Floor);
     assert_eq!(
         msgs,
         [format!(
-            "envshim: policy {} not found: using the built-in default",
+            "envshim: policy {} not found; using the fail-closed floor",
             missing.display()
         )]
     );
@@ -857,11 +857,11 @@ fn policy_deleted_while_a_process_runs_stays_in_force_there() {
     std::fs::remove_file(&cache).unwrap();
     // A process started now does not find the file.
     let (state, msgs) = w.observe(Some(&policy));
-    assert_eq!(state, InForce::Default, "a new process after the deletion");
+    assert_eq!(state, InForce::Floor, "a new process after the deletion");
     assert_eq!(
         msgs,
         [format!(
-            "envshim: policy {} not found: using the built-in default",
+            "envshim: policy {} not found; using the fail-closed floor",
             policy.display()
         )]
     );
@@ -914,4 +914,62 @@ fn policy_deleted_while_a_process_runs_stays_in_force_there() {
         w.sb.secrets().redact(&output)
     );
     assert_eq!(w.runs(), 1, "nothing was compiled again");
+}
+
+/// A relative `ENVSHIM_POLICY` stays the file the root resolved: after a `cd`
+/// into a directory that holds a file of the same name (a cloned repository's),
+/// the subtree still runs under the first one, and its children's
+/// `ENVSHIM_POLICY` is the absolute path.
+#[test]
+fn a_relative_policy_path_stays_the_same_file_after_cd() {
+    let w = World::new("load_relative_sticky");
+    let policy = w.sb.write("policy.toml", POLICY);
+    w.sb.mkdir("repo");
+    w.sb.write(
+        "repo/policy.toml",
+        "version = 1\nbase = \"all\"\nstrip = [\"MARK_B\"]\n",
+    );
+    let mut c = w.shimmed("/bin/sh");
+    c.args(["-c", "cd repo && exec env"])
+        .env("ENVSHIM_POLICY", "policy.toml");
+    let out = c.expect_success();
+    let env = out.stdout_str();
+    assert!(
+        !env.contains("MARK_A="),
+        "the first policy strips MARK_A: {env}"
+    );
+    assert!(
+        env.contains("MARK_B=b"),
+        "the repository's policy was loaded: {env}"
+    );
+    let want = format!("ENVSHIM_POLICY={}", policy.display());
+    assert!(env.lines().any(|l| l == want), "no {want}: {env}");
+}
+
+/// A policy found by lookup (`$XDG_CONFIG_HOME/envshim/policy.toml`) is the
+/// subtree's: a child started with another `HOME` and no `XDG_CONFIG_HOME` still
+/// runs under it, not under the built-in default.
+#[test]
+fn a_policy_found_by_lookup_stays_for_a_child_with_another_home() {
+    let w = World::new("load_lookup_sticky");
+    let config = w.sb.mkdir("config");
+    w.sb.mkdir("config/envshim");
+    let policy = w.sb.write("config/envshim/policy.toml", POLICY);
+    let elsewhere = w.sb.mkdir("elsewhere");
+    let mut c = w.shimmed("/bin/sh");
+    c.args([
+        "-c",
+        "exec env -u XDG_CONFIG_HOME HOME=\"$ELSEWHERE\" sh -c 'exec env'",
+    ])
+    .env("XDG_CONFIG_HOME", &config)
+    .env("ELSEWHERE", &elsewhere);
+    let out = c.expect_success();
+    let env = out.stdout_str();
+    assert!(
+        !env.contains("MARK_A="),
+        "the looked-up policy strips MARK_A: {env}"
+    );
+    assert!(env.contains("MARK_B=b"), "{env}");
+    let want = format!("ENVSHIM_POLICY={}", policy.display());
+    assert!(env.lines().any(|l| l == want), "no {want}: {env}");
 }
