@@ -102,7 +102,15 @@ pub unsafe fn prepare(
 ) -> Prepared {
     crate::policy::with_active(|active| match active {
         // SAFETY: the caller's contract, passed on.
-        Some(active) => unsafe { apply(active, program, argv, envp, scratch) },
+        Some(active) => match unsafe { apply(active, program, argv, envp, scratch) } {
+            Ok(prepared) => prepared,
+            // SAFETY: as above. The floor imports no env file, so this is final.
+            Err(u) => match env_files::floor_for(active, u) {
+                Some(floor) => unsafe { apply(&floor, program, argv, envp, scratch) }
+                    .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
+                None => Prepared::Refuse { errno: libc::EPERM },
+            },
+        },
         None => {
             // Even the built-in policy failed validation: fail closed.
             let mut m = Msg::<256>::new();
@@ -154,7 +162,8 @@ struct Plan {
     retry: bool,
 }
 
-/// The body of [`prepare`] for a usable policy.
+/// The body of [`prepare`] for a usable policy; `Err` when one of its env files
+/// is there but is no file a policy reads (the caller then applies the floor).
 ///
 /// Not inlined: [`crate::policy::with_active`] calls its closure from two places.
 ///
@@ -167,7 +176,7 @@ unsafe fn apply(
     argv: *const *const c_char,
     envp: *const *const c_char,
     scratch: &mut Scratch<'_>,
-) -> Prepared {
+) -> Result<Prepared, env_files::Unusable> {
     if let Some(w) = active.warning {
         if !WARNED.swap(true, Ordering::Relaxed) {
             warn_once(w);
@@ -209,13 +218,7 @@ unsafe fn apply(
     };
     if let Some(u) = unusable {
         env_files::close_all(&files, n_files);
-        drop(held);
-        // The floor imports no env file, so this cannot come back here.
-        return match env_files::floor_for(active, u) {
-            // SAFETY: the caller's contract, passed on.
-            Some(floor) => unsafe { apply(&floor, program, argv, envp, scratch) },
-            None => Prepared::Refuse { errno: libc::EPERM },
-        };
+        return Err(u);
     }
     let files_bytes: usize = files
         .iter()
@@ -259,7 +262,7 @@ unsafe fn apply(
     // Nothing in `result` points into the cache (file values were copied into the
     // scratch), so the claim ends here.
     drop(held);
-    result
+    Ok(result)
 }
 
 enum Attempt {
