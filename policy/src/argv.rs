@@ -177,6 +177,10 @@ pub struct ArgvScratch<'s> {
 pub struct ArgvSummary {
     /// The first argument that makes the exec refused, if any.
     pub refused: Option<u32>,
+    /// The program's path holds a secret ([`judge_program`]): the exec is
+    /// refused, whatever `argv.secrets` says of arguments (a path cannot be
+    /// redacted, and the kernel passes it on to a script's interpreter).
+    pub program: Option<ArgRule>,
     /// `scratch.emits[..emitted]` is the child's argv.
     pub emitted: usize,
     /// Arguments that changed.
@@ -638,6 +642,7 @@ pub fn decide_argv(
     // Emit.
     let mut summary = ArgvSummary {
         refused,
+        program: judge_program(policy, req),
         emitted: 0,
         changed: 0,
         moved: 0,
@@ -700,6 +705,28 @@ fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
     Some(ArgEmit::Built {
         start: start as u32,
         len: s.len() as u32,
+    })
+}
+
+/// Does the path given to exec hold a secret? It is judged as an argument is:
+/// the value of every credential this decision knows of, then token shapes, unless
+/// `argv.secrets = "allow"`. The kernel puts that path into a script
+/// interpreter's argv (`/bin/sh /tmp/d/<token>/show.sh`), and `ps` shows it there.
+pub fn judge_program(policy: &Policy<'_>, req: &ArgvRequest<'_>) -> Option<ArgRule> {
+    let settings = policy.settings();
+    if settings.argv_secrets == ArgvSecrets::Allow || req.program.is_empty() {
+        return None;
+    }
+    let mut found = None;
+    for_each_credential_value_up_to(policy, req, req.program.len(), |value, source| {
+        if memchr::memmem::find(req.program, value).is_some() {
+            found = Some(ArgRule::Value(source));
+        }
+        found.is_none()
+    });
+    found.or_else(|| {
+        shape::find_shape(req.program, ShapeSet::from_bits(settings.shapes))
+            .map(|m| ArgRule::Shape(m.shape))
     })
 }
 

@@ -96,6 +96,8 @@ pub enum Rule {
     CredentialName(u32),
     /// Rule 4, a credential by the shape of its value.
     CredentialShape(Shape),
+    /// Rule 4, a credential by the shape of its name (a token pasted as a name).
+    CredentialNameShape(Shape),
     /// Rule 4, a value equal to the value of a credential elsewhere in the
     /// environment; the payload is that entry's index.
     CredentialValue(u32),
@@ -154,6 +156,7 @@ impl Rule {
             Rule::Strip(_) => "strip",
             Rule::CredentialName(_) => "credential.name",
             Rule::CredentialShape(_) => "credential.shape",
+            Rule::CredentialNameShape(_) => "credential.name-shape",
             Rule::CredentialValue(_) => "credential.value",
             Rule::Grant(_) => "grant",
             Rule::UnsafeName(_) => "unsafe.name",
@@ -629,8 +632,8 @@ fn judge_hashed(
             // Without a floor pattern, the floor keeps nothing.
             Base::None | Base::Floor => return Verdict::new(Action::Strip, Rule::BaseNone),
         };
-        return match shape::find_shape(value, ShapeSet::from_bits(settings.shapes)) {
-            Some(s) => credential(policy, name, program, v, Rule::CredentialShape(s.shape)),
+        return match credential_shape(name, value, ShapeSet::from_bits(settings.shapes)) {
+            Some(rule) => credential(policy, name, program, v, rule),
             None => v,
         };
     }
@@ -669,8 +672,7 @@ fn judge_hashed(
     let credential = match m.credential {
         Some(c) => Some(Rule::CredentialName(c)),
         None if v.action == Action::Keep => {
-            shape::find_shape(value, ShapeSet::from_bits(settings.shapes))
-                .map(|s| Rule::CredentialShape(s.shape))
+            credential_shape(name, value, ShapeSet::from_bits(settings.shapes))
         }
         None => None,
     };
@@ -695,6 +697,17 @@ fn judge_hashed(
         }
     }
     v
+}
+
+/// Rule 4 by shape: the first token shape in the value or, failing that, in the
+/// name. A token pasted as a variable's name (`ghp_...=1`) reaches a child's
+/// environment, `/proc/PID/environ` and `ps e` as surely as one in a value.
+#[inline(always)]
+fn credential_shape(name: &[u8], value: &[u8], shapes: ShapeSet) -> Option<Rule> {
+    match shape::find_shape(value, shapes) {
+        Some(m) => Some(Rule::CredentialShape(m.shape)),
+        None => shape::find_shape(name, shapes).map(|m| Rule::CredentialNameShape(m.shape)),
+    }
 }
 
 /// Does self-scrub apply to `program`? The first matching `[program.*]` section

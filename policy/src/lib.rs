@@ -13,6 +13,8 @@
 //! The modules, in the order a decision uses them:
 //! - [`glob`], [`shape`], [`envfile`], [`builtin`]: matching names, recognising
 //!   token shapes, reading env files, and the built-in lists with their reasons;
+//! - [`shown`]: how a message names a program, path or name that may hold a
+//!   secret;
 //! - [`readable`]: which files a policy may read, and how much of each (with
 //!   `std`, [`read_file`] reads them by that rule);
 //! - [`compiled`]: the compiled buffer and its reader;
@@ -89,6 +91,16 @@ pub mod readable;
     )
 )]
 pub mod shape;
+#[cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic
+    )
+)]
+pub mod shown;
 
 #[cfg(feature = "std")]
 pub mod cache;

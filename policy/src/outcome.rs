@@ -273,6 +273,19 @@ pub fn decide_with(
         }
     }
     let mut refusal = None;
+    if let Some(rule) = asummary.program {
+        // The path given to exec holds a secret: judged as an argument is, and
+        // refused (a path cannot be redacted).
+        let v = ArgVerdict {
+            action: ArgAction::Refuse,
+            rule,
+        };
+        let mut c = arg_change(policy, 0, &v, program, env, parent_env, env_files);
+        c.target = "program";
+        c.index = None;
+        refusal = Some(c.clone());
+        changes.push(c);
+    }
     for (i, v) in averdicts.iter().enumerate() {
         if v.action == ArgAction::Keep {
             continue;
@@ -313,8 +326,10 @@ pub fn decide_with(
     }
 }
 
+/// A name, program, path or pattern as a message may show it (`crate::shown`):
+/// a token that arrives as a variable's name or a program is never printed.
 fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    crate::shown::word(b).to_string()
 }
 
 fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
@@ -490,6 +505,7 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
             format!("{}{extra}", pattern_origin(policy, p))
         }
         Rule::CredentialShape(s) => format!("value looks like a {}", s.describe()),
+        Rule::CredentialNameShape(s) => format!("name looks like a {}", s.describe()),
         Rule::CredentialValue(i) => format!("value equals the value of credential {}", name_at(i)),
         Rule::Grant(g) => match policy.grant(g) {
             Some(r) => format!(

@@ -156,7 +156,7 @@ pub(crate) fn floor_for(active: &Active, u: Unusable) -> Option<Active> {
             .env_file(u.index as u32)
             .map_or(&b"?"[..], |rec| active.policy.str(rec.path));
         let mut m = Msg::<1024>::new();
-        m.push(b"envshim: env file ").push(path).push(b" ");
+        m.push(b"envshim: env file ").push_word(path).push(b" ");
         for part in u.why.parts() {
             m.push(part.as_bytes());
         }

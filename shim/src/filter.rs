@@ -101,22 +101,27 @@ pub unsafe fn prepare(
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
     crate::policy::with_active(|active| match active {
-        // SAFETY: the caller's contract, passed on.
-        Some(active) => match unsafe { apply(active, program, argv, envp, scratch) } {
-            Ok(prepared) => prepared,
-            // SAFETY: as above. The floor imports no env file, so this is final.
-            Err(u) => match env_files::floor_for(active, u) {
-                Some(floor) => unsafe { apply(&floor, program, argv, envp, scratch) }
-                    .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
-                None => Prepared::Refuse { errno: libc::EPERM },
-            },
-        },
+        Some(active) => {
+            // SAFETY: the caller's contract, passed on.
+            let first = unsafe { apply(active, program, argv, envp, scratch) };
+            match first {
+                Ok(prepared) => prepared,
+                // An env file no policy reads: the floor, which imports none, so
+                // this second answer is final.
+                Err(u) => match env_files::floor_for(active, u) {
+                    // SAFETY: the caller's contract, passed on.
+                    Some(floor) => unsafe { apply(&floor, program, argv, envp, scratch) }
+                        .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
+                    None => Prepared::Refuse { errno: libc::EPERM },
+                },
+            }
+        }
         None => {
             // Even the built-in policy failed validation: fail closed.
             let mut m = Msg::<256>::new();
             m.push(b"envshim: refused to run ");
             // SAFETY: `program` is NULL or NUL-terminated.
-            unsafe { m.push_cstr(program) };
+            unsafe { m.push_cstr_word(program) };
             m.push(b": no usable policy");
             m.write_stderr();
             Prepared::Refuse { errno: libc::EPERM }
@@ -284,7 +289,7 @@ fn warn_once(w: &[u8]) {
 fn refuse_e2big(prog: &[u8]) -> Attempt {
     let mut m = Msg::<512>::new();
     m.push(b"envshim: cannot apply the policy to ")
-        .push(prog)
+        .push_word(prog)
         .push(b": no memory for the filtered environment");
     m.write_stderr();
     Attempt::Done(Prepared::Refuse { errno: libc::E2BIG })
@@ -458,6 +463,7 @@ fn attempt(
         contents,
         parent,
         source,
+        program: asummary.program,
     };
     if policy.settings().mode == Mode::Audit {
         report.all(audit_fd());
@@ -467,7 +473,8 @@ fn attempt(
     // so, with no line. A PATH search (CPython's subprocess, a shell) tries one
     // directory after another; it then goes on quietly, and only the file that
     // exists is refused and named.
-    if asummary.refused.is_some() && missing(prog) {
+    let refused = asummary.refused.is_some() || asummary.program.is_some();
+    if refused && missing(prog) {
         return Attempt::Done(Prepared::Refuse {
             errno: libc::ENOENT,
         });
@@ -476,8 +483,12 @@ fn attempt(
     if log >= 0 {
         report.all(log);
     }
+    if let Some(rule) = asummary.program {
+        report.refusal(Refused::Program(rule));
+        return Attempt::Done(Prepared::Refuse { errno: libc::EPERM });
+    }
     if let Some(i) = asummary.refused {
-        report.refusal(i as usize);
+        report.refusal(Refused::Argument(i as usize));
         return Attempt::Done(Prepared::Refuse { errno: libc::EPERM });
     }
     report.loud();
@@ -573,28 +584,59 @@ fn attempt(
     })
 }
 
-/// Is `prog`, an absolute path, not there (ENOENT or ENOTDIR)? Relative paths and
-/// bare names are never "missing": they may be resolved against another directory
-/// (`execveat`) or a PATH search still to come (the p-variants).
+/// Would running `prog` fail with ENOENT (or ENOTDIR) anyway? A refusal then
+/// gives way to what the call would have done without the shim: the errno it
+/// would have had, and no message. A path is looked at as it is (relative to the
+/// working directory); a bare name is looked for in the working directory (as
+/// `execve` would) and in every `PATH` directory (as the `p` variants would, with
+/// glibc's default `PATH` when there is none), and is missing only when it is in
+/// none of them.
 ///
 /// `prog` is the program's bytes as `apply` took them from its NUL-terminated C
 /// string (`bytes`): the byte after it is that string's NUL.
 #[cold]
 #[inline(never)]
 fn missing(prog: &[u8]) -> bool {
-    if prog.first() != Some(&b'/') {
+    // SAFETY: `prog` is NUL-terminated in place (see above).
+    if !unsafe { absent_c(prog.as_ptr()) } {
         return false;
     }
-    // SAFETY: `prog` is a NUL-terminated string in place (see above); faccessat
-    // reads it and nothing else.
-    let r = unsafe {
-        crate::sys::sys_call!(
-            libc::SYS_faccessat,
-            libc::AT_FDCWD,
-            prog.as_ptr(),
-            libc::F_OK,
-        )
+    if prog.contains(&b'/') || prog.is_empty() {
+        return true;
+    }
+    let env = sys::environ_ptr();
+    // SAFETY: `environ` is NULL or the process's NULL-terminated environment.
+    let path = match unsafe { sys::env_get(env, b"PATH") } {
+        // SAFETY: a NUL-terminated value in the environment.
+        Some(v) => unsafe { sys::cstr_bytes(v) },
+        None => b"/bin:/usr/bin",
     };
+    let mut buf = [0u8; libc::PATH_MAX as usize + 1];
+    !path.split(|&b| b == b':').any(|dir| {
+        let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+        let len = dir.len() + 1 + prog.len();
+        let Some(dst) = buf.get_mut(..len + 1) else {
+            return false;
+        };
+        let (d, rest) = dst.split_at_mut(dir.len());
+        d.copy_from_slice(dir);
+        let (slash, rest) = rest.split_at_mut(1);
+        slash.copy_from_slice(b"/");
+        let (p, nul) = rest.split_at_mut(prog.len());
+        p.copy_from_slice(prog);
+        nul.copy_from_slice(b"\0");
+        // SAFETY: `dst` was just NUL-terminated.
+        !unsafe { absent_c(dst.as_ptr()) }
+    })
+}
+
+/// Is there nothing at the NUL-terminated path `p` (ENOENT or ENOTDIR)?
+///
+/// # Safety
+/// `p` must be NUL-terminated.
+unsafe fn absent_c(p: *const u8) -> bool {
+    // SAFETY: NUL-terminated (caller); faccessat reads it and nothing else.
+    let r = unsafe { crate::sys::sys_call!(libc::SYS_faccessat, libc::AT_FDCWD, p, libc::F_OK) };
     r != 0 && matches!(sys::errno(), libc::ENOENT | libc::ENOTDIR)
 }
 
@@ -604,6 +646,15 @@ fn audit_fd() -> c_int {
         fd if fd >= 0 => fd,
         _ => 2,
     }
+}
+
+/// What made an exec refused.
+#[derive(Clone, Copy)]
+enum Refused {
+    /// This argument holds a secret.
+    Argument(usize),
+    /// The path given to exec does (`argv::judge_program`).
+    Program(ArgRule),
 }
 
 /// Everything a message or a JSON line may name: variables, programs, rules,
@@ -618,6 +669,8 @@ struct Report<'r, 'p> {
     contents: &'r [Option<&'r [u8]>],
     parent: &'r [&'r [u8]],
     source: &'r [u8],
+    /// Why the program's path is refused, if it is.
+    program: Option<ArgRule>,
 }
 
 impl Report<'_, '_> {
@@ -654,15 +707,23 @@ impl Report<'_, '_> {
     /// The message for a refused exec: program, argument, variable, policy.
     #[cold]
     #[inline(never)]
-    fn refusal(&self, i: usize) {
+    fn refusal(&self, what: Refused) {
         let mut m = Msg::<1024>::new();
-        m.push(b"envshim: refused to run ")
-            .push(self.prog)
-            .push(b": argument ")
-            .push_num(i as i64);
-        match self.averdicts.get(i).map(|v| v.rule) {
+        m.push(b"envshim: refused to run ").push_word(self.prog);
+        let rule = match what {
+            Refused::Argument(i) => {
+                m.push(b": argument ").push_num(i as i64);
+                self.averdicts.get(i).map(|v| v.rule)
+            }
+            Refused::Program(rule) => {
+                m.push(b": the program's path");
+                Some(rule)
+            }
+        };
+        match rule {
             Some(ArgRule::Value(src)) => {
-                m.push(b" holds the value of ").push(self.value_name(src));
+                m.push(b" holds the value of ")
+                    .push_word(self.value_name(src));
             }
             Some(ArgRule::Shape(s)) => {
                 m.push(b" holds a ").push(s.describe().as_bytes());
@@ -671,7 +732,7 @@ impl Report<'_, '_> {
                 m.push(b" holds a secret");
             }
         }
-        m.push(b" (policy ").push(self.source).push(b")");
+        m.push(b" (policy ").push_word(self.source).push(b")");
         m.write_stderr();
     }
 
@@ -684,7 +745,7 @@ impl Report<'_, '_> {
                 } else {
                     b"refused "
                 };
-                self.loud_line(&[verb, self.env_name(i), b" for "], v.rule);
+                self.loud_line([verb, self.env_name(i), b" for "], v.rule);
             }
         }
         for (i, v) in self.averdicts.iter().enumerate() {
@@ -700,25 +761,25 @@ impl Report<'_, '_> {
                     .get(i)
                     .and_then(|a| a.get(name_at as usize..name_end as usize))
                     .unwrap_or(&[]);
-                self.loud_line(&[b"refused ", name, b" in the argv of "], rule);
+                self.loud_line([b"refused ", name, b" in the argv of "], rule);
             }
         }
     }
 
-    /// `envshim: <what><program> (<rule>; policy <source>)`.
+    /// `envshim: <verb> <name><where><program> (<rule>; policy <source>)`.
     #[cold]
     #[inline(never)]
-    fn loud_line(&self, what: &[&[u8]], rule: Rule) {
+    fn loud_line(&self, [verb, name, place]: [&[u8]; 3], rule: Rule) {
         let mut m = Msg::<512>::new();
-        m.push(b"envshim: ");
-        for part in what {
-            m.push(part);
-        }
-        m.push(self.prog)
+        m.push(b"envshim: ")
+            .push(verb)
+            .push_word(name)
+            .push(place)
+            .push_word(self.prog)
             .push(b" (")
             .push(rule.id().as_bytes())
             .push(b"; policy ")
-            .push(self.source)
+            .push_word(self.source)
             .push(b")");
         m.write_stderr();
     }
@@ -737,9 +798,21 @@ impl Report<'_, '_> {
                 continue;
             }
             let mut m = json_start(mode, self.prog, b"env", i);
-            json_field(&mut m, b"name", self.env_name(i));
+            json_word(&mut m, b"name", self.env_name(i));
             json_field(&mut m, b"action", v.action.id().as_bytes());
             json_field(&mut m, b"rule", v.rule.id().as_bytes());
+            json_end(&mut m, self.source, fd);
+        }
+        if let Some(rule) = self.program {
+            let mut m = json_start(mode, self.prog, b"program", 0);
+            let (name, rule): (&[u8], &[u8]) = match rule {
+                ArgRule::Value(src) => (self.value_name(src), b"argv.value"),
+                ArgRule::Shape(s) => (s.id().as_bytes(), b"argv.shape"),
+                _ => (&[], b"none"),
+            };
+            json_word(&mut m, b"name", name);
+            json_field(&mut m, b"action", b"refuse");
+            json_field(&mut m, b"rule", rule);
             json_end(&mut m, self.source, fd);
         }
         for (i, v) in self.averdicts.iter().enumerate() {
@@ -769,7 +842,7 @@ impl Report<'_, '_> {
                 ArgRule::PairFlag => (&[], b"pair.flag"),
                 ArgRule::None => (&[], b"none"),
             };
-            json_field(&mut m, b"name", name);
+            json_word(&mut m, b"name", name);
             json_field(&mut m, b"action", action);
             json_field(&mut m, b"rule", rule);
             json_end(&mut m, self.source, fd);
@@ -783,7 +856,7 @@ fn json_start(mode: &[u8], prog: &[u8], target: &[u8], index: usize) -> Msg<1024
         .push(mode)
         .push(b"\",\"pid\":")
         .push_num(i64::from(sys::raw_getpid()));
-    json_field(&mut m, b"program", prog);
+    json_word(&mut m, b"program", prog);
     json_field(&mut m, b"target", target);
     m.push(b",\"index\":").push_num(index as i64);
     m
@@ -815,8 +888,15 @@ fn json_field(m: &mut Msg<1024>, key: &[u8], value: &[u8]) {
     m.push(b"\"");
 }
 
+/// [`json_field`] of a program, path or name that may hold a secret (see
+/// `Msg::push_word`).
+fn json_word(m: &mut Msg<1024>, key: &[u8], text: &[u8]) {
+    let mut shown = Msg::<{ envpolicy::shown::PLAIN_MAX + 8 }>::new();
+    json_field(m, key, shown.push_word(text).as_bytes());
+}
+
 fn json_end(m: &mut Msg<1024>, source: &[u8], fd: c_int) {
-    json_field(m, b"policy", source);
+    json_word(m, b"policy", source);
     m.push(b"}");
     m.write_fd(fd);
 }

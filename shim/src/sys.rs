@@ -426,19 +426,28 @@ impl<const N: usize> Msg<N> {
         self
     }
 
-    /// Appends a C string (at most `N` bytes of it are read). NULL appends `(null)`.
+    /// Appends a program, path or name that may hold a secret, as
+    /// `envpolicy::shown` says: itself, or `<N bytes, SHAPE>`.
+    pub fn push_word(&mut self, text: &[u8]) -> &mut Self {
+        let mut digits = [0u8; 20];
+        let shown = envpolicy::shown::word(text);
+        for part in shown.parts(&mut digits) {
+            self.push(part);
+        }
+        self
+    }
+
+    /// [`Msg::push_word`] of a C string. NULL appends `(null)`.
     ///
     /// # Safety
     /// `s` must be NULL or NUL-terminated.
-    pub unsafe fn push_cstr(&mut self, s: *const c_char) -> &mut Self {
+    pub unsafe fn push_cstr_word(&mut self, s: *const c_char) -> &mut Self {
         if s.is_null() {
             return self.push(b"(null)");
         }
-        // SAFETY: `s` is NUL-terminated (caller); strnlen reads at most N bytes.
-        let n = unsafe { strnlen(s, N) };
-        // SAFETY: `n` bytes starting at `s` were just measured as readable.
-        let bytes = unsafe { core::slice::from_raw_parts(s.cast::<u8>(), n) };
-        self.push(bytes)
+        // SAFETY: NUL-terminated (caller).
+        let bytes = unsafe { cstr_bytes(s) };
+        self.push_word(bytes)
     }
 
     /// Appends a decimal number.

@@ -134,11 +134,14 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         &mut journal,
     );
     if let Some(r) = d.refused() {
+        let what = match r.index {
+            Some(i) => format!("argument {i}"),
+            None => "the program's path".to_string(),
+        };
         return Err(Failure::new(
             CANNOT_EXECUTE,
             format!(
-                "refused to run {shown}: argument {} {} ({})",
-                r.index.unwrap_or(0),
+                "refused to run {shown}: {what} {} ({})",
                 r.why,
                 loaded.label()
             ),

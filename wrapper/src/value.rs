@@ -5,15 +5,11 @@
 //! may hold one.
 
 use envpolicy::shape::{find_shape, ShapeSet};
+use envpolicy::shown;
 
 /// `<N bytes>` or `<N bytes, SHAPE>`.
 pub fn describe(value: &[u8]) -> String {
-    let n = value.len();
-    let unit = if n == 1 { "byte" } else { "bytes" };
-    match shape(value) {
-        Some(s) => format!("<{n} {unit}, {s}>"),
-        None => format!("<{n} {unit}>"),
-    }
+    shown::described(value).to_string()
 }
 
 /// The description of the first token shape in `value` (every shape is looked
@@ -23,16 +19,10 @@ pub fn shape(value: &[u8]) -> Option<&'static str> {
 }
 
 /// An argument or file name for a message: the text itself when it holds no token
-/// shape and looks like a name, else its description.
+/// shape and looks like a name, else its description (`envpolicy::shown`, the
+/// rule the shim's messages follow too).
 pub fn word(text: &[u8]) -> String {
-    let plain = text.len() <= 256
-        && shape(text).is_none()
-        && text.iter().all(|&b| (0x20..0x7f).contains(&b) || b >= 0x80);
-    if plain {
-        String::from_utf8_lossy(text).into_owned()
-    } else {
-        describe(text)
-    }
+    shown::word(text).to_string()
 }
 
 #[cfg(test)]

@@ -1,0 +1,179 @@
+//! A secret that arrives where a word is expected: as a variable's name, as the
+//! program to run, or inside the program's path (envpolicy::shown,
+//! `decide::credential_shape`, `argv::judge_program`).
+//!
+//! Each case runs the built artifacts with the sandbox's seeded fake tokens, and
+//! the harness greps every output for them (a test fails on any seeded value in
+//! stdout or stderr); logs and files are read and grepped here too.
+
+use std::path::Path;
+
+use envshim_e2e::*;
+
+/// A token as a variable's name, with a harmless value.
+fn token_name(sb: &Sandbox) -> String {
+    sb.secrets().value("GH_TOKEN").to_string()
+}
+
+/// A policy that keeps every name by pattern (so a credential among them is
+/// refused loudly, naming it) and logs every change.
+fn loud_policy(sb: &Sandbox) -> std::path::PathBuf {
+    let log = sb.join("shim.log");
+    sb.write(
+        "loud.toml",
+        format!(
+            "version = 1\nbase = \"none\"\nkeep = [\"*\"]\nlog = \"{}\"\n",
+            log.display()
+        ),
+    )
+}
+
+fn assert_clean(sb: &Sandbox, what: &str, bytes: &[u8]) {
+    sb.secrets().assert_absent(what, bytes);
+}
+
+#[test]
+fn a_token_as_a_name_reaches_no_child_under_any_policy() {
+    let sb = Sandbox::new("words_name_shim");
+    let name = token_name(&sb);
+    let loud = loud_policy(&sb);
+    let policies: [Option<&Path>; 3] = [None, Some(&loud), Some(&example_policy("loop.toml"))];
+    for policy in policies {
+        let mut c = sb.cmd("/bin/sh");
+        c.args(["-c", "exec cat /proc/self/environ"])
+            .with_shim()
+            .env(&name, "1");
+        if let Some(p) = policy {
+            c.with_policy(p);
+        }
+        let out = c.expect_success();
+        assert!(
+            !out.stdout
+                .split(|&b| b == 0)
+                .any(|e| e.starts_with(b"ghp_")),
+            "a token-shaped name reached the child under {policy:?}"
+        );
+    }
+    // Loudly refused under the keep-all policy: the message shows its shape only.
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", "exec true"])
+        .with_shim()
+        .with_policy(&loud)
+        .env(&name, "1");
+    let out = c.expect_success();
+    assert!(
+        out.stderr_str()
+            .contains("refused <40 bytes, github token> for "),
+        "{}",
+        out.report()
+    );
+    assert_clean(&sb, "the shim's log", &sb.read("shim.log"));
+}
+
+#[test]
+fn a_token_as_a_name_is_refused_by_envwrap() {
+    let sb = Sandbox::new("words_name_envwrap");
+    let name = token_name(&sb);
+    let loud = loud_policy(&sb);
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("--policy")
+        .arg(&loud)
+        .args(["--", "cat", "/proc/self/environ"])
+        .env(&name, "1")
+        .expect_success();
+    assert!(!out.stdout.windows(4).any(|w| w == b"ghp_"));
+    assert!(
+        out.stderr_str().contains("<40 bytes, github token>"),
+        "{}",
+        out.report()
+    );
+    // The explanation names it by its shape too.
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("explain")
+        .arg("--policy")
+        .arg(&loud)
+        .args(["--", "true"])
+        .env(&name, "1")
+        .run();
+    assert!(
+        out.stdout_str().contains("name looks like a github token"),
+        "{}",
+        out.report()
+    );
+}
+
+/// `os.posix_spawnp(TOKEN, [TOKEN], {})`: ENOENT, as without the shim, and no
+/// line at all; a token inside the path of a program that exists: EPERM, and the
+/// program is named by its shape.
+const SPAWN_PY: &str = r##"
+import os, sys
+tok, d = sys.argv[1], sys.argv[2]
+try:
+    os.posix_spawnp(tok, [tok], {})
+    print("spawned")
+except OSError as e:
+    print("spawnp", e.errno)
+os.makedirs(os.path.join(d, tok), exist_ok=True)
+script = os.path.join(d, tok, "show.sh")
+with open(script, "w") as f:
+    f.write("#!/bin/sh\ntr '\\0' ' ' < /proc/$$/cmdline > " + os.path.join(d, "cmdline.out") + "\n")
+os.chmod(script, 0o755)
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(script, ["show.sh"])
+    except OSError as e:
+        os._exit(100 + e.errno)
+_, status = os.waitpid(pid, 0)
+print("execv", os.waitstatus_to_exitcode(status))
+"##;
+
+#[test]
+fn a_token_as_the_program_or_in_its_path() {
+    let sb = Sandbox::new("words_program");
+    let tok = sb.secrets().value("GH_TOKEN").to_string();
+    let py = sb.write("spawn.py", SPAWN_PY);
+    let log_policy = loud_policy(&sb);
+    for shim in [false, true] {
+        let mut c = sb.cmd("/usr/bin/python3");
+        c.arg(&py).arg(&tok).arg(sb.path());
+        if shim {
+            c.with_shim()
+                .with_policy(&log_policy)
+                .env("PATH", "/usr/bin:/bin");
+        }
+        // The control run without the shim shows what is at stake: the kernel
+        // puts the path into the interpreter's argv.
+        let out = c.run();
+        let stdout = out.stdout_str();
+        assert!(stdout.contains("spawnp 2"), "shim={shim}: {}", out.report());
+        let cmdline = std::fs::read(sb.join("cmdline.out")).unwrap_or_default();
+        let _ = std::fs::remove_file(sb.join("cmdline.out"));
+        if shim {
+            assert!(
+                stdout.contains("execv 101"),
+                "EPERM expected: {}",
+                out.report()
+            );
+            assert!(cmdline.is_empty(), "the script ran");
+            assert!(
+                out.stderr_str().contains("refused to run <")
+                    && out
+                        .stderr_str()
+                        .contains("the program's path holds a github token"),
+                "{}",
+                out.report()
+            );
+            assert_clean(&sb, "the shim's log", &sb.read("shim.log"));
+        } else {
+            assert!(stdout.contains("execv 0"), "{}", out.report());
+            assert!(
+                String::from_utf8_lossy(&cmdline).contains(&tok),
+                "the control run did not show the path in argv"
+            );
+        }
+        std::fs::remove_dir_all(sb.join(&tok)).unwrap();
+    }
+}
