@@ -18,6 +18,8 @@
 //!    policy imports) and for token shapes. Attached forms (`-uX`, `--token=X`,
 //!    `scheme://user:X@host`) are found because the search is for substrings. Per
 //!    `argv.secrets`, the exec is refused, or the value is overwritten with `*`.
+//!    The program's path is searched too; a secret there always refuses the exec
+//!    (a path cannot be rewritten).
 //!
 //! The search is one memmem pass per credential value over the argument bytes plus
 //! one shape pass: linear in the argv bytes for a given number of credentials,
@@ -177,9 +179,10 @@ pub struct ArgvScratch<'s> {
 pub struct ArgvSummary {
     /// The first argument that makes the exec refused, if any.
     pub refused: Option<u32>,
-    /// The program's path holds a secret ([`judge_program`]): the exec is
-    /// refused, whatever `argv.secrets` says of arguments (a path cannot be
-    /// redacted, and the kernel passes it on to a script's interpreter).
+    /// The program's path holds a secret: it is searched as an argument is
+    /// (step 2), and the exec is refused, whatever `argv.secrets` says of
+    /// arguments (a path cannot be redacted, and the kernel passes it on into a
+    /// script interpreter's argv, where `ps` shows it).
     pub program: Option<ArgRule>,
     /// `scratch.emits[..emitted]` is the child's argv.
     pub emitted: usize,
@@ -519,6 +522,7 @@ const DOCKER_GLOBAL: Grammar = Grammar {
 };
 
 /// Decide the child's argv. `env_verdicts` must come from `decide_env` on `env`.
+#[inline(never)] // One copy, out of the shim's exec hook (shim/hot_text.ld).
 pub fn decide_argv(
     policy: &Policy<'_>,
     req: &ArgvRequest<'_>,
@@ -586,6 +590,7 @@ pub fn decide_argv(
     // judged once per exec, not once per argument), then token shapes in the
     // arguments no value matched.
     let mut refused = None;
+    let mut program = None;
     if settings.argv_secrets != ArgvSecrets::Allow {
         let action = if settings.argv_secrets == ArgvSecrets::Refuse {
             ArgAction::Refuse
@@ -599,9 +604,13 @@ pub fn decide_argv(
             .zip(verdicts.iter())
             .filter_map(|(arg, v)| searched_part(v, arg).map(<[u8]>::len))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(req.program.len());
         for_each_credential_value_up_to(policy, req, longest, |value, source| {
             let finder = memchr::memmem::Finder::new(value);
+            if program.is_none() && finder.find(req.program).is_some() {
+                program = Some(ArgRule::Value(source));
+            }
             for (i, arg) in req.argv.iter().enumerate() {
                 let Some(slot) = verdicts.get_mut(i) else {
                     break;
@@ -618,6 +627,9 @@ pub fn decide_argv(
             true
         });
         let shapes = ShapeSet::from_bits(settings.shapes);
+        if program.is_none() {
+            program = shape::find_shape(req.program, shapes).map(|m| ArgRule::Shape(m.shape));
+        }
         for (i, arg) in req.argv.iter().enumerate() {
             let Some(slot) = verdicts.get_mut(i) else {
                 break;
@@ -642,7 +654,7 @@ pub fn decide_argv(
     // Emit.
     let mut summary = ArgvSummary {
         refused,
-        program: judge_program(policy, req),
+        program,
         emitted: 0,
         changed: 0,
         moved: 0,
@@ -705,28 +717,6 @@ fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
     Some(ArgEmit::Built {
         start: start as u32,
         len: s.len() as u32,
-    })
-}
-
-/// Does the path given to exec hold a secret? It is judged as an argument is:
-/// the value of every credential this decision knows of, then token shapes, unless
-/// `argv.secrets = "allow"`. The kernel puts that path into a script
-/// interpreter's argv (`/bin/sh /tmp/d/<token>/show.sh`), and `ps` shows it there.
-pub fn judge_program(policy: &Policy<'_>, req: &ArgvRequest<'_>) -> Option<ArgRule> {
-    let settings = policy.settings();
-    if settings.argv_secrets == ArgvSecrets::Allow || req.program.is_empty() {
-        return None;
-    }
-    let mut found = None;
-    for_each_credential_value_up_to(policy, req, req.program.len(), |value, source| {
-        if memchr::memmem::find(req.program, value).is_some() {
-            found = Some(ArgRule::Value(source));
-        }
-        found.is_none()
-    });
-    found.or_else(|| {
-        shape::find_shape(req.program, ShapeSet::from_bits(settings.shapes))
-            .map(|m| ArgRule::Shape(m.shape))
     })
 }
 

@@ -706,8 +706,15 @@ fn judge_hashed(
 fn credential_shape(name: &[u8], value: &[u8], shapes: ShapeSet) -> Option<Rule> {
     match shape::find_shape(value, shapes) {
         Some(m) => Some(Rule::CredentialShape(m.shape)),
-        None => shape::find_shape(name, shapes).map(|m| Rule::CredentialNameShape(m.shape)),
+        None => name_shape(name, shapes),
     }
+}
+
+/// The name half of [`credential_shape`], out of line: one copy of the shape
+/// search serves both call sites, and the decision loop stays small.
+#[inline(never)]
+fn name_shape(name: &[u8], shapes: ShapeSet) -> Option<Rule> {
+    shape::find_shape(name, shapes).map(|m| Rule::CredentialNameShape(m.shape))
 }
 
 /// Does self-scrub apply to `program`? The first matching `[program.*]` section

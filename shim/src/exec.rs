@@ -232,7 +232,8 @@ unsafe fn execvpe_impl(
     exec_ret(unsafe { with_policy(file, argv, envp, |a, e| search_exec(file, a, e, true)) })
 }
 
-/// `fexecve(3)`; the policy sees the program as `fd N`.
+/// `fexecve(3)`; the policy sees the program as the path the descriptor was
+/// opened from (see [`fd_program`]).
 ///
 /// # Safety
 /// As for `fexecve(3)`.
@@ -242,8 +243,8 @@ pub unsafe extern "C" fn fexecve(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    let mut name = [0u8; 32];
-    let name = fd_name(fd, &mut name);
+    let mut buf = [0u8; PROGRAM_BUF];
+    let name = fd_program(fd, &[], &mut buf);
     let run = |a, e| match real::fexecve() {
         // SAFETY: libc's fexecve with the caller's fd and the chosen arrays.
         Some(f) => unsafe { f(fd, a, e) },
@@ -256,8 +257,9 @@ pub unsafe extern "C" fn fexecve(
     exec_ret(unsafe { with_policy(name, argv, envp, run) })
 }
 
-/// `execveat(2)`; the policy sees `pathname`, or `fd N` for an empty pathname
-/// (`AT_EMPTY_PATH`).
+/// `execveat(2)`; the policy sees `pathname`, made a path from the directory
+/// `dirfd` was opened from when it is relative to it, or the path `dirfd` was
+/// opened from for an empty pathname (`AT_EMPTY_PATH`); see [`fd_program`].
 ///
 /// # Safety
 /// As for `execveat(2)`.
@@ -269,12 +271,17 @@ pub unsafe extern "C" fn execveat(
     envp: *const *const c_char,
     flags: c_int,
 ) -> c_int {
-    let mut buf = [0u8; 32];
-    // SAFETY: a non-NULL pathname is NUL-terminated (execveat's contract).
-    let program = if !pathname.is_null() && unsafe { *pathname } == 0 {
-        fd_name(dirfd, &mut buf)
-    } else {
+    let mut buf = [0u8; PROGRAM_BUF];
+    let program = if pathname.is_null() {
         pathname
+    } else {
+        // SAFETY: a non-NULL pathname is NUL-terminated (execveat's contract).
+        let name = unsafe { sys::cstr_bytes(pathname) };
+        if name.first() == Some(&b'/') || (dirfd == libc::AT_FDCWD && !name.is_empty()) {
+            pathname
+        } else {
+            fd_program(dirfd, name, &mut buf)
+        }
     };
     let run = |a: *const *const c_char, e: *const *const c_char| match real::execveat() {
         // SAFETY: libc's execveat with the caller's arguments and the chosen arrays.
@@ -288,8 +295,59 @@ pub unsafe extern "C" fn execveat(
     exec_ret(unsafe { with_policy(program, argv, envp, run) })
 }
 
+/// Room for a program path an fd-based exec resolves, and its NUL.
+const PROGRAM_BUF: usize = libc::PATH_MAX as usize + 1;
+
+/// The program an fd-based exec runs, as a path, so that `[program.*]` sections,
+/// pair carriers and the program-path judgement apply as they do to `execve`:
+/// the path descriptor `fd` was opened from (`/proc/self/fd/N`), joined with
+/// `rel` when `rel` is not empty. `"fd N"` when the kernel knows no path for it
+/// (a deleted file, a memfd, a path that does not fit).
+#[cold]
+#[inline(never)]
+fn fd_program(fd: c_int, rel: &[u8], buf: &mut [u8; PROGRAM_BUF]) -> *const c_char {
+    let mut link = [0u8; 40];
+    let mut tmp = [0u8; 24];
+    let digits = sys::fmt_i64(fd as i64, &mut tmp);
+    for (slot, &b) in link
+        .iter_mut()
+        .zip(b"/proc/self/fd/".iter().chain(digits.iter()))
+    {
+        *slot = b;
+    }
+    // SAFETY: `link` is NUL-terminated ("/proc/self/fd/" and at most 20 digits
+    // leave its last bytes zero); `buf` is writable for the length passed.
+    let got = unsafe {
+        crate::sys::sys_call!(
+            libc::SYS_readlinkat,
+            libc::AT_FDCWD,
+            link.as_ptr(),
+            buf.as_mut_ptr(),
+            buf.len() - 1,
+        )
+    };
+    let len = usize::try_from(got).unwrap_or(0);
+    let target = buf.get(..len).unwrap_or(&[]);
+    let usable = target.first() == Some(&b'/') && !target.ends_with(b" (deleted)");
+    let joined = len + usize::from(!rel.is_empty()) + rel.len();
+    if !usable || joined >= buf.len() {
+        return fd_name(fd, buf);
+    }
+    if !rel.is_empty() {
+        if let Some(dst) = buf.get_mut(len..joined) {
+            let (slash, rest) = dst.split_at_mut(1);
+            slash.copy_from_slice(b"/");
+            rest.copy_from_slice(rel);
+        }
+    }
+    if let Some(nul) = buf.get_mut(joined) {
+        *nul = 0;
+    }
+    buf.as_ptr().cast()
+}
+
 /// Writes `"fd N\0"` into `buf` and returns it as a C string.
-fn fd_name(fd: c_int, buf: &mut [u8; 32]) -> *const c_char {
+fn fd_name(fd: c_int, buf: &mut [u8]) -> *const c_char {
     let mut tmp = [0u8; 24];
     let digits = sys::fmt_i64(fd as i64, &mut tmp);
     let mut i = 0;

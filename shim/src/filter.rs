@@ -597,6 +597,11 @@ fn attempt(
 #[cold]
 #[inline(never)]
 fn missing(prog: &[u8]) -> bool {
+    // An fd-based exec whose descriptor has no path (`exec::fd_name`): there is a
+    // file, open.
+    if prog.starts_with(b"fd ") {
+        return false;
+    }
     // SAFETY: `prog` is NUL-terminated in place (see above).
     if !unsafe { absent_c(prog.as_ptr()) } {
         return false;
@@ -653,7 +658,7 @@ fn audit_fd() -> c_int {
 enum Refused {
     /// This argument holds a secret.
     Argument(usize),
-    /// The path given to exec does (`argv::judge_program`).
+    /// The path given to exec does (`ArgvSummary::program`).
     Program(ArgRule),
 }
 

@@ -1,6 +1,6 @@
 //! A secret that arrives where a word is expected: as a variable's name, as the
 //! program to run, or inside the program's path (envpolicy::shown,
-//! `decide::credential_shape`, `argv::judge_program`).
+//! `decide::credential_shape`, `ArgvSummary::program`).
 //!
 //! Each case runs the built artifacts with the sandbox's seeded fake tokens, and
 //! the harness greps every output for them (a test fails on any seeded value in

@@ -250,13 +250,13 @@ fn spawner_args(func: &Func, printenv: &Path, args: &[String]) -> Vec<String> {
 /// What the shim names as the program in its refusal line.
 fn expected_program(func: &Func, printenv: &Path) -> String {
     match func.call {
-        Call::Path => printenv.to_string_lossy().into_owned(),
+        // An fd-based exec names the path the descriptor was opened from.
+        Call::Path | Call::Fd => printenv.to_string_lossy().into_owned(),
         Call::Search | Call::DirRelative => printenv
             .file_name()
             .expect("name")
             .to_string_lossy()
             .into_owned(),
-        Call::Fd => "fd ".to_string(),
         Call::Shell => "/bin/sh".to_string(),
     }
 }
@@ -523,5 +523,56 @@ fn path_search_errors_are_glibcs() {
             );
             assert_eq!(plain.status.code(), shimmed.status.code());
         }
+    }
+}
+
+/// `fexecve` and `execveat(AT_EMPTY_PATH)` of `/usr/bin/env`: the policy sees the
+/// program as `/usr/bin/env`, so a `[program.env]` section applies (it strips
+/// `FD_MARK` from env's environment, which env would otherwise pass on to the
+/// shell it runs), as it does for `execve` of the same path.
+const FD_EXEC_C: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    int fd = open("/usr/bin/env", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) { perror("open"); return 70; }
+    char *args[] = {"env", "/bin/sh", "-c", "tr '\\0' '\\n' < /proc/$$/environ", NULL};
+    if (strcmp(argv[1], "fexecve") == 0) fexecve(fd, args, environ);
+    else execveat(fd, "", args, environ, AT_EMPTY_PATH);
+    perror(argv[1]);
+    return 71;
+}
+"#;
+
+#[test]
+fn fd_based_exec_applies_the_program_section_of_its_path() {
+    let sb = Sandbox::new("fn_fd_section");
+    let prog = compile_c("fd-exec", FD_EXEC_C);
+    let policy = sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n[program.env]\nstrip = [\"FD_MARK\"]\n",
+    );
+    for how in ["fexecve", "execveat"] {
+        let out = sb
+            .cmd(&prog)
+            .arg(how)
+            .with_shim()
+            .with_policy(&policy)
+            .env("FD_MARK", "1")
+            .expect_success();
+        assert!(
+            !out.stdout_str().contains("FD_MARK="),
+            "{how}: [program.env] did not apply"
+        );
+        assert!(
+            out.stdout_str().contains("PATH="),
+            "{how}: {}",
+            out.report()
+        );
     }
 }
