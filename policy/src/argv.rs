@@ -565,10 +565,20 @@ pub fn decide_argv(
                     name_end,
                     loud: v.loud,
                 };
-                let action = match v.action {
+                let (action, rule) = match v.action {
                     Action::Keep => return,
-                    Action::Grant if c == Carrier::Container => ArgAction::NameOnly,
-                    _ => ArgAction::Drop,
+                    Action::Grant if c == Carrier::Container => {
+                        match launders(policy, req, name, value) {
+                            // Another credential's value under the granted name:
+                            // an argument that holds a secret (step 2's verdict).
+                            Some(source) if settings.argv_secrets == ArgvSecrets::Refuse => {
+                                (ArgAction::Refuse, ArgRule::Value(source))
+                            }
+                            Some(source) => (ArgAction::Drop, ArgRule::Value(source)),
+                            None => (ArgAction::NameOnly, rule),
+                        }
+                    }
+                    _ => (ArgAction::Drop, rule),
                 };
                 if let Some(slot) = verdicts.get_mut(at.arg) {
                     *slot = ArgVerdict { action, rule };
@@ -718,6 +728,42 @@ fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
         start: start as u32,
         len: s.len() as u32,
     })
+}
+
+/// Would the granted pair `name=value` deliver the value of another credential?
+/// A grant delivers only its own variable's value (as `decide_env` rules for the
+/// environment): the source of the first credential value equal to `value` whose
+/// variable has another name.
+fn launders(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+    name: &[u8],
+    value: &[u8],
+) -> Option<ValueSource> {
+    let mut found = None;
+    for_each_credential_value_up_to(policy, req, value.len(), |v, source| {
+        if v == value && source_name(req, source) != Some(name) {
+            found = Some(source);
+        }
+        found.is_none()
+    });
+    found
+}
+
+/// The name of the variable a credential value came from.
+pub fn source_name<'r>(req: &ArgvRequest<'r>, source: ValueSource) -> Option<&'r [u8]> {
+    let entry_name = |e: &'r [u8]| split_entry(e).map(|(n, _)| n);
+    match source {
+        ValueSource::ChildEnv(i) => req.env.get(i as usize).and_then(|e| entry_name(e)),
+        ValueSource::ParentEnv(i) => req.parent_env.get(i as usize).and_then(|e| entry_name(e)),
+        ValueSource::EnvFile { file, line } => req
+            .env_files
+            .get(file as usize)
+            .copied()
+            .flatten()
+            .and_then(|c| envfile::assignments(c).flatten().find(|a| a.line == line))
+            .map(|a| a.name),
+    }
 }
 
 /// Every credential value this decision knows of, with where it came from.

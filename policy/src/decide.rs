@@ -1049,6 +1049,12 @@ fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], hash: u32, i: u32) -
 
 /// A value equal to a credential's value is a credential too, whatever its name
 /// (`COPY=$GH_TOKEN`). Values shorter than `min_value_len` are not compared.
+///
+/// A grant delivers only its own variable's value: a granted entry whose value
+/// is the value of a credential that is not delivered (`DEPLOY_TOKEN=$GH_TOKEN`,
+/// with `DEPLOY_TOKEN` granted) is refused too, loudly, so that a grant cannot
+/// launder another credential under its name (the pairs of argv follow the same
+/// rule: `argv::launders`).
 fn mark_credential_copies(
     policy: &Policy<'_>,
     req: &EnvRequest<'_>,
@@ -1088,7 +1094,8 @@ fn mark_credential_copies(
         let Some(v) = verdicts.get(i).copied() else {
             continue;
         };
-        if v.credential {
+        let granted = v.action == Action::Grant;
+        if v.credential && !granted {
             continue;
         }
         let Some(value) = value_of(i) else {
@@ -1097,7 +1104,8 @@ fn mark_credential_copies(
         if value.len() < min || (lengths >> (value.len() & 63)) & 1 == 0 {
             continue;
         }
-        let same = |j: usize| j != i && value_of(j) == Some(value);
+        let delivered = |j: usize| verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
+        let same = |j: usize| j != i && value_of(j) == Some(value) && !(granted && delivered(j));
         let source = if overflow {
             (0..n).find(|&j| verdicts.get(j).is_some_and(|w| w.credential) && same(j))
         } else {
@@ -1112,7 +1120,7 @@ fn mark_credential_copies(
                     action: Action::Refuse,
                     rule: Rule::CredentialValue(s as u32),
                     credential: true,
-                    loud: false,
+                    loud: granted,
                 }
             } else {
                 Verdict {

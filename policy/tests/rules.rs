@@ -270,6 +270,56 @@ fn a_grant_lets_one_credential_through_to_one_program() {
     assert!(d.env.is_empty());
 }
 
+#[test]
+fn a_grant_delivers_only_its_own_value() {
+    let c = compile(
+        "version = 1\nkeep = [\"DEPLOY_TOKEN\"]\n[[grant]]\nname = \"DEPLOY_TOKEN\"\nprogram = \"docker\"\n",
+    );
+    let gh = fake_github();
+    // The environment path: the granted name carries another credential's value.
+    let laundered = format!("DEPLOY_TOKEN={gh}");
+    let gh_entry = format!("GH_TOKEN={gh}");
+    let d = decide(&c, "/usr/bin/docker", &[], &[&gh_entry, &laundered]);
+    assert!(names(&d).is_empty(), "{:?}", names(&d));
+    let ch = change(&d, "DEPLOY_TOKEN").unwrap();
+    assert_eq!((ch.action, ch.rule), ("refuse", "credential.value"));
+    assert!(ch.why.contains("GH_TOKEN") && ch.loud, "{ch:?}");
+    // Its own value still passes.
+    let d = decide(
+        &c,
+        "/usr/bin/docker",
+        &[],
+        &[&gh_entry, "DEPLOY_TOKEN=own-value-12345"],
+    );
+    assert_eq!(names(&d), ["DEPLOY_TOKEN"]);
+    // The argv path: `docker run -e DEPLOY_TOKEN=$GH_TOKEN img` is refused, and
+    // the value never moves into docker's environment.
+    let d = decide(
+        &c,
+        "/usr/bin/docker",
+        &["run", "-e", &laundered, "img"],
+        &[&gh_entry],
+    );
+    let r = d.refused().expect("the exec is refused");
+    assert_eq!((r.target, r.rule), ("argv", "argv.value"));
+    assert!(r.why.contains("GH_TOKEN"), "{r:?}");
+    assert!(d.env.iter().all(|e| !e.starts_with(b"DEPLOY_TOKEN")));
+    // Its own value still moves, name-only.
+    let own = "DEPLOY_TOKEN=own-value-12345";
+    let d = decide(
+        &c,
+        "/usr/bin/docker",
+        &["run", "-e", own, "img"],
+        &[&gh_entry],
+    );
+    assert!(d.refused().is_none());
+    assert_eq!(
+        argv(&d),
+        ["/usr/bin/docker", "run", "-e", "DEPLOY_TOKEN", "img"]
+    );
+    assert_eq!(get(&d, "DEPLOY_TOKEN").as_deref(), Some("own-value-12345"));
+}
+
 // Rule 5: unsafe names and values.
 
 #[test]

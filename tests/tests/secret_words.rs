@@ -177,3 +177,79 @@ fn a_token_as_the_program_or_in_its_path() {
         std::fs::remove_dir_all(sb.join(&tok)).unwrap();
     }
 }
+
+/// A grant delivers only its own variable's value: with `DEPLOY_TOKEN` kept and
+/// granted to docker, `docker run -e DEPLOY_TOKEN=$GH_TOKEN` is refused, and
+/// `DEPLOY_TOKEN=$GH_TOKEN docker ...` reaches docker without it, through the shim
+/// and through envwrap. (`docker` is a script that writes its argv and
+/// environment: only its name matters to the policy.)
+#[test]
+fn a_grant_does_not_launder_another_credential() {
+    let sb = Sandbox::new("words_grant_laundering");
+    let bin = sb.mkdir("bin");
+    let docker = sb.write(
+        "bin/docker",
+        "#!/bin/sh\necho \"$@\" > docker.argv\nenv > docker.env\n",
+    );
+    std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let policy = sb.write(
+        "grant.toml",
+        "version = 1\nkeep = [\"DEPLOY_TOKEN\"]\n[[grant]]\nname = \"DEPLOY_TOKEN\"\nprogram = \"docker\"\n",
+    );
+    let gh = sb.secrets().value("GH_TOKEN").to_string();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let ran = || sb.join("docker.argv").exists();
+    let reset = || {
+        let _ = std::fs::remove_file(sb.join("docker.argv"));
+        let _ = std::fs::remove_file(sb.join("docker.env"));
+    };
+    // Through argv, under the shim and through envwrap: refused, naming GH_TOKEN.
+    let pair = "exec docker run -e DEPLOY_TOKEN=\"$GH_TOKEN\" img";
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", pair])
+        .with_shim()
+        .with_policy(&policy)
+        .env("PATH", &path)
+        .env("GH_TOKEN", &gh);
+    let out = c.run();
+    assert!(!ran(), "docker ran: {}", out.report());
+    assert!(
+        out.stderr_str().contains("holds the value of GH_TOKEN"),
+        "{}",
+        out.report()
+    );
+    reset();
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--", "docker", "run", "-e"])
+        .arg(format!("DEPLOY_TOKEN={gh}"))
+        .arg("img")
+        .env("PATH", &path)
+        .env("GH_TOKEN", &gh)
+        .run();
+    assert_eq!(out.status.code(), Some(126), "{}", out.report());
+    assert!(!ran(), "docker ran: {}", out.report());
+    reset();
+    // Through the environment: docker runs, without DEPLOY_TOKEN.
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", "exec docker ps"])
+        .with_shim()
+        .with_policy(&policy)
+        .env("PATH", &path)
+        .env("GH_TOKEN", &gh)
+        .env("DEPLOY_TOKEN", &gh);
+    let out = c.expect_success();
+    assert!(ran(), "{}", out.report());
+    assert!(
+        !String::from_utf8_lossy(&sb.read("docker.env")).contains("DEPLOY_TOKEN="),
+        "a laundered DEPLOY_TOKEN reached docker"
+    );
+    assert!(
+        out.stderr_str().contains("refused DEPLOY_TOKEN for"),
+        "{}",
+        out.report()
+    );
+    reset();
+}
