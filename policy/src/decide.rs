@@ -286,8 +286,12 @@ pub struct EnvSummary {
     pub bytes_used: usize,
     /// Which `[program.*]` sections apply, as a bit mask.
     pub programs: u64,
-    /// Input entries refused (credentials).
+    /// Input entries refused (credentials), and sets refused.
     pub refused: u32,
+    /// The set records (bit `s` for record `s`, the first 64) whose `${...}`
+    /// expansion read a credential or made a token shape: refused, to be reported
+    /// by every front end.
+    pub refused_sets: u64,
     /// Input entries not passed unchanged (stripped, refused, replaced).
     pub changed: u32,
     /// Entries added that were not in the input (set, file values, sticky).
@@ -890,6 +894,7 @@ pub fn decide_env(
 
     // Rule 6: set, last among the policy's own rules.
     let mut sets_refused = 0u32;
+    let mut refused_sets = 0u64;
     for s in 0..policy.count(sec::SETS) as u32 {
         let Some(rec) = policy.set(s) else { continue };
         if !in_scope(rec.scope, mask) {
@@ -924,6 +929,9 @@ pub fn decide_env(
                     Rule::Set(s),
                 );
                 sets_refused += 1;
+                if let Some(bit) = 1u64.checked_shl(s) {
+                    refused_sets |= bit;
+                }
                 continue;
             }
             out.finish_entry(start, Rule::Set(s));
@@ -979,6 +987,7 @@ pub fn decide_env(
         bytes_used: out.n_bytes,
         programs: mask,
         refused: sets_refused,
+        refused_sets,
         changed: 0,
         added,
     };

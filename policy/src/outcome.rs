@@ -202,34 +202,21 @@ pub fn decide_with(
     }
     env_changes.extend(changes);
     let mut changes = env_changes;
-    // Sets whose `${NAME}` expansion looked like a token were refused: report them.
-    let refused_verdicts = env_verdicts
-        .iter()
-        .filter(|v| v.action == Action::Refuse)
-        .count() as u32;
-    if summary.refused > refused_verdicts {
-        for s in 0..policy.count(sec::SETS) as u32 {
-            let Some(rec) = policy.set(s) else { continue };
-            let name = policy.str(rec.name);
-            let in_scope =
-                rec.scope == crate::compiled::GLOBAL || (summary.programs >> rec.scope) & 1 == 1;
-            let present = child_env
-                .iter()
-                .any(|e| decide::split_entry(e).is_some_and(|(n, _)| n == name));
-            if in_scope && rec.expands && !present {
-                changes.push(Change {
-                    target: "env",
-                    index: None,
-                    name: Some(lossy(name)),
-                    action: "refuse",
-                    rule: "credential.shape",
-                    why:
-                        "the set value's ${...} expansion reads a credential or looks like a token"
-                            .into(),
-                    loud: true,
-                });
-            }
+    // Sets whose `${NAME}` expansion read a credential or looked like a token.
+    for s in 0..policy.count(sec::SETS).min(64) as u32 {
+        if (summary.refused_sets >> s) & 1 == 0 {
+            continue;
         }
+        let Some(rec) = policy.set(s) else { continue };
+        changes.push(Change {
+            target: "env",
+            index: None,
+            name: Some(lossy(policy.str(rec.name))),
+            action: "refuse",
+            rule: "credential.shape",
+            why: "the set value's ${...} expansion reads a credential or looks like a token".into(),
+            loud: true,
+        });
     }
 
     // argv

@@ -464,6 +464,7 @@ fn attempt(
         parent,
         source,
         program: asummary.program,
+        refused_sets: summary.refused_sets,
     };
     if policy.settings().mode == Mode::Audit {
         report.all(audit_fd());
@@ -676,6 +677,8 @@ struct Report<'r, 'p> {
     source: &'r [u8],
     /// Why the program's path is refused, if it is.
     program: Option<ArgRule>,
+    /// `EnvSummary::refused_sets`.
+    refused_sets: u64,
 }
 
 impl Report<'_, '_> {
@@ -750,7 +753,7 @@ impl Report<'_, '_> {
                 } else {
                     b"refused "
                 };
-                self.loud_line([verb, self.env_name(i), b" for "], v.rule);
+                self.loud_line([verb, self.env_name(i), b" for "], v.rule.id());
             }
         }
         for (i, v) in self.averdicts.iter().enumerate() {
@@ -766,7 +769,20 @@ impl Report<'_, '_> {
                     .get(i)
                     .and_then(|a| a.get(name_at as usize..name_end as usize))
                     .unwrap_or(&[]);
-                self.loud_line([b"refused ", name, b" in the argv of "], rule);
+                self.loud_line([b"refused ", name, b" in the argv of "], rule.id());
+            }
+        }
+        self.each_refused_set(|name, _| {
+            self.loud_line([b"refused ", name, b" for "], "credential.shape")
+        });
+    }
+
+    /// The name of each set the decision refused (`EnvSummary::refused_sets`).
+    fn each_refused_set(&self, mut f: impl FnMut(&[u8], u32)) {
+        let n = self.policy.count(envpolicy::compiled::sec::SETS).min(64) as u32;
+        for s in (0..n).filter(|s| (self.refused_sets >> s) & 1 == 1) {
+            if let Some(rec) = self.policy.set(s) {
+                f(self.policy.str(rec.name), s);
             }
         }
     }
@@ -774,7 +790,7 @@ impl Report<'_, '_> {
     /// `envshim: <verb> <name><where><program> (<rule>; policy <source>)`.
     #[cold]
     #[inline(never)]
-    fn loud_line(&self, [verb, name, place]: [&[u8]; 3], rule: Rule) {
+    fn loud_line(&self, [verb, name, place]: [&[u8]; 3], rule: &str) {
         let mut m = Msg::<512>::new();
         m.push(b"envshim: ")
             .push(verb)
@@ -782,7 +798,7 @@ impl Report<'_, '_> {
             .push(place)
             .push_word(self.prog)
             .push(b" (")
-            .push(rule.id().as_bytes())
+            .push(rule.as_bytes())
             .push(b"; policy ")
             .push_word(self.source)
             .push(b")");
@@ -808,6 +824,13 @@ impl Report<'_, '_> {
             json_field(&mut m, b"rule", v.rule.id().as_bytes());
             json_end(&mut m, self.source, fd);
         }
+        self.each_refused_set(|name, _| {
+            let mut m = json_start(mode, self.prog, b"env", 0);
+            json_word(&mut m, b"name", name);
+            json_field(&mut m, b"action", b"refuse");
+            json_field(&mut m, b"rule", b"credential.shape");
+            json_end(&mut m, self.source, fd);
+        });
         if let Some(rule) = self.program {
             let mut m = json_start(mode, self.prog, b"program", 0);
             let (name, rule): (&[u8], &[u8]) = match rule {

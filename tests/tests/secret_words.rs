@@ -253,3 +253,47 @@ fn a_grant_does_not_launder_another_credential() {
     );
     reset();
 }
+
+/// A `set` whose `${...}` reads a credential is refused, and both front ends say
+/// so: a line on stderr naming the variable, and a log record (the shim used to
+/// drop it without a word).
+#[test]
+fn a_refused_set_is_reported_by_both_front_ends() {
+    let sb = Sandbox::new("words_refused_set");
+    let log = sb.join("set.log");
+    let policy = sb.write(
+        "set.toml",
+        format!(
+            "version = 1\nlog = \"{}\"\n[set]\nGREETING = \"hello ${{MY_VAR}}\"\n",
+            log.display()
+        ),
+    );
+    let tok = sb.secrets().value("GH_TOKEN").to_string();
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", "exec env"])
+        .with_shim()
+        .with_policy(&policy)
+        .env("MY_VAR", &tok);
+    let out = c.expect_success();
+    assert!(!out.stdout_str().contains("GREETING="), "{}", out.report());
+    assert!(
+        out.stderr_str().contains("refused GREETING for "),
+        "the shim said nothing: {}",
+        out.report()
+    );
+    let logged = String::from_utf8_lossy(&sb.read("set.log")).into_owned();
+    assert!(
+        logged.contains("\"name\":\"GREETING\""),
+        "no log record: {logged}"
+    );
+    assert_clean(&sb, "the shim's log", logged.as_bytes());
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--", "env"])
+        .env("MY_VAR", &tok)
+        .expect_success();
+    assert!(!out.stdout_str().contains("GREETING="));
+    assert!(out.stderr_str().contains("GREETING"), "{}", out.report());
+}
