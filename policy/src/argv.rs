@@ -28,8 +28,9 @@
 //! formats).
 
 use crate::compiled::{ArgvSecrets, Policy};
-use crate::decide::{self, basename, split_entry, Action, Rule, Verdict};
+use crate::decide::{self, split_entry, Action, Rule, Verdict};
 use crate::envfile;
+use crate::pairs::{carrier, for_each_pair, Carrier};
 use crate::shape::{self, Shape, ShapeSet};
 
 /// Where a credential value found in an argument came from.
@@ -77,6 +78,9 @@ pub enum ArgAction {
     Redact,
     /// `NAME=VALUE` rewritten to `NAME`; the pair moves to the environment.
     NameOnly,
+    /// A cluster of short options cut before the dropped pair's option letter:
+    /// its first `n` bytes stay (`-de` becomes `-d`, `-deNAME=V` becomes `-d`).
+    Unflag(u16),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,330 +201,6 @@ pub fn bytes_needed(argv: &[&[u8]]) -> usize {
     argv.iter().map(|a| a.len() + 1).sum::<usize>() + 16
 }
 
-/// Programs that carry environment in argv.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Carrier {
-    Tmux,
-    Container,
-    Env,
-    Sudo,
-    SystemdRun,
-}
-
-fn carrier(program: &[u8]) -> Option<Carrier> {
-    Some(match basename(program) {
-        b"tmux" => Carrier::Tmux,
-        b"docker" | b"podman" => Carrier::Container,
-        b"env" => Carrier::Env,
-        b"sudo" => Carrier::Sudo,
-        b"systemd-run" => Carrier::SystemdRun,
-        _ => return None,
-    })
-}
-
-fn valid_name(name: &[u8]) -> bool {
-    match name.split_first() {
-        Some((f, rest)) => {
-            (f.is_ascii_alphabetic() || *f == b'_')
-                && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        }
-        None => false,
-    }
-}
-
-/// A `NAME=VALUE` pair located in argv: the argument holding it, where the pair
-/// starts in that argument, and the separate flag argument before it, if any.
-#[derive(Clone, Copy, Debug)]
-struct PairAt {
-    arg: usize,
-    offset: usize,
-    flag: Option<usize>,
-}
-
-/// How a carrier's options are spelled, enough to find where its options end.
-struct Grammar {
-    /// Short options that take a value (`-e VALUE`, `-eVALUE`).
-    short_value: &'static [u8],
-    /// Long options that take a value when written without `=`.
-    long_value: &'static [&'static [u8]],
-    /// When set, every long option not in `long_bool` takes a value (docker's
-    /// option set is large and mostly valued).
-    long_valued_by_default: bool,
-    long_bool: &'static [&'static [u8]],
-    /// The short and long spellings of the option whose value is a pair.
-    pair_short: &'static [u8],
-    pair_long: &'static [u8],
-}
-
-const DOCKER_RUN: Grammar = Grammar {
-    short_value: b"acehlmpuvw",
-    long_value: &[],
-    long_valued_by_default: true,
-    long_bool: &[
-        b"--detach",
-        b"--interactive",
-        b"--tty",
-        b"--rm",
-        b"--init",
-        b"--privileged",
-        b"--read-only",
-        b"--publish-all",
-        b"--no-healthcheck",
-        b"--oom-kill-disable",
-        b"--quiet",
-        b"--help",
-        b"--sig-proxy",
-        b"--disable-content-trust",
-        b"--use-api-socket",
-        b"--replace",
-        b"--http-proxy",
-    ],
-    pair_short: b"-e",
-    pair_long: b"--env",
-};
-
-const SYSTEMD_RUN: Grammar = Grammar {
-    short_value: b"upHME",
-    long_value: &[
-        b"--unit",
-        b"--property",
-        b"--description",
-        b"--slice",
-        b"--host",
-        b"--machine",
-        b"--uid",
-        b"--gid",
-        b"--nice",
-        b"--working-directory",
-        b"--setenv",
-        b"--path-property",
-        b"--socket-property",
-        b"--timer-property",
-        b"--on-active",
-        b"--on-boot",
-        b"--on-startup",
-        b"--on-unit-active",
-        b"--on-unit-inactive",
-        b"--on-calendar",
-        b"--on-timezone-change",
-        b"--on-clock-change",
-        b"--service-type",
-        b"--slice-inherit",
-    ],
-    long_valued_by_default: false,
-    long_bool: &[],
-    pair_short: b"-E",
-    pair_long: b"--setenv",
-};
-
-const ENV: Grammar = Grammar {
-    short_value: b"uCS",
-    long_value: &[b"--unset", b"--chdir", b"--split-string"],
-    long_valued_by_default: false,
-    long_bool: &[],
-    pair_short: b"",
-    pair_long: b"",
-};
-
-const SUDO: Grammar = Grammar {
-    short_value: b"ugChprtUDRTc",
-    long_value: &[
-        b"--user",
-        b"--group",
-        b"--host",
-        b"--prompt",
-        b"--role",
-        b"--type",
-        b"--other-user",
-        b"--chdir",
-        b"--chroot",
-        b"--close-from",
-        b"--command-timeout",
-        b"--login-class",
-    ],
-    long_valued_by_default: false,
-    long_bool: &[],
-    pair_short: b"",
-    pair_long: b"",
-};
-
-/// Walk the options of `argv` from `i`; call `f` for each pair carried by the pair
-/// option; return the index of the first operand (or `argv.len()`).
-fn walk_options(g: &Grammar, argv: &[&[u8]], mut i: usize, f: &mut impl FnMut(PairAt)) -> usize {
-    let is_pair = |s: &[u8]| split_entry(s).is_some_and(|(n, _)| valid_name(n));
-    while let Some(&arg) = argv.get(i) {
-        if arg == b"--" {
-            return i + 1;
-        }
-        if arg == b"-" || arg.first() != Some(&b'-') || arg.len() < 2 {
-            // An operand (`env -` is the old spelling of `-i`, an option).
-            if arg == b"-" {
-                i += 1;
-                continue;
-            }
-            return i;
-        }
-        if arg.starts_with(b"--") {
-            let (flag, attached) = match memchr::memchr(b'=', arg) {
-                Some(eq) => (arg.get(..eq).unwrap_or(arg), arg.get(eq + 1..)),
-                None => (arg, None),
-            };
-            let is_pair_flag = !g.pair_long.is_empty() && flag == g.pair_long;
-            match attached {
-                Some(v) => {
-                    if is_pair_flag && is_pair(v) {
-                        f(PairAt {
-                            arg: i,
-                            offset: flag.len() + 1,
-                            flag: None,
-                        });
-                    }
-                    i += 1;
-                }
-                None => {
-                    let takes = if g.long_valued_by_default {
-                        !g.long_bool.contains(&flag)
-                    } else {
-                        g.long_value.contains(&flag)
-                    };
-                    if takes {
-                        if is_pair_flag && argv.get(i + 1).is_some_and(|v| is_pair(v)) {
-                            f(PairAt {
-                                arg: i + 1,
-                                offset: 0,
-                                flag: Some(i),
-                            });
-                        }
-                        i += 2;
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-            continue;
-        }
-        // A cluster of short options: the first one that takes a value ends it,
-        // with the rest of the argument or the next argument as its value.
-        let mut consumed_next = false;
-        for (k, &o) in arg.iter().enumerate().skip(1) {
-            if g.short_value.contains(&o) {
-                let rest = arg.get(k + 1..).unwrap_or(&[]);
-                let is_pair_flag = g.pair_short.get(1) == Some(&o);
-                if rest.is_empty() {
-                    if is_pair_flag && argv.get(i + 1).is_some_and(|v| is_pair(v)) {
-                        f(PairAt {
-                            arg: i + 1,
-                            offset: 0,
-                            flag: Some(i),
-                        });
-                    }
-                    consumed_next = true;
-                } else if is_pair_flag && k == 1 && is_pair(rest) {
-                    f(PairAt {
-                        arg: i,
-                        offset: 2,
-                        flag: None,
-                    });
-                }
-                break;
-            }
-        }
-        i += if consumed_next { 2 } else { 1 };
-    }
-    argv.len()
-}
-
-/// Call `f` for each pair a carrier program has in its argv.
-///
-/// The parsers know where each program's options end, so an argument of the
-/// command a program runs (`docker run IMAGE cmd -e X=1`) is never taken for one
-/// of the program's own pairs. tmux is the exception: its pairs follow a command
-/// name anywhere in a command sequence, so every `-e NAME=VALUE` counts.
-fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
-    let is_pair = |s: &[u8]| split_entry(s).is_some_and(|(n, _)| valid_name(n));
-    match c {
-        Carrier::Tmux => {
-            let mut i = 1;
-            while let Some(&arg) = argv.get(i) {
-                if arg == b"-e" {
-                    if argv.get(i + 1).is_some_and(|v| is_pair(v)) {
-                        f(PairAt {
-                            arg: i + 1,
-                            offset: 0,
-                            flag: Some(i),
-                        });
-                    }
-                    i += 2;
-                    continue;
-                }
-                if arg.strip_prefix(b"-e").is_some_and(is_pair) {
-                    f(PairAt {
-                        arg: i,
-                        offset: 2,
-                        flag: None,
-                    });
-                }
-                i += 1;
-            }
-        }
-        Carrier::Container => {
-            // Global options, then the subcommand; only run, create and exec
-            // take -e.
-            let sub = walk_options(&DOCKER_GLOBAL, argv, 1, &mut |_| {});
-            if matches!(argv.get(sub).copied(), Some(b"run" | b"create" | b"exec")) {
-                walk_options(&DOCKER_RUN, argv, sub + 1, &mut f);
-            }
-        }
-        Carrier::SystemdRun => {
-            walk_options(&SYSTEMD_RUN, argv, 1, &mut f);
-        }
-        Carrier::Env | Carrier::Sudo => {
-            // Options, then pairs up to the first operand that is not a pair.
-            let g = if c == Carrier::Env { &ENV } else { &SUDO };
-            let mut i = walk_options(g, argv, 1, &mut f);
-            while let Some(arg) = argv.get(i) {
-                if !is_pair(arg) {
-                    break;
-                }
-                f(PairAt {
-                    arg: i,
-                    offset: 0,
-                    flag: None,
-                });
-                i += 1;
-            }
-        }
-    }
-}
-
-/// docker's and podman's global options (before the subcommand).
-const DOCKER_GLOBAL: Grammar = Grammar {
-    short_value: b"Hcl",
-    long_value: &[
-        b"--host",
-        b"--context",
-        b"--log-level",
-        b"--config",
-        b"--tlscacert",
-        b"--tlscert",
-        b"--tlskey",
-        b"--connection",
-        b"--url",
-        b"--identity",
-        b"--root",
-        b"--runroot",
-        b"--storage-driver",
-        b"--cgroup-manager",
-        b"--events-backend",
-        b"--network-cmd-path",
-        b"--tmpdir",
-    ],
-    long_valued_by_default: false,
-    long_bool: &[],
-    pair_short: b"",
-    pair_long: b"",
-};
-
 /// Decide the child's argv. `env_verdicts` must come from `decide_env` on `env`.
 #[inline(never)] // One copy, out of the shim's exec hook (shim/hot_text.ld).
 pub fn decide_argv(
@@ -580,13 +260,20 @@ pub fn decide_argv(
                     }
                     _ => (ArgAction::Drop, rule),
                 };
+                // Dropped from a cluster, the options before its letter stay.
+                let unflag = at.letter.map(|k| ArgAction::Unflag(k as u16));
+                let attached_in_cluster = at.flag.is_none() && action == ArgAction::Drop;
+                let action = match unflag {
+                    Some(u) if attached_in_cluster => u,
+                    _ => action,
+                };
                 if let Some(slot) = verdicts.get_mut(at.arg) {
                     *slot = ArgVerdict { action, rule };
                 }
                 if action == ArgAction::Drop {
                     if let Some(flag) = at.flag.and_then(|f| verdicts.get_mut(f)) {
                         *flag = ArgVerdict {
-                            action: ArgAction::Drop,
+                            action: unflag.unwrap_or(ArgAction::Drop),
                             rule: ArgRule::PairFlag,
                         };
                     }
@@ -682,6 +369,14 @@ pub fn decide_argv(
         let emit = match v.action {
             ArgAction::Keep | ArgAction::Refuse => ArgEmit::Input(i as u32),
             ArgAction::Drop => continue,
+            ArgAction::Unflag(n) => {
+                let head = arg.get(..n as usize).unwrap_or(arg);
+                need += head.len() + 1;
+                match put(scratch.bytes, &mut used, head) {
+                    Some(e) => e,
+                    None => continue,
+                }
+            }
             ArgAction::NameOnly => {
                 summary.moved += 1;
                 let ArgRule::Pair { name_end, .. } = v.rule else {
@@ -843,6 +538,7 @@ fn searched_part<'a>(v: &ArgVerdict, arg: &'a [u8]) -> Option<&'a [u8]> {
         (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => {
             Some(arg.get(..name_end as usize).unwrap_or(&[]))
         }
+        (ArgAction::Unflag(n), _) => Some(arg.get(..n as usize).unwrap_or(&[])),
         (ArgAction::Keep, _) => Some(arg),
         _ => None,
     }

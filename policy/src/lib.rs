@@ -18,7 +18,8 @@
 //! - [`readable`]: which files a policy may read, and how much of each (with
 //!   `std`, [`read_file`] reads them by that rule);
 //! - [`compiled`]: the compiled buffer and its reader;
-//! - [`decide`]: the environment rules; [`argv`]: the argv rules;
+//! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
+//!   [`pairs`]: where each program that carries environment in argv keeps it;
 //! - with `std`: [`schema`], [`load`], [`compile`], [`config_scan`], [`error`],
 //!   [`outcome`], and [`spawn`], which applies a policy to the children a Rust
 //!   program spawns (`std::process::Command`; `tokio::process::Command` and
@@ -71,6 +72,16 @@ pub mod envfile;
     )
 )]
 pub mod glob;
+#[cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic
+    )
+)]
+pub mod pairs;
 #[cfg_attr(
     not(test),
     deny(

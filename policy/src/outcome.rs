@@ -347,6 +347,7 @@ fn arg_change(
         ArgAction::Refuse => "refuse",
         ArgAction::Redact => "redact",
         ArgAction::NameOnly => "name-only",
+        ArgAction::Unflag(_) => "drop",
     };
     let (name, rule, why) = match v.rule {
         ArgRule::None => (None, "none", String::new()),

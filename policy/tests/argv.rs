@@ -237,100 +237,278 @@ fn pairs_are_left_alone_when_env_flags_is_off() {
     assert_eq!(argv(&d), ["tmux", "new", "-e", "BASH_ENV=/x"]);
 }
 
+/// One row per form each carrier's own parser reads (src/pairs.rs): the argv as
+/// given, and as the child gets it. `BASH_ENV` is an unsafe name, so a pair of it
+/// is always dropped (with its separate flag); `OK=1` is admitted.
 #[test]
-fn pair_parsers_stop_where_the_programs_options_end() {
+fn pair_grammars_read_argv_as_each_program_does() {
     let c = compile("version = 1\n");
-    // docker: the container's own command keeps its arguments.
-    let d = decide(
-        &c,
-        "docker",
-        &[
-            "--host",
-            "unix:///x",
-            "run",
-            "--rm",
-            "-it",
-            "-v",
-            "/a:/b",
-            "--name",
-            "n",
-            "-e",
-            "BASH_ENV=/x",
-            "image",
-            "cmd",
-            "-e",
-            "BASH_ENV=/y",
-        ],
-        &[],
-    );
-    assert_eq!(
-        argv(&d),
-        [
+    let rows: &[(&str, &[&str], &[&str])] = &[
+        // tmux: getopt per command, clusters, valued options, sequences, aliases
+        // and prefixes.
+        (
+            "tmux",
+            &["new", "-e", "BASH_ENV=/x", "-e", "OK=1"],
+            &["new", "-e", "OK=1"],
+        ),
+        (
+            "tmux",
+            &["new-session", "-de", "BASH_ENV=/x"],
+            &["new-session", "-d"],
+        ),
+        (
+            "tmux",
+            &["new-session", "-dPe", "BASH_ENV=/x", "cmd"],
+            &["new-session", "-dP", "cmd"],
+        ),
+        (
+            "tmux",
+            &["new-session", "-deBASH_ENV=/x"],
+            &["new-session", "-d"],
+        ),
+        (
+            "tmux",
+            &["new", "-c", "-e", "BASH_ENV=/x"],
+            &["new", "-c", "-e", "BASH_ENV=/x"],
+        ),
+        (
+            "tmux",
+            &[
+                "new",
+                "-s",
+                "s",
+                "-n",
+                "w",
+                "-x",
+                "80",
+                "-y",
+                "24",
+                "-F",
+                "f",
+                "-t",
+                "t",
+                "-eBASH_ENV=/x",
+            ],
+            &[
+                "new", "-s", "s", "-n", "w", "-x", "80", "-y", "24", "-F", "f", "-t", "t",
+            ],
+        ),
+        (
+            "tmux",
+            &[
+                "-L",
+                "sock",
+                "-f",
+                "/dev/null",
+                "new",
+                "-d",
+                ";",
+                "neww",
+                "-de",
+                "BASH_ENV=/x",
+            ],
+            &[
+                "-L",
+                "sock",
+                "-f",
+                "/dev/null",
+                "new",
+                "-d",
+                ";",
+                "neww",
+                "-d",
+            ],
+        ),
+        (
+            "tmux",
+            &["new", "-d;", "splitw", "-he", "BASH_ENV=/x"],
+            &["new", "-d;", "splitw", "-h"],
+        ),
+        (
+            "tmux",
+            &["respawnp", "-ke", "BASH_ENV=/x"],
+            &["respawnp", "-k"],
+        ),
+        (
+            "tmux",
+            &["respawn-window", "-k", "-eBASH_ENV=/x"],
+            &["respawn-window", "-k"],
+        ),
+        ("tmux", &["popup", "-Ee", "BASH_ENV=/x"], &["popup", "-E"]),
+        (
+            "tmux",
+            &["display-popup", "-d", "/tmp", "-e", "BASH_ENV=/x"],
+            &["display-popup", "-d", "/tmp"],
+        ),
+        ("tmux", &["split", "-e", "BASH_ENV=/x"], &["split"]),
+        // docker and podman: clusters, --env and prefixes, any subcommand, past the
+        // image, up to `--`.
+        (
             "docker",
-            "--host",
-            "unix:///x",
-            "run",
-            "--rm",
-            "-it",
-            "-v",
-            "/a:/b",
-            "--name",
-            "n",
-            "image",
-            "cmd",
-            "-e",
-            "BASH_ENV=/y"
-        ]
-    );
-    // docker subcommands other than run, create and exec carry no pairs.
-    let d = decide(&c, "docker", &["build", "-e", "BASH_ENV=/x", "."], &[]);
-    assert_eq!(argv(&d).len(), 5);
-    // systemd-run: -p takes a value; the command's own -E is left alone.
-    let d = decide(
-        &c,
-        "systemd-run",
-        &[
-            "-p",
-            "Nice=5",
-            "-E",
-            "LD_AUDIT=/x",
-            "cmd",
-            "-E",
-            "LD_AUDIT=/y",
-        ],
-        &[],
-    );
-    assert_eq!(
-        argv(&d),
-        ["systemd-run", "-p", "Nice=5", "cmd", "-E", "LD_AUDIT=/y"]
-    );
-    // env: `-` and long options with a separate value.
-    let d = decide(
-        &c,
-        "env",
-        &[
-            "-",
-            "--unset",
-            "FOO",
-            "--chdir=/tmp",
-            "BASH_ENV=/x",
-            "OK=1",
-            "cmd",
-        ],
-        &[],
-    );
-    assert_eq!(
-        argv(&d),
-        ["env", "-", "--unset", "FOO", "--chdir=/tmp", "OK=1", "cmd"]
-    );
-    // sudo: long options with a separate value.
-    let d = decide(
-        &c,
-        "sudo",
-        &["--user", "root", "-E", "BASH_ENV=/x", "cmd"],
-        &[],
-    );
-    assert_eq!(argv(&d), ["sudo", "--user", "root", "-E", "cmd"]);
+            &["run", "-de", "BASH_ENV=/x", "img"],
+            &["run", "-d", "img"],
+        ),
+        (
+            "docker",
+            &["run", "-deBASH_ENV=/x", "img"],
+            &["run", "-d", "img"],
+        ),
+        (
+            "docker",
+            &["run", "-ue", "BASH_ENV=/x", "img"],
+            &["run", "-ue", "BASH_ENV=/x", "img"],
+        ),
+        (
+            "docker",
+            &["run", "--env=BASH_ENV=/x", "--en", "BASH_ENV=/y", "img"],
+            &["run", "img"],
+        ),
+        (
+            "docker",
+            &["container", "run", "-e", "BASH_ENV=/x", "img"],
+            &["container", "run", "img"],
+        ),
+        (
+            "docker",
+            &["container", "create", "-e", "BASH_ENV=/x", "img"],
+            &["container", "create", "img"],
+        ),
+        (
+            "docker",
+            &["container", "exec", "-e", "BASH_ENV=/x", "c", "sh"],
+            &["container", "exec", "c", "sh"],
+        ),
+        (
+            "docker",
+            &["compose", "-f", "c.yml", "run", "-e", "BASH_ENV=/x", "svc"],
+            &["compose", "-f", "c.yml", "run", "svc"],
+        ),
+        (
+            "docker",
+            &["compose", "exec", "--env", "BASH_ENV=/x", "svc"],
+            &["compose", "exec", "svc"],
+        ),
+        (
+            "podman",
+            &["container", "create", "--env", "BASH_ENV=/x", "img"],
+            &["container", "create", "img"],
+        ),
+        (
+            "docker",
+            &["run", "img", "--env", "BASH_ENV=/x"],
+            &["run", "img"],
+        ),
+        (
+            "docker",
+            &[
+                "--host",
+                "unix:///x",
+                "run",
+                "--rm",
+                "-it",
+                "-v",
+                "/a:/b",
+                "--name",
+                "n",
+                "-e",
+                "OK=1",
+                "img",
+            ],
+            &[
+                "--host",
+                "unix:///x",
+                "run",
+                "--rm",
+                "-it",
+                "-v",
+                "/a:/b",
+                "--name",
+                "n",
+                "-e",
+                "OK=1",
+                "img",
+            ],
+        ),
+        (
+            "docker",
+            &["run", "img", "--", "-e", "BASH_ENV=/x"],
+            &["run", "img", "--", "-e", "BASH_ENV=/x"],
+        ),
+        // systemd-run: -E, --setenv and its prefixes, -p Environment=, past the
+        // command, up to `--`.
+        (
+            "systemd-run",
+            &["-E", "BASH_ENV=/x", "--setenv=OK=1", "cmd"],
+            &["--setenv=OK=1", "cmd"],
+        ),
+        ("systemd-run", &["--seten", "BASH_ENV=/x", "cmd"], &["cmd"]),
+        ("systemd-run", &["--set=BASH_ENV=/x", "cmd"], &["cmd"]),
+        (
+            "systemd-run",
+            &["-p", "Environment=BASH_ENV=/x", "-p", "Nice=5", "cmd"],
+            &["-p", "Nice=5", "cmd"],
+        ),
+        (
+            "systemd-run",
+            &["--property=Environment=BASH_ENV=/x", "cmd"],
+            &["cmd"],
+        ),
+        (
+            "systemd-run",
+            &["-pEnvironment=BASH_ENV=/x", "cmd"],
+            &["cmd"],
+        ),
+        ("systemd-run", &["cmd", "-E", "BASH_ENV=/x"], &["cmd"]),
+        (
+            "systemd-run",
+            &["--", "cmd", "-E", "BASH_ENV=/x"],
+            &["--", "cmd", "-E", "BASH_ENV=/x"],
+        ),
+        // env and sudo: options (long ones by prefix), then the pairs.
+        (
+            "env",
+            &[
+                "-",
+                "--unset",
+                "FOO",
+                "--chdir=/tmp",
+                "BASH_ENV=/x",
+                "OK=1",
+                "cmd",
+            ],
+            &["-", "--unset", "FOO", "--chdir=/tmp", "OK=1", "cmd"],
+        ),
+        (
+            "env",
+            &["--ch", "/tmp", "BASH_ENV=/x", "cmd"],
+            &["--ch", "/tmp", "cmd"],
+        ),
+        (
+            "env",
+            &["-iu", "X", "BASH_ENV=/x", "cmd", "BASH_ENV=/y"],
+            &["-iu", "X", "cmd", "BASH_ENV=/y"],
+        ),
+        (
+            "sudo",
+            &["--user", "root", "-E", "BASH_ENV=/x", "cmd"],
+            &["--user", "root", "-E", "cmd"],
+        ),
+        (
+            "sudo",
+            &["--us", "root", "BASH_ENV=/x", "cmd"],
+            &["--us", "root", "cmd"],
+        ),
+        (
+            "sudo",
+            &["-nu", "root", "BASH_ENV=/x", "cmd"],
+            &["-nu", "root", "cmd"],
+        ),
+    ];
+    for (program, args, want) in rows {
+        let d = decide(&c, program, args, &[]);
+        let got = argv(&d);
+        assert_eq!(&got[1..], *want, "{program} {args:?}");
+    }
 }
 
 #[test]

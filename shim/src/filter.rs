@@ -850,6 +850,7 @@ impl Report<'_, '_> {
                 ArgAction::Refuse => b"refuse",
                 ArgAction::Redact => b"redact",
                 ArgAction::NameOnly => b"name-only",
+                ArgAction::Unflag(_) => b"drop",
             };
             let mut m = json_start(mode, self.prog, b"argv", i);
             let (name, rule): (&[u8], &[u8]) = match v.rule {

@@ -335,6 +335,7 @@ fn arg_rows(d: &Decision, argv: &[Vec<u8>]) -> Vec<ArgRow> {
             ArgAction::Refuse => "refused",
             ArgAction::Redact => "redacted",
             ArgAction::NameOnly => "name only",
+            ArgAction::Unflag(_) => "cut before the pair's option",
         };
         rows.push(ArgRow {
             index: i,

@@ -1,0 +1,552 @@
+//! Where the programs that carry environment in argv keep their `NAME=VALUE`
+//! pairs: one grammar per program, as its own option parser reads its argv.
+//!
+//! A pair missed here stays in argv, where `ps` shows it for the life of the
+//! process (a tmux server's for days), so each table follows the real parser, and
+//! where a table cannot know (an option this table does not list, a command's own
+//! arguments), it errs on the side of finding a pair: a pair is judged by the
+//! environment rules, so finding one that the program would not have read only
+//! drops an argument the policy would not let through anyway.
+//!
+//! | program | parser | what is read |
+//! |---|---|---|
+//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too |
+//! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image |
+//! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=N=V`, up to `--`: the scan does not stop at the command |
+//! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`), then the operands that are pairs, up to the first that is not |
+
+use crate::decide::{basename, split_entry};
+
+/// Programs that carry environment in argv.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Carrier {
+    Tmux,
+    Container,
+    Env,
+    Sudo,
+    SystemdRun,
+}
+
+/// The carrier `program` is, by its basename.
+pub fn carrier(program: &[u8]) -> Option<Carrier> {
+    Some(match basename(program) {
+        b"tmux" => Carrier::Tmux,
+        b"docker" | b"podman" => Carrier::Container,
+        b"env" => Carrier::Env,
+        b"sudo" => Carrier::Sudo,
+        b"systemd-run" => Carrier::SystemdRun,
+        _ => return None,
+    })
+}
+
+/// A `NAME=VALUE` pair located in argv: the argument holding it, where the pair
+/// starts in that argument, and the separate flag argument before it, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairAt {
+    pub arg: usize,
+    pub offset: usize,
+    pub flag: Option<usize>,
+    /// Where the pair's option letter stands in a cluster of short options
+    /// (`-de`, `-deNAME=V`: 2), in the flag argument or, attached, in the pair's
+    /// own; `None` when the option is alone (`-e`, `--env`). Dropping the pair
+    /// keeps the options before it (`-d`).
+    pub letter: Option<usize>,
+}
+
+fn valid_name(name: &[u8]) -> bool {
+    match name.split_first() {
+        Some((f, rest)) => {
+            (f.is_ascii_alphabetic() || *f == b'_')
+                && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        }
+        None => false,
+    }
+}
+
+fn is_pair(s: &[u8]) -> bool {
+    split_entry(s).is_some_and(|(n, _)| valid_name(n))
+}
+
+/// systemd's property that sets environment: `-p Environment=NAME=VALUE`.
+const ENVIRONMENT_PROPERTY: &[u8] = b"Environment=";
+
+/// How a program's options are spelled.
+struct Grammar {
+    /// Short options that take a value (`-c VALUE`, `-cVALUE`).
+    short_value: &'static [u8],
+    /// Long options that take a value when written without `=`.
+    long_value: &'static [&'static [u8]],
+    /// Every long option is valued except these (docker's option set is large and
+    /// mostly valued).
+    long_valued_by_default: bool,
+    /// Long options without a value (listed so that prefixes resolve).
+    long_bool: &'static [&'static [u8]],
+    /// The option whose value is a pair, short (`b'e'`; 0 for none) and long.
+    pair_short: u8,
+    pair_long: &'static [u8],
+    /// The option whose value may be `Environment=NAME=VALUE` (systemd-run).
+    property_short: u8,
+    property_long: &'static [u8],
+    /// getopt_long accepts any unique prefix of a long option.
+    prefixes: bool,
+}
+
+impl Grammar {
+    /// The long option `flag` stands for: itself, or under getopt_long the one
+    /// option it is a prefix of. A prefix of several stands for the pair option
+    /// when that is one of them (the real parser refuses an ambiguous prefix, so
+    /// erring this way costs nothing).
+    fn resolve<'a>(&self, flag: &'a [u8]) -> &'a [u8] {
+        if !self.prefixes && !self.long_valued_by_default {
+            return flag;
+        }
+        let all = self
+            .long_value
+            .iter()
+            .chain(self.long_bool)
+            .copied()
+            .chain([self.pair_long, self.property_long])
+            .filter(|o| !o.is_empty());
+        if all.clone().any(|o| o == flag) || flag.len() < 4 {
+            return flag;
+        }
+        let mut found: Option<&'a [u8]> = None;
+        for o in all.filter(|o| o.starts_with(flag)) {
+            if o == self.pair_long || found.is_none() {
+                found = Some(o);
+            }
+        }
+        found.unwrap_or(flag)
+    }
+
+    fn long_takes_value(&self, flag: &[u8]) -> bool {
+        if flag == self.pair_long || flag == self.property_long {
+            return true;
+        }
+        if self.long_valued_by_default {
+            !self.long_bool.contains(&flag)
+        } else {
+            self.long_value.contains(&flag)
+        }
+    }
+}
+
+/// A pair at `offset` of argument `arg`, if there is one.
+fn pair_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Option<PairAt> {
+    let value = argv.get(arg)?.get(offset..)?;
+    is_pair(value).then_some(PairAt {
+        arg,
+        offset,
+        flag,
+        letter: None,
+    })
+}
+
+/// A `property` value that is `Environment=NAME=VALUE`: the pair inside it.
+fn property_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Option<PairAt> {
+    let value = argv.get(arg)?.get(offset..)?;
+    value
+        .starts_with(ENVIRONMENT_PROPERTY)
+        .then(|| pair_in(argv, arg, offset + ENVIRONMENT_PROPERTY.len(), flag))
+        .flatten()
+}
+
+/// `p` with its option letter at `k` of a cluster, when other options come
+/// before it there.
+fn in_cluster(p: PairAt, k: usize) -> PairAt {
+    PairAt {
+        letter: (k > 1).then_some(k),
+        ..p
+    }
+}
+
+/// Read the option at `argv[i]` under `g`: report its pair, if any, and return
+/// how many arguments it takes (1 or 2). `argv[i]` starts with `-` and is not
+/// `-` or `--`.
+fn read_option(g: &Grammar, argv: &[&[u8]], i: usize, f: &mut impl FnMut(PairAt)) -> usize {
+    let Some(&arg) = argv.get(i) else { return 1 };
+    if arg.starts_with(b"--") {
+        let (written, attached) = match memchr::memchr(b'=', arg) {
+            Some(eq) => (arg.get(..eq).unwrap_or(arg), Some(eq + 1)),
+            None => (arg, None),
+        };
+        let flag = g.resolve(written);
+        let is_pair_flag = !g.pair_long.is_empty() && flag == g.pair_long;
+        let is_property = !g.property_long.is_empty() && flag == g.property_long;
+        let found = match attached {
+            Some(at) if is_pair_flag => pair_in(argv, i, at, None),
+            Some(at) if is_property => property_in(argv, i, at, None),
+            None if is_pair_flag => pair_in(argv, i + 1, 0, Some(i)),
+            None if is_property => property_in(argv, i + 1, 0, Some(i)),
+            _ => None,
+        };
+        if let Some(p) = found {
+            f(p);
+        }
+        return if attached.is_none() && g.long_takes_value(flag) {
+            2
+        } else {
+            1
+        };
+    }
+    // A cluster of short options: the first one that takes a value ends it, with
+    // the rest of the argument, or the next argument, as its value.
+    for (k, &o) in arg.iter().enumerate().skip(1) {
+        let is_pair_flag = o != 0 && o == g.pair_short;
+        let is_property = o != 0 && o == g.property_short;
+        if !(is_pair_flag || is_property || g.short_value.contains(&o)) {
+            continue;
+        }
+        let attached = k + 1 < arg.len();
+        let found = match (attached, is_pair_flag, is_property) {
+            (true, true, _) => pair_in(argv, i, k + 1, None),
+            (true, _, true) => property_in(argv, i, k + 1, None),
+            (false, true, _) => pair_in(argv, i + 1, 0, Some(i)),
+            (false, _, true) => property_in(argv, i + 1, 0, Some(i)),
+            _ => None,
+        };
+        if let Some(p) = found {
+            f(in_cluster(p, k));
+        }
+        return if attached { 1 } else { 2 };
+    }
+    1
+}
+
+fn is_option(arg: &[u8]) -> bool {
+    arg.len() > 1 && arg.first() == Some(&b'-') && arg != b"--"
+}
+
+/// Options from `i` on (getopt's POSIX mode: they end at the first operand or
+/// `--`); the index of the first operand.
+fn walk_options(g: &Grammar, argv: &[&[u8]], mut i: usize, f: &mut impl FnMut(PairAt)) -> usize {
+    while let Some(&arg) = argv.get(i) {
+        if arg == b"--" {
+            return i + 1;
+        }
+        // `env -` is the old spelling of `env -i`: an option.
+        if arg == b"-" && core::ptr::eq(g, &ENV) {
+            i += 1;
+            continue;
+        }
+        if !is_option(arg) {
+            return i;
+        }
+        i += read_option(g, argv, i, f);
+    }
+    argv.len()
+}
+
+/// Every argument from 1 on, options and operands alike, up to `--`.
+fn scan_to_dashdash(g: &Grammar, argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
+    let mut i = 1;
+    while let Some(&arg) = argv.get(i) {
+        if arg == b"--" {
+            return;
+        }
+        i += if is_option(arg) {
+            read_option(g, argv, i, f)
+        } else {
+            1
+        };
+    }
+}
+
+/// Call `f` for each pair a carrier program has in its argv.
+pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
+    match c {
+        Carrier::Tmux => tmux_pairs(argv, &mut f),
+        Carrier::Container => scan_to_dashdash(&DOCKER, argv, &mut f),
+        Carrier::SystemdRun => scan_to_dashdash(&SYSTEMD_RUN, argv, &mut f),
+        Carrier::Env | Carrier::Sudo => {
+            let g = if c == Carrier::Env { &ENV } else { &SUDO };
+            let mut i = walk_options(g, argv, 1, &mut f);
+            while let Some(p) = pair_in(argv, i, 0, None) {
+                f(p);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// docker's and podman's options, global and of every subcommand together
+/// (pflag: no prefixes; clusters of short options).
+const DOCKER: Grammar = Grammar {
+    short_value: b"acehlmpuvwH",
+    long_value: &[],
+    long_valued_by_default: true,
+    long_bool: &[
+        b"--detach",
+        b"--interactive",
+        b"--tty",
+        b"--rm",
+        b"--init",
+        b"--privileged",
+        b"--read-only",
+        b"--publish-all",
+        b"--no-healthcheck",
+        b"--oom-kill-disable",
+        b"--quiet",
+        b"--help",
+        b"--sig-proxy",
+        b"--disable-content-trust",
+        b"--use-api-socket",
+        b"--replace",
+        b"--http-proxy",
+        b"--debug",
+        b"--tls",
+        b"--tlsverify",
+        b"--version",
+        b"--no-deps",
+        b"--service-ports",
+        b"--remove-orphans",
+        b"--build",
+        b"--no-TTY",
+        b"--privileged",
+        b"--all",
+        b"--force",
+    ],
+    pair_short: b'e',
+    pair_long: b"--env",
+    property_short: 0,
+    property_long: b"",
+    prefixes: false,
+};
+
+/// systemd-run's options (getopt_long).
+const SYSTEMD_RUN: Grammar = Grammar {
+    short_value: b"upHMEs",
+    long_value: &[
+        b"--unit",
+        b"--description",
+        b"--slice",
+        b"--host",
+        b"--machine",
+        b"--uid",
+        b"--gid",
+        b"--nice",
+        b"--working-directory",
+        b"--path-property",
+        b"--socket-property",
+        b"--timer-property",
+        b"--on-active",
+        b"--on-boot",
+        b"--on-startup",
+        b"--on-unit-active",
+        b"--on-unit-inactive",
+        b"--on-calendar",
+        b"--service-type",
+        b"--expand-environment",
+    ],
+    long_valued_by_default: false,
+    long_bool: &[
+        b"--user",
+        b"--system",
+        b"--scope",
+        b"--remain-after-exit",
+        b"--send-sighup",
+        b"--pty",
+        b"--pipe",
+        b"--quiet",
+        b"--wait",
+        b"--collect",
+        b"--same-dir",
+        b"--shell",
+        b"--no-block",
+        b"--no-ask-password",
+        b"--help",
+        b"--version",
+        b"--on-clock-change",
+        b"--on-timezone-change",
+        b"--slice-inherit",
+    ],
+    pair_short: b'E',
+    pair_long: b"--setenv",
+    property_short: b'p',
+    property_long: b"--property",
+    prefixes: true,
+};
+
+/// env's options (GNU coreutils, getopt_long).
+const ENV: Grammar = Grammar {
+    short_value: b"uCS",
+    long_value: &[b"--unset", b"--chdir", b"--split-string"],
+    long_valued_by_default: false,
+    long_bool: &[
+        b"--ignore-environment",
+        b"--null",
+        b"--debug",
+        b"--help",
+        b"--version",
+        b"--list-signal-handling",
+        b"--default-signal",
+        b"--ignore-signal",
+        b"--block-signal",
+    ],
+    pair_short: 0,
+    pair_long: b"",
+    property_short: 0,
+    property_long: b"",
+    prefixes: true,
+};
+
+/// sudo's options (getopt_long).
+const SUDO: Grammar = Grammar {
+    short_value: b"ugChprtUDRTc",
+    long_value: &[
+        b"--user",
+        b"--group",
+        b"--host",
+        b"--prompt",
+        b"--role",
+        b"--type",
+        b"--other-user",
+        b"--chdir",
+        b"--chroot",
+        b"--close-from",
+        b"--command-timeout",
+        b"--login-class",
+    ],
+    long_valued_by_default: false,
+    long_bool: &[
+        b"--askpass",
+        b"--background",
+        b"--bell",
+        b"--edit",
+        b"--help",
+        b"--login",
+        b"--list",
+        b"--non-interactive",
+        b"--preserve-env",
+        b"--preserve-groups",
+        b"--remove-timestamp",
+        b"--reset-timestamp",
+        b"--set-home",
+        b"--shell",
+        b"--stdin",
+        b"--validate",
+        b"--version",
+    ],
+    pair_short: 0,
+    pair_long: b"",
+    property_short: 0,
+    property_long: b"",
+    prefixes: true,
+};
+
+/// A tmux command that takes `-e`: its name, its alias, and its getopt string's
+/// options that take a value (tmux's cmd-*.c templates).
+struct TmuxCommand {
+    name: &'static [u8],
+    alias: &'static [u8],
+    short_value: &'static [u8],
+}
+
+const TMUX_COMMANDS: [TmuxCommand; 6] = [
+    // "Ac:dDe:EF:f:n:Ps:t:x:Xy:"
+    TmuxCommand {
+        name: b"new-session",
+        alias: b"new",
+        short_value: b"ceFfnstxy",
+    },
+    // "abc:de:F:kn:PSt:"
+    TmuxCommand {
+        name: b"new-window",
+        alias: b"neww",
+        short_value: b"ceFnt",
+    },
+    // "bc:de:fF:hIl:p:Pt:vZ"
+    TmuxCommand {
+        name: b"split-window",
+        alias: b"splitw",
+        short_value: b"ceFlpt",
+    },
+    // "c:e:kt:"
+    TmuxCommand {
+        name: b"respawn-pane",
+        alias: b"respawnp",
+        short_value: b"cet",
+    },
+    // "c:e:kt:"
+    TmuxCommand {
+        name: b"respawn-window",
+        alias: b"respawnw",
+        short_value: b"cet",
+    },
+    // "Bb:Cc:d:e:Eh:s:S:t:T:w:x:y:"
+    TmuxCommand {
+        name: b"display-popup",
+        alias: b"popup",
+        short_value: b"bcdehsStTwxy",
+    },
+];
+
+/// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
+const TMUX_GLOBAL: Grammar = Grammar {
+    short_value: b"cfLST",
+    long_value: &[],
+    long_valued_by_default: false,
+    long_bool: &[],
+    pair_short: 0,
+    pair_long: b"",
+    property_short: 0,
+    property_long: b"",
+    prefixes: false,
+};
+
+/// The command `word` names: by its alias, its name, or a prefix of exactly one
+/// of the commands that take `-e` (tmux also accepts unique prefixes).
+fn tmux_command(word: &[u8]) -> Option<&'static TmuxCommand> {
+    if let Some(c) = TMUX_COMMANDS
+        .iter()
+        .find(|c| c.alias == word || c.name == word)
+    {
+        return Some(c);
+    }
+    let mut prefixed = TMUX_COMMANDS.iter().filter(|c| c.name.starts_with(word));
+    match (prefixed.next(), prefixed.next()) {
+        (Some(c), None) if !word.is_empty() => Some(c),
+        _ => None,
+    }
+}
+
+/// The separator of a tmux command sequence: `;` alone, or at the end of an
+/// argument (`\;` in a shell), unless escaped there.
+fn ends_command(arg: &[u8]) -> bool {
+    arg == b";" || (arg.ends_with(b";") && !arg.ends_with(b"\\;"))
+}
+
+/// tmux: global options, then each command of the sequence with its own options.
+/// Every argument is read as an option when it looks like one, so a `-e` among a
+/// command's operands counts too (see the module docs).
+fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
+    let mut i = walk_options(&TMUX_GLOBAL, argv, 1, &mut |_| {});
+    let mut command: Option<&TmuxCommand> = None;
+    let mut at_start = true;
+    while let Some(&arg) = argv.get(i) {
+        if at_start {
+            command = tmux_command(arg.strip_suffix(b";").unwrap_or(arg));
+            at_start = ends_command(arg);
+            i += 1;
+            continue;
+        }
+        let g = Grammar {
+            short_value: command.map_or(b"ceFfnstxy".as_slice(), |c| c.short_value),
+            ..TMUX_GLOBAL
+        };
+        let g = Grammar {
+            pair_short: b'e',
+            ..g
+        };
+        let step = if is_option(arg) {
+            read_option(&g, argv, i, f)
+        } else {
+            1
+        };
+        // A separator ends the command, whether it stands alone or ends an
+        // argument (an option's value included).
+        let last = argv.get(i + step - 1).copied().unwrap_or(arg);
+        at_start = ends_command(arg) || (step == 2 && ends_command(last));
+        i += step;
+    }
+}

@@ -1,0 +1,83 @@
+//! tmux's `-e NAME=VALUE` pairs in the forms tmux's own getopt reads (clusters
+//! such as `-de`, `-dPe`, `-deNAME=V`; commands chained with `;`), through the shim
+//! and through envwrap, with real tmux on its own `-L` socket: a credential known
+//! only by name (`JIRA_WEBHOOK_SECRET`, `*SECRET*`) reaches neither the server's
+//! command line nor any session's environment, and the session is still created
+//! detached (src/pairs.rs in envpolicy).
+
+use envshim_e2e::*;
+
+const NAME: &str = "JIRA_WEBHOOK_SECRET";
+
+/// The tmux argv after the global options, for each form: the pair is `{pair}`.
+fn forms(pair: &str) -> Vec<Vec<String>> {
+    let s = |v: &[&str]| v.iter().map(|a| a.replace("{pair}", pair)).collect();
+    vec![
+        s(&["new-session", "-de", "{pair}", "-s", "s", "sleep 300"]),
+        s(&["new-session", "-dPe", "{pair}", "-s", "s", "sleep 300"]),
+        s(&["new-session", "-s", "s", "-de{pair}", "sleep 300"]),
+        s(&[
+            "new-session",
+            "-d",
+            "-s",
+            "s",
+            "sleep 300",
+            ";",
+            "new-window",
+            "-de",
+            "{pair}",
+            "sleep 300",
+        ]),
+    ]
+}
+
+/// The server's command line and every session's environment hold neither the
+/// name nor the value.
+fn assert_clean_server(sb: &Sandbox, form: &[String], value: &str) {
+    // The form holds the value: shown redacted.
+    let form = sb.secrets().redact(format!("{form:?}"));
+    let server = sb
+        .server_pid()
+        .unwrap_or_else(|| panic!("{form:?}: no server"));
+    let cmdline = proc_cmdline(server).concat();
+    assert!(
+        !String::from_utf8_lossy(&cmdline).contains(value),
+        "{form:?}: the value is in the server's command line"
+    );
+    let env = sb.tmux_environment(Some("s"), false);
+    assert!(!env.is_set(NAME), "{form:?}: the session holds {NAME}");
+    let global = sb.tmux_environment(None, false);
+    assert!(
+        !global.is_set(NAME),
+        "{form:?}: the global environment holds {NAME}"
+    );
+}
+
+#[test]
+fn clustered_pairs_never_reach_the_server_through_the_shim() {
+    for k in 0..forms("").len() {
+        let sb = Sandbox::new("tmux_pairs_shim");
+        let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+        let form = &forms(&format!("{NAME}={value}"))[k];
+        let mut c = sb.cmd("/bin/sh");
+        c.args(["-c", "exec \"$@\"", "sh", "tmux"])
+            .args(sb.tmux_args())
+            .args(form)
+            .with_shim();
+        c.expect_success();
+        assert_clean_server(&sb, form, &value);
+    }
+}
+
+#[test]
+fn clustered_pairs_never_reach_the_server_through_envwrap() {
+    for k in 0..forms("").len() {
+        let sb = Sandbox::new("tmux_pairs_envwrap");
+        let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+        let form = &forms(&format!("{NAME}={value}"))[k];
+        let mut c = sb.cmd(envwrap_bin());
+        c.args(["--", "tmux"]).args(sb.tmux_args()).args(form);
+        c.expect_success();
+        assert_clean_server(&sb, form, &value);
+    }
+}
