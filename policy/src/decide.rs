@@ -109,6 +109,9 @@ pub enum Rule {
     UnsafeValue(u32),
     /// The value came from an env file (payload: file-keep record).
     FileValue(u32),
+    /// The env file now holds a value the policy refuses for this name (payload:
+    /// file-keep record): neither it nor the inherited value passes.
+    FileValueRefused(u32),
     /// Rule 6, a set value (payload: set record).
     Set(u32),
     /// Rule 7, the shim's own variables.
@@ -162,6 +165,7 @@ impl Rule {
             Rule::UnsafeName(_) => "unsafe.name",
             Rule::UnsafeValue(_) => "unsafe.value",
             Rule::FileValue(_) => "env-file.value",
+            Rule::FileValueRefused(_) => "env-file.refused",
             Rule::Set(_) => "set",
             Rule::Sticky => "sticky",
         }
@@ -292,6 +296,11 @@ pub struct EnvSummary {
     /// expansion read a credential or made a token shape: refused, to be reported
     /// by every front end.
     pub refused_sets: u64,
+    /// The file-keep records (bit `k` for record `k`, the first 64) whose env file
+    /// now holds a value the policy refuses: that value is not passed, and the
+    /// inherited value it stands for is not passed either (the file no longer
+    /// vouches for it). Reported by every front end.
+    pub refused_file_values: u64,
     /// Input entries not passed unchanged (stripped, refused, replaced).
     pub changed: u32,
     /// Entries added that were not in the input (set, file values, sticky).
@@ -829,6 +838,8 @@ pub fn decide_env(
 
     // Values from env files, for kept names the file declares.
     use crate::compiled::sec;
+    let mut refused_file_values = 0u64;
+    let mut dropped = false;
     for k in 0..policy.count(sec::FILE_KEEPS) as u32 {
         let Some(fk) = policy.file_keep(k) else {
             continue;
@@ -879,6 +890,18 @@ pub fn decide_env(
             out.need_bytes = out
                 .need_bytes
                 .saturating_sub(name.len() + 1 + assignment.value_len());
+            // The inherited value is stale: the file no longer vouches for it.
+            drop_input(
+                scratch.verdicts,
+                req.env,
+                &*scratch.seen,
+                name,
+                Rule::FileValueRefused(k),
+            );
+            if let Some(bit) = 1u64.checked_shl(k) {
+                refused_file_values |= bit;
+            }
+            dropped = true;
             continue;
         }
         out.finish_entry(start, Rule::FileValue(k));
@@ -988,6 +1011,7 @@ pub fn decide_env(
         programs: mask,
         refused: sets_refused,
         refused_sets,
+        refused_file_values,
         changed: 0,
         added,
     };
@@ -1001,9 +1025,9 @@ pub fn decide_env(
         }
         replaced |= v.action == Action::Replace;
     }
-    // Drop the emits of inputs that a later rule replaced (the only way an input
-    // emitted above stops passing).
-    if replaced {
+    // Drop the emits of inputs that a later rule replaced, or whose env file no
+    // longer vouches for them (the only ways an input emitted above stops passing).
+    if replaced || dropped {
         let mut kept = 0usize;
         for i in 0..out.n_emits {
             let Some(e) = out.emits.get(i).copied() else {
@@ -1152,6 +1176,19 @@ fn set_applies(policy: &Policy<'_>, mask: u64, name: &[u8]) -> Option<u32> {
 }
 
 /// Mark every passing input entry named `name` as replaced, and drop its emit.
+/// The first copy of `name` in the input does not pass: stripped under `rule`.
+fn drop_input(verdicts: &mut [Verdict], env: &[&[u8]], seen: &[u32], name: &[u8], rule: Rule) {
+    let Some(i) = first_index(seen, env, name) else {
+        return;
+    };
+    if let Some(v) = verdicts.get_mut(i) {
+        if v.action.passes() {
+            v.action = Action::Strip;
+            v.rule = rule;
+        }
+    }
+}
+
 fn replace_input(verdicts: &mut [Verdict], env: &[&[u8]], seen: &[u32], name: &[u8], rule: Rule) {
     // Only the first copy of a name can pass (later copies are stripped), and the
     // duplicate table knows where it is. Its emit is dropped at the end of

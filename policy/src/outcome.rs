@@ -202,6 +202,25 @@ pub fn decide_with(
     }
     env_changes.extend(changes);
     let mut changes = env_changes;
+    // Env-file values the policy refuses (the inherited value, if any, is marked
+    // above; this is the one loud report, with or without one).
+    for k in 0..policy.count(sec::FILE_KEEPS).min(64) as u32 {
+        if (summary.refused_file_values >> k) & 1 == 0 {
+            continue;
+        }
+        let Some(fk) = policy.file_keep(k) else {
+            continue;
+        };
+        changes.push(Change {
+            target: "env",
+            index: None,
+            name: Some(lossy(policy.str(fk.name))),
+            action: "refuse",
+            rule: "env-file.refused",
+            why: describe_rule(policy, Rule::FileValueRefused(k), env),
+            loud: true,
+        });
+    }
     // Sets whose `${NAME}` expansion read a credential or looked like a token.
     for s in 0..policy.count(sec::SETS).min(64) as u32 {
         if (summary.refused_sets >> s) & 1 == 0 {
@@ -508,6 +527,15 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
             Some(f) => format!("value read from env file {}", lossy(policy.str(f.path))),
             None => "value read from an env file".into(),
         },
+        Rule::FileValueRefused(k) => {
+            match policy.file_keep(k).and_then(|fk| policy.env_file(fk.file)) {
+                Some(f) => format!(
+                    "env file {} now holds a value the policy refuses; the inherited value is not passed either",
+                    lossy(policy.str(f.path))
+                ),
+                None => "an env file now holds a value the policy refuses".into(),
+            }
+        }
         Rule::Set(s) => match policy.set(s) {
             Some(r) => format!("set at {}:{}", lossy(policy.source()), r.line),
             None => "set".into(),

@@ -74,13 +74,16 @@ const ENVIRONMENT_PROPERTY: &[u8] = b"Environment=";
 struct Grammar {
     /// Short options that take a value (`-c VALUE`, `-cVALUE`).
     short_value: &'static [u8],
-    /// Long options that take a value when written without `=`.
-    long_value: &'static [&'static [u8]],
+    /// Long options that take a value when written without `=`, separated by
+    /// spaces. (One string, not a list of strings: every pointer in a table is a
+    /// relocation the loader writes in every process that loads the shim.)
+    long_value: &'static [u8],
     /// Every long option is valued except these (docker's option set is large and
     /// mostly valued).
     long_valued_by_default: bool,
-    /// Long options without a value (listed so that prefixes resolve).
-    long_bool: &'static [&'static [u8]],
+    /// Long options without a value (listed so that prefixes resolve), separated
+    /// by spaces.
+    long_bool: &'static [u8],
     /// The option whose value is a pair, short (`b'e'`; 0 for none) and long.
     pair_short: u8,
     pair_long: &'static [u8],
@@ -100,11 +103,8 @@ impl Grammar {
         if !self.prefixes && !self.long_valued_by_default {
             return flag;
         }
-        let all = self
-            .long_value
-            .iter()
-            .chain(self.long_bool)
-            .copied()
+        let all = words(self.long_value)
+            .chain(words(self.long_bool))
             .chain([self.pair_long, self.property_long])
             .filter(|o| !o.is_empty());
         if all.clone().any(|o| o == flag) || flag.len() < 4 {
@@ -124,11 +124,16 @@ impl Grammar {
             return true;
         }
         if self.long_valued_by_default {
-            !self.long_bool.contains(&flag)
+            !words(self.long_bool).any(|o| o == flag)
         } else {
-            self.long_value.contains(&flag)
+            words(self.long_value).any(|o| o == flag)
         }
     }
+}
+
+/// The space-separated words of a table string.
+fn words(list: &'static [u8]) -> impl Iterator<Item = &'static [u8]> + Clone {
+    list.split(|&b| b == b' ').filter(|w| !w.is_empty())
 }
 
 /// A pair at `offset` of argument `arg`, if there is one.
@@ -273,39 +278,14 @@ pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
 /// (pflag: no prefixes; clusters of short options).
 const DOCKER: Grammar = Grammar {
     short_value: b"acehlmpuvwH",
-    long_value: &[],
+    long_value: b"",
     long_valued_by_default: true,
-    long_bool: &[
-        b"--detach",
-        b"--interactive",
-        b"--tty",
-        b"--rm",
-        b"--init",
-        b"--privileged",
-        b"--read-only",
-        b"--publish-all",
-        b"--no-healthcheck",
-        b"--oom-kill-disable",
-        b"--quiet",
-        b"--help",
-        b"--sig-proxy",
-        b"--disable-content-trust",
-        b"--use-api-socket",
-        b"--replace",
-        b"--http-proxy",
-        b"--debug",
-        b"--tls",
-        b"--tlsverify",
-        b"--version",
-        b"--no-deps",
-        b"--service-ports",
-        b"--remove-orphans",
-        b"--build",
-        b"--no-TTY",
-        b"--privileged",
-        b"--all",
-        b"--force",
-    ],
+    long_bool: b"--detach --interactive --tty --rm --init --privileged --read-only \
+        --publish-all --no-healthcheck --oom-kill-disable --quiet --help \
+        --sig-proxy --disable-content-trust --use-api-socket --replace \
+        --http-proxy --debug --tls --tlsverify --version --no-deps \
+        --service-ports --remove-orphans --build --no-TTY --privileged \
+        --all --force",
     pair_short: b'e',
     pair_long: b"--env",
     property_short: 0,
@@ -316,50 +296,16 @@ const DOCKER: Grammar = Grammar {
 /// systemd-run's options (getopt_long).
 const SYSTEMD_RUN: Grammar = Grammar {
     short_value: b"upHMEs",
-    long_value: &[
-        b"--unit",
-        b"--description",
-        b"--slice",
-        b"--host",
-        b"--machine",
-        b"--uid",
-        b"--gid",
-        b"--nice",
-        b"--working-directory",
-        b"--path-property",
-        b"--socket-property",
-        b"--timer-property",
-        b"--on-active",
-        b"--on-boot",
-        b"--on-startup",
-        b"--on-unit-active",
-        b"--on-unit-inactive",
-        b"--on-calendar",
-        b"--service-type",
-        b"--expand-environment",
-    ],
+    long_value: b"--unit --description --slice --host --machine --uid --gid --nice \
+        --working-directory --path-property --socket-property \
+        --timer-property --on-active --on-boot --on-startup \
+        --on-unit-active --on-unit-inactive --on-calendar --service-type \
+        --expand-environment",
     long_valued_by_default: false,
-    long_bool: &[
-        b"--user",
-        b"--system",
-        b"--scope",
-        b"--remain-after-exit",
-        b"--send-sighup",
-        b"--pty",
-        b"--pipe",
-        b"--quiet",
-        b"--wait",
-        b"--collect",
-        b"--same-dir",
-        b"--shell",
-        b"--no-block",
-        b"--no-ask-password",
-        b"--help",
-        b"--version",
-        b"--on-clock-change",
-        b"--on-timezone-change",
-        b"--slice-inherit",
-    ],
+    long_bool: b"--user --system --scope --remain-after-exit --send-sighup --pty \
+        --pipe --quiet --wait --collect --same-dir --shell --no-block \
+        --no-ask-password --help --version --on-clock-change \
+        --on-timezone-change --slice-inherit",
     pair_short: b'E',
     pair_long: b"--setenv",
     property_short: b'p',
@@ -370,19 +316,11 @@ const SYSTEMD_RUN: Grammar = Grammar {
 /// env's options (GNU coreutils, getopt_long).
 const ENV: Grammar = Grammar {
     short_value: b"uCS",
-    long_value: &[b"--unset", b"--chdir", b"--split-string"],
+    long_value: b"--unset --chdir --split-string",
     long_valued_by_default: false,
-    long_bool: &[
-        b"--ignore-environment",
-        b"--null",
-        b"--debug",
-        b"--help",
-        b"--version",
-        b"--list-signal-handling",
-        b"--default-signal",
-        b"--ignore-signal",
-        b"--block-signal",
-    ],
+    long_bool: b"--ignore-environment --null --debug --help --version \
+        --list-signal-handling --default-signal --ignore-signal \
+        --block-signal",
     pair_short: 0,
     pair_long: b"",
     property_short: 0,
@@ -393,40 +331,13 @@ const ENV: Grammar = Grammar {
 /// sudo's options (getopt_long).
 const SUDO: Grammar = Grammar {
     short_value: b"ugChprtUDRTc",
-    long_value: &[
-        b"--user",
-        b"--group",
-        b"--host",
-        b"--prompt",
-        b"--role",
-        b"--type",
-        b"--other-user",
-        b"--chdir",
-        b"--chroot",
-        b"--close-from",
-        b"--command-timeout",
-        b"--login-class",
-    ],
+    long_value: b"--user --group --host --prompt --role --type --other-user --chdir \
+        --chroot --close-from --command-timeout --login-class",
     long_valued_by_default: false,
-    long_bool: &[
-        b"--askpass",
-        b"--background",
-        b"--bell",
-        b"--edit",
-        b"--help",
-        b"--login",
-        b"--list",
-        b"--non-interactive",
-        b"--preserve-env",
-        b"--preserve-groups",
-        b"--remove-timestamp",
-        b"--reset-timestamp",
-        b"--set-home",
-        b"--shell",
-        b"--stdin",
-        b"--validate",
-        b"--version",
-    ],
+    long_bool: b"--askpass --background --bell --edit --help --login --list \
+        --non-interactive --preserve-env --preserve-groups \
+        --remove-timestamp --reset-timestamp --set-home --shell --stdin \
+        --validate --version",
     pair_short: 0,
     pair_long: b"",
     property_short: 0,
@@ -434,59 +345,12 @@ const SUDO: Grammar = Grammar {
     prefixes: true,
 };
 
-/// A tmux command that takes `-e`: its name, its alias, and its getopt string's
-/// options that take a value (tmux's cmd-*.c templates).
-struct TmuxCommand {
-    name: &'static [u8],
-    alias: &'static [u8],
-    short_value: &'static [u8],
-}
-
-const TMUX_COMMANDS: [TmuxCommand; 6] = [
-    // "Ac:dDe:EF:f:n:Ps:t:x:Xy:"
-    TmuxCommand {
-        name: b"new-session",
-        alias: b"new",
-        short_value: b"ceFfnstxy",
-    },
-    // "abc:de:F:kn:PSt:"
-    TmuxCommand {
-        name: b"new-window",
-        alias: b"neww",
-        short_value: b"ceFnt",
-    },
-    // "bc:de:fF:hIl:p:Pt:vZ"
-    TmuxCommand {
-        name: b"split-window",
-        alias: b"splitw",
-        short_value: b"ceFlpt",
-    },
-    // "c:e:kt:"
-    TmuxCommand {
-        name: b"respawn-pane",
-        alias: b"respawnp",
-        short_value: b"cet",
-    },
-    // "c:e:kt:"
-    TmuxCommand {
-        name: b"respawn-window",
-        alias: b"respawnw",
-        short_value: b"cet",
-    },
-    // "Bb:Cc:d:e:Eh:s:S:t:T:w:x:y:"
-    TmuxCommand {
-        name: b"display-popup",
-        alias: b"popup",
-        short_value: b"bcdehsStTwxy",
-    },
-];
-
 /// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
 const TMUX_GLOBAL: Grammar = Grammar {
     short_value: b"cfLST",
-    long_value: &[],
+    long_value: b"",
     long_valued_by_default: false,
-    long_bool: &[],
+    long_bool: b"",
     pair_short: 0,
     pair_long: b"",
     property_short: 0,
@@ -494,20 +358,38 @@ const TMUX_GLOBAL: Grammar = Grammar {
     prefixes: false,
 };
 
-/// The command `word` names: by its alias, its name, or a prefix of exactly one
-/// of the commands that take `-e` (tmux also accepts unique prefixes).
-fn tmux_command(word: &[u8]) -> Option<&'static TmuxCommand> {
-    if let Some(c) = TMUX_COMMANDS
-        .iter()
-        .find(|c| c.alias == word || c.name == word)
-    {
-        return Some(c);
-    }
-    let mut prefixed = TMUX_COMMANDS.iter().filter(|c| c.name.starts_with(word));
-    match (prefixed.next(), prefixed.next()) {
-        (Some(c), None) if !word.is_empty() => Some(c),
-        _ => None,
-    }
+/// The tmux commands that take `-e`.
+const TMUX_COMMANDS: &[u8] =
+    b"new-session new-window split-window respawn-pane respawn-window display-popup";
+
+/// The option letters that take a value in the getopt string of the command
+/// `word` names (by alias, name, or a prefix of exactly one of the commands that
+/// take `-e`: tmux accepts unique prefixes too), from tmux's cmd-*.c templates;
+/// `None` for any other command.
+fn tmux_command(word: &[u8]) -> Option<&'static [u8]> {
+    let word: &[u8] = match word {
+        b"new" => b"new-session",
+        b"neww" => b"new-window",
+        b"splitw" => b"split-window",
+        b"respawnp" => b"respawn-pane",
+        b"respawnw" => b"respawn-window",
+        b"popup" => b"display-popup",
+        w => w,
+    };
+    let mut named = words(TMUX_COMMANDS).filter(|c| c.starts_with(word));
+    let name = match (named.next(), named.next()) {
+        (Some(c), None) if !word.is_empty() => c,
+        (Some(c), Some(_)) if c == word => c,
+        _ => return None,
+    };
+    Some(match name {
+        b"new-session" => b"ceFfnstxy", // "Ac:dDe:EF:f:n:Ps:t:x:Xy:"
+        b"new-window" => b"ceFnt",      // "abc:de:F:kn:PSt:"
+        b"split-window" => b"ceFlpt",   // "bc:de:fF:hIl:p:Pt:vZ"
+        b"respawn-pane" => b"cet",      // "c:e:kt:"
+        b"respawn-window" => b"cet",    // "c:e:kt:"
+        _ => b"bcdehsStTwxy",           // display-popup: "Bb:Cc:d:e:Eh:s:S:t:T:w:x:y:"
+    })
 }
 
 /// The separator of a tmux command sequence: `;` alone, or at the end of an
@@ -521,7 +403,7 @@ fn ends_command(arg: &[u8]) -> bool {
 /// command's operands counts too (see the module docs).
 fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
     let mut i = walk_options(&TMUX_GLOBAL, argv, 1, &mut |_| {});
-    let mut command: Option<&TmuxCommand> = None;
+    let mut command: Option<&'static [u8]> = None;
     let mut at_start = true;
     while let Some(&arg) = argv.get(i) {
         if at_start {
@@ -531,7 +413,7 @@ fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
             continue;
         }
         let g = Grammar {
-            short_value: command.map_or(b"ceFfnstxy".as_slice(), |c| c.short_value),
+            short_value: command.unwrap_or(b"ceFfnstxy"),
             ..TMUX_GLOBAL
         };
         let g = Grammar {

@@ -320,6 +320,46 @@ fn a_grant_delivers_only_its_own_value() {
     assert_eq!(get(&d, "DEPLOY_TOKEN").as_deref(), Some("own-value-12345"));
 }
 
+#[test]
+fn a_refused_env_file_value_takes_the_inherited_value_with_it() {
+    let dir = Dir::new("refused_file_value");
+    dir.write("vals.env", &format!("PROXY={}\n", fake_github()));
+    let c = dir.compile(
+        "version = 1\nkeep = [\"PROXY\"]\n[[import.env_file]]\npath = \"vals.env\"\nvalues = true\n",
+    );
+    let d = decide(
+        &c,
+        "/bin/true",
+        &[],
+        &["PROXY=http://stale.example:3128", "OTHER=1"],
+    );
+    assert_eq!(
+        names(&d),
+        ["OTHER"],
+        "the stale inherited value passed: {:?}",
+        d.changes
+    );
+    let loud: Vec<_> = d.loud().collect();
+    assert!(
+        loud.iter()
+            .any(|c| c.name.as_deref() == Some("PROXY") && c.rule == "env-file.refused"),
+        "{loud:?}"
+    );
+    // The explanation of the inherited entry says why it went.
+    let inherited = d.changes.iter().find(|c| c.index == Some(0)).unwrap();
+    assert!(inherited.why.contains("vals.env"), "{inherited:?}");
+    // With no inherited value, the refusal is still reported.
+    let d = decide(&c, "/bin/true", &[], &["OTHER=1"]);
+    assert!(d.loud().any(|c| c.rule == "env-file.refused"));
+    // A value the policy admits is passed, from the file.
+    dir.write("vals.env", "PROXY=http://proxy.example:3128\n");
+    let d = decide(&c, "/bin/true", &[], &["PROXY=http://stale.example:3128"]);
+    assert_eq!(
+        get(&d, "PROXY").as_deref(),
+        Some("http://proxy.example:3128")
+    );
+}
+
 // Rule 5: unsafe names and values.
 
 #[test]

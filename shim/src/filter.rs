@@ -465,6 +465,7 @@ fn attempt(
         source,
         program: asummary.program,
         refused_sets: summary.refused_sets,
+        refused_file_values: summary.refused_file_values,
     };
     if policy.settings().mode == Mode::Audit {
         report.all(audit_fd());
@@ -679,6 +680,8 @@ struct Report<'r, 'p> {
     program: Option<ArgRule>,
     /// `EnvSummary::refused_sets`.
     refused_sets: u64,
+    /// `EnvSummary::refused_file_values`.
+    refused_file_values: u64,
 }
 
 impl Report<'_, '_> {
@@ -775,6 +778,26 @@ impl Report<'_, '_> {
         self.each_refused_set(|name, _| {
             self.loud_line([b"refused ", name, b" for "], "credential.shape")
         });
+        self.each_refused_file_value(|name| {
+            self.loud_line(
+                [b"refused ", name, b" (its env file's value) for "],
+                "env-file.refused",
+            )
+        });
+    }
+
+    /// The name of each file-keep record whose env file value the decision refused
+    /// (`EnvSummary::refused_file_values`).
+    fn each_refused_file_value(&self, mut f: impl FnMut(&[u8])) {
+        let n = self
+            .policy
+            .count(envpolicy::compiled::sec::FILE_KEEPS)
+            .min(64) as u32;
+        for k in (0..n).filter(|k| (self.refused_file_values >> k) & 1 == 1) {
+            if let Some(fk) = self.policy.file_keep(k) {
+                f(self.policy.str(fk.name));
+            }
+        }
     }
 
     /// The name of each set the decision refused (`EnvSummary::refused_sets`).
@@ -824,6 +847,13 @@ impl Report<'_, '_> {
             json_field(&mut m, b"rule", v.rule.id().as_bytes());
             json_end(&mut m, self.source, fd);
         }
+        self.each_refused_file_value(|name| {
+            let mut m = json_start(mode, self.prog, b"env", 0);
+            json_word(&mut m, b"name", name);
+            json_field(&mut m, b"action", b"refuse");
+            json_field(&mut m, b"rule", b"env-file.refused");
+            json_end(&mut m, self.source, fd);
+        });
         self.each_refused_set(|name, _| {
             let mut m = json_start(mode, self.prog, b"env", 0);
             json_word(&mut m, b"name", name);

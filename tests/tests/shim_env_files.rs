@@ -268,3 +268,55 @@ fn an_argument_holding_a_value_of_a_refused_file_is_refused_after_a_rewrite_too(
         "the refusal names DEPLOY_KEY and never its value",
     );
 }
+
+/// The file now holds a value the policy refuses (a token's shape): neither it nor
+/// the stale inherited value reaches the child, and both front ends say so, under
+/// the shim on stderr and in the log, naming the variable, never the value.
+#[test]
+fn a_refused_file_value_takes_the_inherited_value_with_it() {
+    let sb = Sandbox::new("env_files_refused_value");
+    let log = sb.join("audit.log");
+    // POLICY with a log, which must come before its tables.
+    let policy = sb.write(
+        "policy.toml",
+        POLICY.replace(
+            "[[import.env_file]]",
+            &format!("log = \"{}\"\n\n[[import.env_file]]", log.display()),
+        ),
+    );
+    let tok = sb.secrets().value("GH_TOKEN").to_string();
+    sb.write("proxy.env", format!("HTTPS_PROXY={tok}\n"));
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", "exec env"])
+        .with_shim()
+        .with_policy(&policy)
+        .env("HTTPS_PROXY", "http://stale.example:3128");
+    let out = c.expect_success();
+    assert!(
+        !out.stdout_str().contains("HTTPS_PROXY="),
+        "a value the file no longer vouches for passed: {}",
+        out.report()
+    );
+    assert!(
+        out.stderr_str()
+            .contains("refused HTTPS_PROXY (its env file's value) for "),
+        "{}",
+        out.report()
+    );
+    let logged = sb.read("audit.log");
+    sb.secrets().assert_absent("the log", &logged);
+    assert!(String::from_utf8_lossy(&logged).contains("env-file.refused"));
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--", "env"])
+        .env("HTTPS_PROXY", "http://stale.example:3128")
+        .expect_success();
+    assert!(
+        !out.stdout_str().contains("HTTPS_PROXY="),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr_str().contains("HTTPS_PROXY"), "{}", out.report());
+}
