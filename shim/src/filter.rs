@@ -182,11 +182,7 @@ unsafe fn apply(
     envp: *const *const c_char,
     scratch: &mut Scratch<'_>,
 ) -> Result<Prepared, env_files::Unusable> {
-    if let Some(w) = active.warning {
-        if !WARNED.swap(true, Ordering::Relaxed) {
-            warn_once(w);
-        }
-    }
+    warn_policy_once(active);
     let policy = &active.policy;
     let settings = *policy.settings();
     // SAFETY: the caller's contract on every pointer below.
@@ -273,6 +269,18 @@ unsafe fn apply(
 enum Attempt {
     Retry(Plan),
     Done(Prepared),
+}
+
+/// The policy's own warning (a policy that could not be used), once per process.
+/// The `fork` hook calls this too, in the parent, so that the children a shell
+/// forks for its commands inherit the flag instead of each printing the line.
+#[inline]
+pub(crate) fn warn_policy_once(active: &Active) {
+    if let Some(w) = active.warning {
+        if !WARNED.load(Ordering::Relaxed) && !WARNED.swap(true, Ordering::Relaxed) {
+            warn_once(w);
+        }
+    }
 }
 
 // Every message is built in a function of its own, out of line: its buffer would

@@ -32,6 +32,7 @@ pub unsafe extern "C" fn fork() -> pid_t {
     let saved = sys::errno();
     crate::policy::with_active(|active| {
         if let Some(active) = active {
+            crate::filter::warn_policy_once(active);
             crate::env_cache::refresh(&active.policy);
         }
     });

@@ -468,11 +468,16 @@ fn malformed_policy_gives_the_floor_and_one_warning() {
     let policy = w.sb.write("bad.toml", MALFORMED);
     let at = format!("{}:2:1: ", policy.display());
 
-    // The compiling process: envwrap's own line is the one warning.
+    // The compiling process: the compile's line is the one warning, in the
+    // shim's voice (the user ran the shim).
     let (state, msgs) = w.observe(Some(&policy));
     assert_eq!(state, InForce::Floor);
     assert_eq!(msgs.len(), 1, "{msgs:?}");
-    assert!(msgs[0].starts_with(&format!("envwrap: {at}")), "{msgs:?}");
+    assert!(msgs[0].starts_with(&format!("envshim: {at}")), "{msgs:?}");
+    assert!(
+        msgs[0].ends_with("; using the fail-closed floor"),
+        "{msgs:?}"
+    );
     assert!(msgs[0].contains("unknown field `bas`"), "{msgs:?}");
     assert_eq!(w.runs(), 1);
 
@@ -972,4 +977,24 @@ fn a_policy_found_by_lookup_stays_for_a_child_with_another_home() {
     assert!(env.contains("MARK_B=b"), "{env}");
     let want = format!("ENVSHIM_POLICY={}", policy.display());
     assert!(env.lines().any(|l| l == want), "no {want}: {env}");
+}
+
+/// A broken policy warns once per process: a shell's forked commands share their
+/// shell's warning (the `fork` hook prints it in the parent), and only a process
+/// that loads the shim anew (`sh -c`) says it again.
+#[test]
+fn a_broken_policy_warns_once_per_process_not_once_per_command() {
+    let w = World::new("load_warn_once");
+    let policy = w.sb.write("bad.toml", MALFORMED);
+    // The first run compiles and leaves the failure marker.
+    w.observe(Some(&policy));
+    let mut c = w.shimmed("/bin/bash");
+    c.args([
+        "-c",
+        "/bin/true; /bin/true; /bin/true; sh -c /bin/true; /bin/true",
+    ])
+    .env("ENVSHIM_POLICY", &policy);
+    let out = c.expect_success();
+    let msgs = messages(&out.stderr);
+    assert_eq!(msgs.len(), 2, "bash once, and sh once: {msgs:?}");
 }

@@ -86,12 +86,13 @@ fn group_writable_policy_gives_the_floor_and_one_warning() {
     let policy = write(&sb, "p/policy.toml", POLICY);
     chmod(&policy, 0o620);
 
-    // The process that compiles: envwrap's line is the one warning.
+    // The process that compiles: the compile's line is the one warning, in the
+    // shim's voice.
     let seen = observe(&sb, &policy);
     assert!(seen.floor, "the floor is in force: {:?}", seen.vars);
     one_line_naming(&seen, &policy, "writable");
     assert!(
-        seen.messages[0].starts_with("envwrap: "),
+        seen.messages[0].starts_with("envshim: "),
         "{:?}",
         seen.messages
     );

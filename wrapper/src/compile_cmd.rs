@@ -94,11 +94,19 @@ pub fn run(args: &[OsString]) -> ExitCode {
     let built = cache::build(&policy);
     let stored = cache::store_bytes(&built.bytes, &output);
     let mut code = ExitCode::SUCCESS;
+    // Run by libenvshim.so, this line is the shim's one warning, and reads as the
+    // shim's (the user ran the shim, not envwrap): the failure marker's text.
+    let by_shim = std::env::var_os("ENVSHIM_COMPILING").is_some();
     match &built.outcome {
         Ok(warnings) => {
+            let who = if by_shim { "envshim" } else { "envwrap" };
             for w in warnings {
-                eprintln!("envwrap: warning: {}", w.message);
+                eprintln!("{who}: warning: {}", w.message);
             }
+        }
+        Err(e) if by_shim => {
+            eprintln!("envshim: {e}; using the fail-closed floor");
+            code = ExitCode::from(EXIT_OWN_ERROR);
         }
         Err(e) => {
             eprintln!("envwrap: {e}");
