@@ -291,6 +291,7 @@ pub fn build(policy: &Path) -> Built {
                 }
                 push_watch(&mut notes, path);
             }
+            note_private_group(&mut notes, &deps);
             let bytes = with_notes(c.bytes(), &notes);
             Built {
                 bytes,
@@ -323,6 +324,24 @@ pub fn failure_message(e: &PolicyError) -> String {
 }
 
 /// A note that makes the cache stale when `path` changes, appears or disappears.
+/// When a file the policy is built from is trusted only because its group is the
+/// user's private group (`crate::writers`), record that group for the shim, which
+/// cannot ask the group database, and watch the databases it came from.
+fn note_private_group(notes: &mut Vec<u8>, deps: &[&[u8]]) {
+    use std::os::unix::ffi::OsStrExt;
+    let euid = crate::trust::effective_uid();
+    let needed = deps.iter().any(|d| {
+        std::fs::metadata(std::ffi::OsStr::from_bytes(d))
+            .is_ok_and(|md| crate::writers::needs_private_group(md.uid(), md.mode(), euid))
+    });
+    let Some(gid) = needed.then(|| crate::trust::private_group(euid)).flatten() else {
+        return;
+    };
+    cache_key::encode_note(&Note::PrivateGroup(gid), |b| notes.extend_from_slice(b));
+    push_watch(notes, Path::new("/etc/group"));
+    push_watch(notes, Path::new("/etc/passwd"));
+}
+
 fn push_watch(notes: &mut Vec<u8>, path: &Path) {
     let mut cpath = path.to_string_lossy().into_owned().into_bytes();
     if cpath.contains(&0) {

@@ -122,6 +122,7 @@ pub mod kind {
     pub const FAILURE: u8 = 1;
     pub const ABSENT: u8 = 2;
     pub const STAT: u8 = 3;
+    pub const PRIVATE_GROUP: u8 = 4;
 }
 
 /// Bytes of a stamp in a `Stat` note.
@@ -188,6 +189,12 @@ pub enum Note<'a> {
     Absent(&'a [u8]),
     /// Stale once this path's stamp differs (or it is gone).
     Stat(Stamp, &'a [u8]),
+    /// The user's private group, as the compile found it in the group database
+    /// (`crate::writers`): a file of the user's in this group may be group-writable.
+    /// Written only when a file the policy is built from needed it, with `Stat`
+    /// notes of the group and user databases, so that a change to either makes
+    /// the cache stale.
+    PrivateGroup(u32),
 }
 
 /// The notes of a cache file (validated by [`open`]).
@@ -212,6 +219,14 @@ impl<'a> Notes<'a> {
 
     pub fn iter(&self) -> NoteIter<'a> {
         NoteIter { rest: self.bytes }
+    }
+
+    /// The user's private group, if the compile recorded one.
+    pub fn private_group(&self) -> Option<u32> {
+        self.iter().find_map(|n| match n {
+            Note::PrivateGroup(g) => Some(g),
+            _ => None,
+        })
     }
 
     /// The failure warning, if this cache is a failure marker.
@@ -254,6 +269,7 @@ fn next_note(b: &[u8]) -> Option<(Note<'_>, &[u8])> {
             }
             Note::Stat(Stamp::decode(payload)?, path)
         }
+        kind::PRIVATE_GROUP => Note::PrivateGroup(u32::from_le_bytes(payload.try_into().ok()?)),
         _ => return None,
     };
     Some((note, tail))
@@ -266,6 +282,7 @@ pub fn encode_note(note: &Note<'_>, mut out: impl FnMut(&[u8])) {
         Note::Failure(m) => (kind::FAILURE, &[], m),
         Note::Absent(p) => (kind::ABSENT, &[], p),
         Note::Stat(s, p) => (kind::STAT, &s.encode()[..], p),
+        Note::PrivateGroup(g) => (kind::PRIVATE_GROUP, &[], &g.to_le_bytes()[..]),
     };
     // Only the writer (std) calls this, with paths and messages far below 4 GiB.
     let len = (head.len() + body.len()) as u32;
@@ -392,6 +409,7 @@ pub fn check<'a>(
             Note::Failure(_) => true,
             Note::Absent(p) => stat(p).is_none(),
             Note::Stat(s, p) => stat(p) == Some(s),
+            Note::PrivateGroup(_) => true,
         };
         if !ok {
             return Err(Stale::Changed);

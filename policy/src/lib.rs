@@ -112,6 +112,16 @@ pub mod shape;
     )
 )]
 pub mod shown;
+#[cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic
+    )
+)]
+pub mod writers;
 
 #[cfg(feature = "std")]
 pub mod cache;

@@ -8,8 +8,10 @@
 //!
 //! - **Owner**: root (uid 0) or the current effective uid. A file owned by any other
 //!   user is refused: that user could rewrite it.
-//! - **Mode**: not writable by group or others (`mode & 0o022 == 0`). Only its owner
-//!   and root may write it.
+//! - **Mode**: not writable by others, nor by its group unless that group is the
+//!   user's own private group (umask 002 under Debian's user-private-group
+//!   scheme). Only its owner and root may write it. The rule itself is
+//!   [`crate::writers::judge`], which libenvshim.so applies too.
 //! - **Symbolic links** are followed: the file checked is the target. A link
 //!   owned by another unprivileged user is refused as well, because it chooses which
 //!   file is read. (A link's own mode is always 0777 and means nothing.)
@@ -43,7 +45,6 @@
 //! reports it (a missing optional import is a warning, a missing policy an error).
 
 use crate::error::PolicyError;
-use std::fmt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -58,39 +59,81 @@ pub fn effective_uid() -> u32 {
     unsafe { geteuid() }
 }
 
-/// Why a file is not trusted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Untrusted {
-    /// Writable by its group or by others; `mode` is its permission bits.
-    Writable { mode: u32 },
-    /// Owned by `owner`, which is neither root nor `euid`.
-    OtherOwner { owner: u32, euid: u32 },
-    /// The path is a symbolic link owned by `owner`, neither root nor `euid`.
-    LinkOwner { owner: u32, euid: u32 },
+pub use crate::writers::Untrusted;
+
+/// The user's private group (`crate::writers`), when the user has one: the
+/// user's primary group, named after the user, with no member but the user in
+/// the group database. Looked up once per process, and only when a file needs it
+/// (a group-writable file owned by the user).
+pub fn private_group(euid: u32) -> Option<u32> {
+    static FOUND: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| look_up_private_group(euid))
 }
 
-impl fmt::Display for Untrusted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Untrusted::Writable { mode } => write!(
-                f,
-                "writable by group or others (mode {:04o}); only its owner and root may write it",
-                mode & 0o7777
-            ),
-            Untrusted::OtherOwner { owner, euid } => write!(
-                f,
-                "owned by uid {owner}, which is neither root nor the current user (uid {euid})"
-            ),
-            Untrusted::LinkOwner { owner, euid } => write!(
-                f,
-                "a symbolic link owned by uid {owner}, which is neither root nor the current user (uid {euid})"
-            ),
-        }
+fn look_up_private_group(euid: u32) -> Option<u32> {
+    use std::ffi::CStr;
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: `passwd` is plain data; all-zero is a valid value to be filled.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the sizes passed; getpwuid_r writes the
+    // strings into `buf`, which outlives their use below.
+    let r = unsafe {
+        libc::getpwuid_r(
+            euid,
+            &mut pw,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut found,
+        )
+    };
+    if r != 0 || found.is_null() || pw.pw_name.is_null() {
+        return None;
     }
+    // SAFETY: a NUL-terminated string in `buf`, set by getpwuid_r.
+    let user = unsafe { CStr::from_ptr(pw.pw_name) }.to_bytes().to_vec();
+    let gid = pw.pw_gid;
+    let mut gbuf = vec![0u8; 64 * 1024];
+    // SAFETY: as above, for `group`.
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut gfound: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: as above.
+    let r = unsafe {
+        libc::getgrgid_r(
+            gid,
+            &mut gr,
+            gbuf.as_mut_ptr().cast(),
+            gbuf.len(),
+            &mut gfound,
+        )
+    };
+    if r != 0 || gfound.is_null() || gr.gr_name.is_null() {
+        return None;
+    }
+    // SAFETY: NUL-terminated, in `gbuf`.
+    if unsafe { CStr::from_ptr(gr.gr_name) }.to_bytes() != user.as_slice() {
+        return None;
+    }
+    let mut member = gr.gr_mem;
+    while !member.is_null() {
+        // SAFETY: `gr_mem` is a NULL-terminated array of NUL-terminated strings
+        // in `gbuf`.
+        let m = unsafe { *member };
+        if m.is_null() {
+            break;
+        }
+        // SAFETY: as above.
+        if unsafe { CStr::from_ptr(m) }.to_bytes() != user.as_slice() {
+            return None;
+        }
+        // SAFETY: still inside the NULL-terminated array.
+        member = unsafe { member.add(1) };
+    }
+    Some(gid)
 }
 
 fn owner_ok(owner: u32, euid: u32) -> bool {
-    owner == 0 || owner == euid
+    crate::writers::owner_may_write(owner, euid)
 }
 
 /// Judge a file's metadata (of the file itself, symbolic links followed) for the
@@ -99,16 +142,13 @@ pub fn check_metadata(md: &std::fs::Metadata, euid: u32) -> Result<(), Untrusted
     if md.is_dir() {
         return Ok(());
     }
-    if !owner_ok(md.uid(), euid) {
-        return Err(Untrusted::OtherOwner {
-            owner: md.uid(),
-            euid,
-        });
-    }
-    if md.mode() & 0o022 != 0 {
-        return Err(Untrusted::Writable { mode: md.mode() });
-    }
-    Ok(())
+    let (owner, mode) = (md.uid(), md.mode());
+    let private = if crate::writers::needs_private_group(owner, mode, euid) {
+        private_group(euid)
+    } else {
+        None
+    };
+    crate::writers::judge(owner, md.gid(), mode, euid, private)
 }
 
 /// The path as named, when it is a symbolic link: its owner.

@@ -47,6 +47,10 @@ fn owner_only_and_group_readable_policies_load() {
 fn group_or_world_writable_policy_is_refused() {
     let dir = Dir::new("trust-mode");
     let p = dir.write("policy.toml", POLICY);
+    assert!(
+        give_to_a_shared_group(&p),
+        "no group to share the file with"
+    );
     for mode in [0o666u32, 0o620, 0o646, 0o660, 0o622] {
         chmod(&p, mode);
         let e = load_err(&p);
@@ -166,9 +170,14 @@ fn untrusted_env_file_import_fails_the_compile() {
     let d = decide(&c, "/bin/true", &[], &["OTHER=x", "KEPT=y"]);
     assert_eq!(names(&d), ["KEPT"]);
 
+    assert!(
+        give_to_a_shared_group(&env),
+        "no group to share the file with"
+    );
     for mode in [0o666u32, 0o620] {
         chmod(&env, mode);
         let e = load::compile_text(IMPORTS_ENV, &policy_path)
+            .map(|_| ())
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -236,6 +245,10 @@ fn refusal_becomes_a_failure_marker_for_the_shim() {
     // trust error must be the marker's one warning, and the marker the floor.
     let dir = Dir::new("trust-marker");
     let p = dir.write("policy.toml", POLICY);
+    assert!(
+        give_to_a_shared_group(&p),
+        "no group to share the file with"
+    );
     chmod(&p, 0o620);
     let built = cache::build(&p);
     let e = built.outcome.as_ref().unwrap_err();
@@ -272,6 +285,10 @@ fn chmod_of_a_reread_env_file_makes_the_cache_stale() {
     let built = cache::build(&p);
     assert!(built.outcome.is_ok(), "{:?}", built.outcome);
     assert_eq!(cache::check_fresh(&built.bytes, &p), Ok(None));
+    assert!(
+        give_to_a_shared_group(&env),
+        "no group to share the file with"
+    );
     chmod(&env, 0o664);
     assert!(
         cache::check_fresh(&built.bytes, &p).is_err(),
@@ -280,4 +297,36 @@ fn chmod_of_a_reread_env_file_makes_the_cache_stale() {
     let again = cache::build(&p);
     let e = again.outcome.unwrap_err().to_string();
     assert!(e.contains("env file") && e.contains("writable"), "{e}");
+}
+
+/// Debian gives users umask 002 and a private group: a policy file of the user's
+/// that is writable by that group (and nobody else) is trusted; the same file in
+/// a group with other members is not, nor one writable by others.
+#[test]
+fn group_write_in_the_users_private_group_is_trusted() {
+    let euid = trust::effective_uid();
+    let Some(private) = trust::private_group(euid) else {
+        eprintln!("skipped: this user has no private group");
+        return;
+    };
+    let dir = Dir::new("trust-private-group");
+    let p = dir.write("policy.toml", POLICY);
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path; the owner is left alone.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), u32::MAX, private) }, 0);
+    chmod(&p, 0o664);
+    load::load(&p).unwrap_or_else(|e| panic!("a file in the private group: {e}"));
+    // The cache records the group for the shim, and watches the group database.
+    let built = cache::build(&p);
+    assert!(built.outcome.is_ok(), "{:?}", built.outcome);
+    let (_, notes) = envpolicy::cache_key::open(&built.bytes).unwrap();
+    assert_eq!(notes.private_group(), Some(private));
+    chmod(&p, 0o666);
+    assert!(load_err(&p).contains("writable by group or others"));
+    chmod(&p, 0o664);
+    assert!(
+        give_to_a_shared_group(&p),
+        "no group to share the file with"
+    );
+    assert!(load_err(&p).contains("writable by group or others"));
 }

@@ -323,16 +323,13 @@ fn untrusted(st: &libc::stat, uid: u32, want: libc::mode_t) -> Option<&'static [
 }
 
 /// Why a file a policy was compiled from is not trusted now, if it is not: the
-/// rule of `envpolicy::trust` (owner root or us, not writable by group or
-/// others), without following the symbolic links again (the compiler did).
-fn untrusted_dep(st: &libc::stat, uid: u32) -> Option<&'static [u8]> {
-    if st.st_uid != 0 && st.st_uid != uid {
-        return Some(b"owned by another user");
-    }
-    if st.st_mode & 0o022 != 0 {
-        return Some(b"writable by group or others");
-    }
-    None
+/// rule of `envpolicy::writers` (owner root or us, not writable by others, nor
+/// by a group other than our private one, which the compile recorded), without
+/// following the symbolic links again (the compiler did).
+fn untrusted_dep(st: &libc::stat, uid: u32, private_gid: Option<u32>) -> Option<&'static [u8]> {
+    envpolicy::writers::judge(st.st_uid, st.st_gid, st.st_mode, uid, private_gid)
+        .err()
+        .map(envpolicy::writers::Untrusted::short)
 }
 
 /// The `stat` behind a freshness check of the cache (`cache_key::check` and
@@ -341,12 +338,12 @@ fn untrusted_dep(st: &libc::stat, uid: u32) -> Option<&'static [u8]> {
 /// without the NUL, and why).
 fn stamp_noting_distrust(
     p: &'static [u8],
-    uid: u32,
+    (uid, private_gid): (u32, Option<u32>),
     distrust: &mut Option<(&'static [u8], &'static [u8])>,
 ) -> Option<Stamp> {
     let st = stat_c(p).ok()?;
     if distrust.is_none() {
-        *distrust = untrusted_dep(&st, uid).map(|why| (without_nul(p), why));
+        *distrust = untrusted_dep(&st, uid, private_gid).map(|why| (without_nul(p), why));
     }
     Some(stamp_of(&st))
 }
@@ -765,7 +762,7 @@ fn quick(m: Mapping, ctx: &Ctx<'_>, prog: &[u8]) -> Result<Loaded, Mapping> {
     }
     let mut distrust = None;
     let fresh = cache_key::check_policy_file(&policy, ctx.path(), |p| {
-        stamp_noting_distrust(p, ctx.uid, &mut distrust)
+        stamp_noting_distrust(p, (ctx.uid, notes.private_group()), &mut distrust)
     });
     // Stale, or the policy file is not trusted now: the full check says what to do.
     if fresh.is_err() || distrust.is_some() {
@@ -931,7 +928,7 @@ fn judge_bytes(
     let (policy, notes) = cache_key::open_peek(file).map_err(|e| e.describe().as_bytes())?;
     let mut distrust = None;
     cache_key::check(&policy, &notes, path, |p| {
-        stamp_noting_distrust(p, uid, &mut distrust)
+        stamp_noting_distrust(p, (uid, notes.private_group()), &mut distrust)
     })
     .map_err(|s| s.describe().as_bytes())?;
     if let Some(w) = notes.failure() {

@@ -128,6 +128,48 @@ pub fn reported_errno(stderr: &[u8]) -> Option<i32> {
         .ok()
 }
 
+/// Give `path` to a group other than the user's private one, so that group write
+/// means someone else may write it (`envpolicy::writers`): as root, `nogroup`;
+/// otherwise a supplementary group of this process. False when there is none.
+pub fn give_to_a_shared_group(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: geteuid and getgroups have no preconditions; the buffer is as long
+    // as the count passed.
+    let (euid, groups) = unsafe {
+        let mut g = [0 as libc::gid_t; 64];
+        let n = libc::getgroups(g.len() as i32, g.as_mut_ptr());
+        (libc::geteuid(), g[..n.max(0) as usize].to_vec())
+    };
+    let private = private_group();
+    let candidates = if euid == 0 { vec![65534, 100] } else { groups };
+    let Some(gid) = candidates.into_iter().find(|&g| Some(g) != private) else {
+        return false;
+    };
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; uid -1 leaves the owner alone.
+    unsafe { libc::chown(c.as_ptr(), u32::MAX, gid) == 0 }
+}
+
+/// The user's private group as envpolicy sees it (`getent group`: the user's
+/// primary group, named after the user, with no other member).
+pub fn private_group() -> Option<u32> {
+    let out = std::process::Command::new("id").arg("-gn").output().ok()?;
+    let user = std::process::Command::new("id").arg("-un").output().ok()?;
+    let (group, user) = (
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&user.stdout).trim().to_string(),
+    );
+    let entry = std::process::Command::new("getent")
+        .args(["group", &group])
+        .output()
+        .ok()?;
+    let entry = String::from_utf8_lossy(&entry.stdout).trim().to_string();
+    let fields: Vec<&str> = entry.split(':').collect();
+    let members = fields.get(3).copied().unwrap_or("");
+    let private = group == user && members.split(',').all(|m| m.is_empty() || m == user);
+    private.then(|| fields.get(2)?.parse().ok()).flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

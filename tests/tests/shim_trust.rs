@@ -50,7 +50,12 @@ fn observe(sb: &Sandbox, policy: &Path) -> Seen {
     }
 }
 
+/// `chmod`; a mode with group write first gives the file to a group with other
+/// members (group write in the user's private group is trusted).
 fn chmod(p: &Path, mode: u32) {
+    if mode & 0o020 != 0 {
+        assert!(give_to_a_shared_group(p), "no group to share the file with");
+    }
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
@@ -313,4 +318,34 @@ fn file_made_writable_after_compiling_gives_the_floor() {
         std::fs::write(file, contents).unwrap();
         floor_naming_the_file("rewritten");
     }
+}
+
+/// Under umask 002 (Debian's user private groups) a fresh policy file is 0664 in
+/// the user's own group: trusted, as OpenSSH trusts such a `~/.ssh`. The same file
+/// in a group with other members gives the floor.
+#[test]
+fn a_policy_writable_by_the_users_private_group_is_in_force() {
+    let Some(gid) = private_group() else {
+        eprintln!("skipped: this user has no private group");
+        return;
+    };
+    let sb = Sandbox::new("trust_private_group");
+    let policy = write(&sb, "p/policy.toml", POLICY);
+    std::os::unix::fs::chown(&policy, None, Some(gid)).unwrap();
+    std::fs::set_permissions(&policy, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let seen = observe(&sb, &policy);
+    assert!(!seen.floor, "{:?} {:?}", seen.vars, seen.messages);
+    assert!(seen.messages.is_empty(), "{:?}", seen.messages);
+    // Once more, from the cache the first run wrote.
+    let seen = observe(&sb, &policy);
+    assert!(
+        !seen.floor && seen.messages.is_empty(),
+        "{:?}",
+        seen.messages
+    );
+    // Another group: refused.
+    chmod(&policy, 0o664);
+    let seen = observe(&sb, &policy);
+    assert!(seen.floor, "{:?}", seen.vars);
+    one_line_naming(&seen, &policy, "writable");
 }

@@ -101,3 +101,25 @@ pub fn fake_github() -> String {
 pub fn assert_no_value(what: &str, text: &str, secret: &str) {
     assert!(!text.contains(secret), "{what} holds a seeded secret value");
 }
+
+/// Give `path` to a group other than the user's private one, so that group write
+/// means someone else may write it (`envpolicy::writers`): as root, `nogroup`;
+/// otherwise a supplementary group of this process. False when there is none.
+pub fn give_to_a_shared_group(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: geteuid and getgroups have no preconditions; the buffer is as long
+    // as the count passed.
+    let (euid, groups) = unsafe {
+        let mut g = [0 as libc::gid_t; 64];
+        let n = libc::getgroups(g.len() as i32, g.as_mut_ptr());
+        (libc::geteuid(), g[..n.max(0) as usize].to_vec())
+    };
+    let private = envpolicy::trust::private_group(euid);
+    let candidates = if euid == 0 { vec![65534, 100] } else { groups };
+    let Some(gid) = candidates.into_iter().find(|&g| Some(g) != private) else {
+        return false;
+    };
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; uid -1 leaves the owner alone.
+    unsafe { libc::chown(c.as_ptr(), u32::MAX, gid) == 0 }
+}
