@@ -71,6 +71,7 @@ fn bench(c: &mut Criterion) {
                     policy_entry: None,
                     file_values: None,
                     file_judged: None,
+                    renamed_files: 0,
                 };
                 let mut scratch = EnvScratch {
                     verdicts: &mut verdicts,

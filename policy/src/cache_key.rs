@@ -452,6 +452,24 @@ fn own_path(policy: &Records<'_>, policy_path: &[u8]) -> Result<crate::compiled:
 
 /// Does the file of dependency record `d` still have the stamp recorded (`now` is
 /// its `stat` now, `None` when it cannot be)?
+/// Has env file `file` of `policy` changed since the policy was compiled, so that
+/// it may declare names the compiled policy does not know? `now` is its stamp as
+/// it is now (`None`: not there). A file that was not there at compile time has
+/// no dependency record: it changed once it appears.
+pub fn import_changed(policy: &Records<'_>, file: u32, now: Option<Stamp>) -> bool {
+    let Some(path) = policy.env_file(file).map(|r| policy.str(r.path)) else {
+        return false;
+    };
+    let n = policy.count(crate::compiled::sec::DEPS) as u32;
+    match (0..n)
+        .filter_map(|i| policy.dep(i))
+        .find(|d| policy.str(d.path) == path)
+    {
+        Some(d) => !dep_fresh(&d, now),
+        None => now.is_some(),
+    }
+}
+
 fn dep_fresh(d: &crate::compiled::DepRec, now: Option<Stamp>) -> bool {
     match now {
         // A zero record: the file did not exist at compile time.

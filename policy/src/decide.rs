@@ -92,6 +92,9 @@ pub enum Rule {
     Keep(u32),
     /// Rule 3, a strip pattern, or a name imported from an env file to strip.
     Strip(u32),
+    /// Rules 3 and 4 for a name that env file N declares now but did not when the
+    /// policy was compiled: stripped, or refused for `role = "refuse"`.
+    FileName(u32),
     /// Rule 4, a credential by name or by import.
     CredentialName(u32),
     /// Rule 4, a credential by the shape of its value.
@@ -165,6 +168,7 @@ impl Rule {
             Rule::UnsafeName(_) => "unsafe.name",
             Rule::UnsafeValue(_) => "unsafe.value",
             Rule::FileValue(_) => "env-file.value",
+            Rule::FileName(_) => "env-file.name",
             Rule::FileValueRefused(_) => "env-file.refused",
             Rule::Set(_) => "set",
             Rule::Sticky => "sticky",
@@ -210,6 +214,12 @@ pub struct EnvRequest<'r> {
     /// the values in `file_values` (worked out with them, once per read of the
     /// files); used only when no `[program.*]` section applies. `None`: judge them.
     pub file_judged: Option<&'r [Option<bool>]>,
+    /// The env files (bit `i` for file `i`) that may declare names the compiled
+    /// policy does not know: changed since the compile
+    /// (`cache_key::import_changed`). Their current names are stripped or
+    /// refused as their role says ([`names_declared_since`]). 0 when the policy
+    /// was compiled from the files as they are (envwrap compiles at every run).
+    pub renamed_files: u32,
 }
 
 /// Does the value that file-keep record `k` passes on (`assignment`) pass rules 2
@@ -820,6 +830,9 @@ pub fn decide_env(
             *slot = verdict;
         }
     }
+    if req.renamed_files != 0 {
+        names_declared_since(policy, req, scratch.verdicts);
+    }
     mark_credential_copies(policy, req, scratch.verdicts, n);
 
     let mut out = Builder {
@@ -1078,6 +1091,61 @@ fn first_copy(seen: &mut [u32], env: &[&[u8]], name: &[u8], hash: u32, i: u32) -
         slot = (slot + 1) & (slots - 1);
     }
     None
+}
+
+/// Rules 3 and 4 for the names an env file declares now, when it changed since
+/// the policy was compiled (`EnvRequest::renamed_files`): a long-running process
+/// (a tmux server, a daemon) strips or refuses a name added to the file, as a
+/// new process would. The compiled order holds: an exact keep still beats a name
+/// to strip, and only a grant lets a name to refuse through.
+fn names_declared_since(policy: &Policy<'_>, req: &EnvRequest<'_>, verdicts: &mut [Verdict]) {
+    use crate::compiled::Role;
+    for (i, entry) in req.env.iter().enumerate() {
+        let Some(v) = verdicts.get_mut(i) else { break };
+        if matches!(
+            v.rule,
+            Rule::Duplicate(_) | Rule::NoEquals | Rule::EmptyName
+        ) {
+            continue;
+        }
+        let Some((name, _)) = split_entry(entry) else {
+            continue;
+        };
+        let declared = req
+            .env_files
+            .iter()
+            .enumerate()
+            .filter(|(f, _)| (req.renamed_files >> f) & 1 == 1);
+        let mut found: Option<(u32, Role)> = None;
+        for (f, contents) in declared {
+            let Some(contents) = contents else { continue };
+            if envfile::lookup(contents, name).is_none() {
+                continue;
+            }
+            let role = policy.env_file(f as u32).map_or(Role::Strip, |r| r.role);
+            if found.is_none() || role == Role::Refuse {
+                found = Some((f as u32, role));
+            }
+        }
+        let Some((f, role)) = found else { continue };
+        match role {
+            Role::Refuse if !v.credential => {
+                *v = credential(policy, name, req.program, *v, Rule::FileName(f));
+            }
+            Role::Strip if v.action == Action::Keep && !kept_exactly(policy, v.rule) => {
+                *v = Verdict::new(Action::Strip, Rule::FileName(f));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Did an exact keep pattern decide `rule`?
+fn kept_exactly(policy: &Policy<'_>, rule: Rule) -> bool {
+    match rule {
+        Rule::Keep(k) => policy.pattern(k).is_some_and(|p| p.kind == GlobKind::Exact),
+        _ => false,
+    }
 }
 
 /// A value equal to a credential's value is a credential too, whatever its name
@@ -1499,6 +1567,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             policy_entry: None,
             file_values: cached.then_some(&values[..]),
             file_judged: cached.then_some(&judged[..]),
+            renamed_files: 0,
         };
         let (summary, _, emits, bytes) = crate::outcome::decide_env_growing(policy, &req);
         emits[..summary.emitted]

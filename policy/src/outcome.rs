@@ -92,6 +92,32 @@ pub fn read_env_files(policy: &Policy<'_>) -> Vec<Option<Vec<u8>>> {
         .collect()
 }
 
+/// The env files that changed since `policy` was compiled
+/// (`EnvRequest::renamed_files`): a policy a program holds for a long time (the
+/// Rust API's spawners) sees the names a file declares now, as the shim does.
+pub fn renamed_files(policy: &Policy<'_>) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    let n = policy.count(sec::ENV_FILES).min(32) as u32;
+    (0..n)
+        .filter(|&i| {
+            let Some(rec) = policy.env_file(i) else {
+                return false;
+            };
+            let path = String::from_utf8_lossy(policy.str(rec.path)).into_owned();
+            let now = std::fs::metadata(path).ok().map(|md| {
+                crate::cache_key::Stamp::new(
+                    md.dev(),
+                    md.ino(),
+                    md.size(),
+                    (md.mtime(), md.mtime_nsec()),
+                    (md.ctime(), md.ctime_nsec()),
+                )
+            });
+            crate::cache_key::import_changed(policy, i, now)
+        })
+        .fold(0, |bits, i| bits | 1 << i)
+}
+
 /// Decide env and argv for one exec of `program`.
 ///
 /// `parent_env` is the calling process's environment when it differs from `env`
@@ -159,6 +185,7 @@ pub fn decide_with(
         policy_entry,
         file_values: None,
         file_judged: None,
+        renamed_files: renamed_files(policy),
     };
 
     let (summary, verdicts, emits, bytes) = decide_env_growing(policy, &req);
@@ -526,6 +553,13 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
         Rule::FileValue(k) => match policy.file_keep(k).and_then(|fk| policy.env_file(fk.file)) {
             Some(f) => format!("value read from env file {}", lossy(policy.str(f.path))),
             None => "value read from an env file".into(),
+        },
+        Rule::FileName(f) => match policy.env_file(f) {
+            Some(r) => format!(
+                "declared by env file {}, as it is now",
+                lossy(policy.str(r.path))
+            ),
+            None => "declared by an env file".into(),
         },
         Rule::FileValueRefused(k) => {
             match policy.file_keep(k).and_then(|fk| policy.env_file(fk.file)) {

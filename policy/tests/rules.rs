@@ -360,6 +360,26 @@ fn a_refused_env_file_value_takes_the_inherited_value_with_it() {
     );
 }
 
+#[test]
+fn names_added_to_an_env_file_after_the_compile_count() {
+    // A program that holds a compiled policy for a long time (the Rust API's
+    // spawners, the shim in a tmux server) sees the names a file declares now.
+    let dir = Dir::new("renamed");
+    dir.write("strip.env", "OLD_NAME=1\n");
+    let c = dir.compile(
+        "version = 1\nkeep = [\"EXACT\", \"GLOB_*\"]\n[[import.env_file]]\npath = \"strip.env\"\n",
+    );
+    let env = ["OLD_NAME=1", "NEW_NAME=2", "EXACT=3", "GLOB_X=4", "OTHER=5"];
+    let d = decide(&c, "/bin/true", &[], &env);
+    assert_eq!(names(&d), ["NEW_NAME", "EXACT", "GLOB_X", "OTHER"]);
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    dir.write("strip.env", "OLD_NAME=1\nNEW_NAME=1\nEXACT=1\nGLOB_X=1\n");
+    let d = decide(&c, "/bin/true", &[], &env);
+    // An exact keep still beats a name to strip; a glob keep does not.
+    assert_eq!(names(&d), ["EXACT", "OTHER"]);
+    assert_eq!(change(&d, "NEW_NAME").unwrap().rule, "env-file.name");
+}
+
 // Rule 5: unsafe names and values.
 
 #[test]

@@ -113,6 +113,9 @@ struct Entry {
     refused: bool,
     mode: u32,
     size: u64,
+    /// Changed since the policy was compiled: its current names count
+    /// (`EnvRequest::renamed_files`).
+    renamed: bool,
 }
 
 const EMPTY: Entry = Entry {
@@ -123,6 +126,7 @@ const EMPTY: Entry = Entry {
     refused: false,
     mode: 0,
     size: 0,
+    renamed: false,
 };
 
 struct Data {
@@ -187,6 +191,8 @@ pub struct Held {
     pub n: usize,
     /// The first file that is there but is no file a policy reads.
     pub unusable: Option<Unusable>,
+    /// The files changed since the policy was compiled (bit `i` for file `i`).
+    pub renamed: u32,
     /// `file_keep_value` of each file-keep record, in these contents, if known.
     keeps: Option<&'static [Option<Assignment<'static>>]>,
     /// `file_value_passes_globally` of each of `keeps`, with them.
@@ -281,6 +287,7 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
         contents: [None; MAX_ENV_FILES],
         n,
         unusable: None,
+        renamed: 0,
         keeps: None,
         judged: None,
         credentials: None,
@@ -302,6 +309,13 @@ pub fn claim(policy: &Policy<'_>) -> Option<Held> {
     let data: &'static Data = unsafe { &*DATA.0.get() };
     held.contents = contents(&data.entries, n, &data.buf);
     held.unusable = unusable(&data.entries, n);
+    held.renamed = data
+        .entries
+        .iter()
+        .take(n)
+        .enumerate()
+        .filter(|(_, e)| e.renamed)
+        .fold(0, |bits, (i, _)| bits | 1 << i);
     if data.keeps_known {
         let n_keeps = policy.count(sec::FILE_KEEPS).min(MAX_KEEPS);
         held.keeps = data.keeps.get(..n_keeps);
@@ -376,7 +390,10 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
         };
         let (fd, st) = match env_files::open(path) {
             Ok(opened) => opened,
-            Err(NotOpened::Absent) => continue,
+            Err(NotOpened::Absent) => {
+                entry.renamed = envpolicy::cache_key::import_changed(policy, i as u32, None);
+                continue;
+            }
             Err(NotOpened::Refused(_)) => {
                 // Its stamp, so that the next exec looks again only if it changes.
                 if let Ok(st) = load::stat_c(path) {
@@ -410,11 +427,13 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
             entry.stamp = Some(load::stamp_of(&st));
             continue;
         };
+        let stamp = load::stamp_of(&st);
         *entry = Entry {
-            stamp: Some(load::stamp_of(&st)),
+            stamp: Some(stamp),
             start: used,
             len: got,
             readable: true,
+            renamed: envpolicy::cache_key::import_changed(policy, i as u32, Some(stamp)),
             ..EMPTY
         };
         used = end;

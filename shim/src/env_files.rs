@@ -79,33 +79,50 @@ pub(crate) fn open(path: &[u8]) -> Result<(c_int, libc::stat), NotOpened> {
     }
 }
 
+/// What [`open_all`] found.
+pub(crate) struct Opened {
+    /// How many env files the policy imports (the first `n` slots).
+    pub n: usize,
+    /// The first that is there but is no file a policy reads.
+    pub unusable: Option<Unusable>,
+    /// The files changed since the policy was compiled (bit `i` for file `i`):
+    /// their current names count (`EnvRequest::renamed_files`).
+    pub renamed: u32,
+}
+
 /// Open every env file the policy imports into `out` (`None` for one that is not
-/// read); the count, and the first one that is unusable.
-pub(crate) fn open_all(
-    policy: &Policy<'_>,
-    out: &mut [Option<OpenFile>; MAX_ENV_FILES],
-) -> (usize, Option<Unusable>) {
+/// read).
+pub(crate) fn open_all(policy: &Policy<'_>, out: &mut [Option<OpenFile>; MAX_ENV_FILES]) -> Opened {
     let n = policy.count(sec::ENV_FILES).min(MAX_ENV_FILES);
-    let mut unusable = None;
+    let mut found = Opened {
+        n,
+        unusable: None,
+        renamed: 0,
+    };
     for (i, slot) in out.iter_mut().enumerate().take(n) {
         *slot = None;
         let Some(rec) = policy.env_file(i as u32) else {
             continue;
         };
-        match open(policy.c_str(rec.path)) {
+        let now = match open(policy.c_str(rec.path)) {
             Ok((fd, st)) => {
                 *slot = Some(OpenFile {
                     fd,
                     size: usize::try_from(st.st_size).unwrap_or(0),
-                })
+                });
+                Some(crate::load::stamp_of(&st))
             }
             Err(NotOpened::Refused(why)) => {
-                unusable = unusable.or(Some(Unusable { index: i, why }))
+                found.unusable = found.unusable.or(Some(Unusable { index: i, why }));
+                continue;
             }
-            Err(NotOpened::Absent) => {}
+            Err(NotOpened::Absent) => None,
+        };
+        if envpolicy::cache_key::import_changed(policy, i as u32, now) {
+            found.renamed |= 1 << i;
         }
     }
-    (n, unusable)
+    found
 }
 
 /// Close what [`open_all`] opened.

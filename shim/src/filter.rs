@@ -213,9 +213,12 @@ unsafe fn apply(
     // The env files: from the cache (one `stat` each), or read for this exec.
     let held = crate::env_cache::claim(policy);
     let mut files = [None; MAX_ENV_FILES];
-    let (n_files, unusable) = match &held {
-        Some(h) => (h.n, h.unusable),
-        None => env_files::open_all(policy, &mut files),
+    let (n_files, unusable, renamed) = match &held {
+        Some(h) => (h.n, h.unusable, h.renamed),
+        None => {
+            let o = env_files::open_all(policy, &mut files);
+            (o.n, o.unusable, o.renamed)
+        }
     };
     if let Some(u) = unusable {
         env_files::close_all(&files, n_files);
@@ -248,7 +251,7 @@ unsafe fn apply(
             (na, ne, np),
             &files,
             cached,
-            n_files,
+            (n_files, renamed),
             files_bytes,
             preload,
             policy_entry,
@@ -314,7 +317,7 @@ fn attempt(
     (na, ne, np): (usize, usize, usize),
     files: &[Option<OpenFile>; MAX_ENV_FILES],
     cached: Option<&crate::env_cache::Held>,
-    n_files: usize,
+    (n_files, renamed): (usize, u32),
     files_bytes: usize,
     preload: Option<&[u8]>,
     policy_entry: Option<&[u8]>,
@@ -394,6 +397,7 @@ fn attempt(
         policy_entry,
         file_values: cached.and_then(|h| h.file_values()),
         file_judged: cached.and_then(|h| h.file_judged()),
+        renamed_files: renamed,
     };
     let mut es = EnvScratch {
         verdicts,

@@ -68,7 +68,8 @@ unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
     crate::policy::with_active(|active| {
         let Some(active) = active else { return };
         let mut files = [None; MAX_ENV_FILES];
-        let (mut n_files, unusable) = env_files::open_all(&active.policy, &mut files);
+        let opened = env_files::open_all(&active.policy, &mut files);
+        let (mut n_files, unusable) = (opened.n, opened.unusable);
         // An env file no policy reads: scrub by the floor (which imports none).
         let floor = unusable.and_then(|u| {
             env_files::close_all(&files, n_files);
@@ -103,7 +104,16 @@ unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
             // SAFETY: the caller's contract on argv and environ, passed on.
             unsafe {
                 scrub(
-                    policy, prog, argv, n_args, environ, ne, &files, n_files, &scratch, sizes,
+                    policy,
+                    prog,
+                    argv,
+                    n_args,
+                    environ,
+                    ne,
+                    &files,
+                    (n_files, if floor.is_some() { 0 } else { opened.renamed }),
+                    &scratch,
+                    sizes,
                 )
             };
         }
@@ -124,7 +134,7 @@ unsafe fn scrub(
     environ: *const *const c_char,
     ne: usize,
     files: &[Option<env_files::OpenFile>; MAX_ENV_FILES],
-    n_files: usize,
+    (n_files, renamed): (usize, u32),
     scratch: &Scratch,
     sizes: decide::Shortfall,
 ) {
@@ -165,6 +175,7 @@ unsafe fn scrub(
         policy_entry: None,
         file_values: None,
         file_judged: None,
+        renamed_files: renamed,
     };
     let mut es = EnvScratch {
         verdicts,

@@ -320,3 +320,48 @@ fn a_refused_file_value_takes_the_inherited_value_with_it() {
     );
     assert!(out.stderr_str().contains("HTTPS_PROXY"), "{}", out.report());
 }
+
+/// A name added to an imported env file while a process runs (a tmux server, a
+/// daemon) is stripped, or refused for `role = "refuse"`, at that process's next
+/// exec, as it is for a new process: the file is read as it is at each exec.
+#[test]
+fn a_name_added_to_an_env_file_counts_in_a_running_process() {
+    let sb = Sandbox::new("env_files_new_names");
+    let policy = sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n\
+         [[import.env_file]]\npath = \"strip.env\"\nrole = \"strip\"\n\
+         [[import.env_file]]\npath = \"refuse.env\"\nrole = \"refuse\"\n",
+    );
+    sb.write("strip.env", "OLD_NAME=1\n");
+    sb.write("refuse.env", "OLD_REFUSED=1\n");
+    let script = "env > before.out\n\
+         printf 'NEW_NAME=1\\n' >> strip.env\n\
+         printf 'NEW_REFUSED=1\\n' >> refuse.env\n\
+         env > after.out\n";
+    let mut c = sb.cmd("/bin/bash");
+    c.args(["-c", script])
+        .with_shim()
+        .with_policy(&policy)
+        .env("OLD_NAME", "a")
+        .env("NEW_NAME", "b")
+        .env("NEW_REFUSED", "c")
+        .env("KEPT", "d");
+    c.expect_success();
+    let read = |f: &str| String::from_utf8_lossy(&sb.read(f)).into_owned();
+    let (before, after) = (read("before.out"), read("after.out"));
+    assert!(
+        !before.contains("OLD_NAME=") && before.contains("NEW_NAME=b"),
+        "{before}"
+    );
+    assert!(before.contains("NEW_REFUSED=c"), "{before}");
+    assert!(
+        !after.contains("NEW_NAME="),
+        "a name added to strip.env passed: {after}"
+    );
+    assert!(
+        !after.contains("NEW_REFUSED="),
+        "a name added to refuse.env passed: {after}"
+    );
+    assert!(after.contains("KEPT=d"), "{after}");
+}
