@@ -175,7 +175,10 @@ pub fn store_bytes(bytes: &[u8], out: &Path) -> io::Result<()> {
     trust_dir(&md, current_uid()).map_err(|why| {
         io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("cache directory {} is not trusted: {why}", dir.display()),
+            format!(
+                "cache directory {} is not trusted: {why}",
+                crate::error::shown(dir)
+            ),
         )
     })?;
     let mut tmp_name = OsString::from(".");
@@ -407,7 +410,10 @@ pub fn read_trusted(path: &Path, uid: u32) -> io::Result<Vec<u8>> {
     trust_file(&md, uid).map_err(|why| {
         io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("cache file {} is not trusted: {why}", path.display()),
+            format!(
+                "cache file {} is not trusted: {why}",
+                crate::error::shown(path)
+            ),
         )
     })?;
     crate::read_file::read(path, crate::readable::CACHE_FILE).map_err(|e| match e {

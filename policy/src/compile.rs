@@ -273,10 +273,10 @@ impl Compiler<'_> {
                     if imp.required.unwrap_or(false) || e.is_unusable() {
                         return self.err(
                             imp.path.span(),
-                            format!("cannot read env file {}: {e}", path.display()),
+                            format!("cannot read env file {}: {e}", crate::error::shown(&path)),
                         );
                     }
-                    self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", self.path.display(), path.display()));
+                    self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", crate::error::shown(&self.path), crate::error::shown(&path)));
                     self.dep(&mut w, &path);
                     continue;
                 }
@@ -311,7 +311,7 @@ impl Compiler<'_> {
                     }
                     Err(e) => self.warn(format!(
                         "{}: line {}: {} (line skipped)",
-                        path.display(),
+                        crate::error::shown(&path),
                         e.line,
                         e.reason
                     )),
@@ -336,7 +336,10 @@ impl Compiler<'_> {
             let Some(format) = ConfigFormat::from_path(&path) else {
                 return self.err(
                     imp.path.span(),
-                    format!("config file {} must end in .json or .toml", path.display()),
+                    format!(
+                        "config file {} must end in .json or .toml",
+                        crate::error::shown(&path)
+                    ),
                 );
             };
             crate::trust::check_import(&path, "config file")
@@ -355,13 +358,16 @@ impl Compiler<'_> {
                         if imp.required.unwrap_or(false) || e.is_unusable() {
                             return self.err(
                                 imp.path.span(),
-                                format!("cannot read config file {}: {e}", path.display()),
+                                format!(
+                                    "cannot read config file {}: {e}",
+                                    crate::error::shown(&path)
+                                ),
                             );
                         }
                         self.warn(format!(
                             "{}:{line}:{col}: config file {} not read ({e})",
-                            self.path.display(),
-                            path.display(),
+                            crate::error::shown(&self.path),
+                            crate::error::shown(&path),
                         ));
                         self.dep(&mut w, &path);
                         continue;
@@ -380,7 +386,11 @@ impl Compiler<'_> {
                 };
                 PolicyError::plain(
                     self.path,
-                    format!("imported config {}{at}: {}", path.display(), e.message),
+                    format!(
+                        "imported config {}{at}: {}",
+                        crate::error::shown(&path),
+                        e.message
+                    ),
                 )
             })?;
             for n in found {

@@ -39,7 +39,7 @@ impl PolicyError {
 
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
+        write!(f, "{}", shown(&self.path))?;
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
             if let Some(c) = self.column {
@@ -73,4 +73,11 @@ pub fn io_reason(e: &std::io::Error) -> String {
         Some(i) => s[..i].to_string(),
         None => s,
     }
+}
+
+/// A path as a message may show it (`crate::shown`): a token in a directory name
+/// or a file name is never printed.
+pub fn shown(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    crate::shown::word(path.as_os_str().as_bytes()).to_string()
 }

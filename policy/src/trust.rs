@@ -193,5 +193,5 @@ pub fn check_policy(path: &Path, file: &std::fs::File) -> Result<(), PolicyError
 /// Check an imported file; the error is the message for the importing policy's
 /// `FILE:LINE:COLUMN` (`what` is "env file" or "config file").
 pub fn check_import(path: &Path, what: &str) -> Result<(), String> {
-    check(path).map_err(|why| format!("{what} {} is not trusted: {why}", path.display()))
+    check(path).map_err(|why| format!("{what} {} is not trusted: {why}", crate::error::shown(path)))
 }

@@ -297,3 +297,41 @@ fn a_refused_set_is_reported_by_both_front_ends() {
     assert!(!out.stdout_str().contains("GREETING="));
     assert!(out.stderr_str().contains("GREETING"), "{}", out.report());
 }
+
+/// envwrap's own errors name a path or an option through `envpolicy::shown`: a
+/// token pasted as `--log PATH`, `--policy PATH`, `check PATH`, `compile PATH` or
+/// as an option is shown as its length and shape. (The harness fails any command
+/// whose output holds a seeded value.)
+#[test]
+fn envwrap_errors_never_print_a_token_given_as_a_word() {
+    let sb = Sandbox::new("words_envwrap_errors");
+    let tok = sb.secrets().value("GH_TOKEN").to_string();
+    let path = format!("/nonexistent/{tok}/p.toml");
+    let forms: Vec<Vec<String>> = vec![
+        vec!["--log".into(), path.clone(), "--".into(), "true".into()],
+        vec!["--policy".into(), path.clone(), "--".into(), "true".into()],
+        vec![format!("--policy={path}"), "--".into(), "true".into()],
+        vec!["check".into(), path.clone()],
+        vec!["compile".into(), path.clone()],
+        vec!["compile".into(), format!("--{tok}"), path.clone()],
+        vec![
+            "explain".into(),
+            "--policy".into(),
+            path.clone(),
+            "--".into(),
+            "true".into(),
+        ],
+        vec![format!("--{tok}")],
+        vec!["scan".into(), format!("--{tok}")],
+        vec![tok.clone()],
+    ];
+    for form in forms {
+        let out = sb.cmd(envwrap_bin()).args(&form).run();
+        assert_ne!(out.status.code(), Some(0), "{}", out.report());
+        assert!(
+            out.stderr_str().contains("github token>"),
+            "the word is not described: {}",
+            out.report()
+        );
+    }
+}

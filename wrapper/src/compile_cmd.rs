@@ -72,7 +72,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
         } else if options && a.len() > 1 && a.starts_with(b"-") {
             return fail(&format!(
                 "compile: unknown option {}\n{USAGE}",
-                String::from_utf8_lossy(a)
+                crate::value::word(a)
             ));
         } else if policy.is_none() {
             policy = Some(PathBuf::from(arg));
@@ -85,7 +85,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
     };
     let policy = match cache::absolute(&policy) {
         Ok(p) => p,
-        Err(e) => return fail(&format!("{}: {e}", policy.display())),
+        Err(e) => return fail(&format!("{}: {e}", envpolicy::error::shown(&policy))),
     };
     let output = output.unwrap_or_else(|| {
         cache::cache_path(&policy, |k| std::env::var_os(k), cache::current_uid())
@@ -116,7 +116,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
     if let Err(e) = stored {
         return fail(&format!(
             "cannot write the compiled policy {}: {}",
-            output.display(),
+            envpolicy::error::shown(&output),
             envpolicy::error::io_reason(&e)
         ));
     }

@@ -201,7 +201,10 @@ fn read_env_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, Failure> {
         envpolicy::read_file::read(path, envpolicy::readable::ENV_FILE).map_err(|e| {
             Failure::new(
                 OWN_ERROR,
-                format!("cannot read env file {}: {e}", path.display()),
+                format!(
+                    "cannot read env file {}: {e}",
+                    envpolicy::error::shown(&path)
+                ),
             )
         })?;
     let mut env = Vec::new();
@@ -218,7 +221,7 @@ fn read_env_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, Failure> {
             }
             Err(e) => eprintln!(
                 "envwrap: warning: {}: line {}: {} (line skipped)",
-                path.display(),
+                envpolicy::error::shown(&path),
                 e.line,
                 e.reason
             ),

@@ -247,8 +247,13 @@ pub fn tool_args(
     Ok(out)
 }
 
-/// An option name as it may be shown: control characters escaped, long names cut.
+/// An option name as it may be shown: a token (an option pasted with a secret) is
+/// never printed (`envpolicy::shown`); control characters escaped, long names
+/// cut.
 fn printable(s: &str) -> String {
+    if !envpolicy::shown::word(s.as_bytes()).is_plain() {
+        return crate::value::word(s.as_bytes());
+    }
     let mut out: String = s.chars().take(64).flat_map(char::escape_default).collect();
     if s.chars().count() > 64 {
         out.push_str("...");

@@ -21,7 +21,7 @@ impl Loaded {
     /// How messages name the policy: its path, or "the built-in policy".
     pub fn name(&self) -> String {
         match self.source.path() {
-            Some(p) => p.display().to_string(),
+            Some(p) => envpolicy::error::shown(p),
             None => "the built-in policy".to_string(),
         }
     }
@@ -29,7 +29,7 @@ impl Loaded {
     /// For the end of a warning: "policy FILE", or "the built-in policy".
     pub fn label(&self) -> String {
         match self.source.path() {
-            Some(p) => format!("policy {}", p.display()),
+            Some(p) => format!("policy {}", envpolicy::error::shown(p)),
             None => self.name(),
         }
     }
