@@ -276,7 +276,7 @@ impl Compiler<'_> {
                             format!("cannot read env file {}: {e}", crate::error::shown(&path)),
                         );
                     }
-                    self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", crate::error::shown(&self.path), crate::error::shown(&path)));
+                    self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", crate::error::shown(self.path), crate::error::shown(&path)));
                     self.dep(&mut w, &path);
                     continue;
                 }
@@ -366,7 +366,7 @@ impl Compiler<'_> {
                         }
                         self.warn(format!(
                             "{}:{line}:{col}: config file {} not read ({e})",
-                            crate::error::shown(&self.path),
+                            crate::error::shown(self.path),
                             crate::error::shown(&path),
                         ));
                         self.dep(&mut w, &path);
