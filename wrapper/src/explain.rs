@@ -203,7 +203,7 @@ fn read_env_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, Failure> {
                 OWN_ERROR,
                 format!(
                     "cannot read env file {}: {e}",
-                    envpolicy::error::shown(&path)
+                    envpolicy::error::shown(path)
                 ),
             )
         })?;
@@ -221,7 +221,7 @@ fn read_env_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, Failure> {
             }
             Err(e) => eprintln!(
                 "envwrap: warning: {}: line {}: {} (line skipped)",
-                envpolicy::error::shown(&path),
+                envpolicy::error::shown(path),
                 e.line,
                 e.reason
             ),

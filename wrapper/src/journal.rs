@@ -40,7 +40,7 @@ impl Journal {
                     OWN_ERROR,
                     format!(
                         "--log: cannot open {}: {}",
-                        envpolicy::error::shown(&p),
+                        envpolicy::error::shown(p),
                         envpolicy::error::io_reason(&e)
                     ),
                 )
@@ -50,7 +50,7 @@ impl Journal {
                 Err(e) => {
                     eprintln!(
                         "envwrap: warning: cannot open the policy's log {}: {}",
-                        envpolicy::error::shown(&p),
+                        envpolicy::error::shown(p),
                         envpolicy::error::io_reason(&e)
                     );
                     None
