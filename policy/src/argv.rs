@@ -225,9 +225,7 @@ pub fn decide_argv(
     // 1. Pairs.
     if settings.env_flags {
         if let Some(c) = carrier(req.program) {
-            let pairs_scope = (0..crate::compiled::MAX_PROGRAMS as u16).find(|&p| {
-                (mask >> p) & 1 == 1 && policy.program(p as u32).is_some_and(|r| r.pairs_base != 0)
-            });
+            let pairs_scope = pairs_scope(policy, mask);
             let verdicts = &mut *scratch.verdicts;
             for_each_pair(c, req.argv, |at| {
                 let Some(arg) = req.argv.get(at.arg) else {
@@ -423,6 +421,43 @@ fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
         start: start as u32,
         len: s.len() as u32,
     })
+}
+
+/// The program section whose `[program.NAME.pairs]` rules judge this program's
+/// pairs: the first that applies and has them.
+fn pairs_scope(policy: &Policy<'_>, mask: u64) -> Option<u16> {
+    (0..crate::compiled::MAX_PROGRAMS as u16).find(|&p| {
+        (mask >> p) & 1 == 1 && policy.program(p as u32).is_some_and(|r| r.pairs_base != 0)
+    })
+}
+
+/// Every pair `program` carries in `argv` that the policy would not pass as it is
+/// (step 1 of [`decide_argv`]): `f(argument, where its value starts)`. For
+/// self-scrub, which can only overwrite a process's own argv in place.
+pub fn each_refused_pair(
+    policy: &Policy<'_>,
+    program: &[u8],
+    argv: &[&[u8]],
+    mut f: impl FnMut(usize, usize),
+) {
+    let Some(c) = carrier(program) else { return };
+    if !policy.settings().env_flags {
+        return;
+    }
+    let mask = decide::program_mask(policy, program);
+    let pairs_scope = pairs_scope(policy, mask);
+    for_each_pair(c, argv, |at| {
+        let Some((name, value)) = argv
+            .get(at.arg)
+            .and_then(|a| a.get(at.offset..))
+            .and_then(split_entry)
+        else {
+            return;
+        };
+        if decide::judge(policy, program, mask, name, value, pairs_scope).action != Action::Keep {
+            f(at.arg, at.offset + name.len() + 1);
+        }
+    });
 }
 
 /// Would the granted pair `name=value` deliver the value of another credential?

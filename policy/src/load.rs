@@ -27,6 +27,11 @@ base = \"all\"
 
 [argv]
 secrets = \"refuse\"
+
+# tmux forks its server without exec: the server keeps the first client's
+# environment and argv for its life and hands them to every pane.
+[program.tmux]
+self_scrub = true
 ";
 
 /// The fail-closed policy: used when a configured policy cannot be read or is

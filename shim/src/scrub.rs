@@ -208,6 +208,11 @@ unsafe fn scrub(
         };
         argv::redact_in_place(policy, &areq, arg);
     }
+    // The pairs this program carries in its own argv (`tmux new -e NAME=VALUE`):
+    // a pair the policy would not pass keeps its name and loses its value, which
+    // may be a credential known by its name only.
+    // SAFETY: as above: `n_args` writable arguments, no other thread.
+    unsafe { blank_refused_pairs(policy, prog, argv, n_args, scratch) };
 
     // Then the environment: overwrite credential values where they lie, and drop
     // their entries from `environ`.
@@ -216,8 +221,13 @@ unsafe fn scrub(
     for i in 0..ne {
         // SAFETY: i < ne.
         let entry = unsafe { *env_array.add(i) };
-        let credential = verdicts.get(i).is_some_and(|v| v.credential);
-        if credential {
+        // A credential goes, and so does every later copy of a name: the first
+        // copy is the one the decision judged (and glibc's `getenv` reads), while
+        // tmux, bash and Perl take the last, which could be a token.
+        let gone = verdicts
+            .get(i)
+            .is_some_and(|v| v.credential || matches!(v.rule, Rule::Duplicate(_)));
+        if gone {
             // SAFETY: the entry is a NUL-terminated writable string.
             unsafe {
                 let p = entry.cast_mut().cast::<u8>();
@@ -236,4 +246,38 @@ unsafe fn scrub(
     }
     // SAFETY: kept <= ne; the array's NULL terminator slot is at index ne >= kept.
     unsafe { *env_array.add(kept) = core::ptr::null() };
+}
+
+/// Overwrite with `*` the value of every `NAME=VALUE` pair in the process's own
+/// argv that the policy would not pass to this program (the pairs of
+/// `envpolicy::pairs`, judged by `argv::pair_verdicts`).
+///
+/// # Safety
+/// `argv` holds `n_args` writable NUL-terminated strings, and no other thread runs.
+unsafe fn blank_refused_pairs(
+    policy: &envpolicy::Policy<'_>,
+    prog: &[u8],
+    argv: *const *const c_char,
+    n_args: usize,
+    scratch: &Scratch,
+) {
+    let empty: &[u8] = &[];
+    let Some(args) = scratch.take_init(n_args, empty) else {
+        return;
+    };
+    for (i, slot) in args.iter_mut().enumerate() {
+        // SAFETY: i < n_args, each NUL-terminated (caller).
+        *slot = unsafe { sys::cstr_bytes(*argv.add(i)) };
+    }
+    argv::each_refused_pair(policy, prog, args, |arg, value_at| {
+        // SAFETY: `arg` < n_args; the string is writable (caller) and nothing else
+        // refers to it now (`args` views end with this call).
+        unsafe {
+            let p = (*argv.add(arg)).cast_mut().cast::<u8>();
+            let s = core::slice::from_raw_parts_mut(p, sys::strlen(p.cast()));
+            if let Some(v) = s.get_mut(value_at..) {
+                v.fill(b'*');
+            }
+        }
+    });
 }
