@@ -26,102 +26,34 @@
 //!   `portable_pty::CommandBuilder` behind the `tokio` and `portable-pty` features).
 #![cfg_attr(not(feature = "std"), no_std)]
 
-// The decision core runs inside other programs: no panicking operation is allowed
-// in it (a panic in libenvshim.so aborts the host program).
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod argv;
+/// The modules of the decision core, which runs inside other programs: no
+/// panicking operation is allowed in them (a panic in libenvshim.so aborts the
+/// host program). The lint list is written once, here.
+macro_rules! no_panic_modules {
+    ($($module:ident),* $(,)?) => {
+        $(
+            #[cfg_attr(
+                not(test),
+                deny(
+                    clippy::indexing_slicing,
+                    clippy::unwrap_used,
+                    clippy::expect_used,
+                    clippy::panic
+                )
+            )]
+            pub mod $module;
+        )*
+    };
+}
+
+no_panic_modules!(argv, decide, envfile, glob, pairs, readable, shape, shown, writers);
+
 pub mod builtin;
+// cache_key states the same lints in its own file; compiled indexes its records
+// by design (bounds checked by its validation) and denies the rest.
 pub mod cache_key;
 #[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic))]
 pub mod compiled;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod decide;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod envfile;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod glob;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod pairs;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod readable;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod shape;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod shown;
-#[cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
-pub mod writers;
 
 #[cfg(feature = "std")]
 pub mod cache;

@@ -55,7 +55,7 @@ impl Shown<'_> {
                     Some(s) => (b", ", s.describe().as_bytes()),
                     None => (b"", b""),
                 };
-                [b"<", decimal(len, digits), unit, comma, what, b">"]
+                [b"<", decimal(len as u64, digits), unit, comma, what, b">"]
             }
         }
     }
@@ -83,8 +83,9 @@ impl core::fmt::Display for Shown<'_> {
     }
 }
 
-/// `n` in decimal, in `digits`.
-fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &[u8] {
+/// `n` in decimal, in `digits` (the one number formatter of the no_std front
+/// ends: the shim's messages use it too).
+pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
     let mut at = digits.len();
     loop {
         at -= 1;

@@ -490,26 +490,14 @@ impl<const N: usize> Msg<N> {
 
 /// Formats `v` in decimal into the end of `tmp` and returns the digits.
 pub fn fmt_i64(v: i64, tmp: &mut [u8; 24]) -> &[u8] {
-    let neg = v < 0;
-    let mut u = v.unsigned_abs();
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        if let Some(d) = tmp.get_mut(i) {
-            *d = b'0' + (u % 10) as u8;
-        }
-        u /= 10;
-        if u == 0 || i == 1 {
-            break;
-        }
+    let mut digits = [0u8; 20];
+    let digits = envpolicy::shown::decimal(v.unsigned_abs(), &mut digits);
+    let sign: &[u8] = if v < 0 { b"-" } else { b"" };
+    let len = sign.len() + digits.len();
+    for (d, &b) in tmp.iter_mut().zip(sign.iter().chain(digits)) {
+        *d = b;
     }
-    if neg && i > 0 {
-        i -= 1;
-        if let Some(d) = tmp.get_mut(i) {
-            *d = b'-';
-        }
-    }
-    tmp.get(i..).unwrap_or(&[])
+    tmp.get(..len).unwrap_or(&[])
 }
 
 /// Writes `msg` to stderr and aborts: for broken invariants found at load.
