@@ -72,6 +72,7 @@ fn bench(c: &mut Criterion) {
                     file_values: None,
                     file_judged: None,
                     renamed_files: 0,
+                    parent_env: &[],
                 };
                 let mut scratch = EnvScratch {
                     verdicts: &mut verdicts,

@@ -104,6 +104,10 @@ pub enum Rule {
     /// Rule 4, a value equal to the value of a credential elsewhere in the
     /// environment; the payload is that entry's index.
     CredentialValue(u32),
+    /// Rule 4, a granted entry whose value is the value of a credential under
+    /// another name in the calling process's environment (payload: its index
+    /// there).
+    CredentialParentValue(u32),
     /// Rule 4, a grant let a credential through.
     Grant(u32),
     /// Rule 5, an unsafe name.
@@ -163,7 +167,7 @@ impl Rule {
             Rule::CredentialName(_) => "credential.name",
             Rule::CredentialShape(_) => "credential.shape",
             Rule::CredentialNameShape(_) => "credential.name-shape",
-            Rule::CredentialValue(_) => "credential.value",
+            Rule::CredentialValue(_) | Rule::CredentialParentValue(_) => "credential.value",
             Rule::Grant(_) => "grant",
             Rule::UnsafeName(_) => "unsafe.name",
             Rule::UnsafeValue(_) => "unsafe.value",
@@ -220,6 +224,11 @@ pub struct EnvRequest<'r> {
     /// refused as their role says ([`names_declared_since`]). 0 when the policy
     /// was compiled from the files as they are (envwrap compiles at every run).
     pub renamed_files: u32,
+    /// The calling process's own environment, when the program hands the child
+    /// another one (empty otherwise): a grant must not deliver the value of a
+    /// credential the caller holds under another name (`env -i DEPLOY_TOKEN=$GH_TOKEN
+    /// docker`).
+    pub parent_env: &'r [&'r [u8]],
 }
 
 /// Does the value that file-keep record `k` passes on (`assignment`) pass rules 2
@@ -1212,14 +1221,21 @@ fn mark_credential_copies(
         } else {
             idx.iter().take(k).map(|&j| j as usize).find(|&j| same(j))
         };
-        let Some(s) = source else { continue };
+        let rule = match source {
+            Some(s) => Rule::CredentialValue(s as u32),
+            None if granted => match parent_credential(policy, req, i, value) {
+                Some(j) => Rule::CredentialParentValue(j),
+                None => continue,
+            },
+            None => continue,
+        };
         if let Some(slot) = verdicts.get_mut(i) {
             // Refused if it would have passed; flagged either way, so a `${NAME}`
             // expansion cannot read it back.
             *slot = if v.action.passes() {
                 Verdict {
                     action: Action::Refuse,
-                    rule: Rule::CredentialValue(s as u32),
+                    rule,
                     credential: true,
                     loud: granted,
                 }
@@ -1231,6 +1247,17 @@ fn mark_credential_copies(
             };
         }
     }
+}
+
+/// The index of a credential in the caller's environment whose value is `value`
+/// under another name than entry `i`'s.
+fn parent_credential(policy: &Policy<'_>, req: &EnvRequest<'_>, i: usize, value: &[u8]) -> Option<u32> {
+    let name = req.env.get(i).and_then(|e| split_entry(e)).map(|(n, _)| n)?;
+    req.parent_env.iter().position(|e| {
+        split_entry(e).is_some_and(|(n, v)| {
+            n != name && v == value && crate::argv::is_credential(policy, n, v)
+        })
+    }).map(|j| j as u32)
 }
 
 /// The index of the set record that decides `name` for this mask: the last one.
@@ -1568,6 +1595,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             file_values: cached.then_some(&values[..]),
             file_judged: cached.then_some(&judged[..]),
             renamed_files: 0,
+            parent_env: &[],
         };
         let (summary, _, emits, bytes) = crate::outcome::decide_env_growing(policy, &req);
         emits[..summary.emitted]

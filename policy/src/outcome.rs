@@ -186,6 +186,7 @@ pub fn decide_with(
         file_values: None,
         file_judged: None,
         renamed_files: renamed_files(policy),
+        parent_env: &parent_refs,
     };
 
     let (summary, verdicts, emits, bytes) = decide_env_growing(policy, &req);
@@ -541,6 +542,9 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
         Rule::CredentialShape(s) => format!("value looks like a {}", s.describe()),
         Rule::CredentialNameShape(s) => format!("name looks like a {}", s.describe()),
         Rule::CredentialValue(i) => format!("value equals the value of credential {}", name_at(i)),
+        Rule::CredentialParentValue(_) => {
+            "value equals the value of a credential of another name in the calling process's environment".into()
+        }
         Rule::Grant(g) => match policy.grant(g) {
             Some(r) => format!(
                 "granted to `{}` at {}:{}",

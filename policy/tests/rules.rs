@@ -284,6 +284,19 @@ fn a_grant_delivers_only_its_own_value() {
     let ch = change(&d, "DEPLOY_TOKEN").unwrap();
     assert_eq!((ch.action, ch.rule), ("refuse", "credential.value"));
     assert!(ch.why.contains("GH_TOKEN") && ch.loud, "{ch:?}");
+    // The credential is only in the caller's environment (`env -i
+    // DEPLOY_TOKEN=$GH_TOKEN docker`): refused all the same.
+    let policy = c.policy();
+    let d = envpolicy::outcome::decide(
+        &policy,
+        b"/usr/bin/docker",
+        &bytes(&["/usr/bin/docker"]),
+        &bytes(&[&laundered]),
+        &bytes(&[&gh_entry, "HOME=/root"]),
+        &[],
+    );
+    assert!(names(&d).is_empty(), "{:?}", names(&d));
+    assert_eq!(change(&d, "DEPLOY_TOKEN").unwrap().rule, "credential.value");
     // Its own value still passes.
     let d = decide(
         &c,

@@ -398,6 +398,7 @@ fn attempt(
         file_values: cached.and_then(|h| h.file_values()),
         file_judged: cached.and_then(|h| h.file_judged()),
         renamed_files: renamed,
+        parent_env: parent,
     };
     let mut es = EnvScratch {
         verdicts,

@@ -176,6 +176,7 @@ unsafe fn scrub(
         file_values: None,
         file_judged: None,
         renamed_files: renamed,
+        parent_env: &[],
     };
     let mut es = EnvScratch {
         verdicts,

@@ -998,3 +998,31 @@ fn a_broken_policy_warns_once_per_process_not_once_per_command() {
     let msgs = messages(&out.stderr);
     assert_eq!(msgs.len(), 2, "bash once, and sh once: {msgs:?}");
 }
+
+/// `envwrap --preload --policy P`: envwrap compiles P and says its warnings; the
+/// shim in the child finds the cache envwrap wrote for it and says nothing more,
+/// instead of compiling and warning a second time.
+#[test]
+fn envwrap_with_the_shim_warns_once_about_a_missing_optional_import() {
+    let w = World::new("load_envwrap_preload_once");
+    let policy = w.sb.write(
+        "opt.toml",
+        "version = 1\n[[import.env_file]]\npath = \"missing.env\"\n",
+    );
+    let out =
+        w.sb.cmd(envwrap_bin())
+            .args(["--preload", "--policy"])
+            .arg(&policy)
+            .args(["--", "/bin/sh", "-c", "exec /bin/true"])
+            .env("HOME", &w.cache_home)
+            .env_remove("XDG_CACHE_HOME")
+            .env("ENVSHIM_ENVWRAP", &w.counter)
+            .expect_success();
+    let notes = out
+        .stderr_str()
+        .lines()
+        .filter(|l| l.contains("missing.env not read"))
+        .count();
+    assert_eq!(notes, 1, "{}", out.report());
+    assert_eq!(w.runs(), 0, "the child compiled the policy again");
+}

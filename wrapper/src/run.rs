@@ -153,6 +153,9 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         preload::ensure(&mut child_env, s, policy_entry.as_deref());
     }
     let child_argv = d.effective_argv(&argv);
+    if let (Some(_), Some(path)) = (&shim, loaded.absolute_path()) {
+        prepare_childs_cache(&path, &child_env);
+    }
     let err = exec::exec(&program, child_argv, &child_env);
     let code = if err.kind() == std::io::ErrorKind::NotFound {
         NOT_FOUND
@@ -242,6 +245,28 @@ fn describe_change(
             let name = name.unwrap_or_else(|| "an entry".to_string());
             format!("{verb} {name} {to} {shown}: {operand}{why} ({label})")
         }
+    }
+}
+
+/// With the shim in the child and a policy file, the child's first process would
+/// compile the policy again and print its warnings a second time: write the
+/// cache that process will look for (by the child's own `XDG_CACHE_HOME` and
+/// `HOME`), unless it is fresh already. Quietly: a cache that cannot be written
+/// leaves the child to compile, as it would have.
+fn prepare_childs_cache(policy: &Path, child_env: &[Vec<u8>]) {
+    use envpolicy::cache;
+    let getenv =
+        |k: &str| environ::get(child_env, k.as_bytes()).map(|v| OsStr::from_bytes(v).to_owned());
+    let out = cache::cache_path(policy, getenv, cache::current_uid());
+    let fresh = std::fs::read(&out)
+        .ok()
+        .is_some_and(|bytes| matches!(cache::check_fresh(&bytes, policy), Ok(None)));
+    if fresh {
+        return;
+    }
+    let built = cache::build(policy);
+    if built.outcome.is_ok() {
+        let _ = cache::store_bytes(&built.bytes, &out);
     }
 }
 
