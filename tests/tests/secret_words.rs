@@ -37,7 +37,9 @@ fn a_token_as_a_name_reaches_no_child_under_any_policy() {
     let sb = Sandbox::new("words_name_shim");
     let name = token_name(&sb);
     let loud = loud_policy(&sb);
-    let policies: [Option<&Path>; 3] = [None, Some(&loud), Some(&example_policy("loop.toml"))];
+    // (Staged in the sandbox: its compiled cache goes beside it, not in examples/.)
+    let loop_toml = stage_example(&sb, "loop.toml");
+    let policies: [Option<&Path>; 3] = [None, Some(&loud), Some(&loop_toml)];
     for policy in policies {
         let mut c = sb.cmd("/bin/sh");
         c.args(["-c", "exec cat /proc/self/environ"])
