@@ -738,14 +738,19 @@ fn judge_hashed(
 fn credential_shape(name: &[u8], value: &[u8], shapes: ShapeSet) -> Option<Rule> {
     match shape::find_shape(value, shapes) {
         Some(m) => Some(Rule::CredentialShape(m.shape)),
-        None => name_shape(name, shapes),
+        // Most names are shorter than any token: answered here, by their length.
+        None if name.len() >= shape::MIN_TOKEN_LEN => name_shape(name, shapes),
+        None => None,
     }
 }
 
-/// The name half of [`credential_shape`], out of line: one copy of the shape
-/// search serves both call sites, and the decision loop stays small.
+/// The name's shape search, out of line: one copy serves both call sites of
+/// [`credential_shape`], and the decision loop stays small.
 #[inline(never)]
 fn name_shape(name: &[u8], shapes: ShapeSet) -> Option<Rule> {
+    if !shape::name_may_hold_shape(name) {
+        return None;
+    }
     shape::find_shape(name, shapes).map(|m| Rule::CredentialNameShape(m.shape))
 }
 

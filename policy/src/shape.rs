@@ -621,11 +621,30 @@ fn jwt_tail(rest: &[u8], s1: usize) -> Option<usize> {
     s1.checked_add(s2)?.checked_add(s3)?.checked_add(2)
 }
 
-/// Length of the shortest token shape (`xoxb-` and 10 more bytes).
-const MIN_TOKEN_LEN: usize = 15;
+/// Length of the shortest token shape (`xoxb-` and 10 more bytes): a text shorter
+/// than this holds a token only as a URL's credentials (`decide::name_shape`
+/// relies on it; tested in `min_token_len`).
+pub const MIN_TOKEN_LEN: usize = 15;
 
 /// Length of the shortest URL with credentials (`a://:p@`).
 const MIN_URL_LEN: usize = 7;
+
+/// Could a token shape lie in `name`, a variable's name? The cheap test in front
+/// of the search for names, which every exec runs for every long name. A token
+/// starts only at a boundary, after a byte that is not `[A-Za-z0-9_]`: in a name
+/// made of such bytes only (most names), that is its first byte, and a URL's
+/// credentials need a `:`. So only a name that starts like a token, or holds any
+/// other byte, is searched. A name shorter than [`MIN_TOKEN_LEN`] is not (a URL's
+/// credentials, the one shape that can be shorter, `a://u:p@h`, are not looked
+/// for in so short a name).
+#[inline]
+pub fn name_may_hold_shape(name: &[u8]) -> bool {
+    let class = |b: &u8| CLASS.get(usize::from(*b)).copied().unwrap_or(0);
+    if name.len() < MIN_TOKEN_LEN {
+        return false;
+    }
+    name.first().is_some_and(|b| class(b) & FIRST != 0) || name.iter().any(|b| class(b) & WORD == 0)
+}
 
 /// Bytes that can start a token shape.
 #[inline]
@@ -809,6 +828,45 @@ fn url_at(hay: &[u8], c: usize) -> Option<ShapeMatch> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod min_token_len {
+    use super::*;
+
+    /// Every shape's shortest token but a URL's credentials is at least
+    /// `MIN_TOKEN_LEN` long (see `decide::name_shape`, which relies on it).
+    #[test]
+    fn no_shape_is_shorter_without_a_colon() {
+        let shortest = [
+            format!("ghp_{}", "a".repeat(36)),
+            format!("github_pat_{}", "a".repeat(22)),
+            format!("glpat-{}", "a".repeat(20)),
+            format!("xoxb-{}", "1".repeat(10)),
+            format!("AKIA{}", "A".repeat(16)),
+            format!("sk-ant-{}", "a".repeat(20)),
+            format!("sk-proj-{}", "a".repeat(20)),
+            format!("AIza{}", "a".repeat(35)),
+            format!("eyJ{}.eyJ{}.{}", "a".repeat(7), "a".repeat(7), "a".repeat(10)),
+        ];
+        for token in &shortest {
+            assert!(find_shape(token.as_bytes(), ShapeSet::ALL).is_some(), "{token}");
+            assert!(token.len() >= MIN_TOKEN_LEN, "{token}");
+            let cut = &token.as_bytes()[..token.len() - 1];
+            assert!(
+                find_shape(cut, ShapeSet::ALL).is_none() || cut.len() >= MIN_TOKEN_LEN,
+                "{token}"
+            );
+        }
+        // Nothing shorter matches, for any ASCII text without a `:`.
+        for len in 0..MIN_TOKEN_LEN {
+            for first in [b'g', b'x', b'A', b's', b'e'] {
+                let mut t = vec![first; 1];
+                t.extend(std::iter::repeat_n(b'a', len.saturating_sub(1)));
+                assert!(find_shape(&t, ShapeSet::ALL).is_none());
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -76,7 +76,14 @@ pub fn open_log(policy: Option<&Records<'_>>) {
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
-            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
+            // Without blocking: a FIFO planted as the log fails at once (ENXIO
+            // when nobody reads it) instead of holding the constructor.
+            libc::O_WRONLY
+                | libc::O_APPEND
+                | libc::O_CREAT
+                | libc::O_CLOEXEC
+                | libc::O_NONBLOCK
+                | libc::O_NOCTTY,
             0o600 as libc::c_uint,
         )
     };

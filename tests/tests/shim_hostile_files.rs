@@ -330,3 +330,37 @@ fn signals_end_a_host_that_waits_for_a_compile() {
         .unwrap();
     assert!(ps.stdout.is_empty(), "a compile outlived its host");
 }
+
+/// A FIFO named as the policy's log, or as envwrap's `--log`: opened without
+/// blocking, so nothing waits for a reader that never comes.
+#[test]
+fn a_log_that_is_a_fifo_blocks_nothing() {
+    let w = World::new("hostile_fifo_log");
+    let log = w.sb.join("audit.log");
+    mkfifo(&log);
+    std::fs::write(
+        &w.policy,
+        format!(
+            "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\nlog = \"{}\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let (state, _, took) = w.observe();
+    assert_eq!(state, InForce::TestPolicy);
+    assert!(took < PROMPT, "the host waited {took:?}");
+    let start = Instant::now();
+    let out =
+        w.sb.cmd(envwrap_bin())
+            .arg("--log")
+            .arg(&log)
+            .args(["--", "true"])
+            .timeout(Duration::from_secs(60))
+            .run();
+    assert!(
+        start.elapsed() < PROMPT,
+        "envwrap waited {:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(125), "{}", out.report());
+}

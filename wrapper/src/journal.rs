@@ -18,11 +18,14 @@ pub struct Journal {
     json: bool,
 }
 
+/// Opened without blocking: a FIFO planted as the log fails at once (ENXIO when
+/// nobody reads it) instead of holding envwrap until a reader comes.
 fn open_log(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .append(true)
         .create(true)
         .mode(0o600)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
 }
 
