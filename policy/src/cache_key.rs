@@ -42,15 +42,6 @@
 //! first dependency is that path; every dependency's device, inode, size and mtime
 //! match a fresh stat (a dependency recorded with a zero stat, a file that did not
 //! exist at compile time, must still not exist); every note holds.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
 
 use crate::compiled::{Policy, Records};
 

@@ -1115,8 +1115,8 @@ fn stop(pid: libc::pid_t) {
     }
 }
 
-/// Sleep `ms` milliseconds, or until a `SIGCHLD` (blocked by [`QuietChild`]) is
-/// pending; takes it off.
+/// Sleep `ms` milliseconds (0: not at all), or until a `SIGCHLD` (blocked by
+/// [`QuietChild`]) is pending; takes it off.
 fn sleep_until_child(ms: i64) {
     let chld: u64 = CHLD_BIT;
     let slice = libc::timespec {
@@ -1227,22 +1227,8 @@ impl QuietChild {
     }
 
     fn end(self) {
-        let chld: u64 = CHLD_BIT;
-        let zero = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `chld` is a valid sigset and `zero` a valid timeout; with no
-        // siginfo out-pointer this only dequeues a pending SIGCHLD, if any.
-        unsafe {
-            crate::sys::sys_call!(
-                libc::SYS_rt_sigtimedwait,
-                &chld as *const u64,
-                core::ptr::null_mut::<libc::siginfo_t>(),
-                &zero as *const libc::timespec,
-                SIGSET_BYTES,
-            );
-        }
+        // Takes off a pending SIGCHLD, if any, without waiting.
+        sleep_until_child(0);
         if self.pending_before & CHLD_BIT != 0 || another_child_to_report() {
             // SAFETY: signals ourselves; it stays pending until the mask is
             // restored below, and is then delivered as the program expects.
