@@ -17,7 +17,7 @@ const fn e(pattern: &'static str, reason: &'static str) -> Entry {
 }
 
 /// `base = "floor"`: the smallest environment ordinary commands work in. It is the
-/// exec unit's default passthrough list (DESIGN.md §1). Credentials, cloud and CI
+/// exec unit's default passthrough list (docs/policy.md, section 14). Credentials, cloud and CI
 /// variables and the proxy family are absent on purpose: proxy URLs routinely embed
 /// credentials, so they must be kept by name.
 pub const FLOOR: &[Entry] = &[

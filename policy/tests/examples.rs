@@ -1,4 +1,4 @@
-//! The three systems of DESIGN.md §1, as example policies, each checked against
+//! The three systems envshim was built from (docs/policy.md, section 14), as example policies, each checked against
 //! its own requirements.
 
 mod common;

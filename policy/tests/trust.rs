@@ -1,4 +1,4 @@
-//! Policy-file trust (envpolicy::trust, issue 7 item 5): a policy file, or an env
+//! Policy-file trust (envpolicy::trust, envpolicy::writers): a policy file, or an env
 //! or config file it imports, that is writable by group or others, or owned by a
 //! user who is neither root nor the current one, is refused. Compiling fails with
 //! an error naming the file and the reason, never its contents.

@@ -2,7 +2,7 @@
 //! change.
 //!
 //! Rule 4 and the passthrough of file values need each imported env file's current
-//! contents at every exec (DESIGN.md: values are "re-read per spawn"). Opening,
+//! contents at every exec (docs/policy.md: an env file is read as it is at each exec). Opening,
 //! sizing, reading and closing each file costs five system calls per exec. This
 //! cache keeps the bytes of every file in one static buffer with the file's
 //! `stat` stamp (device, inode, size, mtime and ctime to the nanosecond), so an exec

@@ -10,7 +10,7 @@
 //!
 //! What the constructor does, in order:
 //!
-//! 1. **Which policy** (DESIGN.md §7, as `envpolicy::load::locate`): `ENVSHIM_POLICY`
+//! 1. **Which policy** (docs/policy.md, section 2, as `envpolicy::load::locate`): `ENVSHIM_POLICY`
 //!    from the initial environment; else `$XDG_CONFIG_HOME/envshim/policy.toml`
 //!    (`$HOME/.config/...` when unset), then `/etc/envshim/policy.toml`, each only if
 //!    it exists; else the built-in default, with no further system call.

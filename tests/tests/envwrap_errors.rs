@@ -1,4 +1,4 @@
-//! Every bad input issue 4 lists gets a clear message and its exit code: 125 for
+//! Every bad input of envwrap gets a clear message and its exit code: 125 for
 //! envwrap's own errors (unknown flags, a missing command, a policy error, an invalid
 //! NAME=VALUE operand, a -S string with unbalanced quotes), 126 for a command that
 //! cannot be executed, 127 for one that is not found, and scan's handling of a PID

@@ -1,4 +1,4 @@
-//! Issue 5, parity: for the shared cases, the three front ends give the child the
+//! Parity: for the shared cases, the three front ends give the child the
 //! same environment and argv, or all refuse the exec:
 //!
 //! - libenvshim.so, preloaded into a launcher that calls `execvp`;

@@ -1,4 +1,4 @@
-//! Issue 3, end-to-end test 6: the AgentMux scenario. AgentMux's launcher puts the
+//! The AgentMux scenario. AgentMux's launcher puts the
 //! instance's identity in `AGENTMUX_*` variables; every pane inherited them, so a
 //! second AgentMux started from a pane adopted the first one's identity. Under the
 //! shim with examples/agentmux.toml, a pane (real tmux, the sandbox's own socket) sees

@@ -1,4 +1,4 @@
-//! Issue 3, bad input: the hook must not crash and must not drop a variable silently
+//! Bad input: the hook must not crash and must not drop a variable silently
 //! on NULL argv, NULL envp, envp entries without `=`, duplicate names (the first copy
 //! wins, also for `LD_PRELOAD`), non-UTF-8 bytes, a 1 MiB value, and an environment
 //! near ARG_MAX.

@@ -1,4 +1,4 @@
-//! Issue 3, end-to-end test 1: every exported function, through a real C program.
+//! Every exported function, through a real C program.
 //!
 //! One C program per exported function (`execve`, `execv`, `execvp`, `execvpe`, `execl`,
 //! `execlp`, `execle`, `fexecve`, `execveat`, `posix_spawn`, `posix_spawnp`, `system`,

@@ -1,4 +1,4 @@
-//! Issue 7, item 3: the fork/vfork storm of shim_threads.rs, smaller, under
+//! The fork/vfork storm of shim_threads.rs, smaller, under
 //! valgrind's memcheck and with the C program built with AddressSanitizer. Both
 //! watch the shim's code from inside the host process: any invalid read or write,
 //! use of uninitialised memory in a branch, or a crash in the hooks is reported

@@ -1,4 +1,4 @@
-//! Issue 3, end-to-end test 3: python3 under the shim. Every way CPython starts a
+//! Python3 under the shim. Every way CPython starts a
 //! program goes through a different libc entry point:
 //!
 //! - `subprocess.run(close_fds=True)`: `_posixsubprocess`, vfork (or fork) + `execve`

@@ -1,4 +1,4 @@
-//! Issue 3, end-to-end test 2: stickiness. A program that empties or replaces its
+//! Stickiness. A program that empties or replaces its
 //! child's environment does not leave the shim's process tree: after `env -i`,
 //! `bash -c 'exec env -i …'`, a C program passing `{NULL}` as envp, and
 //! `unsetenv("LD_PRELOAD")` then `system()`, the grandchild still has the shim in

@@ -1,4 +1,4 @@
-//! Issue 3, end-to-end test 4 (and issue 7's storm): fork, vfork and posix_spawn
+//! Fork, vfork and posix_spawn
 //! under threads. A C program runs 8 threads that malloc, free and take a mutex in a
 //! tight loop while its main thread does 3,334 fork+execve, 3,334 vfork+execve and
 //! 3,334 posix_spawn of /bin/true (10,003 execs in all) under the shim, with an

@@ -1,4 +1,4 @@
-//! Issue 3, end-to-end test 5: the loop's tmux scenario, with real tmux on the
+//! The loop's tmux scenario, with real tmux on the
 //! sandbox's own `-L` socket.
 //!
 //! The loop (an agent-session daemon) starts every agent in a tmux pane. Its launcher

@@ -1,4 +1,4 @@
-//! Issue 3, end-to-end test 7: transparency. With a policy that refuses nothing (no
+//! Transparency. With a policy that refuses nothing (no
 //! credential names, no shapes, argv secrets allowed, unsafe names kept, sticky on),
 //! the shim must be invisible: `make -j2` of a generated C project (12 sources, a
 //! header, a Makefile) and a shell pipeline give byte-identical results with and

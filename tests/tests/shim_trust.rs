@@ -1,4 +1,4 @@
-//! Policy-file trust end to end (envpolicy::trust, issue 7 item 5): a policy file,
+//! Policy-file trust end to end (envpolicy::trust, envpolicy::writers): a policy file,
 //! or an env file it imports, that group or others can write, or that another
 //! unprivileged user owns, is not used. libenvshim.so then enforces the
 //! fail-closed floor and the process's stderr holds one line naming the file and
