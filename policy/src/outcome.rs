@@ -416,7 +416,11 @@ fn arg_change(
                 format!("NAME=VALUE pair: {}", describe_rule(policy, rule, env)),
             )
         }
-        ArgRule::Shape(s) => (None, "argv.shape", format!("holds a {}", s.describe())),
+        ArgRule::Shape(s) => (
+            None,
+            "argv.shape",
+            format!("holds {}", s.describe_with_article()),
+        ),
         ArgRule::Value(src) => {
             let (name, from) = match src {
                 ValueSource::ChildEnv(i) => (
@@ -539,8 +543,8 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
             };
             format!("{}{extra}", pattern_origin(policy, p))
         }
-        Rule::CredentialShape(s) => format!("value looks like a {}", s.describe()),
-        Rule::CredentialNameShape(s) => format!("name looks like a {}", s.describe()),
+        Rule::CredentialShape(s) => format!("value looks like {}", s.describe_with_article()),
+        Rule::CredentialNameShape(s) => format!("name looks like {}", s.describe_with_article()),
         Rule::CredentialValue(i) => format!("value equals the value of credential {}", name_at(i)),
         Rule::CredentialParentValue(_) => {
             "value equals the value of a credential of another name in the calling process's environment".into()

@@ -127,6 +127,24 @@ impl Shape {
         }
     }
 
+    /// [`describe`](Shape::describe) with its article, for sentences: "a github
+    /// token", "an AWS access key id".
+    #[must_use]
+    pub fn describe_with_article(self) -> &'static str {
+        match self {
+            Shape::GithubToken => "a github token",
+            Shape::GithubFineGrained => "a github fine-grained token",
+            Shape::GitlabToken => "a gitlab personal access token",
+            Shape::SlackToken => "a slack token",
+            Shape::AwsAccessKeyId => "an AWS access key id",
+            Shape::AnthropicKey => "an anthropic API key",
+            Shape::OpenAiProjectKey => "an openai project key",
+            Shape::GoogleApiKey => "a google API key",
+            Shape::Jwt => "a JSON web token",
+            Shape::UrlCredentials => "a URL with user:password@",
+        }
+    }
+
     /// The shape whose [`id`](Shape::id) is `id`.
     #[must_use]
     pub fn from_id(id: &str) -> Option<Shape> {

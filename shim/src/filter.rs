@@ -757,7 +757,8 @@ impl Report<'_, '_> {
                     .push_word(self.value_name(src));
             }
             Some(ArgRule::Shape(s)) => {
-                m.push(b" holds a ").push(s.describe().as_bytes());
+                m.push(b" holds ")
+                    .push(s.describe_with_article().as_bytes());
             }
             _ => {
                 m.push(b" holds a secret");

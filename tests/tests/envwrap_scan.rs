@@ -70,7 +70,7 @@ fn tmux_server_started_the_old_way_is_found_and_clean_after_a_restart_under_envw
     let server = sb.server_pid().expect("tmux server under envwrap");
     let o = scan(&sb, server).expect_success();
     assert!(o.stdout.is_empty(), "{o:?}");
-    expect_in(&o, &o.stderr_str(), "1 processes scanned");
+    expect_in(&o, &o.stderr_str(), "1 process scanned under");
     assert_no_process_holds(sb.secrets());
 }
 
@@ -164,6 +164,6 @@ fn scan_all_reports_and_counts() {
         &o.stdout_str(),
         &format!("pid {pid} (bash): argument 4 holds an anthropic API key"),
     );
-    expect_in(&o, &o.stderr_str(), "processes scanned");
+    expect_in(&o, &o.stderr_str(), "scanned under");
     holder.kill();
 }

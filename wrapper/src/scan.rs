@@ -218,11 +218,14 @@ fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
         for f in &findings {
             println!("{}", f.text());
         }
+        let count =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut summary = format!(
-            "scan: {scanned} processes scanned under {}; {} findings in {} processes",
+            "scan: {} scanned under {}; {} in {}",
+            count(scanned, "process", "processes"),
             loaded.name(),
-            findings.len(),
-            processes.len()
+            count(findings.len(), "finding", "findings"),
+            count(processes.len(), "process", "processes"),
         );
         if !skipped_text.is_empty() {
             summary.push_str(&format!("; skipped: {}", skipped_text.join(", ")));
@@ -244,14 +247,6 @@ fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
         ));
     }
     Ok(0)
-}
-
-/// "a" or "an" before a shape's description.
-fn article(word: &str) -> &'static str {
-    match word.bytes().next() {
-        Some(b'a' | b'e' | b'i' | b'o' | b'u' | b'A' | b'E' | b'I' | b'O' | b'U') => "an",
-        _ => "a",
-    }
 }
 
 /// Why a process was (partly) skipped, for people.
@@ -364,7 +359,7 @@ fn scan_argv(
                     kind: "argv.shape",
                     variable: None,
                     index: Some(i),
-                    why: format!("holds {} {d}", article(d)),
+                    why: format!("holds {}", m.shape.describe_with_article()),
                 });
             }
         }
