@@ -394,17 +394,15 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
                 entry.renamed = envpolicy::cache_key::import_changed(policy, i as u32, None);
                 continue;
             }
-            Err(NotOpened::Refused(_)) => {
+            Err(NotOpened::Refused(_, stamp, mode)) => {
                 // Its stamp, so that the next exec looks again only if it changes.
-                if let Ok(st) = load::stat_c(path) {
-                    *entry = Entry {
-                        stamp: Some(load::stamp_of(&st)),
-                        refused: true,
-                        mode: st.st_mode,
-                        size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
-                        ..EMPTY
-                    };
-                }
+                *entry = Entry {
+                    stamp: Some(stamp),
+                    refused: true,
+                    mode,
+                    size: stamp.size,
+                    ..EMPTY
+                };
                 continue;
             }
         };

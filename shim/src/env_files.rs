@@ -11,6 +11,7 @@
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use envpolicy::cache_key::Stamp;
 use envpolicy::compiled::sec;
 use envpolicy::readable::{self, Unreadable};
 use envpolicy::Policy;
@@ -39,8 +40,9 @@ pub struct Unusable {
 pub(crate) enum NotOpened {
     /// It cannot be opened or `fstat`ed (missing, permission denied, ...).
     Absent,
-    /// It is there, and the rule says no (see [`Unusable`]).
-    Refused(Unreadable),
+    /// It is there, and the rule says no (see [`Unusable`]): why, and what the
+    /// `fstat` it was judged on says (its stamp and `st_mode`).
+    Refused(Unreadable, Stamp, u32),
 }
 
 /// Open the NUL-terminated `path` by the rule (see the module docs): the
@@ -74,7 +76,11 @@ pub(crate) fn open(path: &[u8]) -> Result<(c_int, libc::stat), NotOpened> {
         Ok(()) => Ok((fd, st)),
         Err(why) => {
             sys::close(fd);
-            Err(NotOpened::Refused(why))
+            Err(NotOpened::Refused(
+                why,
+                crate::load::stamp_of(&st),
+                st.st_mode,
+            ))
         }
     }
 }
@@ -112,7 +118,7 @@ pub(crate) fn open_all(policy: &Policy<'_>, out: &mut [Option<OpenFile>; MAX_ENV
                 });
                 Some(crate::load::stamp_of(&st))
             }
-            Err(NotOpened::Refused(why)) => {
+            Err(NotOpened::Refused(why, ..)) => {
                 found.unusable = found.unusable.or(Some(Unusable { index: i, why }));
                 continue;
             }
