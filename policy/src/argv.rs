@@ -472,7 +472,8 @@ fn launders(
 ) -> Option<ValueSource> {
     let mut found = None;
     for_each_credential_value_up_to(policy, req, value.len(), |v, source| {
-        if v == value && source_name(req, source) != Some(name) {
+        let from = source_name(req.env, req.parent_env, req.env_files, source);
+        if v == value && from != Some(name) {
             found = Some(source);
         }
         found.is_none()
@@ -480,14 +481,19 @@ fn launders(
     found
 }
 
-/// The name of the variable a credential value came from.
-pub fn source_name<'r>(req: &ArgvRequest<'r>, source: ValueSource) -> Option<&'r [u8]> {
+/// The name of the variable a credential value came from: in the child's
+/// environment, the caller's, or an env file (the fields of an [`ArgvRequest`]).
+pub fn source_name<'r>(
+    env: &[&'r [u8]],
+    parent_env: &[&'r [u8]],
+    env_files: &[Option<&'r [u8]>],
+    source: ValueSource,
+) -> Option<&'r [u8]> {
     let entry_name = |e: &'r [u8]| split_entry(e).map(|(n, _)| n);
     match source {
-        ValueSource::ChildEnv(i) => req.env.get(i as usize).and_then(|e| entry_name(e)),
-        ValueSource::ParentEnv(i) => req.parent_env.get(i as usize).and_then(|e| entry_name(e)),
-        ValueSource::EnvFile { file, line } => req
-            .env_files
+        ValueSource::ChildEnv(i) => env.get(i as usize).and_then(|e| entry_name(e)),
+        ValueSource::ParentEnv(i) => parent_env.get(i as usize).and_then(|e| entry_name(e)),
+        ValueSource::EnvFile { file, line } => env_files
             .get(file as usize)
             .copied()
             .flatten()

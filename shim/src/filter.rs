@@ -714,25 +714,7 @@ impl Report<'_, '_> {
 
     /// The variable whose value an argument holds.
     fn value_name(&self, src: ValueSource) -> &[u8] {
-        match src {
-            ValueSource::ChildEnv(i) => self.env_name(i as usize),
-            ValueSource::ParentEnv(i) => self
-                .parent
-                .get(i as usize)
-                .and_then(|e| decide::split_entry(e))
-                .map_or(&[], |(n, _)| n),
-            ValueSource::EnvFile { file, line } => self
-                .contents
-                .get(file as usize)
-                .copied()
-                .flatten()
-                .and_then(|c| {
-                    envpolicy::envfile::assignments(c)
-                        .flatten()
-                        .find(|a| a.line == line)
-                })
-                .map_or(&[], |a| a.name),
-        }
+        argv::source_name(self.env, self.parent, self.contents, src).unwrap_or(&[])
     }
 
     /// The message for a refused exec: program, argument, variable, policy.
