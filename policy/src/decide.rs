@@ -326,6 +326,30 @@ pub struct EnvSummary {
     pub added: u32,
 }
 
+/// Each set record in `bits` (`EnvSummary::refused_sets`): its index and the
+/// name it sets, for every front end's report.
+pub fn refused_set_names<'a, 'p>(
+    policy: &'a Policy<'p>,
+    bits: u64,
+) -> impl Iterator<Item = (u32, &'p [u8])> + 'a {
+    use crate::compiled::sec;
+    (0..policy.count(sec::SETS).min(64) as u32)
+        .filter(move |s| (bits >> s) & 1 == 1)
+        .filter_map(move |s| policy.set(s).map(|r| (s, policy.str(r.name))))
+}
+
+/// Each file-keep record in `bits` (`EnvSummary::refused_file_values`): its index
+/// and the name it keeps, for every front end's report.
+pub fn refused_file_value_names<'a, 'p>(
+    policy: &'a Policy<'p>,
+    bits: u64,
+) -> impl Iterator<Item = (u32, &'p [u8])> + 'a {
+    use crate::compiled::sec;
+    (0..policy.count(sec::FILE_KEEPS).min(64) as u32)
+        .filter(move |k| (bits >> k) & 1 == 1)
+        .filter_map(move |k| policy.file_keep(k).map(|r| (k, policy.str(r.name))))
+}
+
 /// The basename of a program path.
 pub fn basename(program: &[u8]) -> &[u8] {
     match memchr::memrchr(b'/', program) {

@@ -232,17 +232,11 @@ pub fn decide_with(
     let mut changes = env_changes;
     // Env-file values the policy refuses (the inherited value, if any, is marked
     // above; this is the one loud report, with or without one).
-    for k in 0..policy.count(sec::FILE_KEEPS).min(64) as u32 {
-        if (summary.refused_file_values >> k) & 1 == 0 {
-            continue;
-        }
-        let Some(fk) = policy.file_keep(k) else {
-            continue;
-        };
+    for (k, name) in decide::refused_file_value_names(policy, summary.refused_file_values) {
         changes.push(Change {
             target: "env",
             index: None,
-            name: Some(lossy(policy.str(fk.name))),
+            name: Some(lossy(name)),
             action: "refuse",
             rule: "env-file.refused",
             why: describe_rule(policy, Rule::FileValueRefused(k), env),
@@ -250,15 +244,11 @@ pub fn decide_with(
         });
     }
     // Sets whose `${NAME}` expansion read a credential or looked like a token.
-    for s in 0..policy.count(sec::SETS).min(64) as u32 {
-        if (summary.refused_sets >> s) & 1 == 0 {
-            continue;
-        }
-        let Some(rec) = policy.set(s) else { continue };
+    for (_, name) in decide::refused_set_names(policy, summary.refused_sets) {
         changes.push(Change {
             target: "env",
             index: None,
-            name: Some(lossy(policy.str(rec.name))),
+            name: Some(lossy(name)),
             action: "refuse",
             rule: "credential.shape",
             why: "the set value's ${...} expansion reads a credential or looks like a token".into(),

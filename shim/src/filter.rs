@@ -778,38 +778,15 @@ impl Report<'_, '_> {
                 self.loud_line([b"refused ", name, b" in the argv of "], rule.id());
             }
         }
-        self.each_refused_set(|name, _| {
-            self.loud_line([b"refused ", name, b" for "], "credential.shape")
-        });
-        self.each_refused_file_value(|name| {
+        for (_, name) in decide::refused_set_names(self.policy, self.refused_sets) {
+            self.loud_line([b"refused ", name, b" for "], "credential.shape");
+        }
+        let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values);
+        for (_, name) in file_values {
             self.loud_line(
                 [b"refused ", name, b" (its env file's value) for "],
                 "env-file.refused",
-            )
-        });
-    }
-
-    /// The name of each file-keep record whose env file value the decision refused
-    /// (`EnvSummary::refused_file_values`).
-    fn each_refused_file_value(&self, mut f: impl FnMut(&[u8])) {
-        let n = self
-            .policy
-            .count(envpolicy::compiled::sec::FILE_KEEPS)
-            .min(64) as u32;
-        for k in (0..n).filter(|k| (self.refused_file_values >> k) & 1 == 1) {
-            if let Some(fk) = self.policy.file_keep(k) {
-                f(self.policy.str(fk.name));
-            }
-        }
-    }
-
-    /// The name of each set the decision refused (`EnvSummary::refused_sets`).
-    fn each_refused_set(&self, mut f: impl FnMut(&[u8], u32)) {
-        let n = self.policy.count(envpolicy::compiled::sec::SETS).min(64) as u32;
-        for s in (0..n).filter(|s| (self.refused_sets >> s) & 1 == 1) {
-            if let Some(rec) = self.policy.set(s) {
-                f(self.policy.str(rec.name), s);
-            }
+            );
         }
     }
 
@@ -850,20 +827,17 @@ impl Report<'_, '_> {
             json_field(&mut m, b"rule", v.rule.id().as_bytes());
             json_end(&mut m, self.source, fd);
         }
-        self.each_refused_file_value(|name| {
+        let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values)
+            .map(|(_, name)| (name, &b"env-file.refused"[..]));
+        let sets = decide::refused_set_names(self.policy, self.refused_sets)
+            .map(|(_, name)| (name, &b"credential.shape"[..]));
+        for (name, rule) in file_values.chain(sets) {
             let mut m = json_start(mode, self.prog, b"env", 0);
             json_word(&mut m, b"name", name);
             json_field(&mut m, b"action", b"refuse");
-            json_field(&mut m, b"rule", b"env-file.refused");
+            json_field(&mut m, b"rule", rule);
             json_end(&mut m, self.source, fd);
-        });
-        self.each_refused_set(|name, _| {
-            let mut m = json_start(mode, self.prog, b"env", 0);
-            json_word(&mut m, b"name", name);
-            json_field(&mut m, b"action", b"refuse");
-            json_field(&mut m, b"rule", b"credential.shape");
-            json_end(&mut m, self.source, fd);
-        });
+        }
         if let Some(rule) = self.program {
             let mut m = json_start(mode, self.prog, b"program", 0);
             let (name, rule): (&[u8], &[u8]) = match rule {
