@@ -96,7 +96,6 @@ pub fn read_env_files(policy: &Policy<'_>) -> Vec<Option<Vec<u8>>> {
 /// (`EnvRequest::renamed_files`): a policy a program holds for a long time (the
 /// Rust API's spawners) sees the names a file declares now, as the shim does.
 pub fn renamed_files(policy: &Policy<'_>) -> u32 {
-    use std::os::unix::fs::MetadataExt;
     let n = policy.count(sec::ENV_FILES).min(32) as u32;
     (0..n)
         .filter(|&i| {
@@ -104,15 +103,7 @@ pub fn renamed_files(policy: &Policy<'_>) -> u32 {
                 return false;
             };
             let path = String::from_utf8_lossy(policy.str(rec.path)).into_owned();
-            let now = std::fs::metadata(path).ok().map(|md| {
-                crate::cache_key::Stamp::new(
-                    md.dev(),
-                    md.ino(),
-                    md.size(),
-                    (md.mtime(), md.mtime_nsec()),
-                    (md.ctime(), md.ctime_nsec()),
-                )
-            });
+            let now = crate::cache::stamp(std::path::Path::new(&path));
             crate::cache_key::import_changed(policy, i, now)
         })
         .fold(0, |bits, i| bits | 1 << i)

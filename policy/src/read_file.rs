@@ -4,7 +4,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::error::io_reason;
@@ -47,40 +47,19 @@ impl From<io::Error> for ReadError {
     }
 }
 
-fn mode_of(md: &std::fs::Metadata) -> u32 {
-    // `st_mode` with the file type bits, whatever std's own view of them.
-    let t = md.file_type();
-    let kind = if t.is_file() {
-        0o100_000
-    } else if t.is_dir() {
-        0o040_000
-    } else if t.is_fifo() {
-        0o010_000
-    } else if t.is_socket() {
-        0o140_000
-    } else if t.is_char_device() {
-        0o020_000
-    } else if t.is_block_device() {
-        0o060_000
-    } else {
-        0
-    };
-    kind | (md.mode() & 0o7777)
-}
-
 /// Open `path` for reading by the rule: its kind is judged before it is opened
 /// (a device is never opened), opened with `O_NONBLOCK | O_NOCTTY` (a FIFO
 /// planted after that look cannot block the open), and judged again on the open
 /// descriptor, which is what is read.
 pub fn open(path: &Path, limit: Limit) -> Result<File, ReadError> {
     let md = std::fs::metadata(path)?;
-    readable::judge(mode_of(&md), md.len(), limit).map_err(ReadError::Unreadable)?;
+    readable::judge(md.mode(), md.len(), limit).map_err(ReadError::Unreadable)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let md = file.metadata()?;
-    readable::judge(mode_of(&md), md.len(), limit).map_err(ReadError::Unreadable)?;
+    readable::judge(md.mode(), md.len(), limit).map_err(ReadError::Unreadable)?;
     Ok(file)
 }
 
