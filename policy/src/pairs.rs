@@ -92,6 +92,9 @@ struct Grammar {
     property_long: &'static [u8],
     /// getopt_long accepts any unique prefix of a long option.
     prefixes: bool,
+    /// A lone `-` is an option, not an operand (`env -`, the old spelling of
+    /// `env -i`).
+    lone_dash_is_option: bool,
 }
 
 impl Grammar {
@@ -229,8 +232,7 @@ fn walk_options(g: &Grammar, argv: &[&[u8]], mut i: usize, f: &mut impl FnMut(Pa
         if arg == b"--" {
             return i + 1;
         }
-        // `env -` is the old spelling of `env -i`: an option.
-        if arg == b"-" && core::ptr::eq(g, &ENV) {
+        if arg == b"-" && g.lone_dash_is_option {
             i += 1;
             continue;
         }
@@ -290,6 +292,7 @@ const DOCKER: Grammar = Grammar {
     pair_long: b"--env",
     property_short: 0,
     property_long: b"",
+    lone_dash_is_option: false,
     prefixes: false,
 };
 
@@ -310,6 +313,7 @@ const SYSTEMD_RUN: Grammar = Grammar {
     pair_long: b"--setenv",
     property_short: b'p',
     property_long: b"--property",
+    lone_dash_is_option: false,
     prefixes: true,
 };
 
@@ -325,6 +329,7 @@ const ENV: Grammar = Grammar {
     pair_long: b"",
     property_short: 0,
     property_long: b"",
+    lone_dash_is_option: true,
     prefixes: true,
 };
 
@@ -342,6 +347,7 @@ const SUDO: Grammar = Grammar {
     pair_long: b"",
     property_short: 0,
     property_long: b"",
+    lone_dash_is_option: false,
     prefixes: true,
 };
 
@@ -355,6 +361,7 @@ const TMUX_GLOBAL: Grammar = Grammar {
     pair_long: b"",
     property_short: 0,
     property_long: b"",
+    lone_dash_is_option: false,
     prefixes: false,
 };
 
@@ -403,32 +410,29 @@ fn ends_command(arg: &[u8]) -> bool {
 /// command's operands counts too (see the module docs).
 fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
     let mut i = walk_options(&TMUX_GLOBAL, argv, 1, &mut |_| {});
-    let mut command: Option<&'static [u8]> = None;
+    // The grammar of the command being read (new-session's until one is named).
+    let mut g = Grammar {
+        short_value: b"ceFfnstxy",
+        pair_short: b'e',
+        ..TMUX_GLOBAL
+    };
     let mut at_start = true;
     while let Some(&arg) = argv.get(i) {
         if at_start {
-            command = tmux_command(arg.strip_suffix(b";").unwrap_or(arg));
+            g.short_value = tmux_command(arg.strip_suffix(b";").unwrap_or(arg))
+                .unwrap_or(b"ceFfnstxy");
             at_start = ends_command(arg);
             i += 1;
             continue;
         }
-        let g = Grammar {
-            short_value: command.unwrap_or(b"ceFfnstxy"),
-            ..TMUX_GLOBAL
-        };
-        let g = Grammar {
-            pair_short: b'e',
-            ..g
-        };
         let step = if is_option(arg) {
             read_option(&g, argv, i, f)
         } else {
             1
         };
-        // A separator ends the command, whether it stands alone or ends an
-        // argument (an option's value included).
-        let last = argv.get(i + step - 1).copied().unwrap_or(arg);
-        at_start = ends_command(arg) || (step == 2 && ends_command(last));
+        // A separator ends the command, whether it stands alone or ends the
+        // last argument read (an option's value included).
+        at_start = argv.get(i + step - 1).is_some_and(|last| ends_command(last));
         i += step;
     }
 }
