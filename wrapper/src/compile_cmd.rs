@@ -28,13 +28,9 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::from(EXIT_OWN_ERROR)
 }
 
-/// When libenvshim.so runs this compile (`ENVSHIM_COMPILING`), it ends with the
-/// process that waits for it: a host killed by a signal mid-compile leaves no
-/// compile behind.
+/// A compile libenvshim.so runs (`ENVSHIM_COMPILING`) ends with the process that
+/// waits for it: a host killed by a signal mid-compile leaves no compile behind.
 fn end_with_the_host() {
-    if std::env::var_os("ENVSHIM_COMPILING").is_none() {
-        return;
-    }
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and changes nothing
     // else; getppid has no preconditions.
     unsafe {
@@ -48,7 +44,11 @@ fn end_with_the_host() {
 
 /// Run `envwrap compile` with the arguments after `compile`.
 pub fn run(args: &[OsString]) -> ExitCode {
-    end_with_the_host();
+    // Run by libenvshim.so (see `end_with_the_host`, and the messages below).
+    let by_shim = std::env::var_os("ENVSHIM_COMPILING").is_some();
+    if by_shim {
+        end_with_the_host();
+    }
     let mut output: Option<PathBuf> = None;
     let mut policy: Option<PathBuf> = None;
     let mut i = 0;
@@ -96,7 +96,6 @@ pub fn run(args: &[OsString]) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     // Run by libenvshim.so, this line is the shim's one warning, and reads as the
     // shim's (the user ran the shim, not envwrap): the failure marker's text.
-    let by_shim = std::env::var_os("ENVSHIM_COMPILING").is_some();
     match &built.outcome {
         Ok(warnings) => {
             let who = if by_shim { "envshim" } else { "envwrap" };

@@ -251,8 +251,9 @@ pub fn tool_args(
 /// never printed (`envpolicy::shown`); control characters escaped, long names
 /// cut.
 fn printable(s: &str) -> String {
-    if !envpolicy::shown::word(s.as_bytes()).is_plain() {
-        return crate::value::word(s.as_bytes());
+    let shown = envpolicy::shown::word(s.as_bytes());
+    if !shown.is_plain() {
+        return shown.to_string();
     }
     let mut out: String = s.chars().take(64).flat_map(char::escape_default).collect();
     if s.chars().count() > 64 {
