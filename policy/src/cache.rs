@@ -3,9 +3,10 @@
 //! are in [`crate::cache_key`], shared with libenvshim.so, which reads the cache in
 //! its constructor instead of parsing TOML (docs/adr/0002-compiled-policy.md).
 //!
-//! **Where** ([`cache_path`], the one place): `$XDG_CACHE_HOME/envshim/`, else
-//! `$HOME/.cache/envshim/`, else `/tmp/envshim-<uid>/` (empty variables count as
-//! unset), then `cache_file_name` of the absolute policy path.
+//! **Where** ([`cache_path`]): the directory of [`cache_key::cache_dir_parts`]
+//! (`$ENVSHIM_CACHE_DIR` when absolute, else `/run/user/<uid>/envshim` when that
+//! runtime directory is the user's own, else `/tmp/envshim-<uid>`; never under
+//! `HOME`), then `cache_file_name` of the absolute policy path.
 //!
 //! **Writing** ([`store`]): the directory is created with mode 0700 if missing; the
 //! bytes go to a temporary file (mode 0600) in the same directory, which is then
@@ -75,17 +76,21 @@ pub fn absolute(policy: &Path) -> io::Result<PathBuf> {
     Ok(PathBuf::from(OsString::from_vec(out)))
 }
 
-/// The cache directory: `$XDG_CACHE_HOME/envshim`, else `$HOME/.cache/envshim`,
-/// else `/tmp/envshim-<uid>`.
+/// The cache directory, by the rule of [`cache_key::cache_dir_parts`]:
+/// `$ENVSHIM_CACHE_DIR` when absolute, else `/run/user/<uid>/envshim` when that
+/// runtime directory is `uid`'s own, else `/tmp/envshim-<uid>`.
 pub fn cache_dir(getenv: impl Fn(&str) -> Option<OsString>, uid: u32) -> PathBuf {
-    let set = |k: &str| getenv(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(x) = set("XDG_CACHE_HOME") {
-        return x.join("envshim");
-    }
-    if let Some(h) = set("HOME") {
-        return h.join(".cache").join("envshim");
-    }
-    PathBuf::from(format!("/tmp/envshim-{uid}"))
+    let given = getenv(cache_key::CACHE_DIR_VAR);
+    let mut digits = [0u8; 20];
+    let uid_digits = crate::shown::decimal(u64::from(uid), &mut digits);
+    let runtime_ours = |nul_terminated: &[u8]| {
+        let path = nul_terminated.strip_suffix(b"\0").unwrap_or(nul_terminated);
+        std::fs::metadata(std::ffi::OsStr::from_bytes(path))
+            .is_ok_and(|md| trust_dir(&md, uid).is_ok())
+    };
+    let given = given.as_deref().map(OsStrExt::as_bytes);
+    let parts = cache_key::cache_dir_parts(given, uid_digits, runtime_ours);
+    PathBuf::from(OsString::from_vec(parts.concat()))
 }
 
 /// Where the compiled cache of the policy file `policy` lives. A relative
@@ -454,16 +459,16 @@ mod tests {
             String::from_utf8(cache_key::cache_file_name(b"/etc/envshim/policy.toml").to_vec())
                 .unwrap();
         assert_eq!(
-            cache_path(p, env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), 7),
-            Path::new("/x/envshim").join(&name)
+            cache_path(p, env(&[("ENVSHIM_CACHE_DIR", "/x"), ("HOME", "/h")]), 7),
+            Path::new("/x").join(&name)
         );
+        // HOME and XDG_CACHE_HOME are never the cache's place; uid 7's runtime
+        // directory does not exist (or is not 7's).
+        let default = cache_path(p, env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), 7);
+        assert_eq!(default, Path::new("/tmp/envshim-7").join(&name));
         assert_eq!(
-            cache_path(p, env(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")]), 7),
-            Path::new("/h/.cache/envshim").join(&name)
-        );
-        assert_eq!(
-            cache_path(p, env(&[]), 7),
-            Path::new("/tmp/envshim-7").join(&name)
+            cache_path(p, env(&[("ENVSHIM_CACHE_DIR", "x")]), 7),
+            default
         );
         // A relative policy path is hashed as cwd/path.
         let cwd = std::env::current_dir().unwrap();

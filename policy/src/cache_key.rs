@@ -6,7 +6,14 @@
 //! **Name.** The cache of a policy file is `<16 hex digits>.bin`: the 64-bit FNV-1a
 //! hash of the policy path's bytes, made absolute by [`absolute_into`] (no other
 //! normalisation: `a/../p.toml` and `p.toml` are two caches of one file, which is
-//! harmless). The directory is chosen by `crate::cache::cache_dir`.
+//! harmless).
+//!
+//! **Directory** ([`cache_dir_parts`]): `$ENVSHIM_CACHE_DIR` when it is absolute,
+//! else `/run/user/<uid>/envshim` when `/run/user/<uid>` is the user's own runtime
+//! directory, else `/tmp/envshim-<uid>`. Never under `HOME` or `XDG_CACHE_HOME`: a
+//! program's tests make those their own (git's test suite makes `HOME` a
+//! repository), and a cache that appears there changes what the program sees
+//! (docs/adr/0012-cache-location.md).
 //!
 //! **Layout.** A cache file is either
 //!
@@ -74,6 +81,42 @@ pub fn cache_file_name(path: &[u8]) -> [u8; FILE_NAME_LEN] {
         *slot = HEX.get(nibble as usize).copied().unwrap_or(b'0');
     }
     out
+}
+
+/// The variable that names the cache directory; only an absolute path counts.
+pub const CACHE_DIR_VAR: &str = "ENVSHIM_CACHE_DIR";
+
+/// The one rule for the cache directory (see the module docs), as the pieces to
+/// join: `given` is `$ENVSHIM_CACHE_DIR` (`None` when unset), `uid` the user's
+/// uid in decimal ([`crate::shown::decimal`]). `runtime_ours` is asked, with the
+/// NUL-terminated path `/run/user/<uid>`, whether that is a directory owned by the
+/// user that no one else can write (the caller's `stat`: the shim makes its own
+/// system calls); it is not asked when `given` is used.
+pub fn cache_dir_parts<'a>(
+    given: Option<&'a [u8]>,
+    uid: &'a [u8],
+    runtime_ours: impl FnOnce(&[u8]) -> bool,
+) -> [&'a [u8]; 3] {
+    if let Some(dir) = given.filter(|d| d.first() == Some(&b'/')) {
+        return [dir, b"", b""];
+    }
+    const RUNTIME: &[u8] = b"/run/user/";
+    let mut runtime = [0u8; 40];
+    let end = RUNTIME.len().saturating_add(uid.len());
+    let built = match runtime.get_mut(..end).map(|r| r.split_at_mut(RUNTIME.len())) {
+        Some((head, tail)) if tail.len() == uid.len() => {
+            head.copy_from_slice(RUNTIME);
+            tail.copy_from_slice(uid);
+            // The byte after the path is still 0: the NUL.
+            runtime.get(..=end)
+        }
+        _ => None,
+    };
+    if built.is_some_and(runtime_ours) {
+        [RUNTIME, uid, b"/envshim"]
+    } else {
+        [b"/tmp/envshim-", uid, b""]
+    }
 }
 
 /// The one rule that makes a policy path absolute: an absolute path is kept as
@@ -479,6 +522,27 @@ mod tests {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(&cache_file_name(b""), b"cbf29ce484222325.bin");
+    }
+
+    #[test]
+    fn cache_dir_rule() {
+        let dir = |given: Option<&[u8]>, ours: bool| {
+            let mut asked = Vec::new();
+            let parts = cache_dir_parts(given, b"1000", |p| {
+                asked.extend_from_slice(p);
+                ours
+            });
+            (String::from_utf8(parts.concat()).unwrap(), asked)
+        };
+        assert_eq!(dir(Some(b"/c"), false).0, "/c");
+        assert!(dir(Some(b"/c"), true).1.is_empty(), "no stat when given");
+        let (d, asked) = dir(None, true);
+        assert_eq!(d, "/run/user/1000/envshim");
+        assert_eq!(asked, b"/run/user/1000\0");
+        assert_eq!(dir(None, false).0, "/tmp/envshim-1000");
+        // A relative directory would move with the working directory: not used.
+        assert_eq!(dir(Some(b"rel"), false).0, "/tmp/envshim-1000");
+        assert_eq!(dir(Some(b""), true).0, "/run/user/1000/envshim");
     }
 
     #[test]

@@ -860,7 +860,15 @@ pub fn decide_env(
                         own_at = Some(i);
                         Verdict::new(Action::Keep, Rule::Sticky)
                     }
-                    None => judge_hashed(policy, req.program, mask, entry, name, key, value, None),
+                    None => {
+                        let v =
+                            judge_hashed(policy, req.program, mask, entry, name, key, value, None);
+                        if sticky && keeps_cache_dir(name, &v) {
+                            Verdict::new(Action::Keep, Rule::Sticky)
+                        } else {
+                            v
+                        }
+                    }
                 }
             }
         };
@@ -1402,6 +1410,13 @@ pub fn lookup<'e>(env: &[&'e [u8]], name: &[u8]) -> Option<&'e [u8]> {
         Some((n, v)) if n == name => Some(v),
         _ => None,
     })
+}
+
+/// Rule 7 for the shim's cache directory: an inherited `ENVSHIM_CACHE_DIR` that
+/// rules 1 to 5 strip stays (one they refuse does not), so that the child's shim
+/// finds the compiled policy where its parent's did (docs/adr/0012-cache-location.md).
+fn keeps_cache_dir(name: &[u8], v: &Verdict) -> bool {
+    v.action == Action::Strip && name == crate::cache_key::CACHE_DIR_VAR.as_bytes()
 }
 
 /// Rule 7 for `LD_PRELOAD`: if the child's `LD_PRELOAD` does not name the shim,

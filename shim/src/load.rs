@@ -18,9 +18,10 @@
 //!    path is made absolute with the working directory (`cache_key::absolute_into`),
 //!    and that absolute path is the `ENVSHIM_POLICY` entry rule 7 puts back in
 //!    every child, also for a policy found by lookup (`sticky::keep_policy`).
-//! 2. **Where its cache is**: `$XDG_CACHE_HOME/envshim/`, `$HOME/.cache/envshim/` or
-//!    `/tmp/envshim-<uid>/`, then `cache_key::cache_file_name` (the rule of
-//!    `envpolicy::cache::cache_path`).
+//! 2. **Where its cache is**: `cache_key::cache_dir_parts` (`$ENVSHIM_CACHE_DIR`,
+//!    else `/run/user/<uid>/envshim` when that directory is ours, else
+//!    `/tmp/envshim-<uid>`; never under `HOME`, docs/adr/0012-cache-location.md),
+//!    then `cache_key::cache_file_name`.
 //! 3. **Trust**: the cache file must be a regular file (opened with `O_NOFOLLOW`),
 //!    owned by our uid (`AT_UID` of the auxiliary vector) and not writable by group
 //!    or others (a cache someone else wrote could weaken the policy); so must the
@@ -35,8 +36,8 @@
 //!    with the real `posix_spawn` and wait for it, at most `COMPILE_LIMIT_MS`, and
 //!    only until a signal for the program arrives (`QuietChild`): either way the
 //!    compile is killed and the floor applies. envwrap is `$ENVSHIM_ENVWRAP`, else
-//!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME`,
-//!    `XDG_CACHE_HOME` (never `LD_PRELOAD`: a dynamically linked envwrap would load
+//!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME` (for
+//!    `~/` in imports; never `LD_PRELOAD`: a dynamically linked envwrap would load
 //!    us again) and `ENVSHIM_COMPILING=1`, which makes a shim loaded into it anyway
 //!    (`/etc/ld.so.preload`) skip all of this, so a compile can never recurse. Its
 //!    stderr is ours: when the policy is malformed, envwrap's own line
@@ -89,6 +90,8 @@ const PATH_MAX: usize = libc::PATH_MAX as usize;
 const MAX_CACHE_BYTES: usize = 16 << 20;
 /// Set in envwrap's environment while it compiles for us (see the module docs).
 const COMPILING: &[u8] = b"ENVSHIM_COMPILING";
+/// `envpolicy::cache_key::CACHE_DIR_VAR`, for `env_c`.
+const CACHE_DIR_VAR: &[u8] = b"ENVSHIM_CACHE_DIR";
 
 /// What the constructor found. (Returned once, by value: the size of `File`'s
 /// decoded policy does not matter, and there is no heap to box it on.)
@@ -707,16 +710,14 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
     // The cache path (envpolicy::cache::cache_path).
     let cache = &mut buf;
     cache.clear();
-    match (env_c(b"XDG_CACHE_HOME"), env_c(b"HOME")) {
-        (Some(x), _) => cache.push(without_nul(x)).join(b"envshim"),
-        (None, Some(h)) => cache.push(without_nul(h)).join(b".cache").join(b"envshim"),
-        (None, None) => {
-            let mut tmp = [0u8; 24];
-            cache
-                .push(b"/tmp/envshim-")
-                .push(sys::fmt_i64(i64::from(uid), &mut tmp))
-        }
-    };
+    let given = env_c(CACHE_DIR_VAR).map(without_nul);
+    let mut digits = [0u8; 20];
+    let uid_digits = envpolicy::shown::decimal(u64::from(uid), &mut digits);
+    let runtime_ours =
+        |dir_c: &[u8]| stat_c(dir_c).is_ok_and(|st| untrusted(&st, uid, libc::S_IFDIR).is_none());
+    for part in cache_key::cache_dir_parts(given, uid_digits, runtime_ours) {
+        cache.push(part);
+    }
     let dir_len = cache.len;
     cache.join(&cache_key::cache_file_name(path));
     let Some(cache_c) = cache.c_bytes().filter(|_| dir_len != 0) else {
@@ -1017,10 +1018,10 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_
         policy_c.as_ptr().cast(),
         core::ptr::null(),
     ];
-    let mut envp: [*const c_char; 5] = [core::ptr::null(); 5];
+    let mut envp: [*const c_char; 4] = [core::ptr::null(); 4];
     envp[0] = c"ENVSHIM_COMPILING=1".as_ptr();
     let mut n = 1;
-    for var in [&b"PATH"[..], b"HOME", b"XDG_CACHE_HOME"] {
+    for var in [&b"PATH"[..], b"HOME"] {
         if let (Some(e), Some(slot)) = (env_entry(var), envp.get_mut(n)) {
             *slot = e;
             n += 1;
@@ -1040,7 +1041,7 @@ fn spawn_and_wait(
     spawn: real::PosixSpawnFn,
     envwrap: &[u8],
     argv: &[*const c_char; 7],
-    envp: &[*const c_char; 5],
+    envp: &[*const c_char; 4],
     quiet: &QuietChild,
 ) -> Result<Waited, c_int> {
     let mut pid: libc::pid_t = 0;

@@ -144,7 +144,9 @@ impl Sandbox {
         }
         // A shim (or its policy) preloaded into the test runner must not leak into the
         // commands: a test that wants them sets them (see `shim::ShimExt`).
-        c.env_remove("LD_PRELOAD").env_remove("ENVSHIM_POLICY");
+        c.env_remove("LD_PRELOAD")
+            .env_remove("ENVSHIM_POLICY")
+            .env_remove("ENVSHIM_CACHE_DIR");
         c
     }
 

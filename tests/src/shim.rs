@@ -31,9 +31,9 @@ pub const SHIM_PREFIX: &str = "envshim: ";
 pub trait ShimExt {
     /// `LD_PRELOAD=<libenvshim.so>` (absolute path).
     fn with_shim(&mut self) -> &mut Self;
-    /// `ENVSHIM_POLICY=<path>`, and `XDG_CACHE_HOME=<policy's directory>/.cache`, so
-    /// the compiled cache the shim keeps for the policy lives beside it (in the
-    /// sandbox) rather than in the user's `~/.cache/envshim`.
+    /// `ENVSHIM_POLICY=<path>`, and `ENVSHIM_CACHE_DIR=<policy's directory>/.cache/envshim`,
+    /// so the compiled cache the shim keeps for the policy lives beside it (in the
+    /// sandbox) rather than in the user's cache directory.
     fn with_policy(&mut self, policy: impl AsRef<Path>) -> &mut Self;
 }
 
@@ -45,7 +45,7 @@ impl ShimExt for TestCommand {
     fn with_policy(&mut self, policy: impl AsRef<Path>) -> &mut Self {
         let policy = policy.as_ref();
         if let Some(dir) = policy.parent() {
-            self.env("XDG_CACHE_HOME", dir.join(".cache"));
+            self.env("ENVSHIM_CACHE_DIR", dir.join(".cache/envshim"));
         }
         self.env("ENVSHIM_POLICY", policy)
     }

@@ -258,7 +258,7 @@ fn library_envwrap_and_shim_give_the_same_child() {
                 .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
                 .env("HOME", sb.path())
                 .env("XDG_CONFIG_HOME", sb.join("config"))
-                .env("XDG_CACHE_HOME", sb.join(".cache"))
+                .env("ENVSHIM_CACHE_DIR", sb.join(".cache/envshim"))
                 .envs(case.env.iter().map(|(a, b)| (a.as_str(), b.as_str())))
                 .env_secrets();
         };

@@ -68,7 +68,7 @@ impl World {
         c.with_shim()
             .env("ENVSHIM_POLICY", &self.policy)
             .env("HOME", &self.home)
-            .env_remove("XDG_CACHE_HOME")
+            .env("ENVSHIM_CACHE_DIR", self.home.join(".cache/envshim"))
             .env_remove("XDG_CONFIG_HOME")
             .env("ENVSHIM_ENVWRAP", envwrap_bin())
             .env("MARK_A", "a")

@@ -2,9 +2,8 @@
 //! (shim/src/load.rs, envpolicy::cache, `envwrap compile`).
 //!
 //! Each test runs real programs under the shim with `ENVSHIM_POLICY` pointing into
-//! a sandbox and `HOME` in the sandbox, so the cache is `$HOME/.cache/envshim/` there
-//! (`HOME` rather than `XDG_CACHE_HOME`: the floor keeps `HOME`, so a floor-bound
-//! child's own shim looks at the same cache).
+//! a sandbox and `ENVSHIM_CACHE_DIR` there (`home/.cache/envshim`); a floor-bound
+//! child, whose floor drops `ENVSHIM_CACHE_DIR`, uses the default cache directory.
 //! `ENVSHIM_ENVWRAP` is a script that counts its runs and then runs the real
 //! envwrap, so a test can tell whether a process start compiled the policy.
 //!
@@ -27,7 +26,7 @@ const IMPORTING: &str =
 const MALFORMED: &str = "version = 1\nbas = \"none\"\n";
 
 // `ENVSHIM_POLICY` is set directly rather than with `ShimExt::with_policy`, which
-// also points `XDG_CACHE_HOME` elsewhere: these tests choose the cache location.
+// also points `ENVSHIM_CACHE_DIR` elsewhere: these tests choose the cache location.
 
 /// What the child of a shimmed process received.
 #[derive(Debug, PartialEq, Eq)]
@@ -78,11 +77,15 @@ impl World {
             .unwrap_or(0)
     }
 
+    fn cache_dir(&self) -> PathBuf {
+        self.cache_home.join(".cache/envshim")
+    }
+
     fn cache_of(&self, policy: &Path) -> PathBuf {
-        let home = self.cache_home.clone();
+        let dir = self.cache_dir();
         envpolicy::cache::cache_path(
             policy,
-            |k| (k == "HOME").then(|| home.clone().into_os_string()),
+            |k| (k == "ENVSHIM_CACHE_DIR").then(|| dir.clone().into_os_string()),
             envpolicy::cache::current_uid(),
         )
     }
@@ -92,7 +95,7 @@ impl World {
         let mut c = self.sb.cmd(program);
         c.with_shim()
             .env("HOME", &self.cache_home)
-            .env_remove("XDG_CACHE_HOME")
+            .env("ENVSHIM_CACHE_DIR", self.cache_dir())
             .env_remove("XDG_CONFIG_HOME")
             .env("ENVSHIM_ENVWRAP", &self.counter)
             .env("MARK_A", "a")
@@ -605,7 +608,7 @@ fn cache_owned_by_another_user_is_refused() {
 fn untrusted_cache_directory_gives_the_floor() {
     let w = World::new("load_open_dir");
     let policy = w.sb.write("policy.toml", POLICY);
-    let dir = w.cache_home.join(".cache/envshim");
+    let dir = w.cache_dir();
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     let (state, msgs) = w.observe(Some(&policy));
@@ -681,11 +684,11 @@ fn envwrap_compile_command() {
     sb.cmd(envwrap_bin())
         .args(["compile"])
         .arg(&policy)
-        .env("XDG_CACHE_HOME", &home)
+        .env("ENVSHIM_CACHE_DIR", &home)
         .expect_success();
     let cache = envpolicy::cache::cache_path(
         &policy,
-        |k| (k == "XDG_CACHE_HOME").then(|| home.clone().into_os_string()),
+        |k| (k == "ENVSHIM_CACHE_DIR").then(|| home.clone().into_os_string()),
         envpolicy::cache::current_uid(),
     );
     assert!(cache.is_file(), "{}", cache.display());
@@ -1015,7 +1018,7 @@ fn envwrap_with_the_shim_warns_once_about_a_missing_optional_import() {
             .arg(&policy)
             .args(["--", "/bin/sh", "-c", "exec /bin/true"])
             .env("HOME", &w.cache_home)
-            .env_remove("XDG_CACHE_HOME")
+            .env("ENVSHIM_CACHE_DIR", w.cache_dir())
             .env("ENVSHIM_ENVWRAP", &w.counter)
             .expect_success();
     let notes = out

@@ -4,10 +4,9 @@
 //! fail-closed floor and the process's stderr holds one line naming the file and
 //! why; envwrap exits 125 with that line.
 //!
-//! Each test runs `sh -c 'exec env'` under the shim. `HOME` is the policy's
-//! directory, so the parent (`XDG_CACHE_HOME`, from `ShimExt::with_policy`) and a
-//! floor-bound child (the floor keeps `HOME` only) share one cache. `MARK` is
-//! outside the floor: present under the test policy, gone under the floor.
+//! Each test runs `sh -c 'exec env'` under the shim, with the cache in the policy's
+//! directory (`ENVSHIM_CACHE_DIR`, from `ShimExt::with_policy`). `MARK` is outside
+//! the floor: present under the test policy, gone under the floor.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

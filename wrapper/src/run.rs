@@ -250,8 +250,8 @@ fn describe_change(
 
 /// With the shim in the child and a policy file, the child's first process would
 /// compile the policy again and print its warnings a second time: write the
-/// cache that process will look for (by the child's own `XDG_CACHE_HOME` and
-/// `HOME`), unless it is fresh already. Quietly: a cache that cannot be written
+/// cache that process will look for (by the child's own `ENVSHIM_CACHE_DIR`, see
+/// `envpolicy::cache::cache_dir`), unless it is fresh already. Quietly: a cache that cannot be written
 /// leaves the child to compile, as it would have.
 fn prepare_childs_cache(policy: &Path, child_env: &[Vec<u8>]) {
     use envpolicy::cache;

@@ -27,7 +27,7 @@ env_flags = false
 pub fn envwrap(sb: &Sandbox) -> TestCommand {
     let mut c = sb.cmd(envwrap_bin());
     // A shim the child loads keeps its compiled policy cache in the sandbox.
-    c.env("XDG_CACHE_HOME", sb.join(".cache"));
+    c.env("ENVSHIM_CACHE_DIR", sb.join(".cache/envshim"));
     c
 }
 
