@@ -26,7 +26,6 @@
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
-HIDDEN int envshim_c_fclose(FILE *f) { return fclose(f); }
 HIDDEN int envshim_c_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
 HIDDEN FILE *envshim_c_fdopen(int fd, const char *mode) { return fdopen(fd, mode); }
 HIDDEN int envshim_c_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }

@@ -11,8 +11,6 @@ use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, sigset_t, FILE}
 extern "C" {
     #[link_name = "envshim_c_abort"]
     pub fn abort() -> !;
-    #[link_name = "envshim_c_fclose"]
-    pub fn fclose(f: *mut FILE) -> c_int;
     #[link_name = "envshim_c_fcntl_int"]
     pub fn fcntl(fd: c_int, cmd: c_int, arg: c_int) -> c_int;
     #[link_name = "envshim_c_fdopen"]

@@ -43,6 +43,7 @@ pub unsafe extern "C" fn fork() -> pid_t {
             let pid = unsafe { real() };
             if pid == 0 {
                 crate::policy::after_fork_in_child();
+                crate::popen::after_fork_in_child();
             }
             pid
         }

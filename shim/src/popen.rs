@@ -21,19 +21,25 @@
 //! could not be `pclose`d correctly, and handing the job to glibc's popen would skip
 //! the policy).
 //!
-//! `pclose(fp)`: if `fp` is one of ours, `fclose` it, `waitpid` for the child (retrying
-//! on EINTR) and return its status; otherwise call the real `pclose`.
+//! `pclose(fp)`: if `fp` is one of ours, close it, `waitpid` for the child (retrying
+//! on EINTR, with cancellation off) and return its status; otherwise call the real
+//! `pclose`. glibc's `fclose` on a popen stream does what `pclose` does, and its
+//! `freopen` waits for the child when it closes the stream: so do ours ([`fclose`],
+//! [`freopen`]), and a stream closed either way leaves no slot, no zombie and no stale
+//! fd number for later popen children to close. Both are a load and a call while no
+//! popen stream is open ([`LIVE`]).
 //!
-//! Known limits: a stream closed with `fclose` instead of `pclose` keeps its slot (its
-//! child is never reaped, as with glibc), and its stale fd number keeps being closed
-//! in later popen children; a popen racing with another thread's popen can, in a window
-//! of a few system calls, let one child inherit the other's new parent end (glibc closes
-//! that window with a lock held across `posix_spawn`; we record the fd before clearing
-//! close-on-exec, which narrows it).
+//! Threads: as glibc holds its popen lock from reading its list of streams until the
+//! new stream is in it, [`SPAWNING`] is held from reading [`TABLE`] for a child's close
+//! actions until the new stream is recorded and its fd made inheritable, and while a
+//! closing stream leaves the table; so no popen child inherits the parent end of
+//! another thread's new stream, and none closes an fd number another thread has just
+//! given up and opened again. A `fork` child, where the thread that held it does not
+//! exist, starts with it free ([`after_fork_in_child`]).
 
 use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use crate::cold;
 use crate::exec::with_policy;
@@ -71,6 +77,43 @@ impl Slot {
 #[link_section = ".data.envshim_zero"]
 static TABLE: [Slot; POPEN_SLOTS] = [const { Slot::new() }; POPEN_SLOTS];
 
+/// How many slots are ACTIVE: `fclose` and `freopen` look in the table only when
+/// some are.
+#[link_section = ".data.envshim_zero"]
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The popen lock (see the module docs): a spin lock that yields, never held across
+/// anything that can block for long but the spawn itself.
+#[link_section = ".data.envshim_zero"]
+static SPAWNING: AtomicBool = AtomicBool::new(false);
+
+/// Holds [`SPAWNING`] until dropped.
+struct Spawning;
+
+impl Spawning {
+    fn lock() -> Spawning {
+        while SPAWNING
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { cold::sched_yield() };
+        }
+        Spawning
+    }
+}
+
+impl Drop for Spawning {
+    fn drop(&mut self) {
+        SPAWNING.store(false, Ordering::Release);
+    }
+}
+
+/// In a `fork` child: the lock is free (the thread that may have held it is not there).
+pub fn after_fork_in_child() {
+    SPAWNING.store(false, Ordering::Relaxed);
+}
+
 fn reserve_slot() -> Option<&'static Slot> {
     TABLE.iter().find(|s| {
         s.state
@@ -79,7 +122,12 @@ fn reserve_slot() -> Option<&'static Slot> {
     })
 }
 
+/// The child of `fp`, if `fp` is a stream of ours, which leaves the table.
 fn take_slot(fp: *mut libc::FILE) -> Option<libc::pid_t> {
+    if LIVE.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    let _lock = Spawning::lock();
     for s in TABLE.iter() {
         if s.state.load(Ordering::Acquire) == ACTIVE
             && s.fp.load(Ordering::Relaxed) == fp as usize
@@ -93,6 +141,7 @@ fn take_slot(fp: *mut libc::FILE) -> Option<libc::pid_t> {
             }
             let pid = s.pid.load(Ordering::Relaxed);
             s.state.store(FREE, Ordering::Release);
+            LIVE.fetch_sub(1, Ordering::Release);
             return Some(pid);
         }
     }
@@ -213,7 +262,7 @@ unsafe fn open_stream(
     }
     let fail = |e: c_int| {
         // SAFETY: `fp` owns `parent_fd` and is not used after this.
-        unsafe { cold::fclose(fp) };
+        unsafe { real_fclose(fp) };
         close(child_fd);
         set_errno(e);
         core::ptr::null_mut()
@@ -223,6 +272,7 @@ unsafe fn open_stream(
         return fail(libc::EMFILE);
     };
 
+    let lock = Spawning::lock();
     let mut fa = MaybeUninit::<libc::posix_spawn_file_actions_t>::uninit();
     // SAFETY: initialising, filling and destroying a local file-actions object; the
     // fds named are ours (child_fd) or recorded parent ends of other popen streams.
@@ -263,11 +313,13 @@ unsafe fn open_stream(
             slot.pid.store(pid, Ordering::Relaxed);
             slot.fd.store(parent_fd, Ordering::Relaxed);
             slot.state.store(ACTIVE, Ordering::Release);
+            LIVE.fetch_add(1, Ordering::Release);
         }
         r
     };
     if ret != 0 {
         slot.state.store(FREE, Ordering::Release);
+        drop(lock);
         return fail(ret);
     }
     close(child_fd);
@@ -275,6 +327,7 @@ unsafe fn open_stream(
         // SAFETY: our descriptor; undoes pipe2's O_CLOEXEC on the parent end.
         unsafe { cold::fcntl(parent_fd, libc::F_SETFD, 0) };
     }
+    drop(lock);
     fp
 }
 
@@ -284,21 +337,99 @@ unsafe fn open_stream(
 /// `stream` must be a stream returned by `popen` and not yet closed.
 #[no_mangle]
 pub unsafe extern "C" fn pclose(stream: *mut libc::FILE) -> c_int {
-    let Some(pid) = take_slot(stream) else {
-        return match real::pclose() {
-            // SAFETY: not ours: the caller's stream goes to libc unchanged.
-            Some(f) => unsafe { f(stream) },
-            None => {
-                set_errno(libc::ENOSYS);
-                -1
-            }
-        };
+    if let Some(pid) = take_slot(stream) {
+        // SAFETY: ours, out of the table: closed exactly once, here.
+        return unsafe { close_and_wait(stream, pid) };
+    }
+    match real::pclose() {
+        // SAFETY: not ours: the caller's stream goes to libc unchanged.
+        Some(f) => unsafe { f(stream) },
+        None => {
+            set_errno(libc::ENOSYS);
+            -1
+        }
+    }
+}
+
+/// `fclose(3)`: on a stream of ours, what glibc's `fclose` does on a popen stream,
+/// which is what `pclose` does; any other stream goes to the real `fclose`.
+///
+/// # Safety
+/// As for `fclose(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn fclose(stream: *mut libc::FILE) -> c_int {
+    match take_slot(stream) {
+        // SAFETY: ours, out of the table: closed exactly once, here.
+        Some(pid) => unsafe { close_and_wait(stream, pid) },
+        // SAFETY: not ours: the caller's stream goes to libc unchanged.
+        None => unsafe { real_fclose(stream) },
+    }
+}
+
+/// `freopen(3)`: the real `freopen`, and then, for a stream of ours, the wait for
+/// its child that glibc's makes when it closes a popen stream.
+///
+/// # Safety
+/// As for `freopen(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn freopen(
+    path: *const c_char,
+    mode: *const c_char,
+    stream: *mut libc::FILE,
+) -> *mut libc::FILE {
+    let ours = take_slot(stream);
+    let reopened = match real::freopen() {
+        // SAFETY: the caller's arguments, unchanged.
+        Some(f) => unsafe { f(path, mode, stream) },
+        None => {
+            set_errno(libc::ENOSYS);
+            core::ptr::null_mut()
+        }
     };
+    if let Some(pid) = ours {
+        let saved = errno();
+        let _ = wait_for(pid);
+        set_errno(saved);
+    }
+    reopened
+}
+
+/// The real `fclose`.
+///
+/// # Safety
+/// As for `fclose(3)`.
+unsafe fn real_fclose(stream: *mut libc::FILE) -> c_int {
+    match real::fclose() {
+        // SAFETY: the caller's contract.
+        Some(f) => unsafe { f(stream) },
+        None => {
+            set_errno(libc::ENOSYS);
+            -1
+        }
+    }
+}
+
+/// Close a stream of ours and wait for its child: its status, or -1.
+///
+/// # Safety
+/// `stream` is a FILE `open_stream` created, already out of the table, not used
+/// after this.
+unsafe fn close_and_wait(stream: *mut libc::FILE, pid: libc::pid_t) -> c_int {
     let _nc = sys::NoCancel::new();
-    // SAFETY: `stream` is a FILE we created with fdopen and recorded; it is closed
-    // exactly once, here. Its close also closes our end of the pipe, so the child
-    // sees EOF (mode "w") or SIGPIPE/EPIPE (mode "r").
-    unsafe { cold::fclose(stream) };
+    // SAFETY: the caller's contract. Its close also closes our end of the pipe, so
+    // the child sees EOF (mode "w") or SIGPIPE/EPIPE (mode "r").
+    let closed = unsafe { real_fclose(stream) };
+    let status = wait_for(pid);
+    // glibc's `fclose` gives the child's status, or the flush's -1 when that is 0.
+    if closed != 0 && status == 0 {
+        -1
+    } else {
+        status
+    }
+}
+
+/// `waitpid` for our child, again on EINTR: its status, or -1.
+fn wait_for(pid: libc::pid_t) -> c_int {
     let mut status: c_int = 0;
     loop {
         // SAFETY: waiting for our own child.

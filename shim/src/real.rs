@@ -14,11 +14,12 @@
 //! It never happens after `fork` in a running program: by the time `main` (or any code
 //! that can fork a multithreaded process) runs, our constructor has completed.
 //!
-//! Only seven real functions are needed: every `exec*` variant is rebuilt on the real
+//! Only nine real functions are needed: every `exec*` variant is rebuilt on the real
 //! `execve` (glibc's own `execvp`, `execl*` call an internal `__execve` we cannot hook,
 //! so calling them would be fine but would hide the PATH search from us), `system`
-//! and `popen` are rebuilt on the real `posix_spawn`, and `fork` is passed on after
-//! the work of [`crate::fork`].
+//! and `popen` are rebuilt on the real `posix_spawn`, `fork` is passed on after
+//! the work of [`crate::fork`], and `fclose` and `freopen` are passed on after
+//! [`crate::popen`] has reaped the child of a stream of ours, as glibc's do.
 //!
 //! A lookup that returns an address inside this library means the loader handed us
 //! back to ourselves (the shim is loaded twice, or linked without `RTLD_NEXT`
@@ -49,6 +50,9 @@ pub type PosixSpawnFn = unsafe extern "C" fn(
     *const *const c_char,
 ) -> c_int;
 pub type PcloseFn = unsafe extern "C" fn(*mut libc::FILE) -> c_int;
+pub type FcloseFn = unsafe extern "C" fn(*mut libc::FILE) -> c_int;
+pub type FreopenFn =
+    unsafe extern "C" fn(*const c_char, *const c_char, *mut libc::FILE) -> *mut libc::FILE;
 pub type ForkFn = unsafe extern "C" fn() -> libc::pid_t;
 
 /// Which real function.
@@ -62,8 +66,10 @@ pub enum Func {
     PosixSpawnp,
     Pclose,
     Fork,
+    Fclose,
+    Freopen,
 }
-const COUNT: usize = 7;
+const COUNT: usize = 9;
 
 /// NUL-terminated names, indexed by `Func`.
 const NAMES: [&[u8]; COUNT] = [
@@ -74,6 +80,8 @@ const NAMES: [&[u8]; COUNT] = [
     b"posix_spawnp\0",
     b"pclose\0",
     b"fork\0",
+    b"fclose\0",
+    b"freopen\0",
 ];
 
 #[link_section = ".data.envshim_ctor"]
@@ -130,7 +138,9 @@ pub fn resolve_all() -> *const c_char {
             3 => Func::PosixSpawn,
             4 => Func::PosixSpawnp,
             5 => Func::Pclose,
-            _ => Func::Fork,
+            6 => Func::Fork,
+            7 => Func::Fclose,
+            _ => Func::Freopen,
         };
         let name = NAMES.get(i).copied().unwrap_or(b"\0");
         let p = if addr.is_null() {
@@ -190,3 +200,5 @@ getter!(posix_spawn, Func::PosixSpawn, PosixSpawnFn);
 getter!(posix_spawnp, Func::PosixSpawnp, PosixSpawnFn);
 getter!(pclose, Func::Pclose, PcloseFn);
 getter!(fork, Func::Fork, ForkFn);
+getter!(fclose, Func::Fclose, FcloseFn);
+getter!(freopen, Func::Freopen, FreopenFn);
