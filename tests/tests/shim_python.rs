@@ -251,3 +251,43 @@ fn every_spawn_path_refuses_a_token_in_argv() {
         );
     }
 }
+
+/// What a policy adds to an environment the caller emptied (`env={}`, as CPython's
+/// `test_empty_env` asks for; docs/policy.md, "An empty environment"): the shim's
+/// sticky `LD_PRELOAD` and, for a policy file, `ENVSHIM_POLICY` (without them the
+/// child would leave the policy), and the policy's own `set` entries. Nothing that
+/// the parent held.
+#[test]
+fn an_empty_environment_gets_only_what_the_policy_adds() {
+    // LC_CTYPE is Python's own (locale coercion), as test_empty_env allows.
+    const CHILD: &str =
+        "import os; print(' '.join(sorted(n for n in os.environ if n != 'LC_CTYPE')))";
+    let run = |sb: &Sandbox, policy: Option<&std::path::Path>| {
+        let script = format!(
+            "import subprocess, sys\n\
+             out = subprocess.run([sys.executable, '-c', {CHILD:?}], env={{}},\n\
+             \x20                    capture_output=True, text=True)\n\
+             print(out.stdout.strip())\n"
+        );
+        let mut c = sb.cmd(python3());
+        c.arg("-c")
+            .arg(script)
+            .with_shim()
+            .env("ENVSHIM_E2E_KEEP", "x");
+        if let Some(p) = policy {
+            c.with_policy(p);
+        }
+        c.expect_success().stdout_str().trim().to_string()
+    };
+    let sb = Sandbox::new("py_empty_env");
+    assert_eq!(run(&sb, None), "LD_PRELOAD", "the built-in default");
+    let policy = sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n[set]\nTZ = \"UTC\"\n",
+    );
+    assert_eq!(
+        run(&sb, Some(&policy)),
+        "ENVSHIM_POLICY LD_PRELOAD TZ",
+        "a policy file with a set"
+    );
+}
