@@ -35,20 +35,20 @@
 //!
 //! With the bytes, the cache keeps what the decision would otherwise parse out of
 //! them at every exec, found once per read: the assignment each of the policy's
-//! file-keep records passes on ([`envpolicy::decide::file_keep_value`]), whether
+//! file-keep records passes on ([`envpolicy_core::decide::file_keep_value`]), whether
 //! that value passes where no program section applies
-//! ([`envpolicy::decide::file_value_passes_globally`]), and the credential values
-//! argv is searched for ([`envpolicy::argv::file_credentials`]).
+//! ([`envpolicy_core::decide::file_value_passes_globally`]), and the credential values
+//! argv is searched for ([`envpolicy_core::argv::file_credentials`]).
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
-use envpolicy::argv::{file_credentials, FileCredential};
-use envpolicy::cache_key::Stamp;
-use envpolicy::compiled::sec;
-use envpolicy::decide::{file_keep_value, file_value_passes_globally};
-use envpolicy::envfile::Assignment;
-use envpolicy::Policy;
+use envpolicy_core::argv::{file_credentials, FileCredential};
+use envpolicy_core::cache_key::Stamp;
+use envpolicy_core::compiled::sec;
+use envpolicy_core::decide::{file_keep_value, file_value_passes_globally};
+use envpolicy_core::envfile::Assignment;
+use envpolicy_core::Policy;
 
 use crate::env_files::{self, NotOpened, Unusable, MAX_ENV_FILES};
 use crate::load;
@@ -107,7 +107,7 @@ struct Entry {
     start: usize,
     len: usize,
     readable: bool,
-    /// The file is there but is no file a policy reads (`envpolicy::readable`):
+    /// The file is there but is no file a policy reads (`envpolicy_core::readable`):
     /// its `st_mode` and size, to say why. (Plain numbers, all zero when unset,
     /// so that `DATA` stays in zero-filled memory.)
     refused: bool,
@@ -345,7 +345,8 @@ fn unusable(entries: &[Entry], n: usize) -> Option<Unusable> {
         .take(n)
         .enumerate()
         .find(|(_, e)| e.refused)?;
-    let why = envpolicy::readable::judge(e.mode, e.size, envpolicy::readable::ENV_FILE).err()?;
+    let why = envpolicy_core::readable::judge(e.mode, e.size, envpolicy_core::readable::ENV_FILE)
+        .err()?;
     Some(Unusable { index, why })
 }
 
@@ -391,7 +392,7 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
         let (fd, st) = match env_files::open(path) {
             Ok(opened) => opened,
             Err(NotOpened::Absent) => {
-                entry.renamed = envpolicy::cache_key::import_changed(policy, i as u32, None);
+                entry.renamed = envpolicy_core::cache_key::import_changed(policy, i as u32, None);
                 continue;
             }
             Err(NotOpened::Refused(_, stamp, mode)) => {
@@ -431,7 +432,7 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
             start: used,
             len: got,
             readable: true,
-            renamed: envpolicy::cache_key::import_changed(policy, i as u32, Some(stamp)),
+            renamed: envpolicy_core::cache_key::import_changed(policy, i as u32, Some(stamp)),
             ..EMPTY
         };
         used = end;

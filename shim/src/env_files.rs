@@ -1,6 +1,6 @@
 //! Opening the env files a policy imports, at an exec or at load, by the rule of
-//! `envpolicy::readable`: without blocking (`O_NONBLOCK | O_NOCTTY`), regular files
-//! only, at most `envpolicy::readable::ENV_FILE` each.
+//! `envpolicy_core::readable`: without blocking (`O_NONBLOCK | O_NOCTTY`), regular files
+//! only, at most `envpolicy_core::readable::ENV_FILE` each.
 //!
 //! A file that is there but is not one a policy reads (a FIFO, a socket, a device,
 //! a file over the limit) is [`Unusable`]: the exec then runs under the fail-closed
@@ -11,10 +11,10 @@
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use envpolicy::cache_key::Stamp;
-use envpolicy::compiled::sec;
-use envpolicy::readable::{self, Unreadable};
-use envpolicy::Policy;
+use envpolicy_core::cache_key::Stamp;
+use envpolicy_core::compiled::sec;
+use envpolicy_core::readable::{self, Unreadable};
+use envpolicy_core::Policy;
 
 use crate::policy::Active;
 use crate::sys::{self, Msg};
@@ -124,7 +124,7 @@ pub(crate) fn open_all(policy: &Policy<'_>, out: &mut [Option<OpenFile>; MAX_ENV
             }
             Err(NotOpened::Absent) => None,
         };
-        if envpolicy::cache_key::import_changed(policy, i as u32, now) {
+        if envpolicy_core::cache_key::import_changed(policy, i as u32, now) {
             found.renamed |= 1 << i;
         }
     }

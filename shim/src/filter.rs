@@ -11,7 +11,7 @@
 //!    process's `environ` as byte slices, and get the current contents of the env
 //!    files the policy imports (their values are re-read when they change, by
 //!    design; [`crate::env_cache`] keeps them between execs);
-//! 2. `envpolicy::decide::decide_env` and `envpolicy::argv::decide_argv`, the same
+//! 2. `envpolicy_core::decide::decide_env` and `envpolicy_core::argv::decide_argv`, the same
 //!    decision code envwrap and the Rust API run, on the compiled policy;
 //! 3. in enforce mode: refuse the exec (EPERM) when an argument holds a secret,
 //!    warn about loud changes, and hand back the filtered arrays; in audit mode:
@@ -26,12 +26,12 @@ use core::ffi::{c_char, c_int};
 use core::mem::size_of;
 use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-use envpolicy::argv::{
+use envpolicy_core::argv::{
     self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch, ValueSource,
 };
-use envpolicy::compiled::Mode;
-use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
-use envpolicy::{Policy, Records};
+use envpolicy_core::compiled::Mode;
+use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use envpolicy_core::{Policy, Records};
 
 use crate::env_files::{self, OpenFile, MAX_ENV_FILES};
 use crate::policy::Active;
@@ -927,7 +927,7 @@ fn json_field(m: &mut Msg<1024>, key: &[u8], value: &[u8]) {
 /// [`json_field`] of a program, path or name that may hold a secret (see
 /// `Msg::push_word`).
 fn json_word(m: &mut Msg<1024>, key: &[u8], text: &[u8]) {
-    let mut shown = Msg::<{ envpolicy::shown::PLAIN_MAX + 8 }>::new();
+    let mut shown = Msg::<{ envpolicy_core::shown::PLAIN_MAX + 8 }>::new();
     json_field(m, key, shown.push_word(text).as_bytes());
 }
 

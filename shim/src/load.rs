@@ -3,14 +3,14 @@
 //!
 //! The shim never parses TOML (docs/adr/0002-compiled-policy.md). A policy file is
 //! used through its compiled cache, a file envwrap writes (`envwrap compile`,
-//! `envpolicy::cache`); the cache's name, layout and freshness rule are in
-//! `envpolicy::cache_key`, shared with envwrap, and this module applies them with
+//! `envpolicy_core::cache`); the cache's name, layout and freshness rule are in
+//! `envpolicy_core::cache_key`, shared with envwrap, and this module applies them with
 //! raw system calls (every libc function imported from Rust costs a symbol lookup
 //! at load in every process; see `sys.rs`).
 //!
 //! What the constructor does, in order:
 //!
-//! 1. **Which policy** (docs/policy.md, section 2, as `envpolicy::load::locate`): `ENVSHIM_POLICY`
+//! 1. **Which policy** (docs/policy.md, section 2, as `envpolicy_core::load::locate`): `ENVSHIM_POLICY`
 //!    from the initial environment; else `$XDG_CONFIG_HOME/envshim/policy.toml`
 //!    (`$HOME/.config/...` when unset), then `/etc/envshim/policy.toml`, each only if
 //!    it exists; else the built-in default, with no further system call.
@@ -79,18 +79,18 @@ use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use envpolicy::cache_key::{self, Stamp};
-use envpolicy::Records;
+use envpolicy_core::cache_key::{self, Stamp};
+use envpolicy_core::Records;
 
 use crate::sticky::{self, Captured};
 use crate::{real, sys};
 
 const PATH_MAX: usize = libc::PATH_MAX as usize;
-/// Larger cache files are not mapped (envpolicy::cache::MAX_CACHE_BYTES).
+/// Larger cache files are not mapped (envpolicy_core::cache::MAX_CACHE_BYTES).
 const MAX_CACHE_BYTES: usize = 16 << 20;
 /// Set in envwrap's environment while it compiles for us (see the module docs).
 const COMPILING: &[u8] = b"ENVSHIM_COMPILING";
-/// `envpolicy::cache_key::CACHE_DIR_VAR`, for `env_c`.
+/// `envpolicy_core::cache_key::CACHE_DIR_VAR`, for `env_c`.
 const CACHE_DIR_VAR: &[u8] = b"ENVSHIM_CACHE_DIR";
 
 /// What the constructor found. (Returned once, by value: the size of `File`'s
@@ -326,13 +326,13 @@ fn untrusted(st: &libc::stat, uid: u32, want: libc::mode_t) -> Option<&'static [
 }
 
 /// Why a file a policy was compiled from is not trusted now, if it is not: the
-/// rule of `envpolicy::writers` (owner root or us, not writable by others, nor
+/// rule of `envpolicy_core::writers` (owner root or us, not writable by others, nor
 /// by a group other than our private one, which the compile recorded), without
 /// following the symbolic links again (the compiler did).
 fn untrusted_dep(st: &libc::stat, uid: u32, private_gid: Option<u32>) -> Option<&'static [u8]> {
-    envpolicy::writers::judge(st.st_uid, st.st_gid, st.st_mode, uid, private_gid)
+    envpolicy_core::writers::judge(st.st_uid, st.st_gid, st.st_mode, uid, private_gid)
         .err()
-        .map(envpolicy::writers::Untrusted::short)
+        .map(envpolicy_core::writers::Untrusted::short)
 }
 
 /// The `stat` behind a freshness check of the cache (`cache_key::check` and
@@ -707,12 +707,12 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
         ]);
     }
 
-    // The cache path (envpolicy::cache::cache_path).
+    // The cache path (envpolicy_core::cache::cache_path).
     let cache = &mut buf;
     cache.clear();
     let given = env_c(CACHE_DIR_VAR).map(without_nul);
     let mut digits = [0u8; 20];
-    let uid_digits = envpolicy::shown::decimal(u64::from(uid), &mut digits);
+    let uid_digits = envpolicy_core::shown::decimal(u64::from(uid), &mut digits);
     let runtime_ours =
         |dir_c: &[u8]| stat_c(dir_c).is_ok_and(|st| untrusted(&st, uid, libc::S_IFDIR).is_none());
     for part in cache_key::cache_dir_parts(given, uid_digits, runtime_ours) {
@@ -757,7 +757,7 @@ fn quick(m: Mapping, ctx: &Ctx<'_>, prog: &[u8]) -> Result<Loaded, Mapping> {
     };
     let at_load = notes.failure().is_some()
         || policy.log_path().is_some()
-        || envpolicy::decide::self_scrub(&policy, prog);
+        || envpolicy_core::decide::self_scrub(&policy, prog);
     if at_load {
         return Err(m);
     }
@@ -960,7 +960,7 @@ fn judge_bytes(
 /// How long the shim waits for a compile before it stops it and enforces the
 /// floor. A compile reads a few small files and takes milliseconds; the limit is
 /// for a file on a network mount that stopped answering (envwrap itself never
-/// blocks on a FIFO, a socket or a device: `envpolicy::readable`).
+/// blocks on a FIFO, a socket or a device: `envpolicy_core::readable`).
 const COMPILE_LIMIT_MS: i64 = 10_000;
 const COMPILE_LIMIT_TEXT: &[u8] = b"10 seconds";
 /// How often the wait looks for a signal meant for the program.

@@ -12,7 +12,7 @@
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU8, Ordering};
-use envpolicy::{Policy, Records};
+use envpolicy_core::{Policy, Records};
 
 use crate::load::{Deferred, Loaded};
 

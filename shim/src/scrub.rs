@@ -23,9 +23,9 @@
 
 use core::ffi::{c_char, c_int};
 
-use envpolicy::argv::{self, ArgvRequest};
-use envpolicy::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
-use envpolicy::Records;
+use envpolicy_core::argv::{self, ArgvRequest};
+use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use envpolicy_core::Records;
 
 use crate::env_files::{self, MAX_ENV_FILES};
 use crate::scratch::{Inline, Scratch};
@@ -127,7 +127,7 @@ unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
 /// As `at_load`; `environ` has `ne` entries.
 #[allow(clippy::too_many_arguments)]
 unsafe fn scrub(
-    policy: &envpolicy::Policy<'_>,
+    policy: &envpolicy_core::Policy<'_>,
     prog: &[u8],
     argv: *const *const c_char,
     n_args: usize,
@@ -251,12 +251,12 @@ unsafe fn scrub(
 
 /// Overwrite with `*` the value of every `NAME=VALUE` pair in the process's own
 /// argv that the policy would not pass to this program (the pairs of
-/// `envpolicy::pairs`, judged by `argv::pair_verdicts`).
+/// `envpolicy_core::pairs`, judged by `argv::pair_verdicts`).
 ///
 /// # Safety
 /// `argv` holds `n_args` writable NUL-terminated strings, and no other thread runs.
 unsafe fn blank_refused_pairs(
-    policy: &envpolicy::Policy<'_>,
+    policy: &envpolicy_core::Policy<'_>,
     prog: &[u8],
     argv: *const *const c_char,
     n_args: usize,

@@ -427,10 +427,10 @@ impl<const N: usize> Msg<N> {
     }
 
     /// Appends a program, path or name that may hold a secret, as
-    /// `envpolicy::shown` says: itself, or `<N bytes, SHAPE>`.
+    /// `envpolicy_core::shown` says: itself, or `<N bytes, SHAPE>`.
     pub fn push_word(&mut self, text: &[u8]) -> &mut Self {
         let mut digits = [0u8; 20];
-        let shown = envpolicy::shown::word(text);
+        let shown = envpolicy_core::shown::word(text);
         for part in shown.parts(&mut digits) {
             self.push(part);
         }
@@ -491,7 +491,7 @@ impl<const N: usize> Msg<N> {
 /// Formats `v` in decimal into the end of `tmp` and returns the digits.
 pub fn fmt_i64(v: i64, tmp: &mut [u8; 24]) -> &[u8] {
     let mut digits = [0u8; 20];
-    let digits = envpolicy::shown::decimal(v.unsigned_abs(), &mut digits);
+    let digits = envpolicy_core::shown::decimal(v.unsigned_abs(), &mut digits);
     let sign: &[u8] = if v < 0 { b"-" } else { b"" };
     let len = sign.len() + digits.len();
     for (d, &b) in tmp.iter_mut().zip(sign.iter().chain(digits)) {

@@ -1,8 +1,17 @@
 //! Where the things under test live: the workspace, its target directory, the built
-//! `libenvshim.so` and `envwrap`, and the example policies. Missing artifacts panic with
-//! the exact command that builds them.
+//! `libenvshim.so` and `envwrap`, and the example policies.
+//!
+//! The tests build what they run, as ripgrep's tests get their binary: the first
+//! test of a process that needs an artifact runs the README's build command for it
+//! (`cargo build --release -p envshim`, `-p envwrap`) when the artifact is missing
+//! or older than a source it is built from, so a plain `cargo test` on a fresh
+//! clone works. Cargo's own lock on the target directory serialises test processes
+//! that build at once. `ENVSHIM_SO` and `ENVWRAP_BIN` name other builds, which are
+//! used as they are.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 /// The workspace root (the parent of this crate's directory).
 pub fn workspace_root() -> PathBuf {
@@ -33,7 +42,7 @@ pub fn target_dir() -> PathBuf {
     workspace_root().join("target")
 }
 
-fn locate(what: &str, env_var: &str, file: &str, build: &str) -> PathBuf {
+fn locate(what: &str, env_var: &str, file: &str, package: &str) -> PathBuf {
     if let Some(p) = std::env::var_os(env_var) {
         let p = PathBuf::from(p);
         assert!(
@@ -43,40 +52,78 @@ fn locate(what: &str, env_var: &str, file: &str, build: &str) -> PathBuf {
         );
         return p;
     }
-    let target = target_dir();
-    let candidates = [
-        target.join("release").join(file),
-        target.join("debug").join(file),
+    let built = target_dir().join("release").join(file);
+    build_if_stale(package, &built);
+    assert!(
+        built.is_file(),
+        "{what} not found at {} after building it",
+        built.display()
+    );
+    built
+}
+
+/// The packages built in this process so far (each is checked once).
+static CHECKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Runs `cargo build --release -p PACKAGE` when `artifact` is missing or older than
+/// a source file of the workspace's crates; once per package and process.
+fn build_if_stale(package: &str, artifact: &Path) {
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    if checked.iter().any(|p| p == package) {
+        return;
+    }
+    let built_at = std::fs::metadata(artifact).and_then(|m| m.modified()).ok();
+    if built_at.is_none_or(|t| newest_source().is_some_and(|s| s > t)) {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = std::process::Command::new(&cargo)
+            .current_dir(workspace_root())
+            .args(["build", "--release", "-p", package])
+            .env("CARGO_TARGET_DIR", target_dir())
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", Path::new(&cargo).display()));
+        assert!(
+            status.success(),
+            "cargo build --release -p {package} failed ({status})"
+        );
+    }
+    checked.push(package.to_string());
+}
+
+/// The newest modification time among the sources the artifacts are built from.
+fn newest_source() -> Option<SystemTime> {
+    let root = workspace_root();
+    let mut newest = None;
+    let mut visit = vec![
+        root.join("Cargo.toml"),
+        root.join("Cargo.lock"),
+        root.join("policy-core"),
+        root.join("policy"),
+        root.join("shim"),
+        root.join("wrapper"),
     ];
-    for c in &candidates {
-        if c.is_file() {
-            return c.clone();
+    while let Some(path) = visit.pop() {
+        let Ok(md) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if md.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                visit.extend(entries.flatten().map(|e| e.path()));
+            }
+        } else if let Ok(t) = md.modified() {
+            newest = newest.max(Some(t));
         }
     }
-    panic!(
-        "{what} not found; looked at {env_var} and {}.\nBuild it with:\n    {build}\n(or set {env_var} to its path)",
-        candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
-    );
+    newest
 }
 
-/// `libenvshim.so`: `ENVSHIM_SO`, else target/release, else target/debug.
+/// `libenvshim.so`: `ENVSHIM_SO`, else target/release (built if stale).
 pub fn shim_so() -> PathBuf {
-    locate(
-        "libenvshim.so",
-        "ENVSHIM_SO",
-        "libenvshim.so",
-        "cargo build --release -p envshim",
-    )
+    locate("libenvshim.so", "ENVSHIM_SO", "libenvshim.so", "envshim")
 }
 
-/// The `envwrap` binary: `ENVWRAP_BIN`, else target/release, else target/debug.
+/// The `envwrap` binary: `ENVWRAP_BIN`, else target/release (built if stale).
 pub fn envwrap_bin() -> PathBuf {
-    locate(
-        "envwrap",
-        "ENVWRAP_BIN",
-        "envwrap",
-        "cargo build --release -p envwrap",
-    )
+    locate("envwrap", "ENVWRAP_BIN", "envwrap", "envwrap")
 }
 
 /// `<workspace>/examples/<name>`; panics if it does not exist.

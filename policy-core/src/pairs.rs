@@ -174,7 +174,7 @@ fn in_cluster(p: PairAt, k: usize) -> PairAt {
 fn read_option(g: &Grammar, argv: &[&[u8]], i: usize, f: &mut impl FnMut(PairAt)) -> usize {
     let Some(&arg) = argv.get(i) else { return 1 };
     if arg.starts_with(b"--") {
-        let (written, attached) = match memchr::memchr(b'=', arg) {
+        let (written, attached) = match crate::bytes::memchr(b'=', arg) {
             Some(eq) => (arg.get(..eq).unwrap_or(arg), Some(eq + 1)),
             None => (arg, None),
         };

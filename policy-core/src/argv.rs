@@ -302,7 +302,7 @@ pub fn decide_argv(
             .unwrap_or(0)
             .max(req.program.len());
         for_each_credential_value_up_to(policy, req, longest, |value, source| {
-            let finder = memchr::memmem::Finder::new(value);
+            let finder = crate::bytes::Finder::new(value);
             if program.is_none() && finder.find(req.program).is_some() {
                 program = Some(ArgRule::Value(source));
             }
@@ -590,7 +590,7 @@ fn searched_part<'a>(v: &ArgVerdict, arg: &'a [u8]) -> Option<&'a [u8]> {
 pub fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8]) {
     for_each_credential_value_up_to(policy, req, arg.len(), |value, _| {
         let mut from = 0;
-        while let Some(pos) = arg.get(from..).and_then(|h| memchr::memmem::find(h, value)) {
+        while let Some(pos) = arg.get(from..).and_then(|h| crate::bytes::find(h, value)) {
             let at = from + pos;
             if let Some(dst) = arg.get_mut(at..at + value.len()) {
                 dst.fill(b'*');

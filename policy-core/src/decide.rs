@@ -352,7 +352,7 @@ pub fn refused_file_value_names<'a, 'p>(
 
 /// The basename of a program path.
 pub fn basename(program: &[u8]) -> &[u8] {
-    match memchr::memrchr(b'/', program) {
+    match crate::bytes::memrchr(b'/', program) {
         Some(i) => program.get(i + 1..).unwrap_or(&[]),
         None => program,
     }
@@ -1369,14 +1369,14 @@ fn first_index(seen: &[u32], env: &[&[u8]], name: &[u8]) -> Option<usize> {
 fn expand(template: &[u8], env: &[&[u8]], verdicts: &[Verdict], out: &mut Builder<'_, '_>) -> bool {
     let mut pulled_credential = false;
     let mut rest = template;
-    while let Some(d) = memchr::memchr(b'$', rest) {
+    while let Some(d) = crate::bytes::memchr(b'$', rest) {
         out.put(rest.get(..d).unwrap_or(&[]));
         let after = rest.get(d + 1..).unwrap_or(&[]);
         if after.first() == Some(&b'$') {
             out.put(b"$");
             rest = after.get(1..).unwrap_or(&[]);
         } else if after.first() == Some(&b'{') {
-            match memchr::memchr(b'}', after) {
+            match crate::bytes::memchr(b'}', after) {
                 Some(close) => {
                     let name = after.get(1..close).unwrap_or(&[]);
                     let first = env
@@ -1521,6 +1521,46 @@ impl Builder<'_, '_> {
 mod tests {
     use super::find_eq;
 
+    /// A policy text compiled by the std crate (a dev-dependency), as bytes that
+    /// this crate's own reader opens: the two crates' `Policy` types differ in a
+    /// test build.
+    fn compiled(text: &str, path: &str) -> Vec<u8> {
+        envpolicy::load::compile_text(text, std::path::Path::new(path))
+            .expect("test policy compiles")
+            .bytes()
+            .to_vec()
+    }
+
+    fn open_policy(bytes: &[u8]) -> crate::Policy<'_> {
+        crate::Policy::from_bytes(bytes).expect("a compiled policy")
+    }
+
+    /// `decide_env` with scratch grown until it fits.
+    fn decide_env_growing(
+        policy: &crate::Policy<'_>,
+        req: &super::EnvRequest<'_>,
+    ) -> (super::EnvSummary, Vec<super::Emit>, Vec<u8>) {
+        use super::*;
+        let preload_len = req.preload.map_or(0, <[u8]>::len);
+        let mut sizes = scratch_sizes(policy, req.env.len(), preload_len);
+        loop {
+            let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
+            let mut seen = vec![0u32; sizes.seen];
+            let mut emits = vec![Emit::Input(0); sizes.emits];
+            let mut bytes = vec![0u8; sizes.bytes];
+            let mut scratch = EnvScratch {
+                verdicts: &mut verdicts,
+                seen: &mut seen,
+                emits: &mut emits,
+                bytes: &mut bytes,
+            };
+            match decide_env(policy, req, &mut scratch) {
+                Ok(s) => return (s, emits, bytes),
+                Err(need) => sizes = need,
+            }
+        }
+    }
+
     /// `Policy::may_match` is a filter in front of `collect`: it may let a name
     /// through that no pattern matches, but must never rule out one that some
     /// pattern does, for any kind of glob, in any case, with any bytes after the
@@ -1535,10 +1575,7 @@ strip = ["*SE*", "Ab*cD"]
 [credentials]
 names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
 "#;
-        let compile = |text: &str| {
-            crate::load::compile_text(text, std::path::Path::new("/gates.toml"))
-                .expect("test policy compiles")
-        };
+        let compile = |text: &str| compiled(text, "/gates.toml");
         // The same with a glob that has no gate (`*Q*`), and with more windows
         // than `GATE_PAIRS` (the need sets decide).
         let open = text.replace(r#""*SE*","#, r#""*SE*", "*Q*","#);
@@ -1547,7 +1584,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             compile(text),
             compile(&open),
             compile(&many),
-            crate::load::builtin_default(),
+            envpolicy::load::builtin_default().bytes().to_vec(),
         ];
         // Names built from the patterns' literals (in both cases) and random bytes,
         // so that every kind of glob matches often.
@@ -1594,7 +1631,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             let mut entry = name.clone();
             entry.push(b'=');
             entry.extend_from_slice(&rest);
-            let policy = policies[which].policy();
+            let policy = open_policy(&policies[which]);
             let key = crate::compiled::name_key(&name);
             let present = crate::compiled::name_bits(&name);
             let m = super::collect(&policy, &name, key, present, u64::MAX, None);
@@ -1641,7 +1678,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             renamed_files: 0,
             parent_env: &[],
         };
-        let (summary, _, emits, bytes) = crate::outcome::decide_env_growing(policy, &req);
+        let (summary, emits, bytes) = decide_env_growing(policy, &req);
         emits[..summary.emitted]
             .iter()
             .map(|e| match *e {
@@ -1678,10 +1715,9 @@ strip = ["PLAIN"]
             std::env::temp_dir().join(format!("envpolicy-judged-{}.env", std::process::id()));
         std::fs::write(&path, file).expect("temp file");
         let text = text.replace("/nonexistent/loop.env", &path.to_string_lossy());
-        let c = crate::load::compile_text(&text, std::path::Path::new("/judged.toml"));
+        let c = compiled(&text, "/judged.toml");
         std::fs::remove_file(&path).ok();
-        let c = c.expect("test policy compiles");
-        let policy = c.policy();
+        let policy = open_policy(&c);
         let files = [Some(file)];
         let env: [&[u8]; 3] = [b"PATH=/bin", b"PLAIN=inherited", b"LANG=fr_FR"];
         for program in [&b"/bin/true"[..], b"/usr/bin/deploy"] {
@@ -1718,10 +1754,9 @@ program = "tool"
         let path = std::env::temp_dir().join(format!("envpolicy-grant-{}.env", std::process::id()));
         std::fs::write(&path, "TOOL_TOKEN=abc\n").expect("temp file");
         let text = text.replace("/nonexistent/loop.env", &path.to_string_lossy());
-        let c = crate::load::compile_text(&text, std::path::Path::new("/grant.toml"));
+        let c = compiled(&text, "/grant.toml");
         std::fs::remove_file(&path).ok();
-        let c = c.expect("test policy compiles");
-        let policy = c.policy();
+        let policy = open_policy(&c);
         let a = crate::envfile::lookup(b"TOOL_TOKEN=abc\n", b"TOOL_TOKEN").expect("assigned");
         let mut buf = [0u8; 64];
         assert_eq!(

@@ -45,7 +45,7 @@
 //! A name may be assigned more than once; [`lookup`] returns the first
 //! assignment, as glibc's `getenv` reads the first copy of a duplicated entry.
 
-use memchr::{memchr, memchr2};
+use crate::bytes::{memchr, memchr2};
 
 /// How a value was quoted in the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

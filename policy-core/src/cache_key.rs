@@ -292,7 +292,7 @@ fn next_note(b: &[u8]) -> Option<(Note<'_>, &[u8])> {
     let payload = b.get(5..5usize.checked_add(len)?)?;
     let tail = b.get(5 + len..)?;
     let is_cpath =
-        |p: &[u8]| p.len() > 1 && p.last() == Some(&0) && memchr::memchr(0, p) == Some(p.len() - 1);
+        |p: &[u8]| p.len() > 1 && p.last() == Some(&0) && crate::bytes::memchr(0, p) == Some(p.len() - 1);
     let note = match k {
         kind::FAILURE => Note::Failure(payload),
         kind::ABSENT if is_cpath(payload) => Note::Absent(payload),

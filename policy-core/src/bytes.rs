@@ -1,0 +1,197 @@
+//! Byte searches: [`memchr`], [`memchr2`], [`memrchr`] and substring search
+//! ([`find`], [`Finder`]).
+//!
+//! Why here and not the memchr crate: this crate has no dependencies, so that no
+//! feature cargo unifies across the workspace reaches libenvshim.so (memchr's `std`
+//! feature, which serde_json and aho-corasick turn on, would link std into it; see
+//! the crate docs). What the core searches is short: names, values, argv words and
+//! env-file lines, up to the 1 MiB of an argv. So these do what memchr's fallback
+//! does, 16 bytes at a time with SSE2 (part of every x86_64 CPU), and a byte at a
+//! time on other targets. Substring search compares a needle's first and last
+//! bytes at 16 positions at once, then the whole needle only where both match.
+
+/// The first index of `needle` in `hay`.
+pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        sse2::first_match(hay, |chunk| sse2::eq_mask(chunk, needle))
+            .or_else(|| tail_position(hay, |b| b == needle))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        hay.iter().position(|&b| b == needle)
+    }
+}
+
+/// The first index of either byte in `hay`.
+pub fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        sse2::first_match(hay, |chunk| {
+            sse2::eq_mask(chunk, a) | sse2::eq_mask(chunk, b)
+        })
+        .or_else(|| tail_position(hay, |x| x == a || x == b))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        hay.iter().position(|&x| x == a || x == b)
+    }
+}
+
+/// The last index of `needle` in `hay`.
+pub fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let head = hay.get(..hay.len() % 16).unwrap_or(&[]);
+        let mut end = hay.len();
+        for chunk in hay.rchunks_exact(16) {
+            let start = end - 16;
+            let mask = sse2::eq_mask(chunk, needle);
+            if mask != 0 {
+                return Some(start + (31 - mask.leading_zeros()) as usize);
+            }
+            end = start;
+        }
+        head.iter().rposition(|&b| b == needle)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        hay.iter().rposition(|&b| b == needle)
+    }
+}
+
+/// The index of the first byte after the whole 16-byte chunks that matches.
+#[cfg(target_arch = "x86_64")]
+fn tail_position(hay: &[u8], is: impl Fn(u8) -> bool) -> Option<usize> {
+    let start = hay.len() - hay.len() % 16;
+    hay.get(start..)?.iter().position(|&b| is(b)).map(|i| start + i)
+}
+
+/// The first index at which `needle` occurs in `hay` (0 for an empty needle).
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    Finder::new(needle).find(hay)
+}
+
+/// A substring search for one needle, to run over many haystacks.
+#[derive(Clone, Copy, Debug)]
+pub struct Finder<'n> {
+    needle: &'n [u8],
+}
+
+impl<'n> Finder<'n> {
+    pub fn new(needle: &'n [u8]) -> Finder<'n> {
+        Finder { needle }
+    }
+
+    pub fn needle(&self) -> &'n [u8] {
+        self.needle
+    }
+
+    /// The first index at which the needle occurs in `hay`.
+    pub fn find(&self, hay: &[u8]) -> Option<usize> {
+        let n = self.needle.len();
+        let (Some(&first), Some(&last)) = (self.needle.first(), self.needle.last()) else {
+            return Some(0);
+        };
+        // The candidate starts are 0..=last_start.
+        let last_start = hay.len().checked_sub(n)?;
+        let at = |i: usize| hay.get(i..i + n) == Some(self.needle);
+        let mut i = 0;
+        #[cfg(target_arch = "x86_64")]
+        while i + 16 <= last_start + 1 {
+            // The 16 bytes at i and the 16 at i + n - 1 are in `hay`: i + n - 1 + 16
+            // <= last_start + n = hay.len().
+            let (Some(starts), Some(ends)) = (hay.get(i..i + 16), hay.get(i + n - 1..i + n + 15))
+            else {
+                break;
+            };
+            let mut mask = sse2::eq_mask(starts, first) & sse2::eq_mask(ends, last);
+            while mask != 0 {
+                let j = i + mask.trailing_zeros() as usize;
+                if at(j) {
+                    return Some(j);
+                }
+                mask &= mask - 1;
+            }
+            i += 16;
+        }
+        (i..=last_start).find(|&j| at(j))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+
+    /// One bit per byte of the 16-byte `chunk` that equals `b` (bit i for byte i);
+    /// 0 when `chunk` is not 16 bytes long.
+    #[inline(always)]
+    pub fn eq_mask(chunk: &[u8], b: u8) -> u32 {
+        if chunk.len() != 16 {
+            return 0;
+        }
+        // SAFETY: SSE2 is part of the x86_64 baseline, so these instructions exist
+        // on every CPU this code runs on; `_mm_loadu_si128` reads 16 bytes from a
+        // pointer with no alignment requirement, and `chunk` is exactly 16 bytes.
+        let mask = unsafe {
+            let bytes = _mm_loadu_si128(chunk.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b as i8)))
+        };
+        mask as u32 & 0xffff
+    }
+
+    /// The first index in the whole 16-byte chunks of `hay` whose bit `mask_of`
+    /// sets (the bytes after the last whole chunk are the caller's).
+    #[inline(always)]
+    pub fn first_match(hay: &[u8], mask_of: impl Fn(&[u8]) -> u32) -> Option<usize> {
+        for (n, chunk) in hay.chunks_exact(16).enumerate() {
+            let mask = mask_of(chunk);
+            if mask != 0 {
+                return Some(n * 16 + mask.trailing_zeros() as usize);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn small_cases() {
+        assert_eq!(memchr(b'a', b""), None);
+        assert_eq!(memchr(b'a', b"xxa"), Some(2));
+        assert_eq!(memrchr(b'/', b"/usr/bin/env"), Some(8));
+        assert_eq!(memchr2(b'"', b'\\', b"ab\\c\""), Some(2));
+        assert_eq!(find(b"hello", b""), Some(0));
+        assert_eq!(find(b"", b"a"), None);
+        let long = [b"x".repeat(40), b"needle".to_vec(), b"x".repeat(3)].concat();
+        assert_eq!(find(&long, b"needle"), Some(40));
+        assert_eq!(find(&long, b"needlex"), Some(40));
+        assert_eq!(find(&long, b"needlexxxx"), None);
+        assert_eq!(memrchr(b'n', &long), Some(40));
+        assert_eq!(memchr(b'e', &long), Some(41));
+    }
+
+    proptest! {
+        #[test]
+        fn same_as_the_obvious_search(
+            hay in proptest::collection::vec(0u8..4, 0..80),
+            needle in proptest::collection::vec(0u8..4, 0..6),
+            b in 0u8..4,
+            c in 0u8..4,
+        ) {
+            prop_assert_eq!(memchr(b, &hay), hay.iter().position(|&x| x == b));
+            prop_assert_eq!(memrchr(b, &hay), hay.iter().rposition(|&x| x == b));
+            prop_assert_eq!(memchr2(b, c, &hay), hay.iter().position(|&x| x == b || x == c));
+            let obvious = if needle.is_empty() {
+                Some(0)
+            } else {
+                hay.windows(needle.len()).position(|w| w == &needle[..])
+            };
+            prop_assert_eq!(find(&hay, &needle), obvious);
+        }
+    }
+}

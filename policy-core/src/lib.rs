@@ -1,0 +1,54 @@
+//! envpolicy-core: the decisions of an envshim policy, for every front end.
+//!
+//! `#![no_std]`, no allocation, no dependencies, no panics on any input: this is
+//! the code libenvshim.so runs between `fork` and `exec`, and it is linked alone
+//! into the shim, so that no feature cargo unifies across the workspace can bring
+//! std into it. The `envpolicy` crate is the std API on top (loading and compiling
+//! policy files, rendering outcomes, applying a policy to `Command`); it re-exports
+//! every module here under the same name.
+//!
+//! The modules, in the order a decision uses them:
+//! - [`glob`], [`shape`], [`envfile`], [`builtin`]: matching names, recognising
+//!   token shapes, reading env files, and the built-in lists with their reasons;
+//! - [`bytes`]: the byte searches they are built on;
+//! - [`shown`]: how a message names a program, path or name that may hold a
+//!   secret;
+//! - [`readable`]: which files a policy may read, and how much of each;
+//! - [`writers`]: who may write a file a policy reads;
+//! - [`compiled`]: the compiled buffer and its reader; [`cache_key`]: the cache
+//!   file's name, layout and freshness;
+//! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
+//!   [`pairs`]: where each program that carries environment in argv keeps it.
+#![cfg_attr(not(test), no_std)]
+
+/// The modules of the decision core, which runs inside other programs: no
+/// panicking operation is allowed in them (a panic in libenvshim.so aborts the
+/// host program). The lint list is written once, here.
+macro_rules! no_panic_modules {
+    ($($module:ident),* $(,)?) => {
+        $(
+            #[cfg_attr(
+                not(test),
+                deny(
+                    clippy::indexing_slicing,
+                    clippy::unwrap_used,
+                    clippy::expect_used,
+                    clippy::panic
+                )
+            )]
+            pub mod $module;
+        )*
+    };
+}
+
+no_panic_modules!(
+    argv, bytes, cache_key, decide, envfile, glob, pairs, readable, shape, shown, writers
+);
+
+pub mod builtin;
+// compiled indexes its records by design (bounds checked by its validation) and
+// denies the rest.
+#[cfg_attr(not(test), deny(clippy::unwrap_used, clippy::panic))]
+pub mod compiled;
+
+pub use compiled::{Policy, Records};
