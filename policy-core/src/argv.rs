@@ -89,6 +89,30 @@ pub struct ArgVerdict {
     pub rule: ArgRule,
 }
 
+impl ArgVerdict {
+    /// A granted docker/podman pair moves from argv into the child's environment
+    /// (`NameOnly` on a `Pair`): the argument's own `NAME=VALUE` bytes become the
+    /// entry, in place of an entry of the same name ([`entry_has_name`]), so that
+    /// no name is there twice. The name and the entry, for this verdict's
+    /// argument `arg`; `None` when nothing moves.
+    pub fn moved_pair<'a>(&self, arg: &'a [u8]) -> Option<(&'a [u8], &'a [u8])> {
+        let (ArgAction::NameOnly, ArgRule::Pair { name_at, name_end, .. }) =
+            (self.action, self.rule)
+        else {
+            return None;
+        };
+        Some((
+            arg.get(name_at as usize..name_end as usize)?,
+            arg.get(name_at as usize..)?,
+        ))
+    }
+}
+
+/// Whether the environment entry `entry` is `name=...`.
+pub fn entry_has_name(entry: &[u8], name: &[u8]) -> bool {
+    entry.get(name.len()) == Some(&b'=') && entry.starts_with(name)
+}
+
 /// One argument of the child's argv, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgEmit {

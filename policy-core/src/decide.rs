@@ -1419,6 +1419,21 @@ fn keeps_cache_dir(name: &[u8], v: &Verdict) -> bool {
     v.action == Action::Strip && name == crate::cache_key::CACHE_DIR_VAR.as_bytes()
 }
 
+/// Rule 7: whether an `LD_PRELOAD` value lists the shim at `path` (entries are
+/// separated by `:` or a space, as the loader reads them).
+pub fn preload_lists(value: &[u8], path: &[u8]) -> bool {
+    value.split(|&b| b == b':' || b == b' ').any(|e| e == path)
+}
+
+/// Rule 7: the `LD_PRELOAD` value that puts the shim at `path` first and keeps
+/// every entry of `current` after it, in order: the pieces to join.
+pub fn preload_with_shim<'a>(path: &'a [u8], current: Option<&'a [u8]>) -> [&'a [u8]; 3] {
+    match current.filter(|c| !c.is_empty()) {
+        Some(cur) => [path, b":", cur],
+        None => [path, b"", b""],
+    }
+}
+
 /// Rule 7 for `LD_PRELOAD`: if the child's `LD_PRELOAD` does not name the shim,
 /// put the shim first and keep every other entry, in order.
 fn sticky_preload(
@@ -1433,18 +1448,14 @@ fn sticky_preload(
         .and_then(|i| req.env.get(i))
         .and_then(|e| split_entry(e))
         .map(|(_, v)| v);
-    if let Some(cur) = current {
-        if cur.split(|&b| b == b':' || b == b' ').any(|e| e == path) {
-            return 0;
-        }
+    if current.is_some_and(|cur| preload_lists(cur, path)) {
+        return 0;
     }
     let start = out.n_bytes;
     out.put(crate::builtin::LD_PRELOAD);
     out.put(b"=");
-    out.put(path);
-    if let Some(cur) = current.filter(|c| !c.is_empty()) {
-        out.put(b":");
-        out.put(cur);
+    for piece in preload_with_shim(path, current) {
+        out.put(piece);
     }
     out.finish_entry(start, Rule::Sticky);
     replace_input(

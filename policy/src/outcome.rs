@@ -152,7 +152,9 @@ pub(crate) fn decide_env_growing(
     }
 }
 
-/// [`decide`] with the shim's sticky entries (rule 7).
+/// [`decide`] with the shim's sticky entries (rule 7): the environment rules, then
+/// the argv rules with their verdicts, then what the argv decision moves into the
+/// environment.
 #[allow(clippy::too_many_arguments)]
 pub fn decide_with(
     policy: &Policy<'_>,
@@ -179,75 +181,13 @@ pub fn decide_with(
         renamed_files: renamed_files(policy),
         parent_env: &parent_refs,
     };
-
     let (summary, verdicts, emits, bytes) = decide_env_growing(policy, &req);
-    let mut changes = Vec::new();
-    let mut child_env = Vec::new();
-    for e in emits.iter().take(summary.emitted) {
-        match *e {
-            Emit::Input(i) => {
-                if let Some(entry) = env.get(i as usize) {
-                    child_env.push(entry.clone());
-                }
-            }
-            Emit::Built { start, len, rule } => {
-                let entry = bytes[start as usize..(start + len) as usize].to_vec();
-                changes.push(added_change(policy, &entry, rule));
-                child_env.push(entry);
-            }
-            Emit::Pooled { entry, rule } => {
-                let entry = policy.str(entry).to_vec();
-                changes.push(added_change(policy, &entry, rule));
-                child_env.push(entry);
-            }
-        }
-    }
     let env_verdicts: Vec<Verdict> = verdicts[..env.len()].to_vec();
-    let mut env_changes = Vec::new();
-    for (i, v) in env_verdicts.iter().enumerate() {
-        if v.action == Action::Keep {
-            continue;
-        }
-        let name = decide::split_entry(&env[i]).map(|(n, _)| lossy(n));
-        env_changes.push(Change {
-            target: "env",
-            index: Some(i),
-            name,
-            action: v.action.id(),
-            rule: rule_id(v.rule),
-            why: describe_rule(policy, v.rule, env),
-            loud: v.loud,
-        });
-    }
-    env_changes.extend(changes);
-    let mut changes = env_changes;
-    // Env-file values the policy refuses (the inherited value, if any, is marked
-    // above; this is the one loud report, with or without one).
-    for (k, name) in decide::refused_file_value_names(policy, summary.refused_file_values) {
-        changes.push(Change {
-            target: "env",
-            index: None,
-            name: Some(lossy(name)),
-            action: "refuse",
-            rule: "env-file.refused",
-            why: describe_rule(policy, Rule::FileValueRefused(k), env),
-            loud: true,
-        });
-    }
-    // Sets whose `${NAME}` expansion read a credential or looked like a token.
-    for (_, name) in decide::refused_set_names(policy, summary.refused_sets) {
-        changes.push(Change {
-            target: "env",
-            index: None,
-            name: Some(lossy(name)),
-            action: "refuse",
-            rule: "credential.shape",
-            why: "the set value's ${...} expansion reads a credential or looks like a token".into(),
-            loud: true,
-        });
-    }
+    let (mut child_env, added) = child_env_of(policy, env, &emits[..summary.emitted], &bytes);
+    let mut changes = env_changes(policy, env, &env_verdicts);
+    changes.extend(added);
+    changes.extend(refused_additions(policy, env, &summary));
 
-    // argv
     let areq = ArgvRequest {
         program,
         argv: &argv_refs,
@@ -257,36 +197,22 @@ pub fn decide_with(
         env_files: &files,
         file_credentials: None,
     };
-    let mut nbytes = argv::bytes_needed(&argv_refs);
-    let (asummary, averdicts, aemits, abytes) = loop {
-        let mut verdicts = vec![
-            ArgVerdict {
-                action: ArgAction::Keep,
-                rule: ArgRule::None
-            };
-            argv.len()
-        ];
-        let mut emits = vec![ArgEmit::Input(0); argv.len()];
-        let mut bytes = vec![0u8; nbytes];
-        let mut scratch = ArgvScratch {
-            verdicts: &mut verdicts,
-            emits: &mut emits,
-            bytes: &mut bytes,
-        };
-        match argv::decide_argv(policy, &areq, &mut scratch) {
-            Ok(s) => break (s, verdicts, emits, bytes),
-            Err(need) => nbytes = need,
-        }
-    };
-    let mut child_argv = Vec::new();
-    for e in aemits.iter().take(asummary.emitted) {
-        match *e {
-            ArgEmit::Input(i) => child_argv.push(argv[i as usize].clone()),
+    let (asummary, averdicts, aemits, abytes) = decide_argv_growing(policy, &areq);
+    let child_argv = aemits[..asummary.emitted]
+        .iter()
+        .map(|e| match *e {
+            ArgEmit::Input(i) => argv[i as usize].clone(),
             ArgEmit::Built { start, len } => {
-                child_argv.push(abytes[start as usize..(start + len) as usize].to_vec())
+                abytes[start as usize..(start + len) as usize].to_vec()
             }
-        }
-    }
+        })
+        .collect();
+    let ctx = ArgContext {
+        policy,
+        env,
+        parent_env,
+        env_files,
+    };
     let mut refusal = None;
     if let Some(rule) = asummary.program {
         // The path given to exec holds a secret: judged as an argument is, and
@@ -295,7 +221,7 @@ pub fn decide_with(
             action: ArgAction::Refuse,
             rule,
         };
-        let mut c = arg_change(policy, 0, &v, program, env, parent_env, env_files);
+        let mut c = ctx.change(0, &v, program);
         c.target = "program";
         c.index = None;
         refusal = Some(c.clone());
@@ -305,27 +231,14 @@ pub fn decide_with(
         if v.action == ArgAction::Keep {
             continue;
         }
-        let c = arg_change(policy, i, v, &argv[i], env, parent_env, env_files);
+        let c = ctx.change(i, v, &argv[i]);
         if v.action == ArgAction::Refuse && refusal.is_none() {
             refusal = Some(c.clone());
         }
-        if v.action == ArgAction::NameOnly {
-            // The pair's NAME=VALUE moves into the environment.
-            // It replaces an entry of the same name: never two copies of a name.
-            if let ArgRule::Pair {
-                name_at, name_end, ..
-            } = v.rule
-            {
-                // In place, where the name already is, as libenvshim.so does.
-                let name = &argv[i][name_at as usize..name_end as usize];
-                let entry = argv[i][name_at as usize..].to_vec();
-                match child_env
-                    .iter()
-                    .position(|e| decide::split_entry(e).map(|(n, _)| n) == Some(name))
-                {
-                    Some(k) => child_env[k] = entry,
-                    None => child_env.push(entry),
-                }
+        if let Some((name, entry)) = v.moved_pair(&argv[i]) {
+            match child_env.iter().position(|e| argv::entry_has_name(e, name)) {
+                Some(k) => child_env[k] = entry.to_vec(),
+                None => child_env.push(entry.to_vec()),
             }
         }
         changes.push(c);
@@ -338,6 +251,116 @@ pub fn decide_with(
         refusal,
         env_verdicts,
         argv_verdicts: averdicts,
+    }
+}
+
+/// The child's environment from the decision's emits, and a change for each entry
+/// the policy added (set, file values, sticky).
+fn child_env_of(
+    policy: &Policy<'_>,
+    env: &[Vec<u8>],
+    emits: &[Emit],
+    bytes: &[u8],
+) -> (Vec<Vec<u8>>, Vec<Change>) {
+    let (mut child_env, mut added) = (Vec::new(), Vec::new());
+    for e in emits {
+        let (entry, rule) = match *e {
+            Emit::Input(i) => {
+                if let Some(entry) = env.get(i as usize) {
+                    child_env.push(entry.clone());
+                }
+                continue;
+            }
+            Emit::Built { start, len, rule } => {
+                (bytes[start as usize..(start + len) as usize].to_vec(), rule)
+            }
+            Emit::Pooled { entry, rule } => (policy.str(entry).to_vec(), rule),
+        };
+        added.push(added_change(policy, &entry, rule));
+        child_env.push(entry);
+    }
+    (child_env, added)
+}
+
+/// A change for each input entry that does not pass as it is.
+fn env_changes(policy: &Policy<'_>, env: &[Vec<u8>], verdicts: &[Verdict]) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for (i, v) in verdicts.iter().enumerate() {
+        if v.action == Action::Keep {
+            continue;
+        }
+        let name = decide::split_entry(&env[i]).map(|(n, _)| lossy(n));
+        changes.push(Change {
+            target: "env",
+            index: Some(i),
+            name,
+            action: v.action.id(),
+            rule: rule_id(v.rule),
+            why: describe_rule(policy, v.rule, env),
+            loud: v.loud,
+        });
+    }
+    changes
+}
+
+/// The loud reports of what the policy would have added and refused: env-file
+/// values (the inherited value, if any, is marked with the entries) and sets whose
+/// `${NAME}` expansion read a credential or looked like a token.
+fn refused_additions(
+    policy: &Policy<'_>,
+    env: &[Vec<u8>],
+    summary: &decide::EnvSummary,
+) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for (k, name) in decide::refused_file_value_names(policy, summary.refused_file_values) {
+        changes.push(Change {
+            target: "env",
+            index: None,
+            name: Some(lossy(name)),
+            action: "refuse",
+            rule: "env-file.refused",
+            why: describe_rule(policy, Rule::FileValueRefused(k), env),
+            loud: true,
+        });
+    }
+    for (_, name) in decide::refused_set_names(policy, summary.refused_sets) {
+        changes.push(Change {
+            target: "env",
+            index: None,
+            name: Some(lossy(name)),
+            action: "refuse",
+            rule: "credential.shape",
+            why: "the set value's ${...} expansion reads a credential or looks like a token".into(),
+            loud: true,
+        });
+    }
+    changes
+}
+
+/// [`argv::decide_argv`] with scratch grown until it fits.
+fn decide_argv_growing(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+) -> (argv::ArgvSummary, Vec<ArgVerdict>, Vec<ArgEmit>, Vec<u8>) {
+    let n = req.argv.len();
+    let mut nbytes = argv::bytes_needed(req.argv);
+    loop {
+        let keep = ArgVerdict {
+            action: ArgAction::Keep,
+            rule: ArgRule::None,
+        };
+        let mut verdicts = vec![keep; n];
+        let mut emits = vec![ArgEmit::Input(0); n];
+        let mut bytes = vec![0u8; nbytes];
+        let mut scratch = ArgvScratch {
+            verdicts: &mut verdicts,
+            emits: &mut emits,
+            bytes: &mut bytes,
+        };
+        match argv::decide_argv(policy, req, &mut scratch) {
+            Ok(s) => return (s, verdicts, emits, bytes),
+            Err(need) => nbytes = need,
+        }
     }
 }
 
@@ -357,6 +380,29 @@ fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
         rule: rule_id(rule),
         why: describe_rule(policy, rule, &[]),
         loud: false,
+    }
+}
+
+/// What an argument's change is described with: the policy and the inputs a
+/// credential's value may have come from.
+struct ArgContext<'a, 'p> {
+    policy: &'a Policy<'p>,
+    env: &'a [Vec<u8>],
+    parent_env: &'a [Vec<u8>],
+    env_files: &'a [Option<Vec<u8>>],
+}
+
+impl ArgContext<'_, '_> {
+    fn change(&self, i: usize, v: &ArgVerdict, arg: &[u8]) -> Change {
+        arg_change(
+            self.policy,
+            i,
+            v,
+            arg,
+            self.env,
+            self.parent_env,
+            self.env_files,
+        )
     }
 }
 

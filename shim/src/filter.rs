@@ -546,27 +546,13 @@ fn attempt(
     // A granted docker/podman pair moved from argv into the environment: the
     // argument's own `NAME=VALUE` bytes become the entry (replacing one of the same
     // name, so no name is there twice).
-    for (i, v) in averdicts.iter().enumerate() {
-        let (
-            ArgAction::NameOnly,
-            ArgRule::Pair {
-                name_at, name_end, ..
-            },
-        ) = (v.action, v.rule)
-        else {
-            continue;
-        };
-        let Some(arg) = args.get(i) else { continue };
-        let (Some(name), Some(entry)) = (
-            arg.get(name_at as usize..name_end as usize),
-            arg.get(name_at as usize..),
-        ) else {
+    for (v, arg) in averdicts.iter().zip(args.iter()) {
+        let Some((name, entry)) = v.moved_pair(arg) else {
             continue;
         };
         let pos = out_env.iter().take(n_out).position(|&p| {
             // SAFETY: every pointer placed so far is a NUL-terminated entry.
-            let e = unsafe { bytes(p) };
-            e.get(name.len()) == Some(&b'=') && e.starts_with(name)
+            argv::entry_has_name(unsafe { bytes(p) }, name)
         });
         let p = entry.as_ptr().cast::<c_char>();
         match pos.and_then(|k| out_env.get_mut(k)) {

@@ -106,6 +106,28 @@ impl Sandbox {
         p
     }
 
+    /// Write an executable (mode 0755) that a program under test will exec; returns
+    /// its path. The bytes are written to a temporary file and copied into place by
+    /// `install(1)`, a process of its own: a file this multithreaded test process
+    /// opens for writing is held open, until they exec, by the children that other
+    /// test threads fork meanwhile, and an exec of it then fails with `ETXTBSY`.
+    /// The harness retries its own spawns on that; a program under test would not.
+    #[track_caller]
+    pub fn write_executable(&self, rel: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.join(rel);
+        let tmp = p.with_extension("tmp-unexecuted");
+        self.write(&tmp, contents);
+        let status = std::process::Command::new("install")
+            .args(["-m", "0755"])
+            .arg(&tmp)
+            .arg(&p)
+            .status()
+            .unwrap_or_else(|e| panic!("install {}: {e}", p.display()));
+        assert!(status.success(), "install {} failed", p.display());
+        std::fs::remove_file(&tmp).ok();
+        p
+    }
+
     #[track_caller]
     pub fn read(&self, rel: impl AsRef<Path>) -> Vec<u8> {
         let p = self.join(rel);

@@ -189,11 +189,10 @@ fn a_token_as_the_program_or_in_its_path() {
 fn a_grant_does_not_launder_another_credential() {
     let sb = Sandbox::new("words_grant_laundering");
     let bin = sb.mkdir("bin");
-    let docker = sb.write(
+    sb.write_executable(
         "bin/docker",
         "#!/bin/sh\necho \"$@\" > docker.argv\nenv > docker.env\n",
     );
-    std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let policy = sb.write(
         "grant.toml",
         "version = 1\nkeep = [\"DEPLOY_TOKEN\"]\n[[grant]]\nname = \"DEPLOY_TOKEN\"\nprogram = \"docker\"\n",

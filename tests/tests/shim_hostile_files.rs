@@ -12,7 +12,6 @@
 //! shim_policy_load.rs: the test policy strips `MARK_A`; the floor keeps neither
 //! `MARK_A` nor `MARK_B`, but keeps `PATH`.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -255,8 +254,7 @@ fn hanging_envwrap(sb: &Sandbox) -> (PathBuf, String) {
         .unwrap()
         .subsec_nanos();
     let sleep = format!("sleep 600.{nanos:09}");
-    let p = sb.write("envwrap-hangs", format!("#!/bin/sh\nexec {sleep}\n"));
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = sb.write_executable("envwrap-hangs", format!("#!/bin/sh\nexec {sleep}\n"));
     (p, sleep)
 }
 

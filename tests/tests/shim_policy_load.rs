@@ -54,7 +54,7 @@ impl World {
         let sb = Sandbox::new(name);
         let cache_home = sb.mkdir("home");
         let count_file = sb.join("envwrap-runs");
-        let counter = sb.write(
+        let counter = sb.write_executable(
             "envwrap-counter",
             format!(
                 "#!/bin/sh\necho run >> {}\nexec {} \"$@\"\n",
@@ -62,7 +62,6 @@ impl World {
                 sh_quote(&envwrap_bin().to_string_lossy())
             ),
         );
-        std::fs::set_permissions(&counter, std::fs::Permissions::from_mode(0o755)).unwrap();
         World {
             sb,
             cache_home,
@@ -373,14 +372,13 @@ int main(void) {
 #[test]
 fn a_fork_during_the_first_exec_of_another_thread_checks_again() {
     let (w, policy) = stale_by_its_import("load_deferred_fork_busy");
-    let slow = w.sb.write(
+    let slow = w.sb.write_executable(
         "envwrap-slow",
         format!(
             "#!/bin/sh\nsleep 0.5\nexec {} \"$@\"\n",
             sh_quote(&w.counter.to_string_lossy())
         ),
     );
-    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
     let prog = compile_c_with(
         "load_fork_while_busy",
         r#"#define _GNU_SOURCE

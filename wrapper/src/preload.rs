@@ -17,6 +17,7 @@
 use crate::elf::{self, Kind};
 use crate::environ;
 use crate::exit::{Failure, OWN_ERROR};
+use envpolicy::decide;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -87,15 +88,11 @@ pub fn plan(
 pub fn ensure(env: &mut Vec<Vec<u8>>, shim: &Path, policy_entry: Option<&[u8]>) {
     let shim = shim.as_os_str().as_bytes();
     let current = environ::get(env, b"LD_PRELOAD").map(<[u8]>::to_vec);
-    let listed = current
+    if !current
         .as_deref()
-        .is_some_and(|v| v.split(|&b| b == b':' || b == b' ').any(|e| e == shim));
-    if !listed {
-        let mut value = shim.to_vec();
-        if let Some(cur) = current.filter(|c| !c.is_empty()) {
-            value.push(b':');
-            value.extend_from_slice(&cur);
-        }
+        .is_some_and(|v| decide::preload_lists(v, shim))
+    {
+        let value = decide::preload_with_shim(shim, current.as_deref()).concat();
         environ::set(env, b"LD_PRELOAD", &value);
     }
     if let Some(entry) = policy_entry {
