@@ -3,13 +3,11 @@
 //! copy, a copy with file capabilities, a `#!` script, and a Go binary built in the
 //! sandbox (envwrap only: Go starts programs with raw system calls).
 
-mod envwrap_util;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use crate::envwrap_util::*;
 use envshim_e2e::*;
-use envwrap_util::*;
 
 const HELLO_C: &str = "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n";
 

@@ -5,12 +5,10 @@
 //! that vanished or cannot be read. No message may hold a seeded value (the harness
 //! checks every output).
 
-mod envwrap_util;
-
 use std::os::unix::fs::PermissionsExt;
 
+use crate::envwrap_util::*;
 use envshim_e2e::*;
-use envwrap_util::*;
 
 #[track_caller]
 fn fails_with(sb: &Sandbox, args: &[&str], code: i32, needles: &[&str]) -> Outcome {

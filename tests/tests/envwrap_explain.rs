@@ -3,10 +3,8 @@
 //! summary. Every output is checked by the harness for seeded values: values must
 //! show only as `<N bytes, SHAPE>`.
 
-mod envwrap_util;
-
+use crate::envwrap_util::*;
 use envshim_e2e::*;
-use envwrap_util::*;
 
 /// The table line of `name` in explain's output.
 #[track_caller]

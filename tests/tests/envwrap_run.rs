@@ -3,10 +3,8 @@
 //! credentials given as operands or inherited, refused execs, `--preload`,
 //! `--log`, `--mode audit` and `--json`.
 
-mod envwrap_util;
-
+use crate::envwrap_util::*;
 use envshim_e2e::*;
-use envwrap_util::*;
 
 /// Run `args` through env(1) and through envwrap (permissive policy, no preload),
 /// from the same clean environment, and require the same status and stdout.

@@ -4,12 +4,10 @@
 //! values in a process's environment, and credential values from the policy's
 //! imported env files. Findings name the PID, program and variable, never a value.
 
-mod envwrap_util;
-
 use std::time::Duration;
 
+use crate::envwrap_util::*;
 use envshim_e2e::*;
-use envwrap_util::*;
 
 fn scan(sb: &Sandbox, pid: u32) -> TestCommand {
     let mut c = envwrap(sb);

@@ -3,12 +3,10 @@
 //! it beside libenvshim.so with the man pages and the example policies, and the man
 //! pages stay true to `--help` and docs/policy.md.
 
-mod envwrap_util;
-
 use std::os::unix::fs::PermissionsExt;
 
+use crate::envwrap_util::*;
 use envshim_e2e::*;
-use envwrap_util::*;
 
 #[test]
 fn static_binary_is_not_dynamic_and_runs_in_an_empty_chroot() {

@@ -14,14 +14,12 @@
 //! order. The shim's own `LD_PRELOAD` and `ENVSHIM_POLICY`, which only it puts
 //! back, are left out.
 
-mod envwrap_util;
-
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
+use crate::envwrap_util::*;
 use envshim_e2e::*;
-use envwrap_util::*;
 
 /// execvp(argv[1], argv+1), as an unmodified program would; exit 126 on EPERM.
 const LAUNCH_C: &str = r#"
@@ -301,7 +299,7 @@ fn library_envwrap_and_shim_give_the_same_child() {
         base(&mut lib);
         lib.args([
             "--exact",
-            "library_front_end",
+            "library_parity::library_front_end",
             "--test-threads=1",
             "--nocapture",
             "-q",

@@ -1,0 +1,41 @@
+//! The end-to-end tests: real programs (tmux, bash, python3, make, git, Go and C
+//! programs compiled at test time) under libenvshim.so and envwrap, with seeded
+//! fake secrets (the harness is the `envshim_e2e` library, tests/src/).
+//!
+//! One test binary with a module per area, as ripgrep's `tests/tests.rs`: one link
+//! instead of one per file. Run one area with `cargo test -p envshim-e2e MODULE::`.
+
+mod envwrap_util;
+
+mod compile_c;
+mod envwrap_doctor;
+mod envwrap_errors;
+mod envwrap_explain;
+mod envwrap_run;
+mod envwrap_scan;
+mod envwrap_static;
+mod library_parity;
+mod proc_scan;
+mod secret_sweep;
+mod secret_words;
+mod shim_agentmux;
+mod shim_bad_input;
+mod shim_env_files;
+mod shim_functions;
+mod shim_home;
+mod shim_hostile_files;
+mod shim_imports;
+mod shim_layout;
+mod shim_memcheck;
+mod shim_policy_load;
+mod shim_popen;
+mod shim_python;
+mod shim_sticky;
+mod shim_threads;
+mod shim_tmux_loop;
+mod shim_transparency;
+mod shim_trust;
+mod test_command;
+mod tmux_headline;
+mod tmux_pairs;
+mod tmux_sandbox;
