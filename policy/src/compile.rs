@@ -71,7 +71,43 @@ impl Compiler<'_> {
         (l as u32, c as u32)
     }
 
+    /// The policy file, section by section, into the compiled buffer. The order
+    /// is the format's: the settings, the built-in lists, the top-level names, the
+    /// program sections, the imports (the policy file is the first dependency),
+    /// the grants, then the sets, which are checked against every credential name
+    /// the imports declared.
     fn run(&mut self, f: &PolicyFile) -> Result<Vec<u8>, PolicyError> {
+        let (settings, shapes) = self.settings(f)?;
+        let mut w = Writer::new(settings);
+        self.source_and_log(&mut w, f)?;
+        self.builtin_lists(&mut w, f);
+        let mut keep_exact = self.top_level_names(&mut w, f)?;
+        for (i, (name, section)) in f.program.iter().enumerate() {
+            self.program_section(&mut w, i as u16, name, section, &mut keep_exact)?;
+        }
+        // Imports. The shim reads every env file at each exec into its own memory,
+        // so their number is bounded.
+        if f.import.env_file.len() > MAX_ENV_FILES {
+            return Err(PolicyError::plain(
+                self.path,
+                format!("at most {MAX_ENV_FILES} [[import.env_file]] entries are supported"),
+            ));
+        }
+        let mut imported: Vec<Vec<u8>> = Vec::new();
+        self.dep(&mut w, self.path);
+        for imp in &f.import.env_file {
+            self.env_file_import(&mut w, imp, &keep_exact, &mut imported)?;
+        }
+        for imp in &f.import.config {
+            self.config_import(&mut w, imp, &mut imported)?;
+        }
+        self.grants(&mut w, f)?;
+        self.sets(&mut w, f, imported, shapes)?;
+        Ok(w.finish())
+    }
+
+    /// The version, then `[settings]`-level keys and the token shapes.
+    fn settings(&self, f: &PolicyFile) -> Result<(Settings, ShapeSet), PolicyError> {
         if *f.version.get_ref() != 1 {
             return self.err(
                 f.version.span(),
@@ -129,7 +165,11 @@ impl Compiler<'_> {
             shapes: shapes.bits(),
             min_value_len: f.credentials.min_value_len.unwrap_or(8).max(1),
         };
-        let mut w = Writer::new(settings);
+        Ok((settings, shapes))
+    }
+
+    /// The policy's own path and its log file; the number of program sections.
+    fn source_and_log(&self, w: &mut Writer, f: &PolicyFile) -> Result<(), PolicyError> {
         w.set_source(self.path.to_string_lossy().as_bytes());
         if let Some(log) = &f.log {
             let p = self.resolve(log.get_ref());
@@ -141,273 +181,303 @@ impl Compiler<'_> {
                 format!("at most {MAX_PROGRAMS} [program.*] sections are supported"),
             ));
         }
+        Ok(())
+    }
 
-        // Built-in lists.
+    /// The built-in lists: the floor, the unsafe names, the checked values and,
+    /// unless `credentials.builtin = false`, the credential names.
+    fn builtin_lists(&self, w: &mut Writer, f: &PolicyFile) {
         for e in builtin::FLOOR {
-            self.builtin(&mut w, e.pattern, Class::Floor);
+            self.builtin(w, e.pattern, Class::Floor);
         }
         for e in builtin::UNSAFE_NAMES {
-            self.builtin(&mut w, e.pattern, Class::Unsafe);
+            self.builtin(w, e.pattern, Class::Unsafe);
         }
         for e in builtin::CHECKED_VALUES {
-            self.builtin(&mut w, e.pattern, Class::CheckedValue);
+            self.builtin(w, e.pattern, Class::CheckedValue);
         }
         if f.credentials.builtin.unwrap_or(true) {
             for e in builtin::CREDENTIAL_NAMES {
-                self.builtin(&mut w, e.pattern, Class::Credential);
+                self.builtin(w, e.pattern, Class::Credential);
             }
         }
-        // Credential names, kept and stripped names.
+    }
+
+    /// `credentials.names`, `keep` and `strip`; returns the exact keeps (with their
+    /// pattern index), which file values may fill.
+    fn top_level_names(
+        &self,
+        w: &mut Writer,
+        f: &PolicyFile,
+    ) -> Result<Vec<(String, u32)>, PolicyError> {
         let mut keep_exact: Vec<(String, u32)> = Vec::new();
         for n in &f.credentials.names {
-            self.pattern(&mut w, n, Class::Credential, GLOBAL)?;
+            self.pattern(w, n, Class::Credential, GLOBAL)?;
         }
         for n in &f.keep {
-            let idx = self.pattern(&mut w, n, Class::Keep, GLOBAL)?;
+            let idx = self.pattern(w, n, Class::Keep, GLOBAL)?;
             if GlobKind::classify(n.get_ref().as_bytes()) == GlobKind::Exact {
                 keep_exact.push((n.get_ref().clone(), idx));
             }
         }
         for n in &f.strip {
-            self.pattern(&mut w, n, Class::Strip, GLOBAL)?;
+            self.pattern(w, n, Class::Strip, GLOBAL)?;
         }
-        // Program sections.
-        for (i, (name, section)) in f.program.iter().enumerate() {
-            let scope = i as u16;
-            let p = section;
-            let line = section_line(self.text, name);
-            let pairs_base = match p.pairs.as_ref() {
+        Ok(keep_exact)
+    }
+
+    /// One `[program.NAME]` section, `scope` its index; its exact keeps are added
+    /// to `keep_exact`.
+    fn program_section(
+        &self,
+        w: &mut Writer,
+        scope: u16,
+        name: &str,
+        section: &Program,
+        keep_exact: &mut Vec<(String, u32)>,
+    ) -> Result<(), PolicyError> {
+        let p = section;
+        let line = section_line(self.text, name);
+        let pairs_base = match p.pairs.as_ref() {
+            None => 0,
+            Some(pairs) => match pairs.base {
+                Some(BaseName::None) | None => 1,
+                Some(BaseName::Floor) => 2,
+                Some(BaseName::All) => 3,
+            },
+        };
+        let name_ref = w.string(name.as_bytes());
+        let idx = w.program(ProgramRec {
+            name: name_ref,
+            self_scrub: match p.self_scrub {
                 None => 0,
-                Some(pairs) => match pairs.base {
-                    Some(BaseName::None) | None => 1,
-                    Some(BaseName::Floor) => 2,
-                    Some(BaseName::All) => 3,
-                },
-            };
-            let name_ref = w.string(name.as_bytes());
-            let idx = w.program(ProgramRec {
-                name: name_ref,
-                self_scrub: match p.self_scrub {
-                    None => 0,
-                    Some(false) => 1,
-                    Some(true) => 2,
-                },
-                pairs_base,
-                line,
-            });
-            if p.matches.is_empty() {
-                if name.contains('/') || name.is_empty() {
-                    return Err(PolicyError::plain(
-                        self.path,
-                        format!(
-                            "[program.{name}] needs a `match` list: its name is not a basename"
-                        ),
-                    ));
-                }
-                let pat = w.string(name.as_bytes());
-                w.matcher(MatcherRec {
-                    pattern: pat,
-                    kind: GlobKind::classify(name.as_bytes()),
-                    program: idx,
-                });
-            }
-            for m in &p.matches {
-                self.check_pattern(m)?;
-                let pat = w.string(m.get_ref().as_bytes());
-                w.matcher(MatcherRec {
-                    pattern: pat,
-                    kind: GlobKind::classify(m.get_ref().as_bytes()),
-                    program: idx,
-                });
-            }
-            for n in &p.keep {
-                let k = self.pattern(&mut w, n, Class::Keep, scope)?;
-                if GlobKind::classify(n.get_ref().as_bytes()) == GlobKind::Exact {
-                    keep_exact.push((n.get_ref().clone(), k));
-                }
-            }
-            for n in &p.strip {
-                self.pattern(&mut w, n, Class::Strip, scope)?;
-            }
-            if let Some(pairs) = &p.pairs {
-                for n in &pairs.keep {
-                    self.pattern(&mut w, n, Class::PairKeep, scope)?;
-                }
-                for n in &pairs.strip {
-                    self.pattern(&mut w, n, Class::PairStrip, scope)?;
-                }
-            }
-        }
-        // Imports. The shim reads every env file at each exec into its own memory,
-        // so their number is bounded.
-        if f.import.env_file.len() > MAX_ENV_FILES {
-            return Err(PolicyError::plain(
-                self.path,
-                format!("at most {MAX_ENV_FILES} [[import.env_file]] entries are supported"),
-            ));
-        }
-        let mut imported_credentials: Vec<Vec<u8>> = Vec::new();
-        self.dep(&mut w, self.path);
-        for imp in &f.import.env_file {
-            let path = self.resolve(imp.path.get_ref());
-            let role = match imp.role {
-                Some(RoleName::Refuse) => Role::Refuse,
-                Some(RoleName::Strip) | None => Role::Strip,
-            };
-            let (line, col) = self.pos(imp.path.span());
-            let path_ref = w.string(path.to_string_lossy().as_bytes());
-            let values = imp.values.unwrap_or(false);
-            let file = w.env_file(EnvFileRec {
-                path: path_ref,
-                role,
-                values,
-                line,
-            });
-            crate::trust::check_import(&path, "env file")
-                .or_else(|m| self.err(imp.path.span(), m))?;
-            let contents = match crate::read_file::read(&path, crate::readable::ENV_FILE) {
-                Ok(c) => c,
-                Err(e) => {
-                    // Present but not a file a policy reads (a FIFO, a device, too
-                    // large): an error whether the import is required or not.
-                    if imp.required.unwrap_or(false) || e.is_unusable() {
-                        return self.err(
-                            imp.path.span(),
-                            format!("cannot read env file {}: {e}", crate::error::shown(&path)),
-                        );
-                    }
-                    self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", crate::error::shown(self.path), crate::error::shown(&path)));
-                    self.dep(&mut w, &path);
-                    continue;
-                }
-            };
-            self.dep(&mut w, &path);
-            let class = if role == Role::Refuse {
-                Class::ImportCredential
-            } else {
-                Class::ImportStrip
-            };
-            let mut declared: Vec<Vec<u8>> = Vec::new();
-            for a in envfile::assignments(&contents) {
-                match a {
-                    Ok(a) => {
-                        if declared.iter().any(|d| d == a.name) {
-                            continue;
-                        }
-                        declared.push(a.name.to_vec());
-                        if role == Role::Refuse {
-                            imported_credentials.push(a.name.to_vec());
-                        }
-                        let text = w.string(a.name);
-                        w.pattern(PatternRec {
-                            text,
-                            class,
-                            kind: GlobKind::Exact,
-                            scope: GLOBAL,
-                            specificity: u32::MAX - 1,
-                            line,
-                            col,
-                        });
-                    }
-                    Err(e) => self.warn(format!(
-                        "{}: line {}: {} (line skipped)",
-                        crate::error::shown(&path),
-                        e.line,
-                        e.reason
-                    )),
-                }
-            }
-            if values {
-                for (name, pattern) in &keep_exact {
-                    if declared.iter().any(|d| d == name.as_bytes()) {
-                        let name = w.string(name.as_bytes());
-                        w.file_keep(FileKeepRec {
-                            name,
-                            file,
-                            pattern: *pattern,
-                        });
-                    }
-                }
-            }
-        }
-        for imp in &f.import.config {
-            let path = self.resolve(imp.path.get_ref());
-            let (line, col) = self.pos(imp.path.span());
-            let Some(format) = ConfigFormat::from_path(&path) else {
-                return self.err(
-                    imp.path.span(),
-                    format!(
-                        "config file {} must end in .json or .toml",
-                        crate::error::shown(&path)
-                    ),
-                );
-            };
-            crate::trust::check_import(&path, "config file")
-                .or_else(|m| self.err(imp.path.span(), m))?;
-            let text =
-                match crate::read_file::read(&path, crate::readable::CONFIG_FILE).and_then(|b| {
-                    String::from_utf8(b).map_err(|_| {
-                        crate::read_file::ReadError::Io(std::io::Error::new(
-                            std::io::ErrorKind::InvalidData,
-                            "stream did not contain valid UTF-8",
-                        ))
-                    })
-                }) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        if imp.required.unwrap_or(false) || e.is_unusable() {
-                            return self.err(
-                                imp.path.span(),
-                                format!(
-                                    "cannot read config file {}: {e}",
-                                    crate::error::shown(&path)
-                                ),
-                            );
-                        }
-                        self.warn(format!(
-                            "{}:{line}:{col}: config file {} not read ({e})",
-                            crate::error::shown(self.path),
-                            crate::error::shown(&path),
-                        ));
-                        self.dep(&mut w, &path);
-                        continue;
-                    }
-                };
-            self.dep(&mut w, &path);
-            let owned: Vec<String> = match &imp.key_suffixes {
-                Some(s) => s.iter().map(|s| s.get_ref().clone()).collect(),
-                None => DEFAULT_KEY_SUFFIXES.iter().map(|s| s.to_string()).collect(),
-            };
-            let suffixes: Vec<&str> = owned.iter().map(String::as_str).collect();
-            let found = config_scan::credential_names(&text, format, &suffixes).map_err(|e| {
-                let at = match (e.line, e.column) {
-                    (Some(l), Some(c)) => format!(":{l}:{c}"),
-                    _ => String::new(),
-                };
-                PolicyError::plain(
+                Some(false) => 1,
+                Some(true) => 2,
+            },
+            pairs_base,
+            line,
+        });
+        if p.matches.is_empty() {
+            if name.contains('/') || name.is_empty() {
+                return Err(PolicyError::plain(
                     self.path,
-                    format!(
-                        "imported config {}{at}: {}",
-                        crate::error::shown(&path),
-                        e.message
-                    ),
-                )
-            })?;
-            for n in found {
-                imported_credentials.push(n.name.as_bytes().to_vec());
-                let text = w.string(n.name.as_bytes());
-                w.pattern(PatternRec {
-                    text,
-                    class: Class::ImportCredential,
-                    kind: GlobKind::Exact,
-                    scope: GLOBAL,
-                    specificity: u32::MAX,
-                    line,
-                    col,
-                });
+                    format!("[program.{name}] needs a `match` list: its name is not a basename"),
+                ));
+            }
+            let pat = w.string(name.as_bytes());
+            w.matcher(MatcherRec {
+                pattern: pat,
+                kind: GlobKind::classify(name.as_bytes()),
+                program: idx,
+            });
+        }
+        for m in &p.matches {
+            self.check_pattern(m)?;
+            let pat = w.string(m.get_ref().as_bytes());
+            w.matcher(MatcherRec {
+                pattern: pat,
+                kind: GlobKind::classify(m.get_ref().as_bytes()),
+                program: idx,
+            });
+        }
+        for n in &p.keep {
+            let k = self.pattern(w, n, Class::Keep, scope)?;
+            if GlobKind::classify(n.get_ref().as_bytes()) == GlobKind::Exact {
+                keep_exact.push((n.get_ref().clone(), k));
             }
         }
-        // Grants.
+        for n in &p.strip {
+            self.pattern(w, n, Class::Strip, scope)?;
+        }
+        if let Some(pairs) = &p.pairs {
+            for n in &pairs.keep {
+                self.pattern(w, n, Class::PairKeep, scope)?;
+            }
+            for n in &pairs.strip {
+                self.pattern(w, n, Class::PairStrip, scope)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One `[[import.env_file]]`: its record, its dependency, and a pattern for each
+    /// name it declares; the names of a `refuse` file are added to `imported`.
+    fn env_file_import(
+        &mut self,
+        w: &mut Writer,
+        imp: &EnvFileImport,
+        keep_exact: &[(String, u32)],
+        imported: &mut Vec<Vec<u8>>,
+    ) -> Result<(), PolicyError> {
+        let path = self.resolve(imp.path.get_ref());
+        let role = match imp.role {
+            Some(RoleName::Refuse) => Role::Refuse,
+            Some(RoleName::Strip) | None => Role::Strip,
+        };
+        let (line, col) = self.pos(imp.path.span());
+        let path_ref = w.string(path.to_string_lossy().as_bytes());
+        let values = imp.values.unwrap_or(false);
+        let file = w.env_file(EnvFileRec {
+            path: path_ref,
+            role,
+            values,
+            line,
+        });
+        crate::trust::check_import(&path, "env file").or_else(|m| self.err(imp.path.span(), m))?;
+        let contents = match crate::read_file::read(&path, crate::readable::ENV_FILE) {
+            Ok(c) => c,
+            Err(e) => {
+                // Present but not a file a policy reads (a FIFO, a device, too
+                // large): an error whether the import is required or not.
+                if imp.required.unwrap_or(false) || e.is_unusable() {
+                    return self.err(
+                        imp.path.span(),
+                        format!("cannot read env file {}: {e}", crate::error::shown(&path)),
+                    );
+                }
+                self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", crate::error::shown(self.path), crate::error::shown(&path)));
+                self.dep(w, &path);
+                return Ok(());
+            }
+        };
+        self.dep(w, &path);
+        let class = if role == Role::Refuse {
+            Class::ImportCredential
+        } else {
+            Class::ImportStrip
+        };
+        let mut declared: Vec<Vec<u8>> = Vec::new();
+        for a in envfile::assignments(&contents) {
+            match a {
+                Ok(a) => {
+                    if declared.iter().any(|d| d == a.name) {
+                        return Ok(());
+                    }
+                    declared.push(a.name.to_vec());
+                    if role == Role::Refuse {
+                        imported.push(a.name.to_vec());
+                    }
+                    let text = w.string(a.name);
+                    w.pattern(PatternRec {
+                        text,
+                        class,
+                        kind: GlobKind::Exact,
+                        scope: GLOBAL,
+                        specificity: u32::MAX - 1,
+                        line,
+                        col,
+                    });
+                }
+                Err(e) => self.warn(format!(
+                    "{}: line {}: {} (line skipped)",
+                    crate::error::shown(&path),
+                    e.line,
+                    e.reason
+                )),
+            }
+        }
+        if values {
+            for (name, pattern) in keep_exact {
+                if declared.iter().any(|d| d == name.as_bytes()) {
+                    let name = w.string(name.as_bytes());
+                    w.file_keep(FileKeepRec {
+                        name,
+                        file,
+                        pattern: *pattern,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One `[[import.config]]`: its dependency and a credential pattern for each
+    /// name it holds, which are added to `imported`.
+    fn config_import(
+        &mut self,
+        w: &mut Writer,
+        imp: &ConfigImport,
+        imported: &mut Vec<Vec<u8>>,
+    ) -> Result<(), PolicyError> {
+        let path = self.resolve(imp.path.get_ref());
+        let (line, col) = self.pos(imp.path.span());
+        let Some(format) = ConfigFormat::from_path(&path) else {
+            return self.err(
+                imp.path.span(),
+                format!(
+                    "config file {} must end in .json or .toml",
+                    crate::error::shown(&path)
+                ),
+            );
+        };
+        crate::trust::check_import(&path, "config file")
+            .or_else(|m| self.err(imp.path.span(), m))?;
+        let text = match crate::read_file::read(&path, crate::readable::CONFIG_FILE).and_then(|b| {
+            String::from_utf8(b).map_err(|_| {
+                crate::read_file::ReadError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ))
+            })
+        }) {
+            Ok(t) => t,
+            Err(e) => {
+                if imp.required.unwrap_or(false) || e.is_unusable() {
+                    return self.err(
+                        imp.path.span(),
+                        format!(
+                            "cannot read config file {}: {e}",
+                            crate::error::shown(&path)
+                        ),
+                    );
+                }
+                self.warn(format!(
+                    "{}:{line}:{col}: config file {} not read ({e})",
+                    crate::error::shown(self.path),
+                    crate::error::shown(&path),
+                ));
+                self.dep(w, &path);
+                return Ok(());
+            }
+        };
+        self.dep(w, &path);
+        let owned: Vec<String> = match &imp.key_suffixes {
+            Some(s) => s.iter().map(|s| s.get_ref().clone()).collect(),
+            None => DEFAULT_KEY_SUFFIXES.iter().map(|s| s.to_string()).collect(),
+        };
+        let suffixes: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let found = config_scan::credential_names(&text, format, &suffixes).map_err(|e| {
+            let at = match (e.line, e.column) {
+                (Some(l), Some(c)) => format!(":{l}:{c}"),
+                _ => String::new(),
+            };
+            PolicyError::plain(
+                self.path,
+                format!(
+                    "imported config {}{at}: {}",
+                    crate::error::shown(&path),
+                    e.message
+                ),
+            )
+        })?;
+        for n in found {
+            imported.push(n.name.as_bytes().to_vec());
+            let text = w.string(n.name.as_bytes());
+            w.pattern(PatternRec {
+                text,
+                class: Class::ImportCredential,
+                kind: GlobKind::Exact,
+                scope: GLOBAL,
+                specificity: u32::MAX,
+                line,
+                col,
+            });
+        }
+        Ok(())
+    }
+
+    /// `[[grant]]`: one variable, exactly named, for a program pattern.
+    fn grants(&self, w: &mut Writer, f: &PolicyFile) -> Result<(), PolicyError> {
         for g in &f.grant {
             let name = g.name.get_ref();
             if GlobKind::classify(name.as_bytes()) != GlobKind::Exact || !valid_name(name) {
@@ -427,7 +497,18 @@ impl Compiler<'_> {
                 line,
             });
         }
-        // Sets: global first, then per program, so a program's set wins.
+        Ok(())
+    }
+
+    /// Sets: global first, then per program, so a program's set wins. Each is
+    /// checked against every credential name: built in, configured and `imported`.
+    fn sets(
+        &self,
+        w: &mut Writer,
+        f: &PolicyFile,
+        imported: Vec<Vec<u8>>,
+        shapes: ShapeSet,
+    ) -> Result<(), PolicyError> {
         let mut cred_patterns: Vec<(GlobKind, Vec<u8>)> = Vec::new();
         if f.credentials.builtin.unwrap_or(true) {
             cred_patterns.extend(builtin::CREDENTIAL_NAMES.iter().map(|e| {
@@ -443,20 +524,16 @@ impl Compiler<'_> {
                 n.get_ref().as_bytes().to_vec(),
             )
         }));
-        cred_patterns.extend(
-            imported_credentials
-                .into_iter()
-                .map(|n| (GlobKind::Exact, n)),
-        );
+        cred_patterns.extend(imported.into_iter().map(|n| (GlobKind::Exact, n)));
         for (name, value) in &f.set {
-            self.set(&mut w, name, value, GLOBAL, &cred_patterns, shapes)?;
+            self.set(w, name, value, GLOBAL, &cred_patterns, shapes)?;
         }
         for (i, section) in f.program.values().enumerate() {
             for (name, value) in &section.set {
-                self.set(&mut w, name, value, i as u16, &cred_patterns, shapes)?;
+                self.set(w, name, value, i as u16, &cred_patterns, shapes)?;
             }
         }
-        Ok(w.finish())
+        Ok(())
     }
 
     fn warn(&mut self, message: String) {
