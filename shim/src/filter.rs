@@ -248,23 +248,25 @@ unsafe fn apply(
         arg_bytes: arg_total.saturating_add(16),
         retry: false,
     };
+    let input = ExecInput {
+        policy,
+        prog,
+        argv,
+        envp,
+        environ,
+        na,
+        ne,
+        np,
+        files: &files,
+        cached,
+        n_files,
+        renamed,
+        files_bytes,
+        preload,
+        policy_entry,
+    };
     let result = loop {
-        match attempt(
-            policy,
-            prog,
-            argv,
-            envp,
-            environ,
-            (na, ne, np),
-            &files,
-            cached,
-            (n_files, renamed),
-            files_bytes,
-            preload,
-            policy_entry,
-            plan,
-            scratch,
-        ) {
+        match attempt(&input, plan, scratch) {
             Attempt::Retry(next) => plan = next,
             Attempt::Done(p) => break p,
         }
@@ -313,176 +315,69 @@ fn refuse_e2big(prog: &[u8]) -> Attempt {
     Attempt::Done(Prepared::Refuse { errno: libc::E2BIG })
 }
 
-/// One try with the sizes of `plan`.
-#[allow(clippy::too_many_arguments)]
-fn attempt(
-    policy: &Policy<'_>,
-    prog: &[u8],
+/// What one exec hands the decision: the caller's arrays with their counts, and
+/// what [`apply`] found for it (the env files, the sticky strings). Built once;
+/// each [`attempt`] reads it.
+struct ExecInput<'a> {
+    policy: &'a Policy<'a>,
+    prog: &'a [u8],
     argv: *const *const c_char,
     envp: *const *const c_char,
     environ: *const *const c_char,
-    (na, ne, np): (usize, usize, usize),
-    files: &[Option<OpenFile>; MAX_ENV_FILES],
-    cached: Option<&crate::env_cache::Held>,
-    (n_files, renamed): (usize, u32),
+    /// Entries of `argv`, `envp` and (when it is not `envp`) `environ`.
+    na: usize,
+    ne: usize,
+    np: usize,
+    files: &'a [Option<OpenFile>; MAX_ENV_FILES],
+    /// The env files' contents and judgements, from the cache, when it holds them.
+    cached: Option<&'a crate::env_cache::Held>,
+    n_files: usize,
+    /// The env files whose names changed since the compile (`EnvRequest`).
+    renamed: u32,
     files_bytes: usize,
-    preload: Option<&[u8]>,
-    policy_entry: Option<&[u8]>,
-    plan: Plan,
-    scratch: &mut Scratch<'_>,
-) -> Attempt {
-    let s = plan.env;
-    let out_envp_len = s.emits + na + 1;
-    let words = |n: usize, t: usize| n.saturating_mul(t).saturating_add(16);
-    let total = [
-        words(ne + np + na, size_of::<&[u8]>()),
-        words(s.verdicts, size_of::<Verdict>()),
-        words(s.seen, size_of::<u32>()),
-        words(s.emits, size_of::<Emit>()),
-        s.bytes,
-        words(na, size_of::<ArgVerdict>()),
-        words(na, size_of::<ArgEmit>()),
-        plan.arg_bytes,
-        files_bytes,
-        words(out_envp_len + na + 1, size_of::<*const c_char>()),
-        words(n_files, size_of::<Option<&[u8]>>()),
-    ]
-    .iter()
-    .fold(0usize, |a, &b| a.saturating_add(b).saturating_add(16));
-    if scratch.reserve(0, total).is_err() {
-        return refuse_e2big(prog);
+    preload: Option<&'a [u8]>,
+    policy_entry: Option<&'a [u8]>,
+}
+
+/// The caller's arrays as byte slices (without their NULs).
+struct Inputs<'s> {
+    env: &'s [&'s [u8]],
+    parent: &'s [&'s [u8]],
+    args: &'s [&'s [u8]],
+    /// The env files' contents, in the policy's order.
+    contents: &'s [Option<&'s [u8]>],
+}
+
+/// One try with the sizes of `plan`: the scratch, the environment decision, the
+/// argv decision, the report, then the child's arrays.
+fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt {
+    if scratch.reserve(0, scratch_bytes(x, plan)).is_err() {
+        return refuse_e2big(x.prog);
     }
-    // `take_with` calls each closure with i below the count it was given.
-    let (Some(env), Some(parent), Some(args)) = (
-        // SAFETY: i < ne entries of envp, each NUL-terminated and alive for the call.
-        scratch.take_with(ne, |i| unsafe { bytes(at(envp, i)) }),
-        // SAFETY: i < np entries of environ.
-        scratch.take_with(np, |i| unsafe { bytes(at(environ, i)) }),
-        // SAFETY: i < na entries of argv.
-        scratch.take_with(na, |i| unsafe { bytes(at(argv, i)) }),
-    ) else {
-        return refuse_e2big(prog);
+    let scratch = &*scratch;
+    let Some(inputs) = take_inputs(x, plan, scratch) else {
+        return refuse_e2big(x.prog);
     };
-    let no_file: Option<&[u8]> = None;
-    let Some(contents) = scratch.take_init(n_files, no_file) else {
-        return refuse_e2big(prog);
+    let (summary, verdicts, emits, ebytes) = match decide_env_in(x, plan, scratch, &inputs) {
+        Ok(decided) => decided,
+        Err(next) => return next,
     };
-    for (i, (slot, f)) in contents.iter_mut().zip(files.iter()).enumerate() {
-        if let Some(cached) = cached {
-            *slot = cached.contents.get(i).copied().flatten();
-            continue;
-        }
-        let Some(f) = f else { continue };
-        let Some(buf) = scratch.take_bytes(f.size + 1) else {
-            return refuse_e2big(prog);
+    let (asummary, averdicts, aemits, abytes) =
+        match decide_argv_in(x, plan, scratch, &inputs, verdicts) {
+            Ok(decided) => decided,
+            Err(next) => return next,
         };
-        // A retry reads the file again, from the start.
-        if plan.retry {
-            // SAFETY: lseek on our own descriptor.
-            unsafe {
-                crate::sys::sys_call!(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET)
-            };
-        }
-        if let Some(n) = env_files::read_all(f.fd, buf) {
-            *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
-        }
-    }
-    let verdict0 = Verdict::new(Action::Keep, Rule::BaseAll);
-    let (Some(verdicts), Some(seen), Some(emits), Some(ebytes)) = (
-        scratch.take_init(s.verdicts, verdict0),
-        scratch.take_init(s.seen, 0u32),
-        scratch.take_init(s.emits, Emit::Input(0)),
-        scratch.take_bytes(s.bytes),
-    ) else {
-        return refuse_e2big(prog);
-    };
-    let req = EnvRequest {
-        program: prog,
-        env,
-        env_files: contents,
-        preload,
-        policy_entry,
-        file_values: cached.and_then(|h| h.file_values()),
-        file_judged: cached.and_then(|h| h.file_judged()),
-        renamed_files: renamed,
-        parent_env: parent,
-    };
-    let mut es = EnvScratch {
-        verdicts,
-        seen,
-        emits,
-        bytes: ebytes,
-    };
-    let summary = match decide::decide_env(policy, &req, &mut es) {
-        Ok(summary) => summary,
-        Err(short) => {
-            return Attempt::Retry(Plan {
-                env: short,
-                retry: true,
-                ..plan
-            })
-        }
-    };
-    let EnvScratch {
-        verdicts,
-        emits,
-        bytes: ebytes,
-        ..
-    } = es;
-    let verdicts: &[Verdict] = verdicts;
-
-    let arg0 = ArgVerdict {
-        action: ArgAction::Keep,
-        rule: ArgRule::None,
-    };
-    let (Some(averdicts), Some(aemits), Some(abytes)) = (
-        scratch.take_init(na, arg0),
-        scratch.take_init(na, ArgEmit::Input(0)),
-        scratch.take_bytes(plan.arg_bytes),
-    ) else {
-        return refuse_e2big(prog);
-    };
-    let areq = ArgvRequest {
-        program: prog,
-        argv: args,
-        env,
-        env_verdicts: verdicts.get(..ne).unwrap_or(&[]),
-        parent_env: parent,
-        env_files: contents,
-        file_credentials: cached.and_then(|h| h.file_credentials()),
-    };
-    let mut ascratch = ArgvScratch {
-        verdicts: averdicts,
-        emits: aemits,
-        bytes: abytes,
-    };
-    let asummary = match argv::decide_argv(policy, &areq, &mut ascratch) {
-        Ok(a) => a,
-        Err(need) => {
-            return Attempt::Retry(Plan {
-                arg_bytes: need,
-                retry: true,
-                ..plan
-            })
-        }
-    };
-    let ArgvScratch {
-        verdicts: averdicts,
-        emits: aemits,
-        bytes: abytes,
-    } = ascratch;
-
-    let source = policy.source();
+    let policy = x.policy;
     let report = Report {
         policy,
-        prog,
-        env,
-        args,
+        prog: x.prog,
+        env: inputs.env,
+        args: inputs.args,
         verdicts,
         averdicts,
-        contents,
-        parent,
-        source,
+        contents: inputs.contents,
+        parent: inputs.parent,
+        source: policy.source(),
         program: asummary.program,
         refused_sets: summary.refused_sets,
         refused_file_values: summary.refused_file_values,
@@ -496,7 +391,7 @@ fn attempt(
     // directory after another; it then goes on quietly, and only the file that
     // exists is refused and named.
     let refused = asummary.refused.is_some() || asummary.program.is_some();
-    if refused && missing(prog) {
+    if refused && missing(x.prog) {
         return Attempt::Done(Prepared::Refuse {
             errno: libc::ENOENT,
         });
@@ -517,35 +412,212 @@ fn attempt(
     if summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
         return Attempt::Done(Prepared::Pass);
     }
-
-    // Build the child's arrays: pointers into the caller's strings, the policy's
-    // pooled strings, or the entries built in this scratch.
     let (Some(out_env), Some(out_argv)) = (
         scratch.take_ptrs(summary.emitted + asummary.moved as usize + 1),
         scratch.take_ptrs(asummary.emitted + 1),
     ) else {
-        return refuse_e2big(prog);
+        return refuse_e2big(x.prog);
     };
+    let emits = emits.get(..summary.emitted).unwrap_or(&[]);
+    // SAFETY: the caller's arrays, as counted in `x`.
+    unsafe { assemble_envp(x, emits, ebytes, averdicts, inputs.args, out_env) };
+    let out_argv_ptr = if x.argv.is_null() {
+        core::ptr::null()
+    } else {
+        let aemits = aemits.get(..asummary.emitted).unwrap_or(&[]);
+        // SAFETY: as above.
+        unsafe { assemble_argv(x, aemits, abytes, out_argv) };
+        out_argv.as_ptr()
+    };
+    Attempt::Done(Prepared::Use {
+        argv: out_argv_ptr,
+        envp: out_env.as_ptr(),
+    })
+}
+
+/// Bytes of scratch an attempt with `plan` needs, all takes with their alignment.
+fn scratch_bytes(x: &ExecInput<'_>, plan: Plan) -> usize {
+    let s = plan.env;
+    let out_envp_len = s.emits + x.na + 1;
+    let words = |n: usize, t: usize| n.saturating_mul(t).saturating_add(16);
+    [
+        words(x.ne + x.np + x.na, size_of::<&[u8]>()),
+        words(s.verdicts, size_of::<Verdict>()),
+        words(s.seen, size_of::<u32>()),
+        words(s.emits, size_of::<Emit>()),
+        s.bytes,
+        words(x.na, size_of::<ArgVerdict>()),
+        words(x.na, size_of::<ArgEmit>()),
+        plan.arg_bytes,
+        x.files_bytes,
+        words(out_envp_len + x.na + 1, size_of::<*const c_char>()),
+        words(x.n_files, size_of::<Option<&[u8]>>()),
+    ]
+    .iter()
+    .fold(0usize, |a, &b| a.saturating_add(b).saturating_add(16))
+}
+
+/// The caller's arrays as slices, and the env files' contents: from the cache, or
+/// read into the scratch (from the start again on a retry). `None`: no room.
+fn take_inputs<'s>(x: &ExecInput<'_>, plan: Plan, scratch: &'s Scratch<'_>) -> Option<Inputs<'s>> {
+    // `take_with` calls each closure with i below the count it was given.
+    // SAFETY: i < ne entries of envp, each NUL-terminated and alive for the call.
+    let env = scratch.take_with(x.ne, |i| unsafe { bytes(at(x.envp, i)) })?;
+    // SAFETY: i < np entries of environ.
+    let parent = scratch.take_with(x.np, |i| unsafe { bytes(at(x.environ, i)) })?;
+    // SAFETY: i < na entries of argv.
+    let args = scratch.take_with(x.na, |i| unsafe { bytes(at(x.argv, i)) })?;
+    let no_file: Option<&[u8]> = None;
+    let contents = scratch.take_init(x.n_files, no_file)?;
+    for (i, (slot, f)) in contents.iter_mut().zip(x.files.iter()).enumerate() {
+        if let Some(cached) = x.cached {
+            *slot = cached.contents.get(i).copied().flatten();
+            continue;
+        }
+        let Some(f) = f else { continue };
+        let buf = scratch.take_bytes(f.size + 1)?;
+        if plan.retry {
+            // SAFETY: lseek on our own descriptor.
+            unsafe {
+                crate::sys::sys_call!(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET)
+            };
+        }
+        if let Some(n) = env_files::read_all(f.fd, buf) {
+            *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
+        }
+    }
+    Some(Inputs {
+        env,
+        parent,
+        args,
+        contents,
+    })
+}
+
+/// The environment decision, in the scratch: its summary, verdicts, emits and
+/// built bytes, or the attempt to make instead (a retry with larger sizes, or
+/// E2BIG).
+type EnvDecided<'s> = (decide::EnvSummary, &'s [Verdict], &'s [Emit], &'s [u8]);
+
+fn decide_env_in<'s>(
+    x: &ExecInput<'_>,
+    plan: Plan,
+    scratch: &'s Scratch<'_>,
+    inputs: &Inputs<'s>,
+) -> Result<EnvDecided<'s>, Attempt> {
+    let s = plan.env;
+    let verdict0 = Verdict::new(Action::Keep, Rule::BaseAll);
+    let (Some(verdicts), Some(seen), Some(emits), Some(ebytes)) = (
+        scratch.take_init(s.verdicts, verdict0),
+        scratch.take_init(s.seen, 0u32),
+        scratch.take_init(s.emits, Emit::Input(0)),
+        scratch.take_bytes(s.bytes),
+    ) else {
+        return Err(refuse_e2big(x.prog));
+    };
+    let req = EnvRequest {
+        program: x.prog,
+        env: inputs.env,
+        env_files: inputs.contents,
+        preload: x.preload,
+        policy_entry: x.policy_entry,
+        file_values: x.cached.and_then(|h| h.file_values()),
+        file_judged: x.cached.and_then(|h| h.file_judged()),
+        renamed_files: x.renamed,
+        parent_env: inputs.parent,
+    };
+    let mut es = EnvScratch {
+        verdicts,
+        seen,
+        emits,
+        bytes: ebytes,
+    };
+    match decide::decide_env(x.policy, &req, &mut es) {
+        Ok(summary) => Ok((summary, es.verdicts, es.emits, es.bytes)),
+        Err(short) => Err(Attempt::Retry(Plan {
+            env: short,
+            retry: true,
+            ..plan
+        })),
+    }
+}
+
+/// The argv decision, in the scratch, with the environment's `verdicts`.
+type ArgvDecided<'s> = (argv::ArgvSummary, &'s [ArgVerdict], &'s [ArgEmit], &'s [u8]);
+
+fn decide_argv_in<'s>(
+    x: &ExecInput<'_>,
+    plan: Plan,
+    scratch: &'s Scratch<'_>,
+    inputs: &Inputs<'s>,
+    verdicts: &'s [Verdict],
+) -> Result<ArgvDecided<'s>, Attempt> {
+    let arg0 = ArgVerdict {
+        action: ArgAction::Keep,
+        rule: ArgRule::None,
+    };
+    let (Some(averdicts), Some(aemits), Some(abytes)) = (
+        scratch.take_init(x.na, arg0),
+        scratch.take_init(x.na, ArgEmit::Input(0)),
+        scratch.take_bytes(plan.arg_bytes),
+    ) else {
+        return Err(refuse_e2big(x.prog));
+    };
+    let areq = ArgvRequest {
+        program: x.prog,
+        argv: inputs.args,
+        env: inputs.env,
+        env_verdicts: verdicts.get(..x.ne).unwrap_or(&[]),
+        parent_env: inputs.parent,
+        env_files: inputs.contents,
+        file_credentials: x.cached.and_then(|h| h.file_credentials()),
+    };
+    let mut ascratch = ArgvScratch {
+        verdicts: averdicts,
+        emits: aemits,
+        bytes: abytes,
+    };
+    match argv::decide_argv(x.policy, &areq, &mut ascratch) {
+        Ok(a) => Ok((a, ascratch.verdicts, ascratch.emits, ascratch.bytes)),
+        Err(need) => Err(Attempt::Retry(Plan {
+            arg_bytes: need,
+            retry: true,
+            ..plan
+        })),
+    }
+}
+
+/// The child's envp: pointers into the caller's strings, the policy's pooled
+/// strings or the entries built in the scratch, then each docker/podman pair the
+/// argv decision moved into the environment (`ArgVerdict::moved_pair`).
+///
+/// # Safety
+/// `x`'s arrays are as counted there, and alive.
+unsafe fn assemble_envp(
+    x: &ExecInput<'_>,
+    emits: &[Emit],
+    ebytes: &[u8],
+    averdicts: &[ArgVerdict],
+    args: &[&[u8]],
+    out_env: &mut [*const c_char],
+) {
     let mut n_out = 0usize;
-    for e in emits.iter().take(summary.emitted) {
+    for e in emits {
         let p: *const c_char = match *e {
             // SAFETY: i < ne (the decision only emits input indices).
-            Emit::Input(i) if (i as usize) < ne => unsafe { at(envp, i as usize) },
+            Emit::Input(i) if (i as usize) < x.ne => unsafe { at(x.envp, i as usize) },
             Emit::Input(_) => continue,
             Emit::Built { start, .. } => match ebytes.get(start as usize..) {
                 Some(b) => b.as_ptr().cast(),
                 None => continue,
             },
-            Emit::Pooled { entry, .. } => policy.c_str(entry).as_ptr().cast(),
+            Emit::Pooled { entry, .. } => x.policy.c_str(entry).as_ptr().cast(),
         };
         if let Some(slot) = out_env.get_mut(n_out) {
             *slot = p;
             n_out += 1;
         }
     }
-    // A granted docker/podman pair moved from argv into the environment: the
-    // argument's own `NAME=VALUE` bytes become the entry (replacing one of the same
-    // name, so no name is there twice).
     for (v, arg) in averdicts.iter().zip(args.iter()) {
         let Some((name, entry)) = v.moved_pair(arg) else {
             continue;
@@ -565,31 +637,35 @@ fn attempt(
             }
         }
     }
-    let out_argv_ptr = if argv.is_null() {
-        core::ptr::null()
-    } else {
-        let mut k = 0usize;
-        for e in aemits.iter().take(asummary.emitted) {
-            let p: *const c_char = match *e {
-                // SAFETY: i < na.
-                ArgEmit::Input(i) if (i as usize) < na => unsafe { at(argv, i as usize) },
-                ArgEmit::Input(_) => continue,
-                ArgEmit::Built { start, .. } => match abytes.get(start as usize..) {
-                    Some(b) => b.as_ptr().cast(),
-                    None => continue,
-                },
-            };
-            if let Some(slot) = out_argv.get_mut(k) {
-                *slot = p;
-                k += 1;
-            }
+}
+
+/// The child's argv: pointers into the caller's strings or the arguments built
+/// in the scratch.
+///
+/// # Safety
+/// As [`assemble_envp`].
+unsafe fn assemble_argv(
+    x: &ExecInput<'_>,
+    aemits: &[ArgEmit],
+    abytes: &[u8],
+    out_argv: &mut [*const c_char],
+) {
+    let mut k = 0usize;
+    for e in aemits {
+        let p: *const c_char = match *e {
+            // SAFETY: i < na.
+            ArgEmit::Input(i) if (i as usize) < x.na => unsafe { at(x.argv, i as usize) },
+            ArgEmit::Input(_) => continue,
+            ArgEmit::Built { start, .. } => match abytes.get(start as usize..) {
+                Some(b) => b.as_ptr().cast(),
+                None => continue,
+            },
+        };
+        if let Some(slot) = out_argv.get_mut(k) {
+            *slot = p;
+            k += 1;
         }
-        out_argv.as_ptr()
-    };
-    Attempt::Done(Prepared::Use {
-        argv: out_argv_ptr,
-        envp: out_env.as_ptr(),
-    })
+    }
 }
 
 /// Would running `prog` fail with ENOENT (or ENOTDIR) anyway? A refusal then

@@ -92,7 +92,8 @@ pub fn ensure(env: &mut Vec<Vec<u8>>, shim: &Path, policy_entry: Option<&[u8]>) 
         .as_deref()
         .is_some_and(|v| decide::preload_lists(v, shim))
     {
-        let value = decide::preload_with_shim(shim, current.as_deref()).concat();
+        let mut value = Vec::new();
+        decide::put_preload_with_shim(shim, current.as_deref(), |p| value.extend_from_slice(p));
         environ::set(env, b"LD_PRELOAD", &value);
     }
     if let Some(entry) = policy_entry {
