@@ -6,7 +6,7 @@
 //! NUL, is the environment (any bytes: entries without `=`, empty names,
 //! duplicates, non-UTF-8). The decision is `outcome::decide`.
 //!
-//! Checks (issue 7 item 2, the ones that hold at library level), panicking on a
+//! Checks (the invariants that hold at library level), panicking on a
 //! violation:
 //! - audit mode: the effective environment is the input, and nothing is refused;
 //! - enforce mode, for every entry of the output:

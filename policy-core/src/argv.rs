@@ -451,7 +451,7 @@ fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
 /// pairs: the first that applies and has them.
 fn pairs_scope(policy: &Policy<'_>, mask: u64) -> Option<u16> {
     (0..crate::compiled::MAX_PROGRAMS as u16).find(|&p| {
-        (mask >> p) & 1 == 1 && policy.program(p as u32).is_some_and(|r| r.pairs_base != 0)
+        (mask >> p) & 1 == 1 && policy.program(p as u32).is_some_and(|r| r.pairs_base.is_some())
     })
 }
 

@@ -203,11 +203,43 @@ pub struct PatternRec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProgramRec {
     pub name: StrRef,
-    /// 0 = not said, 1 = off, 2 = on.
-    pub self_scrub: u8,
-    /// `pairs.base` + 1, or 0 when the section has no `pairs` table.
-    pub pairs_base: u8,
+    /// The section's `self_scrub`, if it says.
+    pub self_scrub: Option<bool>,
+    /// `pairs.base`, when the section has a `pairs` table.
+    pub pairs_base: Option<Base>,
     pub line: u32,
+}
+
+impl ProgramRec {
+    /// The record's bytes for `self_scrub`: 0 = not said, 1 = off, 2 = on.
+    pub fn self_scrub_byte(self) -> u8 {
+        match self.self_scrub {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        }
+    }
+
+    /// The record's byte for `pairs_base`: the base + 1, or 0 without a table.
+    pub fn pairs_base_byte(self) -> u8 {
+        self.pairs_base.map_or(0, |b| b as u8 + 1)
+    }
+
+    fn self_scrub_of(byte: u8) -> Option<Option<bool>> {
+        match byte {
+            0 => Some(None),
+            1 => Some(Some(false)),
+            2 => Some(Some(true)),
+            _ => None,
+        }
+    }
+
+    fn pairs_base_of(byte: u8) -> Option<Option<Base>> {
+        match byte {
+            0 => Some(None),
+            b => Base::from_u8(b - 1).map(Some),
+        }
+    }
 }
 
 /// One `match` entry of a program section: a basename, or a path glob when it
@@ -917,7 +949,7 @@ impl<'a> Records<'a> {
             let p = self
                 .program(i as u32)
                 .ok_or(FormatError::BadRecord(sec::PROGRAMS))?;
-            if !ok_str(p.name) || p.pairs_base > 3 {
+            if !ok_str(p.name) {
                 return Err(FormatError::BadRecord(sec::PROGRAMS));
             }
         }
@@ -1070,8 +1102,8 @@ impl<'a> Records<'a> {
         let r = self.record(sec::PROGRAMS, n)?;
         Some(ProgramRec {
             name: str_at(r, 0)?,
-            self_scrub: u8_at(r, 8)?,
-            pairs_base: u8_at(r, 9)?,
+            self_scrub: ProgramRec::self_scrub_of(u8_at(r, 8)?)?,
+            pairs_base: ProgramRec::pairs_base_of(u8_at(r, 9)?)?,
             line: u32_at(r, 12)?,
         })
     }

@@ -695,7 +695,10 @@ fn judge_hashed(
     }
     let m = matches_of(policy, name, key, mask, pairs, may_match);
     let base = match pairs.and_then(|p| policy.program(p as u32)) {
-        Some(p) if p.pairs_base != 0 => Base::from_u8(p.pairs_base - 1).unwrap_or(Base::None),
+        Some(crate::compiled::ProgramRec {
+            pairs_base: Some(b),
+            ..
+        }) => b,
         _ => settings.base,
     };
     // Rule 2.
@@ -786,10 +789,8 @@ pub fn self_scrub(policy: &Records<'_>, program: &[u8]) -> bool {
         if (mask >> i) & 1 == 0 {
             continue;
         }
-        match policy.program(i).map(|p| p.self_scrub) {
-            Some(1) => return false,
-            Some(2) => return true,
-            _ => {}
+        if let Some(said) = policy.program(i).and_then(|p| p.self_scrub) {
+            return said;
         }
     }
     policy.settings().self_scrub

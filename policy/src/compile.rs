@@ -238,22 +238,15 @@ impl Compiler<'_> {
     ) -> Result<(), PolicyError> {
         let p = section;
         let line = section_line(self.text, name);
-        let pairs_base = match p.pairs.as_ref() {
-            None => 0,
-            Some(pairs) => match pairs.base {
-                Some(BaseName::None) | None => 1,
-                Some(BaseName::Floor) => 2,
-                Some(BaseName::All) => 3,
-            },
-        };
+        let pairs_base = p.pairs.as_ref().map(|pairs| match pairs.base {
+            Some(BaseName::None) | None => Base::None,
+            Some(BaseName::Floor) => Base::Floor,
+            Some(BaseName::All) => Base::All,
+        });
         let name_ref = w.string(name.as_bytes());
         let idx = w.program(ProgramRec {
             name: name_ref,
-            self_scrub: match p.self_scrub {
-                None => 0,
-                Some(false) => 1,
-                Some(true) => 2,
-            },
+            self_scrub: p.self_scrub,
             pairs_base,
             line,
         });

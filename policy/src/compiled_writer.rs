@@ -79,8 +79,8 @@ impl Writer {
         let n = self.count(sec::PROGRAMS);
         let v = &mut self.sections[sec::PROGRAMS];
         put_str(v, p.name);
-        v.push(p.self_scrub);
-        v.push(p.pairs_base);
+        v.push(p.self_scrub_byte());
+        v.push(p.pairs_base_byte());
         v.extend_from_slice(&[0, 0]);
         put_u32(v, p.line);
         n

@@ -16,7 +16,7 @@
 //! claimed with one compare-and-swap of [`STATE`] and released by the guard's drop;
 //! whoever fails to claim it (another thread is using it, a signal handler
 //! interrupted a hook that holds it, or a `fork` child inherited it held) reads the
-//! files into its own scratch instead, as the shim did before the cache existed.
+//! files into its own scratch instead, as an exec without the cache does.
 //! No one ever waits, so `fork`, `vfork` and signals cannot deadlock on it; the
 //! worst case is a process that pays the five system calls per exec.
 //!

@@ -1,10 +1,9 @@
 //! The constructor's lookup of the real functions, without `dlsym`.
 //!
 //! `dlsym(RTLD_NEXT, name)` returns the first definition of `name` in the objects
-//! loaded after the caller's, in load order. Seven calls of it, plus a `dladdr` for
-//! our own path, were about 9,000 of the 23,000 instructions that loading the shim
-//! added to every process start (docs/benchmarks.md): each call takes the loader's
-//! lock, sets up an error catcher and finds the calling object again. This module
+//! loaded after the caller's, in load order. Each call takes the loader's lock, sets
+//! up an error catcher and finds the calling object again, in every process start
+//! (docs/adr/0007-process-start.md has the measurements). This module
 //! walks the loaded objects once with `dl_iterate_phdr` (in load order, the order
 //! `RTLD_NEXT` follows), finds this library among them (its name is the own path
 //! the sticky `LD_PRELOAD` needs), and then looks every name up in each later

@@ -148,20 +148,15 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
     let mut programs: BTreeMap<u32, ProgramSummary> = BTreeMap::new();
     for i in 0..policy.count(sec::PROGRAMS) as u32 {
         let Some(p) = policy.program(i) else { continue };
-        let pairs = (p.pairs_base != 0).then(|| {
-            let base = Base::from_u8(p.pairs_base - 1).map_or("none", base_name);
-            (base.to_string(), Vec::new(), Vec::new())
-        });
+        let pairs = p
+            .pairs_base
+            .map(|base| (base_name(base).to_string(), Vec::new(), Vec::new()));
         programs.insert(
             i,
             ProgramSummary {
                 name: text(policy, p.name),
                 pairs,
-                self_scrub: match p.self_scrub {
-                    1 => Some(false),
-                    2 => Some(true),
-                    _ => None,
-                },
+                self_scrub: p.self_scrub,
                 ..ProgramSummary::default()
             },
         );
