@@ -170,6 +170,12 @@ fn check_summaries_and_errors() {
         .arg(example_policy("agentmux.toml"))
         .expect_success();
     expect_in(&o, &o.stdout_str(), r#""strip":["AGENTMUX_*"]"#);
+    // --policy FILE, as explain and scan take it.
+    let o = envwrap(&sb)
+        .args(["check", "--policy"])
+        .arg(example_policy("agentmux.toml"))
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), "agentmux.toml: valid");
     // Without a file: the lookup order; with ENVSHIM_POLICY unset and no user or
     // system policy, the built-in default.
     let o = envwrap(&sb)

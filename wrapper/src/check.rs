@@ -14,21 +14,37 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const SPECS: &[Spec] = &[Spec::flag("json"), Spec::HELP];
+#[derive(Clone, Copy)]
+enum Opt {
+    Policy,
+    Json,
+    Help,
+}
+
+/// `--policy FILE` names the policy as the operand does (as `explain` and `scan`
+/// take it).
+const SPECS: &[Spec<Opt>] = &[
+    Spec::with_value(Opt::Policy, "policy"),
+    Spec::flag(Opt::Json, "json"),
+    Spec::help(Opt::Help),
+];
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let mut json_out = false;
     let mut want_help = false;
-    let parsed = tool_args(args, SPECS, "envwrap check --help", |long, _| {
-        match long {
-            "help" => want_help = true,
-            _ => json_out = true,
+    let mut given: Vec<OsString> = Vec::new();
+    let parsed = tool_args(args, SPECS, "envwrap check --help", |id, v| {
+        match id {
+            Opt::Policy => given.extend(v),
+            Opt::Help => want_help = true,
+            Opt::Json => json_out = true,
         }
         Ok(())
     });
     let mut operands = match parsed {
         Ok(a) => {
-            let mut v = a.operands;
+            let mut v = given;
+            v.extend(a.operands);
             v.extend(a.after.unwrap_or_default());
             v
         }

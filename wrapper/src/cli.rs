@@ -22,19 +22,36 @@ use std::path::PathBuf;
 pub const HELP_HINT: &str = "envwrap --help";
 
 /// The options of the run mode.
-pub const SPECS: &[Spec] = &[
-    Spec::flag("ignore-environment").short(b'i'),
-    Spec::with_value("unset").short(b'u'),
-    Spec::with_value("chdir").short(b'C'),
-    Spec::with_value("split-string").short(b'S'),
-    Spec::with_value("policy"),
-    Spec::with_value("mode"),
-    Spec::with_value("log"),
-    Spec::flag("json"),
-    Spec::flag("preload"),
-    Spec::flag("no-preload"),
-    Spec::HELP,
-    Spec::flag("version"),
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunOpt {
+    IgnoreEnvironment,
+    Unset,
+    Chdir,
+    SplitString,
+    Policy,
+    Mode,
+    Log,
+    Json,
+    Preload,
+    NoPreload,
+    Help,
+    Version,
+}
+
+/// The run mode's options, as the scanner reads them.
+pub const SPECS: &[Spec<RunOpt>] = &[
+    Spec::flag(RunOpt::IgnoreEnvironment, "ignore-environment").short(b'i'),
+    Spec::with_value(RunOpt::Unset, "unset").short(b'u'),
+    Spec::with_value(RunOpt::Chdir, "chdir").short(b'C'),
+    Spec::with_value(RunOpt::SplitString, "split-string").short(b'S'),
+    Spec::with_value(RunOpt::Policy, "policy"),
+    Spec::with_value(RunOpt::Mode, "mode"),
+    Spec::with_value(RunOpt::Log, "log"),
+    Spec::flag(RunOpt::Json, "json"),
+    Spec::flag(RunOpt::Preload, "preload"),
+    Spec::flag(RunOpt::NoPreload, "no-preload"),
+    Spec::help(RunOpt::Help),
+    Spec::flag(RunOpt::Version, "version"),
 ];
 
 /// A run: what to change, under which policy, and the command.
@@ -85,18 +102,18 @@ pub fn parse(
     let mut p = Parser::new(args, SPECS, HELP_HINT);
     let mut first_operand = None;
     while let Some(t) = p.next_token()? {
-        let (long, value) = match t {
+        let (id, value) = match t {
             Token::DoubleDash => break,
             Token::Operand(a) => {
                 first_operand = Some(a);
                 break;
             }
-            Token::Opt { long, value } => (long, value),
+            Token::Opt { id, value } => (id, value),
         };
         let value = value.unwrap_or_default();
-        match long {
-            "ignore-environment" => o.ignore_env = true,
-            "unset" => {
+        match id {
+            RunOpt::IgnoreEnvironment => o.ignore_env = true,
+            RunOpt::Unset => {
                 let name = value.into_vec();
                 if name.is_empty() || name.contains(&b'=') {
                     return Err(Failure::new(
@@ -106,14 +123,14 @@ pub fn parse(
                 }
                 o.unset.push(name);
             }
-            "chdir" => o.chdir = Some(PathBuf::from(value)),
-            "split-string" => {
+            RunOpt::Chdir => o.chdir = Some(PathBuf::from(value)),
+            RunOpt::SplitString => {
                 let words = split::split(value.as_bytes(), &getenv)
                     .map_err(|e| Failure::new(OWN_ERROR, e.0))?;
                 p.splice(words);
             }
-            "policy" => o.policy = Some(PathBuf::from(value)),
-            "mode" => {
+            RunOpt::Policy => o.policy = Some(PathBuf::from(value)),
+            RunOpt::Mode => {
                 o.mode = Some(match value.as_bytes() {
                     b"enforce" => Mode::Enforce,
                     b"audit" => Mode::Audit,
@@ -125,13 +142,12 @@ pub fn parse(
                     }
                 })
             }
-            "log" => o.log = Some(PathBuf::from(value)),
-            "json" => o.json = true,
-            "preload" => o.preload = Want::On,
-            "no-preload" => o.preload = Want::Off,
-            "help" => return Ok(Parsed::Help),
-            "version" => return Ok(Parsed::Version),
-            _ => unreachable!("option {long} is in SPECS"),
+            RunOpt::Log => o.log = Some(PathBuf::from(value)),
+            RunOpt::Json => o.json = true,
+            RunOpt::Preload => o.preload = Want::On,
+            RunOpt::NoPreload => o.preload = Want::Off,
+            RunOpt::Help => return Ok(Parsed::Help),
+            RunOpt::Version => return Ok(Parsed::Version),
         }
     }
     let mut operands: Vec<OsString> = first_operand.into_iter().chain(p.rest()).collect();

@@ -24,7 +24,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const SPECS: &[Spec] = &[Spec::flag("json"), Spec::HELP];
+#[derive(Clone, Copy)]
+enum Opt {
+    Json,
+    Help,
+}
+
+const SPECS: &[Spec<Opt>] = &[Spec::flag(Opt::Json, "json"), Spec::help(Opt::Help)];
 
 const HINT: &str = "envwrap doctor --help";
 
@@ -53,10 +59,10 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 fn doctor(args: Vec<OsString>) -> Result<u8, Failure> {
     let mut json_out = false;
     let mut want_help = false;
-    let a = tool_args(args, SPECS, HINT, |long, _| {
-        match long {
-            "json" => json_out = true,
-            _ => want_help = true,
+    let a = tool_args(args, SPECS, HINT, |id, _| {
+        match id {
+            Opt::Json => json_out = true,
+            Opt::Help => want_help = true,
         }
         Ok(())
     })?;

@@ -20,12 +20,21 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const SPECS: &[Spec] = &[
-    Spec::with_value("policy"),
-    Spec::with_value("program"),
-    Spec::with_value("env-file"),
-    Spec::flag("json"),
-    Spec::HELP,
+#[derive(Clone, Copy)]
+enum Opt {
+    Policy,
+    Program,
+    EnvFile,
+    Json,
+    Help,
+}
+
+const SPECS: &[Spec<Opt>] = &[
+    Spec::with_value(Opt::Policy, "policy"),
+    Spec::with_value(Opt::Program, "program"),
+    Spec::with_value(Opt::EnvFile, "env-file"),
+    Spec::flag(Opt::Json, "json"),
+    Spec::help(Opt::Help),
 ];
 
 const HINT: &str = "envwrap explain --help";
@@ -60,13 +69,13 @@ fn explain(args: Vec<OsString>) -> Result<u8, Failure> {
     let mut env_file = None;
     let mut json_out = false;
     let mut want_help = false;
-    let a = tool_args(args, SPECS, HINT, |long, v| {
-        match long {
-            "policy" => policy_path = v.map(PathBuf::from),
-            "program" => program = v,
-            "env-file" => env_file = v.map(PathBuf::from),
-            "json" => json_out = true,
-            _ => want_help = true,
+    let a = tool_args(args, SPECS, HINT, |id, v| {
+        match id {
+            Opt::Policy => policy_path = v.map(PathBuf::from),
+            Opt::Program => program = v,
+            Opt::EnvFile => env_file = v.map(PathBuf::from),
+            Opt::Json => json_out = true,
+            Opt::Help => want_help = true,
         }
         Ok(())
     })?;

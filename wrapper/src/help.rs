@@ -4,7 +4,7 @@
 /// `envwrap --help`.
 pub const RUN: &str = "\
 Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
-       envwrap check [--json] [POLICY]
+       envwrap check [--json] [[--policy] POLICY]
        envwrap explain [OPTION]... [-- COMMAND [ARG]...]
        envwrap scan [--pid N]... [--all] [--policy FILE] [--json]
        envwrap doctor [--json] PROGRAM
@@ -83,16 +83,18 @@ See envwrap(1) and envshim.toml(5).
 
 /// `envwrap check --help`.
 pub const CHECK: &str = "\
-Usage: envwrap check [--json] [POLICY]
+Usage: envwrap check [--json] [[--policy] POLICY]
 
-Validate a policy file. Without POLICY, check the one the policy lookup finds
+Validate a policy file, given as an operand or with --policy, as explain and
+scan take it. Without POLICY, check the one the policy lookup finds
 (see 'envwrap --help'). Each error is printed as FILE:LINE:COLUMN: MESSAGE and
 the exit status is 125. A valid policy gets a short summary of what it keeps,
 strips, refuses and sets, and exit status 0; warnings (an import that could not
 be read) are printed before it.
 
-  --json       print the summary as one JSON object
-  -h, --help   show this help
+  --policy POLICY  the policy to check (the same as the operand)
+  --json           print the summary as one JSON object
+  -h, --help       show this help
 ";
 
 /// `envwrap explain --help`.

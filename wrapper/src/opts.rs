@@ -6,6 +6,9 @@
 //! options take `--name VALUE` or `--name=VALUE` and may be shortened to any
 //! unambiguous prefix, as GNU env's do. The caller decides what an operand means.
 //!
+//! Each option carries an id of the caller's type (an enum per tool), which the
+//! scanner hands back: a caller matches on it exhaustively, never on a name.
+//!
 //! Error messages name the option, never a value given to it: `--token=SECRET`
 //! mistyped as an option must not print the secret.
 
@@ -15,7 +18,9 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// One option the scanner knows.
 #[derive(Clone, Copy, Debug)]
-pub struct Spec {
+pub struct Spec<Id> {
+    /// What the scanner reports when it reads this option.
+    pub id: Id,
     /// Long name without the dashes; also the name a short option reports.
     pub long: &'static str,
     pub short: Option<u8>,
@@ -23,10 +28,11 @@ pub struct Spec {
     pub value: bool,
 }
 
-impl Spec {
+impl<Id: Copy> Spec<Id> {
     /// `--long`, taking no value.
-    pub const fn flag(long: &'static str) -> Spec {
+    pub const fn flag(id: Id, long: &'static str) -> Spec<Id> {
         Spec {
+            id,
             long,
             short: None,
             value: false,
@@ -34,8 +40,9 @@ impl Spec {
     }
 
     /// `--long VALUE`.
-    pub const fn with_value(long: &'static str) -> Spec {
+    pub const fn with_value(id: Id, long: &'static str) -> Spec<Id> {
         Spec {
+            id,
             long,
             short: None,
             value: true,
@@ -43,7 +50,7 @@ impl Spec {
     }
 
     /// The same option, also spelled `-c`.
-    pub const fn short(self, c: u8) -> Spec {
+    pub const fn short(self, c: u8) -> Spec<Id> {
         Spec {
             short: Some(c),
             ..self
@@ -51,17 +58,16 @@ impl Spec {
     }
 
     /// `--help` / `-h`, which every mode and tool takes.
-    pub const HELP: Spec = Spec::flag("help").short(b'h');
+    pub const fn help(id: Id) -> Spec<Id> {
+        Spec::flag(id, "help").short(b'h')
+    }
 }
 
 /// What the scanner found next.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Token {
-    /// An option, by its long name, with its value when it takes one.
-    Opt {
-        long: &'static str,
-        value: Option<OsString>,
-    },
+pub enum Token<Id> {
+    /// An option, by its id, with its value when it takes one.
+    Opt { id: Id, value: Option<OsString> },
     /// An argument that is not an option (`-` alone included).
     Operand(OsString),
     /// `--`.
@@ -69,18 +75,18 @@ pub enum Token {
 }
 
 /// The scanner. See the module docs.
-pub struct Parser<'s> {
+pub struct Parser<'s, Id> {
     args: Vec<OsString>,
     pos: usize,
-    specs: &'s [Spec],
+    specs: &'s [Spec<Id>],
     /// The rest of a short-option cluster being read (`-iu` after `-i`).
     cluster: Option<Vec<u8>>,
     /// What to suggest on a usage error (`envwrap --help`).
     help: &'static str,
 }
 
-impl<'s> Parser<'s> {
-    pub fn new(args: Vec<OsString>, specs: &'s [Spec], help: &'static str) -> Parser<'s> {
+impl<'s, Id: Copy> Parser<'s, Id> {
+    pub fn new(args: Vec<OsString>, specs: &'s [Spec<Id>], help: &'static str) -> Parser<'s, Id> {
         Parser {
             args,
             pos: 0,
@@ -107,7 +113,7 @@ impl<'s> Parser<'s> {
     }
 
     /// The next token, or `None` at the end.
-    pub fn next_token(&mut self) -> Result<Option<Token>, Failure> {
+    pub fn next_token(&mut self) -> Result<Option<Token<Id>>, Failure> {
         if let Some(cluster) = self.cluster.take() {
             return self.short(cluster).map(Some);
         }
@@ -128,7 +134,7 @@ impl<'s> Parser<'s> {
         Ok(Some(Token::Operand(arg)))
     }
 
-    fn short(&mut self, cluster: Vec<u8>) -> Result<Token, Failure> {
+    fn short(&mut self, cluster: Vec<u8>) -> Result<Token<Id>, Failure> {
         let c = cluster[0];
         let rest = &cluster[1..];
         let shown = String::from_utf8_lossy(&cluster[..1]).into_owned();
@@ -140,7 +146,7 @@ impl<'s> Parser<'s> {
                 self.cluster = Some(rest.to_vec());
             }
             return Ok(Token::Opt {
-                long: spec.long,
+                id: spec.id,
                 value: None,
             });
         }
@@ -156,12 +162,12 @@ impl<'s> Parser<'s> {
             }
         };
         Ok(Token::Opt {
-            long: spec.long,
+            id: spec.id,
             value: Some(value),
         })
     }
 
-    fn long(&mut self, body: &[u8]) -> Result<Token, Failure> {
+    fn long(&mut self, body: &[u8]) -> Result<Token<Id>, Failure> {
         let (name, inline) = match body.iter().position(|&b| b == b'=') {
             Some(eq) => (&body[..eq], Some(&body[eq + 1..])),
             None => (body, None),
@@ -170,7 +176,7 @@ impl<'s> Parser<'s> {
         let spec = match self.specs.iter().find(|s| s.long.as_bytes() == name) {
             Some(s) => *s,
             None => {
-                let matches: Vec<&Spec> = self
+                let matches: Vec<&Spec<Id>> = self
                     .specs
                     .iter()
                     .filter(|s| !name.is_empty() && s.long.as_bytes().starts_with(name))
@@ -195,18 +201,18 @@ impl<'s> Parser<'s> {
                 spec.long
             ))),
             (false, None) => Ok(Token::Opt {
-                long: spec.long,
+                id: spec.id,
                 value: None,
             }),
             (true, Some(v)) => Ok(Token::Opt {
-                long: spec.long,
+                id: spec.id,
                 value: Some(OsString::from_vec(v.to_vec())),
             }),
             (true, None) => match self.args.get(self.pos).cloned() {
                 Some(v) => {
                     self.pos += 1;
                     Ok(Token::Opt {
-                        long: spec.long,
+                        id: spec.id,
                         value: Some(v),
                     })
                 }
@@ -226,17 +232,17 @@ pub struct ToolArgs {
 }
 
 /// Read a tool's arguments with `specs`.
-pub fn tool_args(
+pub fn tool_args<Id: Copy>(
     args: Vec<OsString>,
-    specs: &[Spec],
+    specs: &[Spec<Id>],
     help: &'static str,
-    mut on_opt: impl FnMut(&'static str, Option<OsString>) -> Result<(), Failure>,
+    mut on_opt: impl FnMut(Id, Option<OsString>) -> Result<(), Failure>,
 ) -> Result<ToolArgs, Failure> {
     let mut p = Parser::new(args, specs, help);
     let mut out = ToolArgs::default();
     while let Some(t) = p.next_token()? {
         match t {
-            Token::Opt { long, value } => on_opt(long, value)?,
+            Token::Opt { id, value } => on_opt(id, value)?,
             Token::Operand(a) => out.operands.push(a),
             Token::DoubleDash => {
                 out.after = Some(p.rest());
@@ -266,18 +272,19 @@ fn printable(s: &str) -> String {
 mod tests {
     use super::*;
 
-    const SPECS: &[Spec] = &[
-        Spec::flag("ignore-environment").short(b'i'),
-        Spec::with_value("unset").short(b'u'),
-        Spec::with_value("policy"),
-        Spec::flag("preload"),
+    // The long name as the id.
+    const SPECS: &[Spec<&str>] = &[
+        Spec::flag("ignore-environment", "ignore-environment").short(b'i'),
+        Spec::with_value("unset", "unset").short(b'u'),
+        Spec::with_value("policy", "policy"),
+        Spec::flag("preload", "preload"),
     ];
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
     }
 
-    fn all(args: &[&str]) -> Result<Vec<Token>, Failure> {
+    fn all(args: &[&str]) -> Result<Vec<Token<&'static str>>, Failure> {
         let mut p = Parser::new(os(args), SPECS, "envwrap --help");
         let mut out = Vec::new();
         while let Some(t) = p.next_token()? {
@@ -286,9 +293,9 @@ mod tests {
         Ok(out)
     }
 
-    fn opt(long: &'static str, value: Option<&str>) -> Token {
+    fn opt(id: &'static str, value: Option<&str>) -> Token<&'static str> {
         Token::Opt {
-            long,
+            id,
             value: value.map(OsString::from),
         }
     }

@@ -31,12 +31,21 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const SPECS: &[Spec] = &[
-    Spec::with_value("pid"),
-    Spec::flag("all"),
-    Spec::with_value("policy"),
-    Spec::flag("json"),
-    Spec::HELP,
+#[derive(Clone, Copy)]
+enum Opt {
+    Pid,
+    All,
+    Policy,
+    Json,
+    Help,
+}
+
+const SPECS: &[Spec<Opt>] = &[
+    Spec::with_value(Opt::Pid, "pid"),
+    Spec::flag(Opt::All, "all"),
+    Spec::with_value(Opt::Policy, "policy"),
+    Spec::flag(Opt::Json, "json"),
+    Spec::help(Opt::Help),
 ];
 
 const HINT: &str = "envwrap scan --help";
@@ -82,9 +91,9 @@ fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
     let mut policy_path = None;
     let mut json_out = false;
     let mut want_help = false;
-    let a = tool_args(args, SPECS, HINT, |long, v| {
-        match long {
-            "pid" => {
+    let a = tool_args(args, SPECS, HINT, |id, v| {
+        match id {
+            Opt::Pid => {
                 let v = v.unwrap_or_default();
                 match v
                     .to_str()
@@ -100,10 +109,10 @@ fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
                     }
                 }
             }
-            "all" => all = true,
-            "policy" => policy_path = v.map(PathBuf::from),
-            "json" => json_out = true,
-            _ => want_help = true,
+            Opt::All => all = true,
+            Opt::Policy => policy_path = v.map(PathBuf::from),
+            Opt::Json => json_out = true,
+            Opt::Help => want_help = true,
         }
         Ok(())
     })?;
