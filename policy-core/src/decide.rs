@@ -828,15 +828,77 @@ pub fn decide_env(
     let seen_len = need.seen;
     let seen = scratch.seen.get_mut(..seen_len).ok_or(need)?;
     seen.fill(u32::MAX);
+    let verdicts = &mut *scratch.verdicts;
 
-    // The shim's own `ENVSHIM_POLICY=...` entry, which rule 7 puts back whatever
-    // rules 1 to 5 say of it (see below).
+    let own_at = judge_entries(policy, req, mask, seen, verdicts);
+    if req.renamed_files != 0 {
+        names_declared_since(policy, req, verdicts);
+    }
+    mark_credential_copies(policy, req, verdicts, n);
+
+    let mut out = Builder {
+        emits: &mut *scratch.emits,
+        bytes: &mut *scratch.bytes,
+        n_emits: 0,
+        n_bytes: 0,
+        need_bytes: 0,
+    };
+    for i in 0..n {
+        if verdicts.get(i).is_some_and(|v| v.action.passes()) {
+            out.push(Emit::Input(i as u32));
+        }
+    }
+    let seen: &[u32] = seen;
+    let files = add_file_values(policy, req, mask, verdicts, seen, &mut out);
+    let sets = add_sets(policy, req, mask, verdicts, seen, &mut out);
+    let stayed = add_stay_entries(policy, req, own_at, verdicts, seen, &mut out);
+
+    if out.need_bytes > out.bytes.len() {
+        need.bytes = out.need_bytes.max(need.bytes) + 64;
+        return Err(need);
+    }
+    let mut summary = EnvSummary {
+        emitted: 0,
+        bytes_used: out.n_bytes,
+        programs: mask,
+        refused: sets.refused,
+        refused_sets: sets.refused_bits,
+        refused_file_values: files.refused_bits,
+        changed: 0,
+        added: files.added + sets.added + stayed,
+    };
+    let mut replaced = false;
+    for v in verdicts.iter().take(n) {
+        if v.action == Action::Refuse {
+            summary.refused += 1;
+        }
+        if v.action != Action::Keep {
+            summary.changed += 1;
+        }
+        replaced |= v.action == Action::Replace;
+    }
+    if replaced || files.dropped {
+        drop_replaced_inputs(verdicts, &mut out);
+    }
+    summary.emitted = out.n_emits;
+    Ok(summary)
+}
+
+/// Rules 1 to 5, entry by entry, into `verdicts`: returns where the shim's own
+/// `ENVSHIM_POLICY=...` entry is kept as rule 7 would put it (the first copy of its
+/// name), if it is.
+#[inline(always)]
+fn judge_entries(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    mask: u64,
+    seen: &mut [u32],
+    verdicts: &mut [Verdict],
+) -> Option<usize> {
+    // The shim's own entry, which rule 7 puts back whatever rules 1 to 5 say of it.
     let sticky = policy.settings().sticky;
     let own_entry = req.policy_entry.filter(|_| sticky).unwrap_or(&[]);
-    // Where that entry is kept as it is (the first copy of its name), if it is.
     let mut own_at = None;
-
-    // Rules 1 to 5, entry by entry.
     for (i, entry) in req.env.iter().enumerate() {
         let verdict = match split_entry(entry) {
             None => Verdict::new(Action::Strip, Rule::NoEquals),
@@ -847,10 +909,7 @@ pub fn decide_env(
                     Some(first) => {
                         let mut v = Verdict::new(Action::Strip, Rule::Duplicate(first));
                         // A later copy of a credential name is a credential too.
-                        v.credential = scratch
-                            .verdicts
-                            .get(first as usize)
-                            .is_some_and(|f| f.credential);
+                        v.credential = verdicts.get(first as usize).is_some_and(|f| f.credential);
                         v
                     }
                     // Rule 7's entry as rule 7 would put it: kept where it is.
@@ -873,33 +932,41 @@ pub fn decide_env(
                 }
             }
         };
-        if let Some(slot) = scratch.verdicts.get_mut(i) {
+        if let Some(slot) = verdicts.get_mut(i) {
             *slot = verdict;
         }
     }
-    if req.renamed_files != 0 {
-        names_declared_since(policy, req, scratch.verdicts);
-    }
-    mark_credential_copies(policy, req, scratch.verdicts, n);
+    own_at
+}
 
-    let mut out = Builder {
-        emits: &mut *scratch.emits,
-        bytes: &mut *scratch.bytes,
-        n_emits: 0,
-        n_bytes: 0,
-        need_bytes: 0,
-    };
-    for i in 0..n {
-        if scratch.verdicts.get(i).is_some_and(|v| v.action.passes()) {
-            out.push(Emit::Input(i as u32));
-        }
-    }
-    let mut added = 0u32;
+/// What [`add_file_values`] added and refused.
+struct FileValuesAdded {
+    added: u32,
+    /// Bit k: file keep k's value was refused (`EnvSummary::refused_file_values`).
+    refused_bits: u64,
+    /// An inherited entry was dropped because its file's value was refused.
+    dropped: bool,
+}
 
-    // Values from env files, for kept names the file declares.
+/// Values from env files (`values = true`), for kept names the file declares: each
+/// goes through rules 2 to 5 like any other value, and replaces the inherited
+/// entry; a refused one also drops the inherited entry, which its file no longer
+/// vouches for.
+#[inline(always)]
+fn add_file_values(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    mask: u64,
+    verdicts: &mut [Verdict],
+    seen: &[u32],
+    out: &mut Builder<'_, '_>,
+) -> FileValuesAdded {
     use crate::compiled::sec;
-    let mut refused_file_values = 0u64;
-    let mut dropped = false;
+    let mut done = FileValuesAdded {
+        added: 0,
+        refused_bits: 0,
+        dropped: false,
+    };
     for k in 0..policy.count(sec::FILE_KEEPS) as u32 {
         let Some(fk) = policy.file_keep(k) else {
             continue;
@@ -951,33 +1018,47 @@ pub fn decide_env(
                 .need_bytes
                 .saturating_sub(name.len() + 1 + assignment.value_len());
             // The inherited value is stale: the file no longer vouches for it.
-            drop_input(
-                scratch.verdicts,
-                req.env,
-                &*scratch.seen,
-                name,
-                Rule::FileValueRefused(k),
-            );
+            drop_input(verdicts, req.env, seen, name, Rule::FileValueRefused(k));
             if let Some(bit) = 1u64.checked_shl(k) {
-                refused_file_values |= bit;
+                done.refused_bits |= bit;
             }
-            dropped = true;
+            done.dropped = true;
             continue;
         }
         out.finish_entry(start, Rule::FileValue(k));
-        replace_input(
-            scratch.verdicts,
-            req.env,
-            &*scratch.seen,
-            name,
-            Rule::FileValue(k),
-        );
-        added += 1;
+        replace_input(verdicts, req.env, seen, name, Rule::FileValue(k));
+        done.added += 1;
     }
+    done
+}
 
-    // Rule 6: set, last among the policy's own rules.
-    let mut sets_refused = 0u32;
-    let mut refused_sets = 0u64;
+/// What [`add_sets`] added and refused.
+struct SetsAdded {
+    added: u32,
+    refused: u32,
+    /// Bit s: set s was refused (`EnvSummary::refused_sets`).
+    refused_bits: u64,
+}
+
+/// Rule 6: each set that applies to this program, last among the policy's own
+/// rules, replacing an inherited entry of its name. A set whose `${NAME}` pulls a
+/// credential or a token-shaped value in is refused, and the entry it meant to
+/// replace does not pass either.
+#[inline(always)]
+fn add_sets(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    mask: u64,
+    verdicts: &mut [Verdict],
+    seen: &[u32],
+    out: &mut Builder<'_, '_>,
+) -> SetsAdded {
+    use crate::compiled::sec;
+    let mut done = SetsAdded {
+        added: 0,
+        refused: 0,
+        refused_bits: 0,
+    };
     for s in 0..policy.count(sec::SETS) as u32 {
         let Some(rec) = policy.set(s) else { continue };
         if !in_scope(rec.scope, mask) {
@@ -992,28 +1073,19 @@ pub fn decide_env(
             out.put(name);
             out.put(b"=");
             let vstart = out.n_bytes;
-            let pulled = expand(policy.str(rec.value), req.env, scratch.verdicts, &mut out);
+            let pulled = expand(policy.str(rec.value), req.env, verdicts, out);
             let value = out.bytes.get(vstart..out.n_bytes).unwrap_or(&[]);
             if pulled
                 || shape::find_shape(value, ShapeSet::from_bits(policy.settings().shapes)).is_some()
             {
-                // `${NAME}` pulled a credential or a token-shaped value in: refuse
-                // the set, and do not let the inherited entry it meant to replace
-                // through either.
                 out.need_bytes = out
                     .need_bytes
                     .saturating_sub(out.n_bytes.saturating_sub(start));
                 out.n_bytes = start;
-                replace_input(
-                    scratch.verdicts,
-                    req.env,
-                    &*scratch.seen,
-                    name,
-                    Rule::Set(s),
-                );
-                sets_refused += 1;
+                replace_input(verdicts, req.env, seen, name, Rule::Set(s));
+                done.refused += 1;
                 if let Some(bit) = 1u64.checked_shl(s) {
-                    refused_sets |= bit;
+                    done.refused_bits |= bit;
                 }
                 continue;
             }
@@ -1024,93 +1096,69 @@ pub fn decide_env(
                 rule: Rule::Set(s),
             });
         }
-        replace_input(
-            scratch.verdicts,
-            req.env,
-            &*scratch.seen,
-            name,
-            Rule::Set(s),
-        );
-        added += 1;
+        replace_input(verdicts, req.env, seen, name, Rule::Set(s));
+        done.added += 1;
     }
+    done
+}
 
-    // Rule 7: stay.
-    if sticky {
-        if let Some(entry) = req.policy_entry {
-            // Already there and passing (kept above, and not replaced by a set):
-            // nothing to add, and nothing changes.
-            let there = own_at
-                .and_then(|i| scratch.verdicts.get(i))
-                .is_some_and(|v| v.action.passes());
-            if let Some((name, _)) = split_entry(entry).filter(|_| !there) {
-                let start = out.n_bytes;
-                out.put(entry);
-                out.finish_entry(start, Rule::Sticky);
-                replace_input(
-                    scratch.verdicts,
-                    req.env,
-                    &*scratch.seen,
-                    name,
-                    Rule::Sticky,
-                );
-                added += 1;
-            }
-        }
-        if let Some(path) = req.preload {
-            added += sticky_preload(req, scratch.verdicts, &*scratch.seen, &mut out, path);
+/// Rule 7, stay (with `sticky = true`): the shim's `ENVSHIM_POLICY` entry, unless
+/// it is already there and passing (`own_at`), and the shim in `LD_PRELOAD`.
+/// Returns how many entries it added.
+#[inline(always)]
+fn add_stay_entries(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    own_at: Option<usize>,
+    verdicts: &mut [Verdict],
+    seen: &[u32],
+    out: &mut Builder<'_, '_>,
+) -> u32 {
+    if !policy.settings().sticky {
+        return 0;
+    }
+    let mut added = 0;
+    if let Some(entry) = req.policy_entry {
+        // Already there and passing (kept above, and not replaced by a set):
+        // nothing to add, and nothing changes.
+        let there = own_at
+            .and_then(|i| verdicts.get(i))
+            .is_some_and(|v| v.action.passes());
+        if let Some((name, _)) = split_entry(entry).filter(|_| !there) {
+            let start = out.n_bytes;
+            out.put(entry);
+            out.finish_entry(start, Rule::Sticky);
+            replace_input(verdicts, req.env, seen, name, Rule::Sticky);
+            added += 1;
         }
     }
+    if let Some(path) = req.preload {
+        added += sticky_preload(req, verdicts, seen, out, path);
+    }
+    added
+}
 
-    if out.need_bytes > out.bytes.len() {
-        need.bytes = out.need_bytes.max(need.bytes) + 64;
-        return Err(need);
-    }
-    let mut summary = EnvSummary {
-        emitted: 0,
-        bytes_used: out.n_bytes,
-        programs: mask,
-        refused: sets_refused,
-        refused_sets,
-        refused_file_values,
-        changed: 0,
-        added,
-    };
-    let mut replaced = false;
-    for v in scratch.verdicts.iter().take(n) {
-        if v.action == Action::Refuse {
-            summary.refused += 1;
-        }
-        if v.action != Action::Keep {
-            summary.changed += 1;
-        }
-        replaced |= v.action == Action::Replace;
-    }
-    // Drop the emits of inputs that a later rule replaced, or whose env file no
-    // longer vouches for them (the only ways an input emitted above stops passing).
-    if replaced || dropped {
-        let mut kept = 0usize;
-        for i in 0..out.n_emits {
-            let Some(e) = out.emits.get(i).copied() else {
-                break;
-            };
-            if let Emit::Input(i) = e {
-                if !scratch
-                    .verdicts
-                    .get(i as usize)
-                    .is_some_and(|v| v.action.passes())
-                {
-                    continue;
-                }
+/// Drop the emits of inputs that a later rule replaced, or whose env file no longer
+/// vouches for them (the only ways an input emitted in the first pass stops
+/// passing).
+#[inline(always)]
+fn drop_replaced_inputs(verdicts: &[Verdict], out: &mut Builder<'_, '_>) {
+    let mut kept = 0usize;
+    for i in 0..out.n_emits {
+        let Some(e) = out.emits.get(i).copied() else {
+            break;
+        };
+        if let Emit::Input(i) = e {
+            if !verdicts.get(i as usize).is_some_and(|v| v.action.passes()) {
+                continue;
             }
-            if let Some(slot) = out.emits.get_mut(kept) {
-                *slot = e;
-            }
-            kept += 1;
         }
-        out.n_emits = kept;
+        if let Some(slot) = out.emits.get_mut(kept) {
+            *slot = e;
+        }
+        kept += 1;
     }
-    summary.emitted = out.n_emits;
-    Ok(summary)
+    out.n_emits = kept;
 }
 
 /// The index of an earlier entry with the same name, recording this one otherwise.
