@@ -226,6 +226,9 @@ pub fn bytes_needed(argv: &[&[u8]]) -> usize {
 }
 
 /// Decide the child's argv. `env_verdicts` must come from `decide_env` on `env`.
+/// The steps: pairs (a carrier program's `NAME=VALUE` arguments, judged by the
+/// environment rules), secrets (credential values, then token shapes), then the
+/// child's arguments.
 #[inline(never)] // One copy, out of the shim's exec hook (shim/hot_text.ld).
 pub fn decide_argv(
     policy: &Policy<'_>,
@@ -245,132 +248,16 @@ pub fn decide_argv(
     }
     let settings = *policy.settings();
     let mask = decide::program_mask(policy, req.program);
-
-    // 1. Pairs.
     if settings.env_flags {
         if let Some(c) = carrier(req.program) {
-            let pairs_scope = pairs_scope(policy, mask);
-            let verdicts = &mut *scratch.verdicts;
-            for_each_pair(c, req.argv, |at| {
-                let Some(arg) = req.argv.get(at.arg) else {
-                    return;
-                };
-                let Some((name, value)) = arg.get(at.offset..).and_then(split_entry) else {
-                    return;
-                };
-                let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
-                let name_at = at.offset as u16;
-                let name_end = (at.offset + name.len()).min(u16::MAX as usize) as u16;
-                let rule = ArgRule::Pair {
-                    rule: v.rule,
-                    name_at,
-                    name_end,
-                    loud: v.loud,
-                };
-                let (action, rule) = match v.action {
-                    Action::Keep => return,
-                    Action::Grant if c == Carrier::Container => {
-                        match launders(policy, req, name, value) {
-                            // Another credential's value under the granted name:
-                            // an argument that holds a secret (step 2's verdict).
-                            Some(source) if settings.argv_secrets == ArgvSecrets::Refuse => {
-                                (ArgAction::Refuse, ArgRule::Value(source))
-                            }
-                            Some(source) => (ArgAction::Drop, ArgRule::Value(source)),
-                            None => (ArgAction::NameOnly, rule),
-                        }
-                    }
-                    _ => (ArgAction::Drop, rule),
-                };
-                // Dropped from a cluster, the options before its letter stay.
-                let unflag = at.letter.map(|k| ArgAction::Unflag(k as u16));
-                let attached_in_cluster = at.flag.is_none() && action == ArgAction::Drop;
-                let action = match unflag {
-                    Some(u) if attached_in_cluster => u,
-                    _ => action,
-                };
-                if let Some(slot) = verdicts.get_mut(at.arg) {
-                    *slot = ArgVerdict { action, rule };
-                }
-                if action == ArgAction::Drop {
-                    if let Some(flag) = at.flag.and_then(|f| verdicts.get_mut(f)) {
-                        *flag = ArgVerdict {
-                            action: unflag.unwrap_or(ArgAction::Drop),
-                            rule: ArgRule::PairFlag,
-                        };
-                    }
-                }
-            });
+            judge_pairs(policy, req, mask, c, scratch.verdicts);
         }
     }
-
-    // 2. Secrets, in every argument still passed (argv[0] included): every
-    // credential value once against all arguments (so the parent's environment is
-    // judged once per exec, not once per argument), then token shapes in the
-    // arguments no value matched.
-    let mut refused = None;
-    let mut program = None;
-    if settings.argv_secrets != ArgvSecrets::Allow {
-        let action = if settings.argv_secrets == ArgvSecrets::Refuse {
-            ArgAction::Refuse
-        } else {
-            ArgAction::Redact
-        };
-        let verdicts = &mut *scratch.verdicts;
-        let longest = req
-            .argv
-            .iter()
-            .zip(verdicts.iter())
-            .filter_map(|(arg, v)| searched_part(v, arg).map(<[u8]>::len))
-            .max()
-            .unwrap_or(0)
-            .max(req.program.len());
-        for_each_credential_value_up_to(policy, req, longest, |value, source| {
-            let finder = crate::bytes::Finder::new(value);
-            if program.is_none() && finder.find(req.program).is_some() {
-                program = Some(ArgRule::Value(source));
-            }
-            for (i, arg) in req.argv.iter().enumerate() {
-                let Some(slot) = verdicts.get_mut(i) else {
-                    break;
-                };
-                if let Some(hay) = searched_part(slot, arg) {
-                    if finder.find(hay).is_some() {
-                        *slot = ArgVerdict {
-                            action,
-                            rule: ArgRule::Value(source),
-                        };
-                    }
-                }
-            }
-            true
-        });
-        let shapes = ShapeSet::from_bits(settings.shapes);
-        if program.is_none() {
-            program = shape::find_shape(req.program, shapes).map(|m| ArgRule::Shape(m.shape));
-        }
-        for (i, arg) in req.argv.iter().enumerate() {
-            let Some(slot) = verdicts.get_mut(i) else {
-                break;
-            };
-            if let Some(m) = searched_part(slot, arg).and_then(|hay| shape::find_shape(hay, shapes))
-            {
-                *slot = ArgVerdict {
-                    action,
-                    rule: ArgRule::Shape(m.shape),
-                };
-            }
-        }
-        if action == ArgAction::Refuse {
-            refused = verdicts
-                .iter()
-                .take(n)
-                .position(|v| v.action == ArgAction::Refuse)
-                .map(|i| i as u32);
-        }
-    }
-
-    // Emit.
+    let (refused, program) = if settings.argv_secrets == ArgvSecrets::Allow {
+        (None, None)
+    } else {
+        find_secrets(policy, req, scratch.verdicts)
+    };
     let mut summary = ArgvSummary {
         refused,
         program,
@@ -378,9 +265,164 @@ pub fn decide_argv(
         changed: 0,
         moved: 0,
     };
+    let need = emit_arguments(policy, req, scratch, &mut summary);
+    if need > scratch.bytes.len() {
+        return Err(need + 16);
+    }
+    Ok(summary)
+}
+
+/// Step 1, pairs: each `NAME=VALUE` a carrier program (`c`) reads as environment
+/// goes through the environment rules; what they do not keep is dropped with its
+/// flag (or cut from its cluster of short options), and a granted docker/podman
+/// pair moves into the environment, unless its value is another credential's.
+#[inline(always)]
+fn judge_pairs(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+    mask: u64,
+    c: Carrier,
+    verdicts: &mut [ArgVerdict],
+) {
+    let settings = *policy.settings();
+    let pairs_scope = pairs_scope(policy, mask);
+    for_each_pair(c, req.argv, |at| {
+        let Some(arg) = req.argv.get(at.arg) else {
+            return;
+        };
+        let Some((name, value)) = arg.get(at.offset..).and_then(split_entry) else {
+            return;
+        };
+        let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
+        let name_at = at.offset as u16;
+        let name_end = (at.offset + name.len()).min(u16::MAX as usize) as u16;
+        let rule = ArgRule::Pair {
+            rule: v.rule,
+            name_at,
+            name_end,
+            loud: v.loud,
+        };
+        let (action, rule) = match v.action {
+            Action::Keep => return,
+            Action::Grant if c == Carrier::Container => {
+                match launders(policy, req, name, value) {
+                    // Another credential's value under the granted name: an
+                    // argument that holds a secret (step 2's verdict).
+                    Some(source) if settings.argv_secrets == ArgvSecrets::Refuse => {
+                        (ArgAction::Refuse, ArgRule::Value(source))
+                    }
+                    Some(source) => (ArgAction::Drop, ArgRule::Value(source)),
+                    None => (ArgAction::NameOnly, rule),
+                }
+            }
+            _ => (ArgAction::Drop, rule),
+        };
+        // Dropped from a cluster, the options before its letter stay.
+        let unflag = at.letter.map(|k| ArgAction::Unflag(k as u16));
+        let attached_in_cluster = at.flag.is_none() && action == ArgAction::Drop;
+        let action = match unflag {
+            Some(u) if attached_in_cluster => u,
+            _ => action,
+        };
+        if let Some(slot) = verdicts.get_mut(at.arg) {
+            *slot = ArgVerdict { action, rule };
+        }
+        if action == ArgAction::Drop {
+            if let Some(flag) = at.flag.and_then(|f| verdicts.get_mut(f)) {
+                *flag = ArgVerdict {
+                    action: unflag.unwrap_or(ArgAction::Drop),
+                    rule: ArgRule::PairFlag,
+                };
+            }
+        }
+    });
+}
+
+/// Step 2, secrets, in every argument still passed (argv[0] included) and in the
+/// program's path: every credential value once against all arguments (so the
+/// parent's environment is judged once per exec, not once per argument), then
+/// token shapes in the arguments no value matched. Returns the first refused
+/// argument (`argv.secrets = "refuse"`) and why the path is refused, if it is.
+fn find_secrets(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+    verdicts: &mut [ArgVerdict],
+) -> (Option<u32>, Option<ArgRule>) {
+    let settings = *policy.settings();
+    let action = if settings.argv_secrets == ArgvSecrets::Refuse {
+        ArgAction::Refuse
+    } else {
+        ArgAction::Redact
+    };
+    let mut program = None;
+    let longest = req
+        .argv
+        .iter()
+        .zip(verdicts.iter())
+        .filter_map(|(arg, v)| searched_part(v, arg).map(<[u8]>::len))
+        .max()
+        .unwrap_or(0)
+        .max(req.program.len());
+    for_each_credential_value_up_to(policy, req, longest, |value, source| {
+        let finder = crate::bytes::Finder::new(value);
+        if program.is_none() && finder.find(req.program).is_some() {
+            program = Some(ArgRule::Value(source));
+        }
+        for (i, arg) in req.argv.iter().enumerate() {
+            let Some(slot) = verdicts.get_mut(i) else {
+                break;
+            };
+            if let Some(hay) = searched_part(slot, arg) {
+                if finder.find(hay).is_some() {
+                    *slot = ArgVerdict {
+                        action,
+                        rule: ArgRule::Value(source),
+                    };
+                }
+            }
+        }
+        true
+    });
+    let shapes = ShapeSet::from_bits(settings.shapes);
+    if program.is_none() {
+        program = shape::find_shape(req.program, shapes).map(|m| ArgRule::Shape(m.shape));
+    }
+    for (i, arg) in req.argv.iter().enumerate() {
+        let Some(slot) = verdicts.get_mut(i) else {
+            break;
+        };
+        if let Some(m) = searched_part(slot, arg).and_then(|hay| shape::find_shape(hay, shapes)) {
+            *slot = ArgVerdict {
+                action,
+                rule: ArgRule::Shape(m.shape),
+            };
+        }
+    }
+    let refused = (action == ArgAction::Refuse)
+        .then(|| {
+            verdicts
+                .iter()
+                .take(req.argv.len())
+                .position(|v| v.action == ArgAction::Refuse)
+                .map(|i| i as u32)
+        })
+        .flatten();
+    (refused, program)
+}
+
+/// Step 3, the child's arguments, into `scratch.emits` (and `summary`): kept ones
+/// as they are, dropped ones not at all, the rest built into `scratch.bytes`.
+/// Returns the bytes that needed (more than `scratch.bytes` holds: try again).
+#[inline(always)]
+fn emit_arguments(
+    policy: &Policy<'_>,
+    req: &ArgvRequest<'_>,
+    scratch: &mut ArgvScratch<'_>,
+    summary: &mut ArgvSummary,
+) -> usize {
     let mut used = 0usize;
     let mut need = 0usize;
-    for i in 0..n {
+    for i in 0..req.argv.len() {
         let Some(v) = scratch.verdicts.get(i).copied() else {
             continue;
         };
@@ -428,10 +470,7 @@ pub fn decide_argv(
             summary.emitted += 1;
         }
     }
-    if need > scratch.bytes.len() {
-        return Err(need + 16);
-    }
-    Ok(summary)
+    need
 }
 
 fn put(bytes: &mut [u8], used: &mut usize, s: &[u8]) -> Option<ArgEmit> {
