@@ -31,7 +31,7 @@
 //! value from that file's current contents (passed in by the caller), between rules
 //! 5 and 6.
 
-use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, Records, GLOBAL};
+use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, Records, Settings, GLOBAL};
 use crate::envfile;
 use crate::glob::{self, GlobKind};
 use crate::shape::{self, Shape, ShapeSet};
@@ -701,17 +701,33 @@ fn judge_hashed(
         }) => b,
         _ => settings.base,
     };
-    // Rule 2.
-    let mut v = match base {
+    let v = rule2_base(base, &m);
+    let (v, kept_exactly) = rule3_keep_strip(v, &m, pairs.is_some());
+    if let Some(rule) = rule4_credential(settings, &m, v, name, value) {
+        return self::credential(policy, name, program, v, rule);
+    }
+    rule5_unsafe(settings, &m, v, kept_exactly, name, value)
+}
+
+/// Rule 2, base: the starting verdict (`all`, `floor` or `none`).
+#[inline(always)]
+fn rule2_base(base: Base, m: &Matches) -> Verdict {
+    match base {
         Base::All => Verdict::new(Action::Keep, Rule::BaseAll),
         Base::None => Verdict::new(Action::Strip, Rule::BaseNone),
         Base::Floor => match m.floor {
             Some(f) => Verdict::new(Action::Keep, Rule::Floor(f)),
             None => Verdict::new(Action::Strip, Rule::BaseNone),
         },
-    };
-    // Rule 3.
-    let (keep, strip, keep_exact) = if pairs.is_some() {
+    }
+}
+
+/// Rule 3, keep and strip: the most specific matching pattern wins, strip on a
+/// tie (a program's `pairs` patterns for a pair in argv). Also says whether the
+/// keep that won names the entry exactly (rule 5's exception).
+#[inline(always)]
+fn rule3_keep_strip(mut v: Verdict, m: &Matches, pair: bool) -> (Verdict, bool) {
+    let (keep, strip, keep_exact) = if pair {
         (m.pair_keep, m.pair_strip, m.pair_keep_exact)
     } else {
         (m.keep, m.strip, m.keep_exact)
@@ -723,36 +739,59 @@ fn judge_hashed(
         (None, None) => {}
     }
     let kept_exactly = keep_exact && matches!(v.rule, Rule::Keep(_));
-    // Rule 4.
-    // The shape of a value matters only for an entry that would pass: a stripped
-    // token-shaped value cannot reach the child, and wherever else it could turn
-    // up (argv, a copy under another name, a `${NAME}` expansion) the shape is
-    // checked again there.
-    let credential = match m.credential {
+    (v, kept_exactly)
+}
+
+/// Rule 4, refuse: whether the entry is a credential, by name or import, or, if
+/// it would pass, by the shape of its value or name ([`credential`] then grants
+/// or refuses it). The shape matters only for an entry that would pass: a
+/// stripped token-shaped value cannot reach the child, and wherever else it could
+/// turn up (argv, a copy under another name, a `${NAME}` expansion) the shape is
+/// checked again there.
+#[inline(always)]
+fn rule4_credential(
+    settings: &Settings,
+    m: &Matches,
+    v: Verdict,
+    name: &[u8],
+    value: &[u8],
+) -> Option<Rule> {
+    match m.credential {
         Some(c) => Some(Rule::CredentialName(c)),
         None if v.action == Action::Keep => {
             credential_shape(name, value, ShapeSet::from_bits(settings.shapes))
         }
         None => None,
-    };
-    if let Some(rule) = credential {
-        return self::credential(policy, name, program, v, rule);
     }
-    // Rule 5.
-    if v.action == Action::Keep {
-        if let Some(u) = m.unsafe_name {
-            if settings.strip_unsafe
-                && !kept_exactly
-                && !name.starts_with(crate::builtin::OWN_PREFIX)
-                && name != crate::builtin::LD_PRELOAD
-            {
-                return Verdict::new(Action::Strip, Rule::UnsafeName(u));
-            }
+}
+
+/// Rule 5, unsafe: a kept loader or interpreter hook is stripped unless kept by
+/// exact name (the shim's own names excepted), and so is a checked name's value
+/// with `/` or `%`.
+#[inline(always)]
+fn rule5_unsafe(
+    settings: &Settings,
+    m: &Matches,
+    v: Verdict,
+    kept_exactly: bool,
+    name: &[u8],
+    value: &[u8],
+) -> Verdict {
+    if v.action != Action::Keep {
+        return v;
+    }
+    if let Some(u) = m.unsafe_name {
+        if settings.strip_unsafe
+            && !kept_exactly
+            && !name.starts_with(crate::builtin::OWN_PREFIX)
+            && name != crate::builtin::LD_PRELOAD
+        {
+            return Verdict::new(Action::Strip, Rule::UnsafeName(u));
         }
-        if let Some(c) = m.checked_value {
-            if unsafe_value(name, value) {
-                return Verdict::new(Action::Strip, Rule::UnsafeValue(c));
-            }
+    }
+    if let Some(c) = m.checked_value {
+        if unsafe_value(name, value) {
+            return Verdict::new(Action::Strip, Rule::UnsafeValue(c));
         }
     }
     v
