@@ -1636,30 +1636,26 @@ mod tests {
         crate::Policy::from_bytes(bytes).expect("a compiled policy")
     }
 
-    /// `decide_env` with scratch grown until it fits.
-    fn decide_env_growing(
+    /// `decide_env` with scratch of the sizes `scratch_sizes` gives and room to
+    /// spare for built entries (these tests' environments are small).
+    fn decide_env_roomy(
         policy: &crate::Policy<'_>,
         req: &super::EnvRequest<'_>,
     ) -> (super::EnvSummary, Vec<super::Emit>, Vec<u8>) {
         use super::*;
-        let preload_len = req.preload.map_or(0, <[u8]>::len);
-        let mut sizes = scratch_sizes(policy, req.env.len(), preload_len);
-        loop {
-            let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
-            let mut seen = vec![0u32; sizes.seen];
-            let mut emits = vec![Emit::Input(0); sizes.emits];
-            let mut bytes = vec![0u8; sizes.bytes];
-            let mut scratch = EnvScratch {
-                verdicts: &mut verdicts,
-                seen: &mut seen,
-                emits: &mut emits,
-                bytes: &mut bytes,
-            };
-            match decide_env(policy, req, &mut scratch) {
-                Ok(s) => return (s, emits, bytes),
-                Err(need) => sizes = need,
-            }
-        }
+        let sizes = scratch_sizes(policy, req.env.len(), req.preload.map_or(0, <[u8]>::len));
+        let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
+        let mut seen = vec![0u32; sizes.seen];
+        let mut emits = vec![Emit::Input(0); sizes.emits];
+        let mut bytes = vec![0u8; sizes.bytes + (1 << 16)];
+        let mut scratch = EnvScratch {
+            verdicts: &mut verdicts,
+            seen: &mut seen,
+            emits: &mut emits,
+            bytes: &mut bytes,
+        };
+        let summary = decide_env(policy, req, &mut scratch).expect("scratch large enough");
+        (summary, emits, bytes)
     }
 
     /// `Policy::may_match` is a filter in front of `collect`: it may let a name
@@ -1779,7 +1775,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             renamed_files: 0,
             parent_env: &[],
         };
-        let (summary, emits, bytes) = decide_env_growing(policy, &req);
+        let (summary, emits, bytes) = decide_env_roomy(policy, &req);
         emits[..summary.emitted]
             .iter()
             .map(|e| match *e {
