@@ -18,7 +18,9 @@
 //! - [`compiled`]: the compiled buffer and its reader; [`cache_key`]: the cache
 //!   file's name, layout and freshness;
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
-//!   [`pairs`]: where each program that carries environment in argv keeps it.
+//!   [`pairs`]: where each program that carries environment in argv keeps it;
+//! - [`search`]: the `execvp` family's search for the program, over an exec
+//!   callback.
 #![cfg_attr(not(test), no_std)]
 
 /// The modules of the decision core, which runs inside other programs: no
@@ -42,7 +44,7 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, pairs, readable, shape, shown, writers
+    argv, bytes, cache_key, decide, envfile, glob, pairs, readable, search, shape, shown, writers
 );
 
 pub mod builtin;

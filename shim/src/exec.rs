@@ -15,6 +15,7 @@ use core::ffi::{c_char, c_int};
 use crate::filter::{self, Inline, Prepared, Scratch};
 use crate::real;
 use crate::sys::{self, errno, set_errno};
+use envpolicy_core::search;
 
 // We have now reached a special place in the life of a process. The code from here
 // to the real `execve` can run in states where almost nothing in libc may be used:
@@ -364,24 +365,14 @@ fn fd_name(fd: c_int, buf: &mut [u8]) -> *const c_char {
     buf.as_ptr().cast()
 }
 
-/// Longest file name glibc's `execvpe` accepts for a PATH search.
-const NAME_MAX: usize = 255;
-const PATH_MAX: usize = libc::PATH_MAX as usize;
-/// glibc's default search path when PATH is unset (`_CS_PATH`).
-const DEFAULT_PATH: &[u8] = b"/bin:/usr/bin\0";
+/// The shell a script runs with (glibc's `maybe_script_execute`).
 const SHELL: &[u8] = b"/bin/sh\0";
 
-/// glibc's `__execvpe_common`, re-implemented over the real `execve`, with the arrays
-/// the policy already chose. Returns -1 with errno set (it returns only on failure).
-///
-/// Semantics kept exactly: an empty name is ENOENT; a name with '/' is executed as is;
-/// otherwise PATH comes from the *calling process's* environment (not `envp`), default
-/// "/bin:/usr/bin"; a name longer than NAME_MAX is ENAMETOOLONG; an empty PATH element
-/// is the current directory; EACCES on any candidate is reported at the end if nothing
-/// ran; ENOENT, ESTALE, ENOTDIR, ENODEV, ETIMEDOUT continue the search; any other
-/// error stops it; on ENOEXEC the file is run with /bin/sh when `exec_script`.
-/// glibc quirk kept: a PATH element of PATH_MAX bytes or more is skipped, and the
-/// search then tries an empty element (the current directory) before the next one.
+/// glibc's `__execvpe_common` over the real `execve`, with the arrays the policy
+/// already chose: the search is `envpolicy_core::search` (its rules, and its unit
+/// tests, are there); this runs each candidate, and `/bin/sh` for a script when
+/// `exec_script`. `PATH` comes from the *calling process's* environment, not
+/// `envp`. Returns -1 with errno set (it returns only on failure).
 ///
 /// # Safety
 /// `file` NULL or NUL-terminated; `argv`, `envp` as for `execve`.
@@ -396,88 +387,33 @@ pub(crate) unsafe fn search_exec(
         set_errno(libc::EFAULT);
         return -1;
     }
-    // SAFETY: `file` is NUL-terminated (contract).
-    if unsafe { *file } == 0 {
-        set_errno(libc::ENOENT);
-        return -1;
-    }
-    // SAFETY: as above.
-    if unsafe { sys::contains(file, b'/') } {
-        // SAFETY: execve's contract is ours.
-        unsafe { call_execve(file, argv, envp) };
-        if errno() == libc::ENOEXEC && exec_script {
-            // SAFETY: as above.
-            unsafe { script_exec(file, argv, envp) };
-        }
-        return -1;
-    }
-
-    // SAFETY: `environ` is the caller's NULL-terminated environment.
-    let path = unsafe { sys::env_get(sys::environ_ptr(), b"PATH") }
-        .unwrap_or(DEFAULT_PATH.as_ptr().cast());
-    // SAFETY: both strings are NUL-terminated; strnlen reads at most the bound.
-    let (file_len, path_len) = unsafe {
-        (
-            sys::strnlen(file, NAME_MAX + 1),
-            sys::strnlen(path, PATH_MAX - 1) + 1,
-        )
+    // SAFETY: `file` is NUL-terminated (contract); at most the bound is read, and
+    // a longer name is too long for any candidate anyway.
+    let name = unsafe {
+        core::slice::from_raw_parts(file.cast::<u8>(), sys::strnlen(file, search::CANDIDATE_BUF))
     };
-    if file_len > NAME_MAX {
-        set_errno(libc::ENAMETOOLONG);
-        return -1;
-    }
-    let file_len = file_len + 1; // with the NUL, as glibc counts it
-
-    // Longest candidate: an element shorter than `path_len` (<= PATH_MAX), a '/', and
-    // the name with its NUL (<= NAME_MAX + 1).
-    let mut buf = [0u8; PATH_MAX + NAME_MAX + 2];
-    let bufp = buf.as_mut_ptr();
-    let mut got_eacces = false;
-    let mut p = path;
-    loop {
-        // SAFETY: `p` points into the NUL-terminated PATH value; strchrnul stops at
-        // the NUL at the latest.
-        let subp = unsafe { sys::strchrnul(p, b':') };
-        let elen = subp as usize - p as usize;
-        if elen >= path_len {
-            // SAFETY: `subp` points at ':' or the NUL of PATH.
-            if unsafe { *subp } == 0 {
-                break;
-            }
-            p = subp; // glibc: next round starts at the ':' (an empty element)
-            continue;
-        }
-        // SAFETY: elen < path_len <= PATH_MAX, so `elen + 1 + file_len` <= PATH_MAX +
-        // NAME_MAX + 2 = buf.len(); the sources are `elen` bytes of PATH and
-        // `file_len` bytes of `file` (its NUL included), all readable.
-        unsafe {
-            core::ptr::copy_nonoverlapping(p.cast::<u8>(), bufp, elen);
-            *bufp.add(elen) = b'/';
-            let off = if elen > 0 { elen + 1 } else { 0 };
-            core::ptr::copy_nonoverlapping(file.cast::<u8>(), bufp.add(off), file_len);
-        }
-        let cand = bufp.cast_const().cast::<c_char>();
-        // SAFETY: `cand` is NUL-terminated (above); arrays as given.
-        unsafe { call_execve(cand, argv, envp) };
-        if errno() == libc::ENOEXEC && exec_script {
-            // SAFETY: as above.
-            unsafe { script_exec(cand, argv, envp) };
-        }
-        match errno() {
-            libc::EACCES => got_eacces = true,
-            libc::ENOENT | libc::ESTALE | libc::ENOTDIR | libc::ENODEV | libc::ETIMEDOUT => {}
-            _ => return -1,
-        }
-        // SAFETY: `subp` points at ':' or the NUL; one past ':' is still in the string.
-        if unsafe { *subp } == 0 {
-            break;
-        }
+    // SAFETY: `environ` is the caller's NULL-terminated environment, and a value
+    // in it is NUL-terminated.
+    let path = match unsafe { sys::env_get(sys::environ_ptr(), b"PATH") } {
         // SAFETY: as above.
-        p = unsafe { subp.add(1) };
-    }
-    if got_eacces {
-        set_errno(libc::EACCES);
-    }
+        Some(v) => unsafe { sys::cstr_bytes(v) },
+        None => search::DEFAULT_PATH,
+    };
+    let mut buf = [0u8; search::CANDIDATE_BUF];
+    let e = search::search(name, path, exec_script, &mut buf, |cand, run| {
+        let cand = cand.as_ptr().cast::<c_char>();
+        match run {
+            search::Run::Direct => {
+                // SAFETY: `cand` is NUL-terminated (`search` builds it so); the
+                // arrays are the caller's, as for `execve`.
+                unsafe { call_execve(cand, argv, envp) };
+            }
+            // SAFETY: as above.
+            search::Run::Script => unsafe { script_exec(cand, argv, envp) },
+        }
+        errno()
+    });
+    set_errno(e);
     -1
 }
 
