@@ -115,7 +115,7 @@ pub const CREDENTIAL_NAMES: &[Entry] = &[
 ];
 
 /// The one name a policy may never strip from its own front end: libenvshim.so's
-/// preload entry, merged rather than replaced (rule 7).
+/// preload entry, merged rather than replaced (rule 8).
 pub const LD_PRELOAD: &[u8] = b"LD_PRELOAD";
 /// The variable that names the policy file.
 pub const POLICY_VAR: &[u8] = b"ENVSHIM_POLICY";

@@ -173,7 +173,7 @@ pub struct Settings {
     pub base: Base,
     /// Rule 5: strip unsafe names (unless kept by exact name).
     pub strip_unsafe: bool,
-    /// Rule 7: re-insert the shim's LD_PRELOAD entry and policy variable.
+    /// Rule 8: re-insert the shim's LD_PRELOAD entry and policy variable.
     pub sticky: bool,
     pub argv_secrets: ArgvSecrets,
     /// Filter `NAME=VALUE` pairs carried in argv (tmux -e, docker -e, env, ...).

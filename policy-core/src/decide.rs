@@ -114,14 +114,14 @@ pub enum Rule {
     UnsafeName(u32),
     /// Rule 5, an unsafe value of a checked name.
     UnsafeValue(u32),
-    /// The value came from an env file (payload: file-keep record).
+    /// Rule 6, the value came from an env file (payload: file-keep record).
     FileValue(u32),
-    /// The env file now holds a value the policy refuses for this name (payload:
-    /// file-keep record): neither it nor the inherited value passes.
+    /// Rule 6, the env file now holds a value the policy refuses for this name
+    /// (payload: file-keep record): neither it nor the inherited value passes.
     FileValueRefused(u32),
-    /// Rule 6, a set value (payload: set record).
+    /// Rule 7, a set value (payload: set record).
     Set(u32),
-    /// Rule 7, the shim's own variables.
+    /// Rule 8, the shim's own variables.
     Sticky,
 }
 
@@ -205,10 +205,10 @@ pub struct EnvRequest<'r> {
     /// The current contents of each env file the policy imports, by index; `None`
     /// when the file could not be read (its names are still stripped).
     pub env_files: &'r [Option<&'r [u8]>],
-    /// Rule 7: the shim's own path, to be present in `LD_PRELOAD` (`None` outside
+    /// Rule 8: the shim's own path, to be present in `LD_PRELOAD` (`None` outside
     /// the shim, or with `sticky = false`).
     pub preload: Option<&'r [u8]>,
-    /// Rule 7: the `ENVSHIM_POLICY=...` entry the shim was loaded with.
+    /// Rule 8: the `ENVSHIM_POLICY=...` entry the shim was loaded with.
     pub policy_entry: Option<&'r [u8]>,
     /// [`file_keep_value`] of every `FILE_KEEPS` record, by index, looked up in
     /// advance in the same `env_files` (libenvshim.so keeps them with its cached
@@ -924,7 +924,7 @@ pub fn decide_env(
 }
 
 /// Rules 1 to 5, entry by entry, into `verdicts`: returns where the shim's own
-/// `ENVSHIM_POLICY=...` entry is kept as rule 7 would put it (the first copy of its
+/// `ENVSHIM_POLICY=...` entry is kept as rule 8 would put it (the first copy of its
 /// name), if it is.
 #[inline(always)]
 fn judge_entries(
@@ -934,7 +934,7 @@ fn judge_entries(
     seen: &mut [u32],
     verdicts: &mut [Verdict],
 ) -> Option<usize> {
-    // The shim's own entry, which rule 7 puts back whatever rules 1 to 5 say of it.
+    // The shim's own entry, which rule 8 puts back whatever rules 1 to 5 say of it.
     let sticky = policy.settings().sticky;
     let own_entry = req.policy_entry.filter(|_| sticky).unwrap_or(&[]);
     let mut own_at = None;
@@ -951,7 +951,7 @@ fn judge_entries(
                         v.credential = verdicts.get(first as usize).is_some_and(|f| f.credential);
                         v
                     }
-                    // Rule 7's entry as rule 7 would put it: kept where it is.
+                    // Rule 8's entry as rule 8 would put it: kept where it is.
                     // (Inherited from a parent under the shim, it is in nearly
                     // every environment; judged, a path can look like a token's
                     // start and cost the full shape search.)
@@ -987,7 +987,7 @@ struct FileValuesAdded {
     dropped: bool,
 }
 
-/// Values from env files (`values = true`), for kept names the file declares: each
+/// Rule 6, file values (`values = true`), for kept names the file declares: each
 /// goes through rules 2 to 5 like any other value, and replaces the inherited
 /// entry; a refused one also drops the inherited entry, which its file no longer
 /// vouches for.
@@ -1027,7 +1027,7 @@ fn add_file_values(
             })
         });
         if earlier || set_applies(policy, mask, name).is_some() {
-            continue; // rule 6 wins anyway
+            continue; // rule 7 wins anyway
         }
         let given = req.file_values.and_then(|v| v.get(k as usize).copied());
         let Some(assignment) = given.unwrap_or_else(|| file_keep_value(policy, k, req.env_files))
@@ -1079,7 +1079,7 @@ struct SetsAdded {
     refused_bits: u64,
 }
 
-/// Rule 6: each set that applies to this program, last among the policy's own
+/// Rule 7: each set that applies to this program, last among the policy's own
 /// rules, replacing an inherited entry of its name. A set whose `${NAME}` pulls a
 /// credential or a token-shaped value in is refused, and the entry it meant to
 /// replace does not pass either.
@@ -1141,7 +1141,7 @@ fn add_sets(
     done
 }
 
-/// Rule 7, stay (with `sticky = true`): the shim's `ENVSHIM_POLICY` entry, unless
+/// Rule 8, stay (with `sticky = true`): the shim's `ENVSHIM_POLICY` entry, unless
 /// it is already there and passing (`own_at`), and the shim in `LD_PRELOAD`.
 /// Returns how many entries it added.
 #[inline(always)]
@@ -1500,14 +1500,14 @@ pub fn lookup<'e>(env: &[&'e [u8]], name: &[u8]) -> Option<&'e [u8]> {
     })
 }
 
-/// Rule 7 for the shim's cache directory: an inherited `ENVSHIM_CACHE_DIR` that
+/// Rule 8 for the shim's cache directory: an inherited `ENVSHIM_CACHE_DIR` that
 /// rules 1 to 5 strip stays (one they refuse does not), so that the child's shim
 /// finds the compiled policy where its parent's did (docs/adr/0012-cache-location.md).
 fn keeps_cache_dir(name: &[u8], v: &Verdict) -> bool {
     v.action == Action::Strip && name == crate::cache_key::CACHE_DIR_VAR.as_bytes()
 }
 
-/// Rule 7: whether an `LD_PRELOAD` value lists the shim at `path` (entries are
+/// Rule 8: whether an `LD_PRELOAD` value lists the shim at `path` (entries are
 /// separated by `:` or a space, as the loader reads them). Inlined: out of line,
 /// it cost 600 instructions an exec more (callgrind, section 4's driver).
 #[inline(always)]
@@ -1515,7 +1515,7 @@ pub fn preload_lists(value: &[u8], path: &[u8]) -> bool {
     value.split(|&b| b == b':' || b == b' ').any(|e| e == path)
 }
 
-/// Rule 7: the `LD_PRELOAD` value that puts the shim at `path` first and keeps
+/// Rule 8: the `LD_PRELOAD` value that puts the shim at `path` first and keeps
 /// every entry of `current` after it, in order, handed to `put` piece by piece.
 #[inline(always)]
 pub fn put_preload_with_shim(path: &[u8], current: Option<&[u8]>, mut put: impl FnMut(&[u8])) {
@@ -1526,7 +1526,7 @@ pub fn put_preload_with_shim(path: &[u8], current: Option<&[u8]>, mut put: impl 
     }
 }
 
-/// Rule 7 for `LD_PRELOAD`: if the child's `LD_PRELOAD` does not name the shim,
+/// Rule 8 for `LD_PRELOAD`: if the child's `LD_PRELOAD` does not name the shim,
 /// put the shim first and keep every other entry, in order.
 fn sticky_preload(
     req: &EnvRequest<'_>,

@@ -634,7 +634,7 @@ impl Compiler<'_> {
         if name == "LD_PRELOAD" || name.starts_with("ENVSHIM_") {
             return self.err(
                 value.span(),
-                format!("{name} belongs to the shim (rule 7 keeps it): a policy cannot set it"),
+                format!("{name} belongs to the shim (rule 8 keeps it): a policy cannot set it"),
             );
         }
         if !valid_name(name) {

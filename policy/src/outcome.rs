@@ -152,7 +152,7 @@ pub(crate) fn decide_env_growing(
     }
 }
 
-/// [`decide`] with the shim's sticky entries (rule 7): the environment rules, then
+/// [`decide`] with the shim's sticky entries (rule 8): the environment rules, then
 /// the argv rules with their verdicts, then what the argv decision moves into the
 /// environment.
 #[allow(clippy::too_many_arguments)]

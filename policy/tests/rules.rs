@@ -465,7 +465,7 @@ fn locale_terminal_and_zone_values_are_checked() {
     }
 }
 
-// Rule 6: set.
+// Rule 7: set.
 
 #[test]
 fn set_values_win_over_anything_inherited() {
@@ -508,7 +508,7 @@ fn set_cannot_copy_a_credential_or_hold_a_secret() {
     assert_no_value("error", &e.to_string(), &fake_github());
 }
 
-// Rule 7: stay.
+// Rule 8: stay.
 
 #[test]
 fn the_shim_entry_and_policy_variable_stay() {

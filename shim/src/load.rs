@@ -16,7 +16,7 @@
 //!    it exists; else the built-in default, with no further system call.
 //!    `ENVSHIM_POLICY` naming a missing file means the floor, with a warning. The
 //!    path is made absolute with the working directory (`cache_key::absolute_into`),
-//!    and that absolute path is the `ENVSHIM_POLICY` entry rule 7 puts back in
+//!    and that absolute path is the `ENVSHIM_POLICY` entry rule 8 puts back in
 //!    every child, also for a policy found by lookup (`sticky::keep_policy`).
 //! 2. **Where its cache is**: `cache_key::cache_dir_parts` (`$ENVSHIM_CACHE_DIR`,
 //!    else `/run/user/<uid>/envshim` when that directory is ours, else
@@ -686,7 +686,7 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
     let path = without_nul(path_c);
     // The subtree keeps the policy this process resolved: a relative path would
     // name another file after a `cd`, and a policy found by lookup another one
-    // under another `HOME` (rule 7 puts this entry back in every child).
+    // under another `HOME` (rule 8 puts this entry back in every child).
     if !explicit || given_c.first() != Some(&b'/') {
         sticky::keep_policy(path);
     }
