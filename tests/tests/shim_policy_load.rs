@@ -677,9 +677,10 @@ fn envwrap_compile_command() {
     let bytes = std::fs::read(&out_file).unwrap();
     assert_eq!(envpolicy::cache::check_fresh(&bytes, &policy), Ok(None));
 
-    // Default output: the cache path.
+    // Default output: the cache path, which it names.
     let home = sb.join("cache-home");
-    sb.cmd(envwrap_bin())
+    let said = sb
+        .cmd(envwrap_bin())
         .args(["compile"])
         .arg(&policy)
         .env("ENVSHIM_CACHE_DIR", &home)
@@ -690,6 +691,25 @@ fn envwrap_compile_command() {
         envpolicy::cache::current_uid(),
     );
     assert!(cache.is_file(), "{}", cache.display());
+    assert_eq!(
+        said.stdout_str(),
+        format!("compiled {} into {}\n", policy.display(), cache.display())
+    );
+    let help = sb
+        .cmd(envwrap_bin())
+        .args(["compile", "--help"])
+        .expect_success();
+    assert!(
+        help.stdout_str()
+            .starts_with("Usage: envwrap compile [--output FILE] POLICY\n\n"),
+        "{}",
+        help.report()
+    );
+    assert!(
+        help.stdout_str().contains("Exit status:"),
+        "{}",
+        help.report()
+    );
 
     // A malformed policy: FILE:LINE:COL on stderr, exit 125, a failure marker.
     let bad = sb.write("bad.toml", MALFORMED);

@@ -3,10 +3,11 @@
 //! in `envpolicy::cache`).
 //!
 //! The default output is the policy's cache path (`envpolicy::cache::cache_path`).
-//! libenvshim.so runs this command itself, from its constructor, when the cache is
-//! missing or stale; so it writes nothing on stdout (that would land in the output
-//! of whatever program was starting), and its stderr is the one warning a user sees
-//! in that process.
+//! Run by a user, it says on stdout what it wrote and where. libenvshim.so runs this
+//! command itself, from its constructor, when the cache is missing or stale
+//! (`ENVSHIM_COMPILING` is set then); so it writes nothing on stdout (that would
+//! land in the output of whatever program was starting), and its stderr is the one
+//! warning a user sees in that process.
 //!
 //! A policy that does not compile is reported as `envwrap: FILE:LINE:COL: message`
 //! (exit 125), and a failure marker is stored in its place: the fail-closed floor
@@ -67,7 +68,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
         } else if let Some(f) = a.strip_prefix(b"--output=").filter(|_| options) {
             output = Some(PathBuf::from(std::ffi::OsStr::from_bytes(f)));
         } else if options && (a == b"-h" || a == b"--help") {
-            println!("{USAGE}");
+            print!("{}", crate::help::COMPILE);
             return ExitCode::SUCCESS;
         } else if options && a.len() > 1 && a.starts_with(b"-") {
             return fail(&format!(
@@ -118,6 +119,13 @@ pub fn run(args: &[OsString]) -> ExitCode {
             envpolicy::error::shown(&output),
             envpolicy::error::io_reason(&e)
         ));
+    }
+    if !by_shim && built.outcome.is_ok() {
+        println!(
+            "compiled {} into {}",
+            envpolicy::error::shown(&policy),
+            envpolicy::error::shown(&output)
+        );
     }
     code
 }

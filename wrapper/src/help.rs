@@ -97,6 +97,29 @@ be read) are printed before it.
   -h, --help       show this help
 ";
 
+/// `envwrap compile --help`.
+pub const COMPILE: &str = "\
+Usage: envwrap compile [--output FILE] POLICY
+
+Compile POLICY into the cache that libenvshim.so maps, and say where it went.
+libenvshim.so runs this itself when a policy's cache is missing or stale, so
+there is rarely a need to; run it to check that a policy compiles where the
+shim will read it, or to write a compiled policy somewhere else.
+
+The default FILE is the policy's cache path: $ENVSHIM_CACHE_DIR when it is an
+absolute path, else /run/user/UID/envshim when that directory is the user's,
+else /tmp/envshim-UID, under a name hashed from the policy's absolute path.
+A policy that does not compile is reported as FILE:LINE:COLUMN: MESSAGE, and a
+failure marker is written in its place, so that processes enforce the
+fail-closed floor until the policy is fixed.
+
+  -o, --output FILE  write the compiled policy to FILE
+  -h, --help         show this help
+
+Exit status: 0 when the policy compiled and was written; 125 when it does not
+compile, cannot be read, or cannot be written.
+";
+
 /// `envwrap explain --help`.
 pub const EXPLAIN: &str = "\
 Usage: envwrap explain [OPTION]... [-- COMMAND [ARG]...]
