@@ -195,6 +195,29 @@ fn check_summaries_and_errors() {
         &o.stderr_str(),
         &format!("{}:3:1: unknown field `secret`", bad.display()),
     );
+    // With --json, the error is JSON too, on stdout, in every tool.
+    let o = envwrap(&sb)
+        .args(["check", "--json"])
+        .arg(&bad)
+        .expect_exit(125);
+    let v: serde_json::Value = serde_json::from_str(o.stdout_str().trim())
+        .unwrap_or_else(|e| o.fail(&format!("check --json error is not JSON: {e}")));
+    assert_eq!(v["valid"], serde_json::json!(false), "{}", o.report());
+    let error = v["error"].as_str().unwrap_or_default();
+    assert!(error.contains("bad.toml:3:1:"), "{}", o.report());
+    assert!(o.stderr.is_empty(), "{}", o.report());
+    for tool in ["explain", "scan"] {
+        let o = envwrap(&sb)
+            .args([tool, "--json", "--policy"])
+            .arg(sb.join("missing.toml"))
+            .expect_exit(125);
+        let v: serde_json::Value = serde_json::from_str(o.stdout_str().trim())
+            .unwrap_or_else(|e| o.fail(&format!("{tool} --json error is not JSON: {e}")));
+        assert_eq!(v["exit"], serde_json::json!(125), "{}", o.report());
+        assert!(v["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("missing.toml")));
+    }
     let warn = sb.write(
         "warn.toml",
         "version = 1\n[[import.env_file]]\npath = \"missing.env\"\n",

@@ -48,21 +48,27 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             v.extend(a.after.unwrap_or_default());
             v
         }
-        Err(f) => return exit::report(&f),
+        Err(f) => return exit::finish_as(Err(f), json_out),
     };
     if want_help {
         print!("{}", help::CHECK);
         return ExitCode::SUCCESS;
     }
     if operands.len() > 1 {
-        return exit::report(&Failure::usage(
-            "check takes at most one POLICY",
-            "envwrap check --help",
-        ));
+        let f = Failure::usage("check takes at most one POLICY", "envwrap check --help");
+        return exit::finish_as(Err(f), json_out);
     }
     let explicit = operands.pop().map(PathBuf::from);
     let loaded = match source::load(explicit.as_deref(), source::own_getenv) {
         Ok(l) => l,
+        Err(f) if json_out => {
+            // An invalid policy is an answer of check's: `valid` false, and why.
+            println!(
+                "{}",
+                json!({ "valid": false, "error": f.message, "exit": f.code })
+            );
+            return ExitCode::from(f.code);
+        }
         Err(f) => {
             // The error already reads FILE:LINE:COLUMN: MESSAGE.
             eprintln!("{}", f.message);

@@ -53,15 +53,18 @@ struct Report {
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
-    exit::finish(doctor(args))
+    let mut json_out = false;
+    let r = doctor(args, &mut json_out);
+    exit::finish_as(r, json_out)
 }
 
-fn doctor(args: Vec<OsString>) -> Result<u8, Failure> {
-    let mut json_out = false;
+/// `json_out` is set as soon as `--json` is read, so that a failure after it is
+/// reported as JSON too.
+fn doctor(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let mut want_help = false;
     let a = tool_args(args, SPECS, HINT, |id, _| {
         match id {
-            Opt::Json => json_out = true,
+            Opt::Json => *json_out = true,
             Opt::Help => want_help = true,
         }
         Ok(())
@@ -96,7 +99,7 @@ fn doctor(args: Vec<OsString>) -> Result<u8, Failure> {
     }
     let report = examine(&path, 0)?;
     let shim = preload::shim_beside_envwrap();
-    if json_out {
+    if *json_out {
         let mut v = to_json(&report);
         v["program"] = json!(shown);
         v["shim"] = json!(shim.as_ref().map(|p| p.display().to_string()));

@@ -56,3 +56,22 @@ pub fn finish(r: Result<u8, Failure>) -> ExitCode {
         Err(f) => report(&f),
     }
 }
+
+/// A failure of a tool run with `--json`: one JSON object on stdout, as every
+/// other outcome of that run (`{"error": MESSAGE, "exit": CODE}`), nothing on
+/// stderr.
+pub fn report_json(f: &Failure) -> ExitCode {
+    println!(
+        "{}",
+        serde_json::json!({ "error": f.message, "exit": f.code })
+    );
+    ExitCode::from(f.code)
+}
+
+/// [`finish`], or with `json` (the run asked for `--json`) [`report_json`].
+pub fn finish_as(r: Result<u8, Failure>, json: bool) -> ExitCode {
+    match r {
+        Err(f) if json => report_json(&f),
+        r => finish(r),
+    }
+}

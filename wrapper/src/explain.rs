@@ -60,21 +60,24 @@ struct ArgRow {
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
-    exit::finish(explain(args))
+    let mut json_out = false;
+    let r = explain(args, &mut json_out);
+    exit::finish_as(r, json_out)
 }
 
-fn explain(args: Vec<OsString>) -> Result<u8, Failure> {
+/// `json_out` is set as soon as `--json` is read, so that a failure after it is
+/// reported as JSON too.
+fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let mut policy_path = None;
     let mut program = None;
     let mut env_file = None;
-    let mut json_out = false;
     let mut want_help = false;
     let a = tool_args(args, SPECS, HINT, |id, v| {
         match id {
             Opt::Policy => policy_path = v.map(PathBuf::from),
             Opt::Program => program = v,
             Opt::EnvFile => env_file = v.map(PathBuf::from),
-            Opt::Json => json_out = true,
+            Opt::Json => *json_out = true,
             Opt::Help => want_help = true,
         }
         Ok(())
@@ -126,7 +129,7 @@ fn explain(args: Vec<OsString>) -> Result<u8, Failure> {
         .refusal
         .as_ref()
         .map(|r| format!("argument {} {}", r.index.unwrap_or(0), r.why));
-    if json_out {
+    if *json_out {
         let v = json!({
             "policy": loaded.name(),
             "program": value::word(&program),

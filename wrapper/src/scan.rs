@@ -82,14 +82,17 @@ struct Needles {
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
-    exit::finish(scan(args))
+    let mut json_out = false;
+    let r = scan(args, &mut json_out);
+    exit::finish_as(r, json_out)
 }
 
-fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
+/// `json_out` is set as soon as `--json` is read, so that a failure after it is
+/// reported as JSON too.
+fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let mut pids: Vec<u32> = Vec::new();
     let mut all = false;
     let mut policy_path = None;
-    let mut json_out = false;
     let mut want_help = false;
     let a = tool_args(args, SPECS, HINT, |id, v| {
         match id {
@@ -111,7 +114,7 @@ fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
             }
             Opt::All => all = true,
             Opt::Policy => policy_path = v.map(PathBuf::from),
-            Opt::Json => json_out = true,
+            Opt::Json => *json_out = true,
             Opt::Help => want_help = true,
         }
         Ok(())
@@ -195,7 +198,7 @@ fn scan(args: Vec<OsString>) -> Result<u8, Failure> {
         .iter()
         .map(|((what, why), n)| format!("{n} {}", skip_text(what, why)))
         .collect();
-    if json_out {
+    if *json_out {
         for f in &findings {
             println!(
                 "{}",
