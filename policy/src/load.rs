@@ -140,7 +140,12 @@ impl Compiled {
 /// Parse policy text. Errors carry `path:line:column`.
 pub fn parse(text: &str, path: &Path) -> Result<PolicyFile, PolicyError> {
     toml::from_str::<PolicyFile>(text).map_err(|e| {
-        let message = without_values(e.message().trim_end());
+        let mut message = without_values(e.message().trim_end());
+        let key = e
+            .span()
+            .map(|s| key_before(text, s.start))
+            .unwrap_or_default();
+        message = in_policy_words(&message, key);
         match e.span() {
             Some(span) => PolicyError::at(path, text, span.start, message),
             None => PolicyError::plain(path, message),
@@ -201,6 +206,32 @@ pub fn load_source(source: &Source) -> Result<Compiled, PolicyError> {
         Some(p) => load(p),
         None => Ok(builtin_default()),
     }
+}
+
+/// The key whose value starts at `at`: the word before the `=` on that line.
+fn key_before(text: &str, at: usize) -> &str {
+    let line_start = text
+        .get(..at)
+        .and_then(|t| t.rfind('\n'))
+        .map_or(0, |i| i + 1);
+    let line = text.get(line_start..at).unwrap_or("");
+    line.split('=').next().unwrap_or("").trim()
+}
+
+/// The keys whose value is a list of name patterns.
+const PATTERN_LISTS: &[&str] = &["keep", "strip", "names", "match"];
+
+/// The parser's type words in the policy's: TOML has arrays, not sequences, and
+/// the lists of names are lists of patterns.
+fn in_policy_words(message: &str, key: &str) -> String {
+    let array = if PATTERN_LISTS.contains(&key) {
+        "an array of patterns, such as [\"PATH\", \"LC_*\"]"
+    } else {
+        "an array"
+    };
+    message
+        .replace("expected a sequence", &format!("expected {array}"))
+        .replace("invalid type: sequence", "invalid type: array")
 }
 
 /// The parser's message with any quoted value taken out: `invalid type: string

@@ -170,6 +170,25 @@ fn check_summaries_and_errors() {
         .arg(example_policy("agentmux.toml"))
         .expect_success();
     expect_in(&o, &o.stdout_str(), r#""strip":["AGENTMUX_*"]"#);
+    // A policy that starts from nothing says what it keeps in one phrase.
+    let none = sb.write(
+        "none.toml",
+        "version = 1\nbase = \"none\"\nkeep = [\"PATH\", \"HOME\"]\n",
+    );
+    let o = envwrap(&sb).arg("check").arg(&none).expect_success();
+    expect_in(
+        &o,
+        &o.stdout_str(),
+        "keeps       nothing inherited but PATH, HOME\n",
+    );
+    // A list given as a string: the error says what the policy wants.
+    let string = sb.write("string.toml", "version = 1\nkeep = \"PATH\"\n");
+    let o = envwrap(&sb).arg("check").arg(&string).expect_exit(125);
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "expected an array of patterns, such as",
+    );
     // --policy FILE, as explain and scan take it.
     let o = envwrap(&sb)
         .args(["check", "--policy"])

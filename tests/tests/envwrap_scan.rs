@@ -69,6 +69,7 @@ fn tmux_server_started_the_old_way_is_found_and_clean_after_a_restart_under_envw
     let o = scan(&sb, server).expect_success();
     assert!(o.stdout.is_empty(), "{o:?}");
     expect_in(&o, &o.stderr_str(), "1 process scanned under");
+    expect_in(&o, &o.stderr_str(), "; no findings\n");
     assert_no_process_holds(sb.secrets());
 }
 

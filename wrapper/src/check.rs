@@ -317,13 +317,16 @@ impl Summary {
                 if self.env_flags { "judged" } else { "left alone" }
             ),
         );
-        let mut keeps = match self.base {
-            "all" => "everything inherited, except what is stripped or refused".to_string(),
-            "floor" => format!("the floor ({})", self.floor.join(", ")),
-            _ => "nothing inherited but".to_string(),
+        let kept = self.keep.join(", ");
+        let mut keeps = match (self.base, kept.is_empty()) {
+            ("all", _) => "everything inherited, except what is stripped or refused".to_string(),
+            ("floor", true) => format!("the floor ({})", self.floor.join(", ")),
+            ("floor", false) => format!("the floor ({}), and {kept}", self.floor.join(", ")),
+            (_, true) => "nothing inherited".to_string(),
+            (_, false) => format!("nothing inherited but {kept}"),
         };
-        if !self.keep.is_empty() {
-            keeps.push_str(&format!("; keep {}", self.keep.join(", ")));
+        if self.base == "all" && !kept.is_empty() {
+            keeps.push_str(&format!("; keep {kept}"));
         }
         if !self.keep_credentials.is_empty() {
             keeps.push_str(&format!(

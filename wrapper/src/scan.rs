@@ -232,12 +232,19 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         }
         let count =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let found = if findings.is_empty() {
+            "no findings".to_string()
+        } else {
+            format!(
+                "{} in {}",
+                count(findings.len(), "finding", "findings"),
+                count(processes.len(), "process", "processes"),
+            )
+        };
         let mut summary = format!(
-            "scan: {} scanned under {}; {} in {}",
+            "scan: {} scanned under {}; {found}",
             count(scanned, "process", "processes"),
             loaded.name(),
-            count(findings.len(), "finding", "findings"),
-            count(processes.len(), "process", "processes"),
         );
         if !skipped_text.is_empty() {
             summary.push_str(&format!("; skipped: {}", skipped_text.join(", ")));
