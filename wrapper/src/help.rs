@@ -164,7 +164,9 @@ skipped, and why.
   -h, --help       show this help
 
 Exit status: 0 when nothing was found; 1 when something was; 125 for a bad
-option or policy, or when no process named with --pid could be read.
+option or policy, or when a process named with --pid could not be read in full
+(it vanished, or its environment is not readable): such a process cannot be
+called clean.
 ";
 
 /// `envwrap doctor --help`.
