@@ -30,7 +30,9 @@ fn unknown_keys_name_file_line_and_column() {
 fn wrong_types_say_what_was_expected() {
     let e = err("version = 1\nkeep = \"A\"\n");
     assert!(
-        e.starts_with("p.toml:2:8: invalid type: string \"…\", expected a sequence"),
+        e.starts_with(
+            "p.toml:2:8: invalid type: string \"…\", expected an array of patterns, such as"
+        ),
         "{e}"
     );
     let e = err("version = 1\nbase = \"some\"\n");
