@@ -195,6 +195,13 @@ fn check_summaries_and_errors() {
         .arg(example_policy("agentmux.toml"))
         .expect_success();
     expect_in(&o, &o.stdout_str(), "agentmux.toml: valid");
+    // The tool's name after the run mode's options: what to type instead.
+    let o = envwrap(&sb)
+        .arg("--policy")
+        .arg(example_policy("agentmux.toml"))
+        .arg("check")
+        .expect_exit(125);
+    expect_in(&o, &o.stderr_str(), "(envwrap check --policy FILE)");
     // Without a file: the lookup order; with ENVSHIM_POLICY unset and no user or
     // system policy, the built-in default.
     let o = envwrap(&sb)

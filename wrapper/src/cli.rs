@@ -21,6 +21,9 @@ use std::path::PathBuf;
 /// Where a usage error points.
 pub const HELP_HINT: &str = "envwrap --help";
 
+/// The tools, which come first on envwrap's command line.
+pub const TOOLS: &[&str] = &["check", "explain", "scan", "doctor", "compile"];
+
 /// The options of the run mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunOpt {
@@ -149,6 +152,21 @@ pub fn parse(
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
         }
+    }
+    // `envwrap --policy FILE check`: a tool's name where the command goes. The tools
+    // come first; a program of that name goes after `--` (see --help).
+    if let Some(tool) = first_operand
+        .as_ref()
+        .and_then(|a| a.to_str())
+        .filter(|a| TOOLS.contains(a))
+    {
+        return Err(Failure::usage(
+            format!(
+                "'{tool}' is one of envwrap's tools: put it first, with its options after it \
+                 (envwrap {tool} --policy FILE), or put '--' before a program named '{tool}'"
+            ),
+            HELP_HINT,
+        ));
     }
     let mut operands: Vec<OsString> = first_operand.into_iter().chain(p.rest()).collect();
     if operands.first().is_some_and(|a| a.as_bytes() == b"-") {
