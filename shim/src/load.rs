@@ -90,8 +90,6 @@ const PATH_MAX: usize = libc::PATH_MAX as usize;
 const MAX_CACHE_BYTES: usize = 16 << 20;
 /// Set in envwrap's environment while it compiles for us (see the module docs).
 const COMPILING: &[u8] = b"ENVSHIM_COMPILING";
-/// `envpolicy_core::cache_key::CACHE_DIR_VAR`, for `env_c`.
-const CACHE_DIR_VAR: &[u8] = b"ENVSHIM_CACHE_DIR";
 
 /// What the constructor found. (Returned once, by value: the size of `File`'s
 /// decoded policy does not matter, and there is no heap to box it on.)
@@ -710,7 +708,7 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
     // The cache path (envpolicy_core::cache::cache_path).
     let cache = &mut buf;
     cache.clear();
-    let given = env_c(CACHE_DIR_VAR).map(without_nul);
+    let given = env_c(cache_key::CACHE_DIR_VAR.as_bytes()).map(without_nul);
     let mut digits = [0u8; 20];
     let uid_digits = envpolicy_core::shown::decimal(u64::from(uid), &mut digits);
     let runtime_ours =

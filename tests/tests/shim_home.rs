@@ -10,7 +10,7 @@
 //! policy strips `MARK_A` and keeps `MARK_B`; the fail-closed floor keeps neither.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use envshim_e2e::*;
 
@@ -129,48 +129,34 @@ fn a_read_only_home_changes_nothing() {
     std::fs::copy(shim_so(), &shim).unwrap();
     std::fs::copy(envwrap_bin(), &envwrap).unwrap();
     let home = sb.mkdir("home");
-    let mut c = shimmed(&sb, &home, "/bin/sh");
     std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o555)).unwrap();
     for dir in [sb.path(), bin.as_path()] {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    c.env("LD_PRELOAD", &shim).env("ENVSHIM_ENVWRAP", &envwrap);
     // SAFETY: getuid has no preconditions.
     let root = unsafe { libc::getuid() } == 0;
-    let script = "/bin/true; exec env";
-    let out = if root {
-        let mut c = sb_as_nobody(&sb, &home, &shim, &envwrap);
-        c.args(["-c", script]);
-        c.expect_success()
+    let mut c = if root {
+        let mut c = shimmed(&sb, &home, "setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+            "/bin/sh",
+        ]);
+        c
     } else {
-        c.args(["-c", script]).expect_success()
+        shimmed(&sb, &home, "/bin/sh")
     };
+    let out = c
+        .env("LD_PRELOAD", &shim)
+        .env("ENVSHIM_ENVWRAP", &envwrap)
+        .args(["-c", "/bin/true; exec env"])
+        .expect_success();
     policy_applied_quietly(&out);
     assert_eq!(
         std::fs::read_dir(&home).unwrap().count(),
         0,
         "nothing in HOME"
     );
-}
-
-/// `/bin/sh` as `nobody`, under the copied shim and the sandbox's policy.
-fn sb_as_nobody(sb: &Sandbox, home: &Path, shim: &Path, envwrap: &Path) -> TestCommand {
-    let policy: PathBuf = sb.join("policy.toml");
-    let mut c = sb.cmd("setpriv");
-    c.args([
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        "--",
-        "/bin/sh",
-    ])
-    .env("LD_PRELOAD", shim)
-    .env("ENVSHIM_POLICY", &policy)
-    .env("ENVSHIM_ENVWRAP", envwrap)
-    .env("HOME", home)
-    .env_remove("XDG_CACHE_HOME")
-    .env_remove("XDG_CONFIG_HOME")
-    .env("MARK_A", "a")
-    .env("MARK_B", "b");
-    c
 }
