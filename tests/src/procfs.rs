@@ -160,17 +160,34 @@ impl<'a> ProcScan<'a> {
         self
     }
 
-    /// Skip this PID (for example a control process that holds a value on purpose).
-    pub fn exclude(mut self, pid: u32) -> Self {
+    /// Skip this PID and every process below it (for example a control process that
+    /// holds a value on purpose). Its children count too: a child between fork and
+    /// exec still shows the parent's cmdline.
+    pub fn exclude_tree(mut self, pid: u32) -> Self {
         self.exclude.push(pid);
         self
+    }
+
+    /// True when PID or one of its ancestors was excluded.
+    fn is_excluded(&self, pid: u32) -> bool {
+        let mut at = pid;
+        for _ in 0..64 {
+            if self.exclude.contains(&at) {
+                return true;
+            }
+            match proc_ppid(at) {
+                Some(parent) if parent > 1 => at = parent,
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// Every finding. Unreadable and vanished processes are skipped.
     pub fn findings(&self) -> Vec<ProcFinding> {
         let pids = self.only.clone().unwrap_or_else(all_pids);
         let mut out = Vec::new();
-        for pid in pids.into_iter().filter(|p| !self.exclude.contains(p)) {
+        for pid in pids.into_iter().filter(|&p| !self.is_excluded(p)) {
             let comm = || proc_comm(pid).unwrap_or_else(|| "?".into());
             if let Ok(args) = try_proc_cmdline(pid) {
                 for (index, arg) in args.iter().enumerate() {
