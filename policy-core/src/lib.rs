@@ -20,7 +20,9 @@
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
 //!   [`pairs`]: where each program that carries environment in argv keeps it;
 //! - [`search`]: the `execvp` family's search for the program, over an exec
-//!   callback.
+//!   callback;
+//! - [`tmux`]: when a tmux client may start processes in its server, and which
+//!   server that is.
 #![cfg_attr(not(test), no_std)]
 
 /// The modules of the decision core, which runs inside other programs: no
@@ -44,7 +46,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, pairs, readable, search, shape, shown, writers
+    argv, bytes, cache_key, decide, envfile, glob, pairs, readable, search, shape, shown, tmux,
+    writers
 );
 
 pub mod builtin;

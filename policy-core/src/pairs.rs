@@ -409,6 +409,22 @@ fn ends_command(arg: &[u8]) -> bool {
 /// Every argument is read as an option when it looks like one, so a `-e` among a
 /// command's operands counts too (see the module docs).
 fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
+    walk_tmux(argv, &mut |_| {}, f);
+}
+
+/// The first argument of each tmux command in `argv`, as written (with a `;` that
+/// ends it, if any); nothing when argv names no command (tmux then runs
+/// `new-session`).
+pub fn for_each_tmux_command<'a>(argv: &[&'a [u8]], mut f: impl FnMut(&'a [u8])) {
+    walk_tmux(argv, &mut f, &mut |_| {});
+}
+
+/// The one reading of a tmux argv, for its commands and for its pairs.
+fn walk_tmux<'a>(
+    argv: &[&'a [u8]],
+    on_command: &mut impl FnMut(&'a [u8]),
+    on_pair: &mut impl FnMut(PairAt),
+) {
     let mut i = walk_options(&TMUX_GLOBAL, argv, 1, &mut |_| {});
     // The grammar of the command being read (new-session's until one is named).
     let mut g = Grammar {
@@ -419,14 +435,15 @@ fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
     let mut at_start = true;
     while let Some(&arg) = argv.get(i) {
         if at_start {
-            g.short_value = tmux_command(arg.strip_suffix(b";").unwrap_or(arg))
-                .unwrap_or(b"ceFfnstxy");
+            let word = arg.strip_suffix(b";").unwrap_or(arg);
+            on_command(word);
+            g.short_value = tmux_command(word).unwrap_or(b"ceFfnstxy");
             at_start = ends_command(arg);
             i += 1;
             continue;
         }
         let step = if is_option(arg) {
-            read_option(&g, argv, i, f)
+            read_option(&g, argv, i, on_pair)
         } else {
             1
         };
@@ -434,5 +451,30 @@ fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
         // last argument read (an option's value included).
         at_start = argv.get(i + step - 1).is_some_and(|last| ends_command(last));
         i += step;
+    }
+}
+
+/// Each of tmux's global options before its command, in order: its letter, and
+/// its value for the options that take one (`-L NAME`, `-SPATH`, `-f FILE`).
+pub fn for_each_tmux_option<'a>(argv: &[&'a [u8]], mut f: impl FnMut(u8, Option<&'a [u8]>)) {
+    let mut i = 1;
+    while let Some(&arg) = argv.get(i) {
+        if arg == b"--" || !is_option(arg) {
+            return;
+        }
+        i += 1;
+        for (k, &o) in arg.iter().enumerate().skip(1) {
+            if !TMUX_GLOBAL.short_value.contains(&o) {
+                f(o, None);
+                continue;
+            }
+            let attached = arg.get(k + 1..).filter(|rest| !rest.is_empty());
+            let value = attached.or_else(|| argv.get(i).copied());
+            if attached.is_none() {
+                i += 1;
+            }
+            f(o, value);
+            break;
+        }
     }
 }
