@@ -43,6 +43,18 @@ pub fn reaches_server_environment(argv: &[&[u8]]) -> bool {
     commands == 0 || reaching
 }
 
+/// True when the tmux client `argv` runs `pipe-pane` (by name, alias or prefix).
+/// tmux starts a pipe-pane command with the server's own process environment, not
+/// with the environments a client can change: a server started without envshim
+/// gives that command whatever its first client held.
+pub fn pipes_a_pane(argv: &[&[u8]]) -> bool {
+    let mut found = false;
+    for_each_tmux_command(argv, |word| {
+        found |= !word.is_empty() && (word == b"pipep" || b"pipe-pane".starts_with(word));
+    });
+    found
+}
+
 fn starts_processes(word: &[u8]) -> bool {
     if word.is_empty() || words(OTHER_ALIASES).any(|a| a == word) {
         return false;
@@ -164,6 +176,14 @@ mod tests {
         assert!(reaches(&["tmux", "display", "-p", "x;", "run", "env"]));
         assert!(reaches(&["tmux", "if", "true", "new-window"]));
         assert!(reaches(&["tmux", "-C", "new"]));
+    }
+
+    #[test]
+    fn pipe_pane_is_told_apart() {
+        let argv = |a: &[&'static str]| a.iter().map(|s| s.as_bytes()).collect::<Vec<_>>();
+        assert!(pipes_a_pane(&argv(&["tmux", "pipe-pane", "cat"])));
+        assert!(pipes_a_pane(&argv(&["tmux", "neww;", "pipep", "-o", "cat"])));
+        assert!(!pipes_a_pane(&argv(&["tmux", "new-window", "pipe-pane"])));
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //!   `envwrap compile`, once per policy change; the rest of the check, and the
 //!   validation, wait for the first exec);
 //! - open the policy's log file ([`crate::filter::open_log`]);
-//! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]).
+//! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]);
+//! - in a tmux client whose command may start a process in a running server, have
+//!   envwrap clean that server's environments ([`crate::tmux_server::at_load`]).
 //!
 //! A process that never spawns pays for these and nothing else; docs/benchmarks.md
 //! has what that costs against an empty C library. On this machine most of a
@@ -50,6 +52,8 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
         // functions, before `main`, with no other thread running.
         unsafe { crate::scrub::at_load(peeked, prog, argc, argv) };
     });
+    // SAFETY: as above.
+    unsafe { crate::tmux_server::at_load(prog, argc, argv) };
 }
 
 #[used]

@@ -49,6 +49,7 @@ pub mod env_files;
 pub mod exec;
 pub mod filter;
 pub mod fork;
+pub mod helper;
 pub mod init;
 pub mod load;
 pub mod next_object;
@@ -61,6 +62,7 @@ pub mod spawn;
 pub mod sticky;
 pub mod sys;
 pub mod system;
+pub mod tmux_server;
 
 #[cfg(not(test))]
 #[panic_handler]

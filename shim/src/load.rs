@@ -34,7 +34,7 @@
 //!    every dependency and note unchanged.
 //! 5. **Compile when missing or stale**: run `envwrap compile --output CACHE -- POLICY`
 //!    with the real `posix_spawn` and wait for it, at most `COMPILE_LIMIT_MS`, and
-//!    only until a signal for the program arrives (`QuietChild`): either way the
+//!    only until a signal for the program arrives (`crate::helper`): either way the
 //!    compile is killed and the floor applies. envwrap is `$ENVSHIM_ENVWRAP`, else
 //!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME` (for
 //!    `~/` in imports; never `LD_PRELOAD`: a dynamically linked envwrap would load
@@ -57,7 +57,7 @@
 //! turns on self-scrub or a log applies at the next start. A compile at the first
 //! exec runs inside the program, once per change of an import: every signal is
 //! blocked while envwrap runs, and the `SIGCHLD` its exit raises is taken off
-//! (`QuietChild`), so no handler of the program runs for it, in a `vfork` child
+//! (`crate::helper`), so no handler of the program runs for it, in a `vfork` child
 //! least of all; another thread's `wait` for any child could still collect it.
 //!
 //! **Failure markers.** A policy that does not compile leaves a failure marker as its
@@ -82,10 +82,11 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use envpolicy_core::cache_key::{self, Stamp};
 use envpolicy_core::Records;
 
-use crate::sticky::{self, Captured};
-use crate::{real, sys};
+use crate::helper::{self, Waited};
+use crate::sticky;
+use crate::sys;
 
-const PATH_MAX: usize = libc::PATH_MAX as usize;
+pub(crate) const PATH_MAX: usize = libc::PATH_MAX as usize;
 /// Larger cache files are not mapped (envpolicy_core::cache::MAX_CACHE_BYTES).
 const MAX_CACHE_BYTES: usize = 16 << 20;
 /// Set in envwrap's environment while it compiles for us (see the module docs).
@@ -150,14 +151,14 @@ static WARNING: CtorBuf<1024> = CtorBuf::new();
 /// constructor's cost.
 /// (The storage is a separate local, [`PathSpace`]: inside the struct, LLVM merges
 /// it with the zeroing of `len` into one memset.)
-struct PathBuf<'b> {
+pub(crate) struct PathBuf<'b> {
     buf: &'b mut [MaybeUninit<u8>],
     len: usize,
     ok: bool,
 }
 
 /// Room for any path the kernel accepts, and its NUL.
-type PathSpace = [MaybeUninit<u8>; PATH_MAX + 1];
+pub(crate) type PathSpace = [MaybeUninit<u8>; PATH_MAX + 1];
 
 /// Room for the usual path: the constructor builds its paths here first and takes a
 /// [`PathSpace`] only for a longer one, in a function of its own. (A 4 KiB local
@@ -166,7 +167,7 @@ type PathSpace = [MaybeUninit<u8>; PATH_MAX + 1];
 type ShortPath = [MaybeUninit<u8>; 256];
 
 impl<'b> PathBuf<'b> {
-    fn new(buf: &'b mut [MaybeUninit<u8>]) -> Self {
+    pub(crate) fn new(buf: &'b mut [MaybeUninit<u8>]) -> Self {
         PathBuf {
             buf,
             len: 0,
@@ -179,7 +180,7 @@ impl<'b> PathBuf<'b> {
         self.ok = true;
     }
 
-    fn push(&mut self, s: &[u8]) -> &mut Self {
+    pub(crate) fn push(&mut self, s: &[u8]) -> &mut Self {
         let end = self.len.saturating_add(s.len());
         // Keep one byte for the NUL.
         let room = end < self.buf.len() && !s.contains(&0);
@@ -211,7 +212,7 @@ impl<'b> PathBuf<'b> {
     }
 
     /// [`PathBuf::c_bytes`], borrowing the buffer for as long as it lives.
-    fn into_c_bytes(self) -> Option<&'b [u8]> {
+    pub(crate) fn into_c_bytes(self) -> Option<&'b [u8]> {
         if !self.ok {
             return None;
         }
@@ -295,7 +296,7 @@ pub(crate) fn stamp_of(st: &libc::stat) -> Stamp {
 
 /// Our real uid, from the auxiliary vector the kernel passed at exec (`AT_UID`):
 /// a read of memory, where `getuid(2)` is a system call in every process start.
-fn getuid() -> u32 {
+pub(crate) fn getuid() -> u32 {
     // SAFETY: getauxval has no preconditions; AT_UID is always present on Linux.
     let uid = unsafe { libc::getauxval(libc::AT_UID) };
     match u32::try_from(uid) {
@@ -961,50 +962,16 @@ fn judge_bytes(
 /// blocks on a FIFO, a socket or a device: `envpolicy_core::readable`).
 const COMPILE_LIMIT_MS: i64 = 10_000;
 const COMPILE_LIMIT_TEXT: &[u8] = b"10 seconds";
-/// How often the wait looks for a signal meant for the program.
-const SLICE_MS: i64 = 20;
-
-/// How a compile ended, as far as the shim could see.
-enum Waited {
-    /// envwrap exited, or was killed: its wait status.
-    Exited(c_int),
-    /// It ended, but someone else collected it (`SIGCHLD` ignored, or another
-    /// thread's `wait`).
-    Uncollected,
-    /// It ran past [`COMPILE_LIMIT_MS`] and was killed.
-    TimedOut,
-    /// A signal for the program arrived meanwhile: envwrap was killed so that
-    /// the program gets its signal now.
-    Interrupted,
-}
-
 /// Runs `envwrap compile --output CACHE -- POLICY` and waits for it, at most
-/// [`COMPILE_LIMIT_MS`] (see [`QuietChild`]). `Err` holds the envwrap path and the
+/// [`COMPILE_LIMIT_MS`] (see [`helper`]). `Err` holds the envwrap path and the
 /// spawn error.
 #[inline(never)] // Its buffers are on the stack only when a compile runs.
 fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_int)> {
     #[link_section = ".data.envshim_ctor"]
     static ENVWRAP: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
-    let envwrap: &'static [u8] = match env_c(b"ENVSHIM_ENVWRAP") {
-        Some(v) => v,
-        None => {
-            let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
-            let mut p = PathBuf::new(&mut space);
-            if let Captured::Present(own) = sticky::own_path() {
-                let own = own.to_bytes();
-                if let Some(slash) = own.iter().rposition(|&b| b == b'/') {
-                    p.push(own.get(..slash).unwrap_or(&[])).push(b"/envwrap");
-                }
-            }
-            match p
-                .c_bytes()
-                .filter(|c| c.len() > 1)
-                .and_then(|c| ENVWRAP.set(c))
-            {
-                Some(c) => c,
-                None => return Err((b"envwrap", libc::ENOENT)),
-            }
-        }
+    let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let Some(envwrap) = helper::envwrap_path(&mut space).and_then(|p| ENVWRAP.set(p)) else {
+        return Err((b"envwrap", libc::ENOENT));
     };
     let name = without_nul(envwrap);
     let argv: [*const c_char; 7] = [
@@ -1025,280 +992,6 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_
             n += 1;
         }
     }
-    let Some(spawn) = real::posix_spawn() else {
-        return Err((name, libc::ENOSYS));
-    };
-    let quiet = QuietChild::begin();
-    let result = spawn_and_wait(spawn, envwrap, &argv, &envp, &quiet);
-    quiet.end();
-    result.map_err(|r| (name, r))
-}
-
-/// `posix_spawn` envwrap and wait for it (see [`Waited`]); `Err` the spawn error.
-fn spawn_and_wait(
-    spawn: real::PosixSpawnFn,
-    envwrap: &[u8],
-    argv: &[*const c_char; 7],
-    envp: &[*const c_char; 4],
-    quiet: &QuietChild,
-) -> Result<Waited, c_int> {
-    let mut pid: libc::pid_t = 0;
-    // SAFETY: every string is NUL-terminated (`envwrap`, `cache_c` and `policy_c` by
-    // construction), both arrays are NULL-terminated, and no file actions or
-    // attributes are passed. This is libc's own posix_spawn, not our hook.
-    let r = unsafe {
-        spawn(
-            &mut pid,
-            envwrap.as_ptr().cast(),
-            core::ptr::null(),
-            core::ptr::null(),
-            argv.as_ptr(),
-            envp.as_ptr(),
-        )
-    };
-    if r != 0 {
-        return Err(r);
-    }
-    for _ in 0..COMPILE_LIMIT_MS / SLICE_MS {
-        if let Some(done) = collect(pid) {
-            return Ok(done);
-        }
-        if quiet.signal_for_program() {
-            stop(pid);
-            return Ok(Waited::Interrupted);
-        }
-        sleep_until_child(SLICE_MS);
-    }
-    stop(pid);
-    Ok(Waited::TimedOut)
-}
-
-/// Collect `pid` if it has ended (`None`: still running). Raw system calls, not
-/// libc's lazily bound `waitpid`: this may run on an exec path (see [`finish`]).
-fn collect(pid: libc::pid_t) -> Option<Waited> {
-    let mut status: c_int = 0;
-    loop {
-        // SAFETY: `pid` is our child; `status` is a valid out-pointer; no rusage.
-        let w = unsafe {
-            crate::sys::sys_call!(
-                libc::SYS_wait4,
-                pid,
-                &mut status as *mut c_int,
-                libc::WNOHANG,
-                core::ptr::null_mut::<libc::rusage>(),
-            )
-        } as libc::pid_t;
-        if w == pid {
-            return Some(Waited::Exited(status));
-        }
-        if w == 0 {
-            return None;
-        }
-        if sys::errno() != libc::EINTR {
-            return Some(Waited::Uncollected);
-        }
-    }
-}
-
-/// Kill `pid` and collect it, waiting at most a second for the kernel to end it
-/// (a process blocked on a hung mount may take that long to die; it is left to
-/// the program's own `wait` after that).
-fn stop(pid: libc::pid_t) {
-    // SAFETY: `pid` is our own child, not yet collected.
-    unsafe { crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGKILL) };
-    for _ in 0..1000 / SLICE_MS {
-        if collect(pid).is_some() {
-            return;
-        }
-        sleep_until_child(SLICE_MS);
-    }
-}
-
-/// Sleep `ms` milliseconds (0: not at all), or until a `SIGCHLD` (blocked by
-/// [`QuietChild`]) is pending; takes it off.
-fn sleep_until_child(ms: i64) {
-    let chld: u64 = CHLD_BIT;
-    let slice = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: ms * 1_000_000,
-    };
-    // SAFETY: `chld` is a valid kernel sigset and `slice` a valid timeout; no
-    // siginfo out-pointer. Waits for SIGCHLD only, which is blocked.
-    unsafe {
-        crate::sys::sys_call!(
-            libc::SYS_rt_sigtimedwait,
-            &chld as *const u64,
-            core::ptr::null_mut::<libc::siginfo_t>(),
-            &slice as *const libc::timespec,
-            SIGSET_BYTES,
-        );
-    }
-}
-
-/// The program's signal handlers kept out of a compile, and the program's signals
-/// not kept from it.
-///
-/// A compile can run on an exec path (see [`finish`]), possibly in a `vfork` child
-/// of the program, which shares its memory: a handler run there (for the
-/// `SIGCHLD` that envwrap's exit raises) would change the parent's state from the
-/// wrong process. So every signal is blocked while envwrap runs (as glibc's
-/// `posix_spawn` does in its own child), and the `SIGCHLD` that envwrap caused is
-/// taken off before the mask is restored, unless one was pending already or
-/// another child of this process has a state change to report, in which case the
-/// program gets its `SIGCHLD` as it would have.
-///
-/// Blocked is not deaf: the wait looks every [`SLICE_MS`] for a signal that the
-/// program would act on (`SIGTERM`, `SIGINT`, a handler's signal; not one ignored
-/// or whose default is to ignore or stop), and when one arrives it stops the
-/// compile, which then means the floor, and restores the mask, so that `timeout`,
-/// Ctrl-C and `kill` work as they do without the shim. Raw system calls: nothing here may go through libc's
-/// lazily bound functions on an exec path.
-struct QuietChild {
-    /// The mask to restore (the kernel's 64-bit set).
-    old: u64,
-    /// The signals pending before the compile (a program may keep one blocked
-    /// and pending for as long as it likes: that one does not stop a compile).
-    pending_before: u64,
-}
-
-const CHLD_BIT: u64 = 1 << (libc::SIGCHLD - 1);
-/// Bytes of the kernel's signal set on this architecture.
-const SIGSET_BYTES: usize = 8;
-/// Signals whose default action is to ignore them or to stop the process: a
-/// compile goes on when one of these is pending with its default action.
-const DEFAULT_QUIET: u64 = bit(libc::SIGCHLD)
-    | bit(libc::SIGCONT)
-    | bit(libc::SIGURG)
-    | bit(libc::SIGWINCH)
-    | bit(libc::SIGTSTP)
-    | bit(libc::SIGTTIN)
-    | bit(libc::SIGTTOU)
-    | bit(libc::SIGSTOP);
-
-const fn bit(sig: c_int) -> u64 {
-    1 << (sig - 1)
-}
-
-/// The kernel's `struct sigaction` on x86_64 and aarch64 (`rt_sigaction`).
-#[repr(C)]
-struct KernelSigaction {
-    handler: usize,
-    flags: u64,
-    restorer: usize,
-    mask: u64,
-}
-
-impl QuietChild {
-    fn begin() -> QuietChild {
-        let all: u64 = !0;
-        let mut old: u64 = 0;
-        // SAFETY: both sets are valid 8-byte kernel sigsets; blocking signals has
-        // no other effect (the kernel leaves SIGKILL and SIGSTOP alone).
-        unsafe {
-            crate::sys::sys_call!(
-                libc::SYS_rt_sigprocmask,
-                libc::SIG_BLOCK,
-                &all as *const u64,
-                &mut old as *mut u64,
-                SIGSET_BYTES,
-            );
-        }
-        QuietChild {
-            old,
-            pending_before: pending(),
-        }
-    }
-
-    /// Has a signal arrived that the program would act on once it unblocks it?
-    /// Signals the program itself blocked count too: bash blocks `SIGINT` and
-    /// `SIGTERM` around `fork`, whose hook may compile, and acts on them right
-    /// after.
-    fn signal_for_program(&self) -> bool {
-        let mut waiting = pending() & !self.pending_before & !CHLD_BIT;
-        while waiting != 0 {
-            let sig = waiting.trailing_zeros() as c_int + 1;
-            waiting &= waiting - 1;
-            if acts_on(sig) {
-                return true;
-            }
-        }
-        false
-    }
-
-    fn end(self) {
-        // Takes off a pending SIGCHLD, if any, without waiting.
-        sleep_until_child(0);
-        if self.pending_before & CHLD_BIT != 0 || another_child_to_report() {
-            // SAFETY: signals ourselves; it stays pending until the mask is
-            // restored below, and is then delivered as the program expects.
-            unsafe {
-                let pid = crate::sys::sys_call!(libc::SYS_getpid);
-                crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGCHLD);
-            }
-        }
-        // SAFETY: restores the mask saved by `begin`, a valid kernel sigset.
-        unsafe {
-            crate::sys::sys_call!(
-                libc::SYS_rt_sigprocmask,
-                libc::SIG_SETMASK,
-                &self.old as *const u64,
-                core::ptr::null_mut::<u64>(),
-                SIGSET_BYTES,
-            );
-        }
-    }
-}
-
-/// The signals pending for this thread or process.
-fn pending() -> u64 {
-    let mut set: u64 = 0;
-    // SAFETY: `set` is a valid 8-byte kernel sigset out-pointer.
-    unsafe { crate::sys::sys_call!(libc::SYS_rt_sigpending, &mut set as *mut u64, SIGSET_BYTES) };
-    set
-}
-
-/// Would the program act on `sig`: a handler, or a default action that ends it?
-fn acts_on(sig: c_int) -> bool {
-    let mut act = KernelSigaction {
-        handler: 0,
-        flags: 0,
-        restorer: 0,
-        mask: 0,
-    };
-    // SAFETY: a query only (no new action); `act` is a valid out-pointer of the
-    // kernel's layout and size.
-    let r = unsafe {
-        crate::sys::sys_call!(
-            libc::SYS_rt_sigaction,
-            sig,
-            core::ptr::null::<KernelSigaction>(),
-            &mut act as *mut KernelSigaction,
-            SIGSET_BYTES,
-        )
-    };
-    if r != 0 || act.handler == libc::SIG_IGN {
-        return false;
-    }
-    act.handler != libc::SIG_DFL || bit(sig) & DEFAULT_QUIET == 0
-}
-
-/// Has a child of this process (other than envwrap, already collected) exited,
-/// stopped or continued without being waited for? Asked without collecting it.
-fn another_child_to_report() -> bool {
-    // SAFETY: `siginfo_t` is plain data; all-zero is valid (and `si_pid` 0 means
-    // "none" for WNOHANG).
-    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
-    // SAFETY: `info` is a valid out-pointer; WNOWAIT leaves the child waitable.
-    let r = unsafe {
-        crate::sys::sys_call!(
-            libc::SYS_waitid,
-            libc::P_ALL,
-            0 as c_int,
-            &mut info as *mut libc::siginfo_t,
-            libc::WEXITED | libc::WSTOPPED | libc::WCONTINUED | libc::WNOHANG | libc::WNOWAIT,
-            core::ptr::null_mut::<libc::rusage>(),
-        )
-    };
-    // SAFETY: filled by the kernel for a child state change (zero otherwise).
-    r == 0 && unsafe { info.si_pid() } != 0
+    let envp = envp.get(..n + 1).unwrap_or(&envp);
+    helper::run(envwrap, &argv, envp, COMPILE_LIMIT_MS).map_err(|r| (name, r))
 }

@@ -35,6 +35,13 @@ pub struct Active {
     pub warning: Option<&'static [u8]>,
 }
 
+impl Active {
+    /// True when the fail-closed floor is in force instead of a configured policy.
+    pub fn is_floor(&self) -> bool {
+        core::ptr::eq(self.policy.as_bytes(), FLOOR)
+    }
+}
+
 /// What the constructor found: the compiled bytes to enforce, not yet validated.
 #[derive(Clone, Copy)]
 struct Pending {

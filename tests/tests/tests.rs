@@ -39,3 +39,4 @@ mod test_command;
 mod tmux_headline;
 mod tmux_pairs;
 mod tmux_sandbox;
+mod tmux_server;

@@ -8,6 +8,7 @@ Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
        envwrap explain [OPTION]... [-- COMMAND [ARG]...]
        envwrap scan [--pid N]... [--all] [--policy FILE] [--json]
        envwrap doctor [--json] PROGRAM
+       envwrap tmux [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
        envwrap compile [--output FILE] POLICY
 
 Run COMMAND the way env(1) does, with the environment and arguments an envshim
@@ -42,7 +43,7 @@ Policy options:
 
 Options stop at the first argument that is not one. Long options may be
 shortened to any unambiguous prefix. To run a program named like a tool (check,
-explain, scan, doctor, compile), put '--' before it.
+explain, scan, doctor, tmux, compile), put '--' before it.
 
 Tools ('envwrap TOOL --help' shows a tool's options):
   check [POLICY]    validate a policy: each error as FILE:LINE:COLUMN, or a
@@ -56,6 +57,8 @@ Tools ('envwrap TOOL --help' shows a tool's options):
   doctor PROGRAM    say whether libenvshim.so can police PROGRAM, or only envwrap
                     can (static, Go, setuid or setgid, file capabilities, ELF
                     class)
+  tmux              find what tmux servers hold that the policy would not pass
+                    to a new pane, and remove it with --fix
   compile POLICY    compile a policy into the cache libenvshim.so maps (the shim
                     runs this itself when its cache is missing or stale)
 
@@ -167,6 +170,49 @@ Exit status: 0 when nothing was found; 1 when something was; 125 for a bad
 option or policy, or when a process named with --pid could not be read in full
 (it vanished, or its environment is not readable): such a process cannot be
 called clean.
+";
+
+/// `envwrap tmux --help`.
+pub const TMUX: &str = "\
+Usage: envwrap tmux [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
+
+A tmux server gives every new pane, and every command it runs (run-shell,
+if-shell, pipe-pane), its global environment and the session's. This reads them
+from every server of this user (the sockets in ${TMUX_TMPDIR:-/tmp}/tmux-UID/),
+or from the one -L or -S names, and reports:
+  - each variable there that the policy strips or refuses (a server started
+    without envshim by a shell that held credentials holds them all);
+  - each passthrough variable whose value differs from its env file's today;
+  - each pane whose process holds such a variable: only a restart of the pane
+    removes it;
+  - each such variable in the server's own process environment, which tmux
+    gives to pipe-pane commands and no client can change: only a restart of
+    the server removes it.
+A server that runs libenvshim.so filters every process it starts; it is said
+so. Each finding names the socket, the session or pane, and the variable,
+never the value. libenvshim.so and envwrap run 'envwrap tmux --fix
+--skip-policed --quiet' themselves before a tmux command that may start a
+process in a server.
+
+  -L, --socket-name=NAME  the server of 'tmux -L NAME'
+  -S, --socket-path=PATH  the server listening on PATH
+      --fix               remove the variables it reports from the server, with
+                          set-environment -u, globally and per session, and say
+                          what it removed (panes and stale values are reported
+                          only)
+      --skip-policed      leave alone a server that runs libenvshim.so
+      --warn-server-environ
+                          with --quiet, still warn about the server's own
+                          environment (for a client that runs pipe-pane)
+  -q, --quiet             print only what --fix removed, and errors
+      --tmux=PROGRAM      the tmux client to run (default: tmux, from PATH)
+      --policy=FILE       the policy (default: the policy lookup of
+                          'envwrap --help')
+      --json              print one JSON object
+  -h, --help              show this help
+
+Exit status: 0 when nothing is left to report; 1 when something is (a server
+that did not answer included); 125 for a bad option or policy.
 ";
 
 /// `envwrap doctor --help`.

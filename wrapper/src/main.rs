@@ -6,6 +6,7 @@
 //! envwrap explain [OPTION]... [-- COMMAND [ARG]...]                explain.rs
 //! envwrap scan [--pid N | --all]                                   scan.rs
 //! envwrap doctor PROGRAM                                           doctor.rs
+//! envwrap tmux [--fix] [-L NAME | -S PATH]                         tmux.rs
 //! envwrap compile [--output FILE] POLICY                           compile_cmd.rs
 //! ```
 //!
@@ -40,6 +41,7 @@ mod run;
 mod scan;
 mod source;
 mod split;
+mod tmux;
 mod value;
 
 use std::ffi::OsString;
@@ -53,12 +55,13 @@ fn main() -> ExitCode {
     }
     let tool = args.first().and_then(|a| a.to_str()).map(str::to_owned);
     match tool.as_deref() {
-        Some(t @ ("check" | "explain" | "scan" | "doctor")) => {
+        Some(t @ ("check" | "explain" | "scan" | "doctor" | "tmux")) => {
             args.remove(0);
             match t {
                 "check" => check::main(args),
                 "explain" => explain::main(args),
                 "scan" => scan::main(args),
+                "tmux" => tmux::main(args),
                 _ => doctor::main(args),
             }
         }

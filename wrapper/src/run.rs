@@ -9,7 +9,7 @@ use crate::cli::{self, Parsed, RunOptions};
 use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
-use crate::{environ, exec, help, preload, source, value};
+use crate::{environ, exec, help, preload, source, tmux, value};
 use envpolicy::compiled::Mode;
 use envpolicy::outcome::{self, Change, Decision};
 use std::ffi::{OsStr, OsString};
@@ -155,6 +155,10 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     let child_argv = d.effective_argv(&argv);
     if let (Some(_), Some(path)) = (&shim, loaded.absolute_path()) {
         prepare_childs_cache(&path, &child_env);
+    }
+    if shim.is_none() {
+        // The shim in tmux would do it (docs/adr/0014); without one, here.
+        tmux::fix_before_client(o.policy.as_deref(), &program, child_argv, &child_env);
     }
     let err = exec::exec(&program, child_argv, &child_env);
     let code = if err.kind() == std::io::ErrorKind::NotFound {

@@ -424,7 +424,29 @@ fn scan_environ(
             ),
         });
     }
-    // Drift: passthrough names whose value is no longer the env file's.
+    for (name, path) in stale_names(policy, files, exe, entries) {
+        let name = value::word(name);
+        out.push(Finding {
+            pid,
+            program: program.to_string(),
+            kind: "environ.stale",
+            variable: Some(name.clone()),
+            index: None,
+            why: format!("holds a stale {name}: its value differs from env file {path} today"),
+        });
+    }
+}
+
+/// The passthrough names in `entries` (kept, with their value read from an env
+/// file) whose value is no longer the file's today: the drift check. Each with
+/// the env file's path.
+pub fn stale_names<'e>(
+    policy: &Policy<'_>,
+    files: &[Option<Vec<u8>>],
+    exe: &[u8],
+    entries: &'e [Vec<u8>],
+) -> Vec<(&'e [u8], String)> {
+    let mut stale = Vec::new();
     let mask = decide::program_mask(policy, exe);
     for k in 0..policy.count(sec::FILE_KEEPS) as u32 {
         let Some(fk) = policy.file_keep(k) else {
@@ -443,11 +465,10 @@ fn scan_environ(
         let Some(today) = envfile::lookup(contents, name) else {
             continue;
         };
-        let Some(held) = entries
+        let Some((held_name, held)) = entries
             .iter()
             .filter_map(|e| split_entry(e))
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| v)
         else {
             continue;
         };
@@ -456,15 +477,8 @@ fn scan_environ(
                 .env_file(fk.file)
                 .map(|r| String::from_utf8_lossy(policy.str(r.path)).into_owned())
                 .unwrap_or_default();
-            let name = value::word(name);
-            out.push(Finding {
-                pid,
-                program: program.to_string(),
-                kind: "environ.stale",
-                variable: Some(name.clone()),
-                index: None,
-                why: format!("holds a stale {name}: its value differs from env file {path} today"),
-            });
+            stale.push((held_name, path));
         }
     }
+    stale
 }

@@ -1,0 +1,204 @@
+//! Before a tmux client's command reaches its server: have envwrap clean the
+//! server's environments (docs/adr/0014-tmux-servers.md).
+//!
+//! A tmux server gives each pane it starts, and each process it runs for a
+//! command, its own global environment and the session's, not the client's. A
+//! server started without envshim by a shell that held credentials gives them to
+//! every pane, however well the client itself is policed. So, in a tmux client
+//! whose command may start a process in its server
+//! (`envpolicy_core::tmux::reaches_server_environment`) and whose server's socket
+//! exists, the constructor runs
+//!
+//! ```text
+//! envwrap tmux --fix --skip-policed --quiet -S SOCKET --tmux OWN_EXE [--policy FILE]
+//!     [--warn-server-environ]
+//! ```
+//!
+//! and waits for it before `main`. envwrap leaves a server that runs
+//! libenvshim.so alone (its own shim filters every exec it makes), and removes
+//! from any other what the policy would not pass to a pane, saying what it
+//! removed. A client that starts the server itself has nothing to check: the
+//! server is forked from the client, whose own environment is policed.
+//!
+//! `pipe-pane` is the exception tmux makes: its command gets the server's own
+//! process environment, which no client can change. For a client that runs it,
+//! envwrap warns when that environment holds what the policy removes.
+//!
+//! What cannot be done is said once, naming the socket, never a value: no
+//! envwrap, or one that did not answer within [`CHECK_LIMIT_MS`]. Under the
+//! fail-closed floor nothing runs: the process has already been told that its
+//! policy could not be used.
+
+use core::ffi::{c_char, c_int};
+use core::mem::MaybeUninit;
+
+use envpolicy_core::pairs::{carrier, Carrier};
+use envpolicy_core::tmux;
+
+use crate::helper::{self, Waited};
+use crate::load::{PathBuf, PathSpace, PATH_MAX};
+use crate::sys;
+
+/// How long the client waits for the check: envwrap gives each tmux client it
+/// runs 5 seconds, and runs a few.
+const CHECK_LIMIT_MS: i64 = 20_000;
+/// Arguments read from the client's argv; a longer argv counts as reaching its
+/// server (its global options, which name the socket, come first).
+const MAX_ARGS: usize = 128;
+
+/// Called by the constructor with `argv[0]`'s bytes and the process's argv.
+///
+/// # Safety
+/// `argv` must be the process's argument vector (`argc` NUL-terminated strings).
+pub unsafe fn at_load(prog: &[u8], argc: c_int, argv: *const *const c_char) {
+    if carrier(prog) != Some(Carrier::Tmux) || argv.is_null() {
+        return;
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { check_server(argc, argv) }
+}
+
+/// [`at_load`] for a tmux client: in a function of its own so that its buffers are
+/// on the stack only in tmux.
+///
+/// # Safety
+/// As `at_load`.
+#[inline(never)]
+unsafe fn check_server(argc: c_int, argv: *const *const c_char) {
+    let n_args = usize::try_from(argc).unwrap_or(0);
+    let mut args: [&[u8]; MAX_ARGS] = [&[]; MAX_ARGS];
+    for (i, slot) in args.iter_mut().enumerate().take(n_args) {
+        // SAFETY: `i < argc`, so `argv[i]` is one of the process's arguments.
+        let a = unsafe { *argv.add(i) };
+        if a.is_null() {
+            break;
+        }
+        // SAFETY: a NUL-terminated argument, alive for the process's life.
+        *slot = unsafe { sys::cstr_bytes(a) };
+    }
+    let read = args.get(..n_args.min(MAX_ARGS)).unwrap_or(&[]);
+    if n_args <= MAX_ARGS && !tmux::reaches_server_environment(read) {
+        return;
+    }
+    let env = |name: &[u8]| {
+        // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings,
+        // not changed before `main`.
+        let v = unsafe { sys::env_get(sys::environ_ptr(), name) }?;
+        // SAFETY: a NUL-terminated value, alive while the constructor runs.
+        Some(unsafe { sys::cstr_bytes(v) })
+    };
+    let socket = tmux::socket(read, env(b"TMUX"), env(b"TMUX_TMPDIR"));
+    let mut socket_space = [0u8; PATH_MAX + 1];
+    let Some(socket_c) = socket_c(&socket, &mut socket_space) else {
+        return;
+    };
+    // No socket: no server yet, or none this client can reach.
+    if crate::load::stat_c(socket_c).is_err() {
+        return;
+    }
+    let pipes = n_args > MAX_ARGS || tmux::pipes_a_pane(read);
+    crate::policy::with_active(|active| {
+        let Some(active) = active.filter(|a| !a.is_floor()) else {
+            return;
+        };
+        run_check(socket_c, active.source, pipes);
+    });
+}
+
+/// The socket's path for this user, NUL-terminated, in `out`.
+fn socket_c<'o>(socket: &tmux::Socket<'_>, out: &'o mut [u8]) -> Option<&'o [u8]> {
+    let len = socket.write_path(crate::load::getuid(), out)?.len();
+    *out.get_mut(len)? = 0;
+    out.get(..=len)
+}
+
+/// Run the check and wait for it; say so when it could not run or ended early.
+/// `pipes`: the client runs `pipe-pane`, whose command gets the server's own
+/// process environment: envwrap warns when that holds what the policy removes.
+fn run_check(socket_c: &[u8], source: &[u8], pipes: bool) {
+    let mut envwrap_space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let Some(envwrap) = helper::envwrap_path(&mut envwrap_space) else {
+        return warn(socket_c, b"envwrap was not found");
+    };
+    let mut exe_space = [0u8; PATH_MAX + 1];
+    let Some(exe) = own_exe(&mut exe_space) else {
+        return warn(socket_c, b"its own executable could not be read");
+    };
+    let mut policy_space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let mut policy = PathBuf::new(&mut policy_space);
+    let source = source.strip_suffix(b"\0").unwrap_or(source);
+    policy.push(source);
+    let policy_c = if source == b"<built-in>" {
+        None
+    } else {
+        policy.into_c_bytes()
+    };
+    let mut argv: [*const c_char; 14] = [core::ptr::null(); 14];
+    let fixed: [*const c_char; 10] = [
+        c"envwrap".as_ptr(),
+        c"tmux".as_ptr(),
+        c"--fix".as_ptr(),
+        c"--skip-policed".as_ptr(),
+        c"--quiet".as_ptr(),
+        c"-S".as_ptr(),
+        socket_c.as_ptr().cast(),
+        c"--tmux".as_ptr(),
+        exe.as_ptr().cast(),
+        core::ptr::null(),
+    ];
+    for (slot, p) in argv.iter_mut().zip(fixed) {
+        *slot = p;
+    }
+    let mut n = fixed.len() - 1;
+    let policy_args = policy_c.map(|p| [c"--policy".as_ptr(), p.as_ptr().cast()]);
+    let warn_args = pipes.then_some([c"--warn-server-environ".as_ptr()]);
+    for s in policy_args
+        .iter()
+        .flatten()
+        .chain(warn_args.iter().flatten())
+    {
+        if let Some(slot) = argv.get_mut(n) {
+            *slot = *s;
+            n += 1;
+        }
+    }
+    let argv = argv.get(..=n).unwrap_or(&argv);
+    // Nothing of the client's environment: envwrap reads the server's.
+    let envp: [*const c_char; 1] = [core::ptr::null()];
+    match helper::run(envwrap, argv, &envp, CHECK_LIMIT_MS) {
+        Ok(Waited::Exited(_) | Waited::Uncollected | Waited::Interrupted) => {}
+        Ok(Waited::TimedOut) => warn(socket_c, b"envwrap did not finish within 20 seconds"),
+        Err(_) => warn(socket_c, b"envwrap could not be started"),
+    }
+}
+
+/// This program's executable (`/proc/self/exe`), NUL-terminated, in `out`: the
+/// tmux envwrap runs to talk to the server, of the server's own version.
+fn own_exe(out: &mut [u8]) -> Option<&[u8]> {
+    let cap = out.len().checked_sub(1)?;
+    // SAFETY: the path is NUL-terminated and `out` has room for `cap` bytes.
+    let n = unsafe {
+        sys::sys_call!(
+            libc::SYS_readlink,
+            c"/proc/self/exe".as_ptr(),
+            out.as_mut_ptr(),
+            cap
+        )
+    };
+    let n = usize::try_from(n).ok().filter(|&n| n > 0 && n < cap)?;
+    *out.get_mut(n)? = 0;
+    out.get(..=n)
+}
+
+/// One line on stderr: the server was not checked, and why. Names the socket,
+/// as `shown` allows, never a value.
+fn warn(socket_c: &[u8], why: &[u8]) {
+    let socket = socket_c.strip_suffix(b"\0").unwrap_or(socket_c);
+    sys::Msg::<1024>::new()
+        .push(b"envshim: the tmux server at ")
+        .push_word(socket)
+        .push(b" was not checked (")
+        .push(why)
+        .push(b"): panes it starts may hold what the policy removes; see envwrap tmux --help")
+        .write_stderr();
+}

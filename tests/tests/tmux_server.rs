@@ -1,0 +1,360 @@
+//! Whatever the server holds: a tmux server started earlier, without envshim, by a
+//! shell that held credentials, gives them to every pane and every command it
+//! runs. A tmux client under the shim or under envwrap has that server cleaned
+//! before its command runs (`envwrap tmux --fix --skip-policed`, ADR 0014), so
+//! the processes it starts there hold none of them: through envwrap, through a
+//! parent under the shim, and as the first process under the shim; for every
+//! command that starts a process in the server. And `envwrap tmux` reports and
+//! fixes such servers by hand. Real tmux on its own `-L` socket, seeded fake
+//! tokens; every output is checked for them by the harness.
+
+use envshim_e2e::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A name that says nothing, holding a token by its shape only.
+const INNOCENT: &str = "BUILD_NOTE";
+
+/// Start the server the way a user's shell did before envshim: with every seeded
+/// credential in its environment, and one more under an innocent name.
+fn foreign_server(sb: &Sandbox) {
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .env_secrets()
+        .env(INNOCENT, sb.secrets().value("GH_TOKEN"))
+        .allow_secrets_in_output();
+    c.expect_success();
+    let held = sb.tmux_environment(None, true);
+    assert!(
+        held.is_set("GH_TOKEN") && held.is_set(INNOCENT),
+        "the control server does not hold the credentials"
+    );
+}
+
+/// Where a pane writes its environment.
+fn dump(sb: &Sandbox, name: &str) -> PathBuf {
+    sb.join(format!("{name}.env"))
+}
+
+/// Wait for the file a pane writes, and check it holds no seeded value and none
+/// of the credential names.
+#[track_caller]
+fn assert_clean_dump(sb: &Sandbox, file: &PathBuf, what: &str) {
+    assert!(
+        sb.wait_for(
+            || std::fs::metadata(file).is_ok_and(|m| m.len() > 0),
+            Duration::from_secs(10)
+        ),
+        "{what}: the pane did not write {}",
+        file.display()
+    );
+    // Written in one go by `env > FILE`; give the shell a moment to finish.
+    std::thread::sleep(Duration::from_millis(100));
+    let bytes = std::fs::read(file).expect("read the dump");
+    sb.secrets().assert_absent(what, &bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    for name in sb.secrets().names().chain([INNOCENT]) {
+        assert!(
+            !text.lines().any(|l| l.starts_with(&format!("{name}="))),
+            "{what}: the process holds {name}"
+        );
+    }
+}
+
+/// A tmux client run by a parent under the shim (a shell that execs it).
+fn client_under_shim(sb: &Sandbox, args: &[&str]) -> TestCommand {
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", "exec \"$@\"", "sh", "tmux"])
+        .args(sb.tmux_args())
+        .args(args)
+        .with_shim();
+    c
+}
+
+#[test]
+fn envwrap_with_loop_toml_keeps_a_new_session_on_a_foreign_server_clean() {
+    let sb = Sandbox::new("tmux_server_envwrap");
+    foreign_server(&sb);
+    let policy = stage_example(&sb, "loop.toml");
+    let file = dump(&sb, "second");
+    let mut c = sb.cmd(envwrap_bin());
+    c.arg("--policy")
+        .arg(&policy)
+        .args(["--", "tmux"])
+        .args(sb.tmux_args())
+        .args(["new-session", "-d", "-s", "second"])
+        .arg(format!("env > {}; sleep 600", file.display()));
+    let out = c.expect_success();
+    assert_clean_dump(&sb, &file, "the second session's pane");
+    let said = out.stderr_str();
+    assert!(
+        said.contains("removed GH_TOKEN from the global environment"),
+        "envwrap did not say what it removed:\n{said}"
+    );
+    assert!(!sb.tmux_environment(None, false).is_set("GH_TOKEN"));
+}
+
+#[test]
+fn envwrap_without_the_shim_cleans_the_server_itself() {
+    let sb = Sandbox::new("tmux_server_envwrap_nopreload");
+    foreign_server(&sb);
+    let file = dump(&sb, "w");
+    let mut c = sb.cmd(envwrap_bin());
+    c.args(["--no-preload", "--", "tmux"])
+        .args(sb.tmux_args())
+        .args(["new-window", "-d", "-t", "first"])
+        .arg(format!("env > {}; sleep 600", file.display()));
+    c.expect_success();
+    assert_clean_dump(&sb, &file, "the new window's pane");
+}
+
+#[test]
+fn the_headline_command_against_a_foreign_server_as_the_first_process() {
+    let sb = Sandbox::new("tmux_server_first");
+    foreign_server(&sb);
+    let file = dump(&sb, "split");
+    let mut c = sb.tmux();
+    c.args(["split-window", "-d", "-t", "first"])
+        .arg(format!("env > {}; sleep 600", file.display()))
+        .with_shim()
+        .env_secrets();
+    c.expect_success();
+    assert_clean_dump(&sb, &file, "the split pane");
+}
+
+/// Every command that starts a process in the server, in its forms, by a client
+/// whose parent runs under the shim. Each form writes its dump from a process the
+/// server started.
+#[test]
+fn every_command_that_starts_a_process_in_a_foreign_server_gets_a_clean_one() {
+    let forms: &[(&str, &[&str])] = &[
+        (
+            "new-window, one argument",
+            &["new-window", "-d", "-t", "first", "env > {f}; sleep 600"],
+        ),
+        (
+            "new-window, many arguments",
+            &[
+                "new-window",
+                "-d",
+                "-t",
+                "first",
+                "sh",
+                "-c",
+                "env > {f}; sleep 600",
+            ],
+        ),
+        (
+            "split-window",
+            &["split-window", "-d", "-t", "first", "env > {f}; sleep 600"],
+        ),
+        (
+            "respawn-pane -k",
+            &["respawn-pane", "-k", "-t", "first", "env > {f}; sleep 600"],
+        ),
+        (
+            "respawn-window -k",
+            &[
+                "respawn-window",
+                "-k",
+                "-t",
+                "first",
+                "env > {f}; sleep 600",
+            ],
+        ),
+        ("run-shell", &["run-shell", "-t", "first", "env > {f}"]),
+        (
+            "if-shell",
+            &["if-shell", "-t", "first", "env > {f}", "", ""],
+        ),
+        (
+            "a sequence",
+            &[
+                "display-message",
+                "-p",
+                "x",
+                ";",
+                "neww",
+                "-d",
+                "env > {f}; sleep 600",
+            ],
+        ),
+    ];
+    for (what, form) in forms {
+        let sb = Sandbox::new("tmux_server_forms");
+        foreign_server(&sb);
+        let file = dump(&sb, "form");
+        let args: Vec<String> = form
+            .iter()
+            .map(|a| a.replace("{f}", &file.display().to_string()))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        client_under_shim(&sb, &args).expect_success();
+        assert_clean_dump(&sb, &file, what);
+    }
+}
+
+/// tmux starts a pipe-pane command with the server's own process environment,
+/// which no client can change: for a foreign server the client says so, naming
+/// the socket and the variables, never a value.
+#[test]
+fn pipe_pane_on_a_foreign_server_is_said_to_be_out_of_reach() {
+    let sb = Sandbox::new("tmux_server_pipe_foreign");
+    foreign_server(&sb);
+    let out =
+        client_under_shim(&sb, &["pipe-pane", "-t", "first", "cat > /dev/null"]).expect_success();
+    let said = out.stderr_str();
+    assert!(
+        said.contains("its own environment holds")
+            && said.contains("GH_TOKEN")
+            && said.contains("pipe-pane")
+            && said.contains(sb.tmux_socket()),
+        "no warning about the server's own environment:\n{said}"
+    );
+}
+
+#[test]
+fn pipe_pane_on_a_policed_server_gets_a_clean_process() {
+    let sb = Sandbox::new("tmux_server_pipe_policed");
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .with_shim()
+        .env_secrets();
+    c.expect_success();
+    let file = dump(&sb, "pipe");
+    let arg = format!("env > {}; cat > /dev/null", file.display());
+    let out = client_under_shim(&sb, &["pipe-pane", "-t", "first", &arg]).expect_success();
+    assert_clean_dump(&sb, &file, "the pipe-pane command");
+    assert!(
+        !out.stderr_str().contains("envwrap"),
+        "{}",
+        out.stderr_str()
+    );
+}
+
+#[test]
+fn a_pane_with_no_command_runs_the_default_command_clean() {
+    let sb = Sandbox::new("tmux_server_default");
+    foreign_server(&sb);
+    let file = dump(&sb, "default");
+    sb.tmux()
+        .args(["set-option", "-g", "default-command"])
+        .arg(format!("env > {}; sleep 600", file.display()))
+        .expect_success();
+    client_under_shim(&sb, &["new-window", "-d", "-t", "first"]).expect_success();
+    assert_clean_dump(&sb, &file, "the default command's pane");
+}
+
+#[test]
+fn a_control_mode_client_creates_a_clean_session() {
+    let sb = Sandbox::new("tmux_server_control");
+    foreign_server(&sb);
+    let file = dump(&sb, "control");
+    // A control client whose stdin ends at once may leave before its command
+    // runs (tmux's own race): its stdin stays open for a second.
+    let mut c = sb.cmd("/bin/sh");
+    c.args(["-c", "sleep 1 | tmux \"$@\"", "sh"])
+        .args(sb.tmux_args())
+        .args(["-C", "new-session", "-d", "-s", "ctl"])
+        .arg(format!("env > {}; sleep 600", file.display()))
+        .with_shim();
+    c.expect_success();
+    assert_clean_dump(&sb, &file, "the control client's session");
+}
+
+#[test]
+fn a_nested_client_in_a_pane_of_a_policed_server_leaves_it_alone() {
+    let sb = Sandbox::new("tmux_server_nested");
+    let file = dump(&sb, "nested");
+    let ready = sb.join("ready");
+    // The server runs the shim (the headline command): its panes do too.
+    let inner = format!(
+        "tmux new-window -d 'env > {}; sleep 600'; touch {}; sleep 600",
+        file.display(),
+        ready.display()
+    );
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "outer"])
+        .arg(inner)
+        .with_shim()
+        .env_secrets();
+    let out = c.expect_success();
+    assert!(
+        sb.wait_for(|| ready.exists(), Duration::from_secs(10)),
+        "the nested client did not finish"
+    );
+    assert_clean_dump(&sb, &file, "the nested client's window");
+    assert!(
+        !out.stderr_str().contains("removed"),
+        "a policed server was changed"
+    );
+}
+
+#[test]
+fn the_tool_reports_a_foreign_server_then_fixes_it() {
+    let sb = Sandbox::new("tmux_server_tool");
+    foreign_server(&sb);
+    let socket = sb.tmux_socket_path();
+    let report = sb
+        .cmd(envwrap_bin())
+        .args(["tmux", "-S"])
+        .arg(&socket)
+        .expect_exit(1);
+    let text = report.stdout_str();
+    for name in ["GH_TOKEN", "AWS_ACCESS_KEY_ID", INNOCENT] {
+        assert!(
+            text.contains(&format!("the global environment holds {name}")),
+            "{name} not reported:\n{text}"
+        );
+    }
+    assert!(
+        text.contains("pane %0") && text.contains("restart the pane"),
+        "the pane that holds them is not listed:\n{text}"
+    );
+
+    let fixed = sb
+        .cmd(envwrap_bin())
+        .args(["tmux", "--fix", "-L", sb.tmux_socket()])
+        .expect_exit(1);
+    let said = fixed.stderr_str();
+    assert!(
+        said.contains("removed GH_TOKEN from the global environment"),
+        "{said}"
+    );
+    let global = sb.tmux_environment(None, false);
+    for name in sb.secrets().names().chain([INNOCENT]) {
+        assert!(
+            !global.is_set(name),
+            "{name} is still in the global environment"
+        );
+    }
+    // The pane still holds them: only a restart removes them, and it is said.
+    assert!(fixed.stdout_str().contains("restart the pane"));
+
+    let json = sb
+        .cmd(envwrap_bin())
+        .args(["tmux", "--json", "-L", sb.tmux_socket()])
+        .expect_exit(1);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
+    let held = v["servers"][0]["held"]
+        .as_array()
+        .expect("a list of findings");
+    assert!(held.iter().any(|h| h["place"]["pane"] == "%0"), "{v}");
+}
+
+#[test]
+fn a_client_that_cannot_check_its_server_says_so_once() {
+    let sb = Sandbox::new("tmux_server_no_envwrap");
+    foreign_server(&sb);
+    let mut c = sb.tmux();
+    c.args(["new-window", "-d", "-t", "first", "sleep 600"])
+        .with_shim()
+        .env("ENVSHIM_ENVWRAP", sb.join("no-envwrap-here"));
+    let out = c.expect_success();
+    let lines = shim_lines(&out.stderr);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("was not checked") && lines[0].contains(sb.tmux_socket()),
+        "{lines:?}"
+    );
+}
