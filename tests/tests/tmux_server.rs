@@ -358,3 +358,55 @@ fn a_client_that_cannot_check_its_server_says_so_once() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn respawn_pane_without_a_command_restarts_it_clean() {
+    let sb = Sandbox::new("tmux_server_respawn");
+    foreign_server(&sb);
+    let before = sb.pane_pid("first");
+    client_under_shim(&sb, &["respawn-pane", "-k", "-t", "first"]).expect_success();
+    let mut after = before;
+    assert!(
+        sb.wait_for(
+            || {
+                after = sb.pane_pid("first");
+                after != before
+            },
+            Duration::from_secs(10)
+        ),
+        "the pane was not respawned"
+    );
+    let environ = try_proc_environ_raw(after)
+        .expect("the pane's environ")
+        .concat();
+    sb.secrets()
+        .assert_absent("the respawned pane's environ", &environ);
+}
+
+/// A popup needs an attached client: one runs under script(1) on a pty.
+#[test]
+fn display_popup_runs_its_command_clean() {
+    let sb = Sandbox::new("tmux_server_popup");
+    foreign_server(&sb);
+    let attach = format!("tmux {} attach -t first", sb.tmux_args().join(" "));
+    let client = sb
+        .cmd("script")
+        .args(["-qfc", &attach, "/dev/null"])
+        .env("TERM", "xterm")
+        .spawn_background();
+    assert!(
+        sb.wait_for(
+            || {
+                let o = sb.tmux().args(["list-clients", "-F", "x"]).run();
+                o.stdout_str().contains('x')
+            },
+            Duration::from_secs(10)
+        ),
+        "no client attached"
+    );
+    let file = dump(&sb, "popup");
+    let arg = format!("env > {}", file.display());
+    client_under_shim(&sb, &["display-popup", "-t", "first", "-E", &arg]).expect_success();
+    assert_clean_dump(&sb, &file, "the popup's command");
+    drop(client);
+}
