@@ -410,3 +410,23 @@ fn display_popup_runs_its_command_clean() {
     assert_clean_dump(&sb, &file, "the popup's command");
     drop(client);
 }
+
+#[test]
+fn scan_reports_what_a_foreign_server_would_give_new_panes() {
+    let sb = Sandbox::new("tmux_server_scan");
+    foreign_server(&sb);
+    let server = sb.server_pid().expect("a server");
+    let out = sb
+        .cmd(envwrap_bin())
+        .args(["scan", "--pid", &server.to_string(), "-L", sb.tmux_socket()])
+        .expect_exit(1);
+    let text = out.stdout_str();
+    for name in ["GH_TOKEN", INNOCENT] {
+        assert!(
+            text.lines().any(|l| l
+                .contains(&format!("socket {}", sb.tmux_socket_path().display()))
+                && l.contains(&format!("the global environment holds {name}"))),
+            "{name} in the server's global environment is not reported:\n{text}"
+        );
+    }
+}

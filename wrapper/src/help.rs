@@ -6,7 +6,7 @@ pub const RUN: &str = "\
 Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
        envwrap check [--json] [[--policy] POLICY]
        envwrap explain [OPTION]... [-- COMMAND [ARG]...]
-       envwrap scan [--pid N]... [--all] [--policy FILE] [--json]
+       envwrap scan [--pid N]... [--all] [-L NAME | -S PATH]... [--policy FILE] [--json]
        envwrap doctor [--json] PROGRAM
        envwrap tmux [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
        envwrap compile [--output FILE] POLICY
@@ -146,7 +146,8 @@ Exit status: 0; 125 for a bad option, env file or policy.
 
 /// `envwrap scan --help`.
 pub const SCAN: &str = "\
-Usage: envwrap scan [--pid N]... [--all] [--policy FILE] [--json]
+Usage: envwrap scan [--pid N]... [--all] [-L NAME | -S PATH]... [--policy FILE]
+                    [--json]
 
 Find leaks that exist now, in live processes, from /proc/PID/cmdline and
 /proc/PID/environ where they can be read. It reports:
@@ -155,13 +156,23 @@ Find leaks that exist now, in live processes, from /proc/PID/cmdline and
   - a process whose environment holds a variable the policy refuses;
   - a process whose environment holds a passthrough variable (kept by name and
     read from an env file imported with values = true) whose value differs from
-    the file's value today: the drift check to run after changing a policy.
+    the file's value today: the drift check to run after changing a policy;
+  - a tmux server whose global or session environment holds a variable the
+    policy strips or refuses, or a stale passthrough value: every new pane
+    would get it ('envwrap tmux --fix' removes it). The servers are this
+    user's (the sockets in ${TMUX_TMPDIR:-/tmp}/tmux-UID/), and those -L and -S
+    name.
 Each finding names the PID, the program and the variable, never the value. A
 process that vanishes or cannot be read is skipped; scan says how many were
 skipped, and why.
 
   --pid=N          scan process N (repeatable)
   --all            scan every process (the default)
+  -L, --socket-name=NAME
+                   also read the tmux server of 'tmux -L NAME' (with --pid:
+                   only the servers named)
+  -S, --socket-path=PATH
+                   also read the tmux server listening on PATH
   --policy=FILE    the policy (default: the policy lookup of 'envwrap --help')
   --json           print each finding, then a summary, as JSON lines
   -h, --help       show this help

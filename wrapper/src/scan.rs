@@ -35,6 +35,8 @@ use std::process::ExitCode;
 enum Opt {
     Pid,
     All,
+    TmuxLabel,
+    TmuxPath,
     Policy,
     Json,
     Help,
@@ -43,6 +45,8 @@ enum Opt {
 const SPECS: &[Spec<Opt>] = &[
     Spec::with_value(Opt::Pid, "pid"),
     Spec::flag(Opt::All, "all"),
+    Spec::with_value(Opt::TmuxLabel, "socket-name").short(b'L'),
+    Spec::with_value(Opt::TmuxPath, "socket-path").short(b'S'),
     Spec::with_value(Opt::Policy, "policy"),
     Spec::flag(Opt::Json, "json"),
     Spec::help(Opt::Help),
@@ -55,7 +59,8 @@ const HINT: &str = "envwrap scan --help";
 pub struct Finding {
     pub pid: u32,
     pub program: String,
-    /// `argv.value`, `argv.shape`, `environ.refused`, `environ.stale`.
+    /// `argv.value`, `argv.shape`, `environ.refused`, `environ.stale`,
+    /// `tmux.held`, `tmux.stale`.
     pub kind: &'static str,
     /// The variable, when one is known (for a bare token shape it is not).
     pub variable: Option<String>,
@@ -68,6 +73,7 @@ impl Finding {
     fn text(&self) -> String {
         let what = match (self.kind, self.index) {
             ("argv.value" | "argv.shape", Some(i)) => format!("argument {i} "),
+            ("tmux.held" | "tmux.stale", _) => String::new(),
             _ => "its environment ".to_string(),
         };
         format!("pid {} ({}): {what}{}", self.pid, self.program, self.why)
@@ -94,6 +100,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let mut all = false;
     let mut policy_path = None;
     let mut want_help = false;
+    let mut tmux_sockets: Vec<PathBuf> = Vec::new();
     let a = tool_args(args, SPECS, HINT, |id, v| {
         match id {
             Opt::Pid => {
@@ -113,6 +120,10 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                 }
             }
             Opt::All => all = true,
+            Opt::TmuxLabel => tmux_sockets.push(crate::tmux::labelled_socket(
+                v.unwrap_or_default().as_encoded_bytes(),
+            )),
+            Opt::TmuxPath => tmux_sockets.push(PathBuf::from(v.unwrap_or_default())),
             Opt::Policy => policy_path = v.map(PathBuf::from),
             Opt::Json => *json_out = true,
             Opt::Help => want_help = true,
@@ -191,6 +202,13 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
             }
         }
         scanned += 1;
+    }
+
+    // tmux servers: every one of this user's, or those -L and -S name (with --pid,
+    // only those).
+    let sockets = (!tmux_sockets.is_empty()).then_some(tmux_sockets);
+    if !explicit || sockets.is_some() {
+        findings.extend(crate::tmux::scan_findings(&policy, &files, sockets));
     }
 
     let processes: std::collections::BTreeSet<u32> = findings.iter().map(|f| f.pid).collect();

@@ -628,6 +628,62 @@ fn place_json(p: &Place) -> serde_json::Value {
     }
 }
 
+/// For `envwrap scan`: what the servers on `sockets` (every socket of this
+/// user's tmux directory when `None`) hold in their global and session
+/// environments, as scan findings. Panes and the servers' own environments are
+/// processes, which scan reads anyway.
+pub fn scan_findings(
+    policy: &Policy<'_>,
+    files: &[Option<Vec<u8>>],
+    sockets: Option<Vec<PathBuf>>,
+) -> Vec<crate::scan::Finding> {
+    let o = Options {
+        quiet: true,
+        ..Options::default()
+    };
+    let tmux = PathBuf::from("tmux");
+    let mut out = Vec::new();
+    for socket in sockets.unwrap_or_else(user_sockets) {
+        if std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            continue;
+        }
+        let s = examine(policy, files, &tmux, &socket, &o);
+        let shown = value::word(socket.as_os_str().as_bytes());
+        if let Some(why) = &s.unreadable {
+            eprintln!("envwrap: scan: tmux server {shown}: not read: {why}");
+        }
+        for h in s.held.iter().filter(|h| removable(h) || h.kind == "stale") {
+            let name = value::word(&h.name);
+            let what = if h.kind == "stale" {
+                format!("holds a stale {name}: {}", h.why)
+            } else {
+                format!(
+                    "holds {name}, which the policy {} ({})",
+                    past(h.kind),
+                    h.why
+                )
+            };
+            out.push(crate::scan::Finding {
+                pid: s.pid.unwrap_or(0),
+                program: "tmux server".to_string(),
+                kind: if h.kind == "stale" { "tmux.stale" } else { "tmux.held" },
+                variable: Some(name),
+                index: None,
+                why: format!(
+                    "socket {shown}: {} {what}; envwrap tmux --fix -S {shown} removes it from the server",
+                    place_subject(&h.place)
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The socket `-L NAME` names, for this user.
+pub fn labelled_socket(label: &[u8]) -> PathBuf {
+    label_socket(label)
+}
+
 /// For `envwrap -- tmux ...` without the shim in tmux: fix the server the client
 /// `argv` talks to before it runs, when its command may start a process there.
 /// `env` is the client's environment. Failures are reported, never fatal: the
