@@ -51,7 +51,8 @@ const MAX_ARGS: usize = 128;
 /// # Safety
 /// `argv` must be the process's argument vector (`argc` NUL-terminated strings).
 pub unsafe fn at_load(prog: &[u8], argc: c_int, argv: *const *const c_char) {
-    if carrier(prog) != Some(Carrier::Tmux) || argv.is_null() {
+    // Every process asks this: the first test costs a compare of four bytes.
+    if !prog.ends_with(b"tmux") || carrier(prog) != Some(Carrier::Tmux) || argv.is_null() {
         return;
     }
     // SAFETY: the caller's contract, passed on.
