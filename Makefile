@@ -1,7 +1,11 @@
 # `make` builds libenvshim.so and envwrap (the static one too);
 # `make install PREFIX=/usr/local DESTDIR=` installs them with the man pages and
-# the example policies (ci/install says where each goes).
+# the example policies (ci/install says where each goes). `make && sudo make
+# install` builds as the user and installs as root: install builds only what is
+# missing, so root needs no Rust toolchain.
 PREFIX ?= /usr/local
+SHIM := $(or $(CARGO_TARGET_DIR),target)/release/libenvshim.so
+STATIC := $(or $(CARGO_TARGET_DIR),target)/x86_64-unknown-linux-gnu/release/envwrap
 
 .PHONY: all build install static test
 all: build
@@ -12,7 +16,8 @@ build:
 	ci/build-static
 
 install:
-	ci/install "$(PREFIX)"
+	@test -f "$(SHIM)" && test -f "$(STATIC)" || $(MAKE) build
+	ENVSHIM_INSTALL_NO_BUILD=1 ci/install "$(PREFIX)"
 
 static:
 	ci/build-static
