@@ -376,3 +376,24 @@ fn policy_files_that_cannot_be_read() {
         );
     }
 }
+
+/// A #! line passes everything after the program as one argument: envwrap says
+/// to put -S first, and with it the script runs under the policy.
+#[test]
+fn a_shebang_line_without_s_gets_a_hint() {
+    let sb = Sandbox::new("envwrap_shebang");
+    let policy = sb.write("p.toml", "version = 1\n");
+    let line = |s: &str| {
+        format!(
+            "#!{} {s}--policy {} -- /bin/sh\necho ran under envwrap\n",
+            envwrap_bin().display(),
+            policy.display()
+        )
+    };
+    let without = sb.write_executable("without.sh", line(""));
+    let o = sb.cmd(&without).expect_exit(125);
+    expect_in(&o, &o.stderr_str(), "put -S first");
+    let with = sb.write_executable("with.sh", line("-S "));
+    let o = sb.cmd(&with).expect_success();
+    expect_in(&o, &o.stdout_str(), "ran under envwrap");
+}

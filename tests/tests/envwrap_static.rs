@@ -115,7 +115,14 @@ fn install_puts_everything_in_place() {
 fn man_pages_are_true_to_help_and_policy_reference() {
     let sb = Sandbox::new("envwrap_man");
     let man1 = std::fs::read_to_string(workspace_root().join("docs/man/envwrap.1")).unwrap();
-    for tool in [&[][..], &["check"], &["explain"], &["scan"], &["doctor"], &["tmux"]] {
+    for tool in [
+        &[][..],
+        &["check"],
+        &["explain"],
+        &["scan"],
+        &["doctor"],
+        &["tmux"],
+    ] {
         let o = envwrap(&sb).args(tool).arg("--help").expect_success();
         let help = o.stdout_str();
         for word in help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {

@@ -71,6 +71,16 @@ fn client_under_shim(sb: &Sandbox, args: &[&str]) -> TestCommand {
     c
 }
 
+/// A tmux client run by envwrap without the shim in tmux: envwrap checks the
+/// server itself.
+fn client_under_envwrap(sb: &Sandbox, args: &[&str]) -> TestCommand {
+    let mut c = sb.cmd(envwrap_bin());
+    c.args(["--no-preload", "--", "tmux"])
+        .args(sb.tmux_args())
+        .args(args);
+    c
+}
+
 #[test]
 fn envwrap_with_loop_toml_keeps_a_new_session_on_a_foreign_server_clean() {
     let sb = Sandbox::new("tmux_server_envwrap");
@@ -181,16 +191,27 @@ fn every_command_that_starts_a_process_in_a_foreign_server_gets_a_clean_one() {
         ),
     ];
     for (what, form) in forms {
-        let sb = Sandbox::new("tmux_server_forms");
-        foreign_server(&sb);
-        let file = dump(&sb, "form");
-        let args: Vec<String> = form
-            .iter()
-            .map(|a| a.replace("{f}", &file.display().to_string()))
-            .collect();
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        client_under_shim(&sb, &args).expect_success();
-        assert_clean_dump(&sb, &file, what);
+        for through_envwrap in [false, true] {
+            let sb = Sandbox::new("tmux_server_forms");
+            foreign_server(&sb);
+            let file = dump(&sb, "form");
+            let args: Vec<String> = form
+                .iter()
+                .map(|a| a.replace("{f}", &file.display().to_string()))
+                .collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            if through_envwrap {
+                client_under_envwrap(&sb, &args).expect_success();
+            } else {
+                client_under_shim(&sb, &args).expect_success();
+            }
+            let how = if through_envwrap {
+                "envwrap"
+            } else {
+                "the shim"
+            };
+            assert_clean_dump(&sb, &file, &format!("{what}, through {how}"));
+        }
     }
 }
 
@@ -429,4 +450,37 @@ fn scan_reports_what_a_foreign_server_would_give_new_panes() {
             "{name} in the server's global environment is not reported:\n{text}"
         );
     }
+}
+
+/// loop.toml strips every name its env file declares and keeps HTTPS_PROXY with
+/// the file's value: a server holding an old value holds a stale one, reported and
+/// left alone; a declared name is removed.
+#[test]
+fn the_tool_reports_stale_passthrough_values_and_strips_declared_names() {
+    let sb = Sandbox::new("tmux_server_stale");
+    let policy = stage_example(&sb, "loop.toml");
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .env("HTTPS_PROXY", "http://old-proxy.example.invalid:1")
+        .env("JIRA_BASE_URL", "https://jira.example.invalid");
+    c.expect_success();
+    let out = sb
+        .cmd(envwrap_bin())
+        .args(["tmux", "--fix", "--policy"])
+        .arg(&policy)
+        .args(["-L", sb.tmux_socket()])
+        .expect_exit(1);
+    let (said, text) = (out.stderr_str(), out.stdout_str());
+    assert!(
+        said.contains("removed JIRA_BASE_URL from the global environment"),
+        "{said}"
+    );
+    assert!(text.contains("holds a stale HTTPS_PROXY"), "{text}");
+    let global = sb.tmux_environment(None, false);
+    assert!(!global.is_set("JIRA_BASE_URL"));
+    assert_eq!(
+        global.get("HTTPS_PROXY"),
+        Some("http://old-proxy.example.invalid:1"),
+        "a stale value is reported, not changed"
+    );
 }

@@ -183,6 +183,14 @@ impl<'s, Id: Copy> Parser<'s, Id> {
                     .collect();
                 match matches.as_slice() {
                     [one] => **one,
+                    [] if name.iter().any(u8::is_ascii_whitespace) => {
+                        return Err(self.usage(format!(
+                            "unrecognized option '--{shown}': its words arrived as one \
+                             argument, as a #! line passes everything after the program; \
+                             put -S first to split them ('#!/usr/bin/envwrap -S --policy \
+                             FILE -- /bin/sh'), or use '#!/usr/bin/env -S envwrap ...'"
+                        )))
+                    }
                     [] => return Err(self.usage(format!("unrecognized option '--{shown}'"))),
                     many => {
                         let names: Vec<String> =
