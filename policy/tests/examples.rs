@@ -62,7 +62,7 @@ fn loop_panes_get_only_the_identifiers_and_the_passthrough() {
         "-e",
         "SOME_VAR=x",
         "-e",
-        "HTTPS_PROXY=http://p:3128",
+        "LOOP_TRACKER_URL=https://t.invalid",
         "claude",
     ];
     let d = decide(&c, "/usr/bin/tmux", &args, &[]);
@@ -81,7 +81,7 @@ fn loop_panes_get_only_the_identifiers_and_the_passthrough() {
             "-e",
             "THE_LOOP_CLI_CONFIG=/c.json",
             "-e",
-            "HTTPS_PROXY=http://p:3128",
+            "LOOP_TRACKER_URL=https://t.invalid",
             "claude"
         ]
     );
@@ -99,7 +99,7 @@ fn loop_env_file_names_are_never_passed() {
         "THE_LOOP_INSTANCE=i1",
     ];
     let d = decide(&c, "/usr/bin/tmux", &[], &env);
-    assert_eq!(names(&d), ["PATH", "THE_LOOP_INSTANCE", "HTTPS_PROXY"]);
+    assert_eq!(names(&d), ["PATH", "THE_LOOP_INSTANCE", "LOOP_TRACKER_URL"]);
     assert_eq!(change(&d, "JIRA_BASE_URL").unwrap().rule, "strip");
     // Declared in the env file, so stripped before rule 4 is reached; still known
     // as a credential, so its value is searched for in argv.
@@ -142,25 +142,62 @@ fn loop_passthrough_values_come_from_the_file_re_read_per_decision() {
         &c,
         "/bin/bash",
         &[],
-        &["HTTPS_PROXY=http://stale:1", "LANG=C.UTF-8"],
+        &["LOOP_TRACKER_URL=https://stale.invalid", "LANG=C.UTF-8"],
     );
     assert_eq!(
-        get(&d, "HTTPS_PROXY").as_deref(),
-        Some("http://proxy.example.invalid:3128")
+        get(&d, "LOOP_TRACKER_URL").as_deref(),
+        Some("https://tracker.example.invalid/loop")
     );
     assert_eq!(get(&d, "LANG").as_deref(), Some("C.UTF-8"));
-    assert_eq!(names(&d).iter().filter(|n| *n == "HTTPS_PROXY").count(), 1);
+    assert_eq!(
+        names(&d)
+            .iter()
+            .filter(|n| *n == "LOOP_TRACKER_URL")
+            .count(),
+        1
+    );
     // Edit the file: the next decision sees the new value without recompiling.
     dir.write(
         "loop/env",
-        "THE_LOOP_GH_TOKEN=x\nJIRA_API_TOKEN=y\nJIRA_BASE_URL=z\nHTTPS_PROXY=http://fresh:8080\n",
+        "THE_LOOP_GH_TOKEN=x\nJIRA_API_TOKEN=y\nJIRA_BASE_URL=z\nLOOP_TRACKER_URL=https://fresh.invalid\n",
     );
     let d = decide(&c, "/bin/bash", &[], &[]);
-    assert_eq!(get(&d, "HTTPS_PROXY").as_deref(), Some("http://fresh:8080"));
+    assert_eq!(
+        get(&d, "LOOP_TRACKER_URL").as_deref(),
+        Some("https://fresh.invalid")
+    );
     // The file lost the name: the environment's value is used.
     dir.write("loop/env", "JIRA_API_TOKEN=y\n");
-    let d = decide(&c, "/bin/bash", &[], &["HTTPS_PROXY=http://env:1"]);
-    assert_eq!(get(&d, "HTTPS_PROXY").as_deref(), Some("http://env:1"));
+    let d = decide(
+        &c,
+        "/bin/bash",
+        &[],
+        &["LOOP_TRACKER_URL=https://env.invalid"],
+    );
+    assert_eq!(
+        get(&d, "LOOP_TRACKER_URL").as_deref(),
+        Some("https://env.invalid")
+    );
+}
+
+#[test]
+fn loop_is_safe_to_try_as_is() {
+    // Tried in a real session, the example sets nothing a program acts on: no proxy,
+    // no locale, no path; only its own sample passthrough.
+    let c = load("loop.toml");
+    let d = decide(
+        &c,
+        "/bin/bash",
+        &[],
+        &["PATH=/usr/bin:/bin", "LANG=C.UTF-8"],
+    );
+    let added: Vec<String> = names(&d)
+        .into_iter()
+        .filter(|n| n != "PATH" && n != "LANG")
+        .collect();
+    assert_eq!(added, ["LOOP_TRACKER_URL"]);
+    assert_eq!(get(&d, "PATH").as_deref(), Some("/usr/bin:/bin"));
+    assert_eq!(get(&d, "LANG").as_deref(), Some("C.UTF-8"));
 }
 
 #[test]
@@ -178,7 +215,7 @@ fn loop_refuses_the_config_files_credential_names() {
         ],
     );
     // Only the passthrough value read from the env file remains.
-    assert_eq!(names(&d), ["HTTPS_PROXY"]);
+    assert_eq!(names(&d), ["LOOP_TRACKER_URL"]);
     for name in ["JIRA_WEBHOOK_SECRET", "SLACK_BOT_TOKEN"] {
         assert_eq!(change(&d, name).unwrap().action, "refuse", "{name}");
     }

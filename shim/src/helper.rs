@@ -31,17 +31,38 @@ pub enum Waited {
     Interrupted,
 }
 
+/// Where envwrap is, NUL-terminated.
+pub enum Envwrap<'s> {
+    /// `$ENVSHIM_ENVWRAP`, as the environment holds it.
+    Named(&'static [u8]),
+    /// `envwrap` beside libenvshim.so, built in the caller's space.
+    Beside(&'s [u8]),
+}
+
+impl<'s> Envwrap<'s> {
+    /// The path, NUL-terminated.
+    pub fn c_path(&self) -> &'s [u8] {
+        match *self {
+            Envwrap::Named(p) => p,
+            Envwrap::Beside(p) => p,
+        }
+    }
+}
+
 /// envwrap: `$ENVSHIM_ENVWRAP`, else `envwrap` beside libenvshim.so, built in
-/// `space`; NUL-terminated.
-pub fn envwrap_path(space: &mut PathSpace) -> Option<&[u8]> {
+/// `space`.
+pub fn envwrap_path(space: &mut PathSpace) -> Option<Envwrap<'_>> {
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
     if let Some(v) = unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_ENVWRAP") } {
         // SAFETY: `v` points to a NUL-terminated value.
         let n = unsafe { sys::strlen(v) };
         if n > 0 {
             // SAFETY: `n + 1` bytes (the value and its NUL) are readable, and stay
-            // so while the caller uses them (nothing here changes `environ`).
-            return Some(unsafe { core::slice::from_raw_parts(v.cast::<u8>(), n + 1) });
+            // so: the shim reads the environment before `main` may change it, and
+            // a program that replaces an entry leaves the old string in place.
+            return Some(Envwrap::Named(unsafe {
+                core::slice::from_raw_parts(v.cast::<u8>(), n + 1)
+            }));
         }
     }
     let mut p = PathBuf::new(space);
@@ -51,7 +72,9 @@ pub fn envwrap_path(space: &mut PathSpace) -> Option<&[u8]> {
             p.push(own.get(..slash).unwrap_or(&[])).push(b"/envwrap");
         }
     }
-    p.into_c_bytes().filter(|c| c.len() > 1)
+    p.into_c_bytes()
+        .filter(|c| c.len() > 1)
+        .map(Envwrap::Beside)
 }
 
 /// Run `path` (NUL-terminated) with `argv` and `envp` (NULL-terminated arrays of

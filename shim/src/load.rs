@@ -970,10 +970,13 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_
     #[link_section = ".data.envshim_ctor"]
     static ENVWRAP: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
-    let Some(envwrap) = helper::envwrap_path(&mut space).and_then(|p| ENVWRAP.set(p)) else {
-        return Err((b"envwrap", libc::ENOENT));
+    // The path to name in a message: it must outlive this frame. A fork child
+    // whose parent already kept it (the slot is taken) says "envwrap".
+    let (envwrap, name): (&[u8], &'static [u8]) = match helper::envwrap_path(&mut space) {
+        Some(helper::Envwrap::Named(p)) => (p, without_nul(p)),
+        Some(helper::Envwrap::Beside(p)) => (p, ENVWRAP.set(p).map_or(b"envwrap", without_nul)),
+        None => return Err((b"envwrap", libc::ENOENT)),
     };
-    let name = without_nul(envwrap);
     let argv: [*const c_char; 7] = [
         c"envwrap".as_ptr(),
         c"compile".as_ptr(),

@@ -10,7 +10,7 @@
 //! exists, the constructor runs
 //!
 //! ```text
-//! envwrap tmux --fix --skip-policed --quiet -S SOCKET --tmux OWN_EXE [--policy FILE]
+//! envwrap tmux-env --fix --skip-policed --quiet -S SOCKET --tmux OWN_EXE [--policy FILE]
 //!     [--warn-server-environ]
 //! ```
 //!
@@ -121,6 +121,7 @@ fn run_check(socket_c: &[u8], source: &[u8], pipes: bool) {
     let Some(envwrap) = helper::envwrap_path(&mut envwrap_space) else {
         return warn(socket_c, b"envwrap was not found");
     };
+    let envwrap = envwrap.c_path();
     let mut exe_space = [0u8; PATH_MAX + 1];
     let Some(exe) = own_exe(&mut exe_space) else {
         return warn(socket_c, b"its own executable could not be read");
@@ -137,7 +138,7 @@ fn run_check(socket_c: &[u8], source: &[u8], pipes: bool) {
     let mut argv: [*const c_char; 14] = [core::ptr::null(); 14];
     let fixed: [*const c_char; 10] = [
         c"envwrap".as_ptr(),
-        c"tmux".as_ptr(),
+        c"tmux-env".as_ptr(),
         c"--fix".as_ptr(),
         c"--skip-policed".as_ptr(),
         c"--quiet".as_ptr(),
@@ -200,6 +201,6 @@ fn warn(socket_c: &[u8], why: &[u8]) {
         .push_word(socket)
         .push(b" was not checked (")
         .push(why)
-        .push(b"): panes it starts may hold what the policy removes; see envwrap tmux --help")
+        .push(b"): panes it starts may hold what the policy removes; see envwrap tmux-env --help")
         .write_stderr();
 }

@@ -50,7 +50,7 @@ fn explain_current_environment_never_shows_a_value() {
         "{plain}"
     );
     // The loop's passthrough value comes from its env file.
-    let proxy = row(&o, &out, "HTTPS_PROXY");
+    let proxy = row(&o, &out, "LOOP_TRACKER_URL");
     assert!(
         proxy.contains("set") && proxy.contains("env-file.value"),
         "{proxy}"

@@ -121,7 +121,7 @@ fn man_pages_are_true_to_help_and_policy_reference() {
         &["explain"],
         &["scan"],
         &["doctor"],
-        &["tmux"],
+        &["tmux-env"],
     ] {
         let o = envwrap(&sb).args(tool).arg("--help").expect_success();
         let help = o.stdout_str();

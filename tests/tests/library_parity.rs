@@ -179,7 +179,7 @@ fn library_envwrap_and_shim_give_the_same_child() {
                 .map(String::from)
                 .to_vec(),
             env: vec![
-                kv("HTTPS_PROXY", "http://old.example.invalid:1"),
+                kv("LOOP_TRACKER_URL", "https://old.example.invalid/1"),
                 kv("THE_LOOP_GH_TOKEN", "not-a-real-token"),
                 kv("JIRA_BASE_URL", "https://jira.example.invalid"),
                 kv("LANG", "C.UTF-8"),

@@ -34,9 +34,9 @@ tmux -L "$sock" -f /dev/null new-session -d -s loop -x 80 -y 24 \
 echo "launcher: tmux exited $?"
 "#;
 
-/// The passthrough value examples/loop/env declares (loop.toml keeps HTTPS_PROXY by
-/// exact name and imports the file with `values = true`).
-const LOOP_ENV_HTTPS_PROXY: &str = "http://proxy.example.invalid:3128";
+/// The passthrough value examples/loop/env declares (loop.toml keeps LOOP_TRACKER_URL
+/// by exact name and imports the file with `values = true`).
+const LOOP_ENV_TRACKER_URL: &str = "https://tracker.example.invalid/loop";
 
 const TOKENS: [&str; 2] = ["GH_TOKEN", "JIRA_API_TOKEN"];
 
@@ -129,7 +129,7 @@ fn launch(sb: &Sandbox, policy: &Policy) -> (Outcome, PrintenvReport) {
             "JIRA_BASE_URL",
             "https://jira.example.invalid/from-the-launcher",
         )
-        .env("HTTPS_PROXY", "http://launcher-proxy.invalid:8080")
+        .env("LOOP_TRACKER_URL", "https://launcher.invalid/tracker")
         .with_shim();
     if let Policy::Loop(p) = policy {
         c.with_policy(p);
@@ -197,15 +197,15 @@ fn launcher_under_the_shim_loop_policy() {
     );
 
     // The loop's own rules (R1.2, R4.4): the env file's names stay out of panes, and
-    // the passthrough HTTPS_PROXY takes its value from the file.
+    // the passthrough LOOP_TRACKER_URL takes its value from the file.
     assert!(
         !report.has("JIRA_BASE_URL"),
         "the pane holds JIRA_BASE_URL, a name loop/env declares: {report:?}"
     );
     assert_eq!(
-        report.get("HTTPS_PROXY"),
-        Some(LOOP_ENV_HTTPS_PROXY.as_bytes()),
-        "HTTPS_PROXY should come from loop/env: {report:?}"
+        report.get("LOOP_TRACKER_URL"),
+        Some(LOOP_ENV_TRACKER_URL.as_bytes()),
+        "LOOP_TRACKER_URL should come from loop/env: {report:?}"
     );
 }
 

@@ -1,10 +1,10 @@
 //! Whatever the server holds: a tmux server started earlier, without envshim, by a
 //! shell that held credentials, gives them to every pane and every command it
 //! runs. A tmux client under the shim or under envwrap has that server cleaned
-//! before its command runs (`envwrap tmux --fix --skip-policed`, ADR 0014), so
+//! before its command runs (`envwrap tmux-env --fix --skip-policed`, ADR 0014), so
 //! the processes it starts there hold none of them: through envwrap, through a
 //! parent under the shim, and as the first process under the shim; for every
-//! command that starts a process in the server. And `envwrap tmux` reports and
+//! command that starts a process in the server. And `envwrap tmux-env` reports and
 //! fixes such servers by hand. Real tmux on its own `-L` socket, seeded fake
 //! tokens; every output is checked for them by the harness.
 
@@ -318,7 +318,7 @@ fn the_tool_reports_a_foreign_server_then_fixes_it() {
     let socket = sb.tmux_socket_path();
     let report = sb
         .cmd(envwrap_bin())
-        .args(["tmux", "-S"])
+        .args(["tmux-env", "-S"])
         .arg(&socket)
         .expect_exit(1);
     let text = report.stdout_str();
@@ -335,7 +335,7 @@ fn the_tool_reports_a_foreign_server_then_fixes_it() {
 
     let fixed = sb
         .cmd(envwrap_bin())
-        .args(["tmux", "--fix", "-L", sb.tmux_socket()])
+        .args(["tmux-env", "--fix", "-L", sb.tmux_socket()])
         .expect_exit(1);
     let said = fixed.stderr_str();
     assert!(
@@ -354,7 +354,7 @@ fn the_tool_reports_a_foreign_server_then_fixes_it() {
 
     let json = sb
         .cmd(envwrap_bin())
-        .args(["tmux", "--json", "-L", sb.tmux_socket()])
+        .args(["tmux-env", "--json", "-L", sb.tmux_socket()])
         .expect_exit(1);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
     let held = v["servers"][0]["held"]
@@ -452,7 +452,7 @@ fn scan_reports_what_a_foreign_server_would_give_new_panes() {
     }
 }
 
-/// loop.toml strips every name its env file declares and keeps HTTPS_PROXY with
+/// loop.toml strips every name its env file declares and keeps LOOP_TRACKER_URL with
 /// the file's value: a server holding an old value holds a stale one, reported and
 /// left alone; a declared name is removed.
 #[test]
@@ -461,12 +461,12 @@ fn the_tool_reports_stale_passthrough_values_and_strips_declared_names() {
     let policy = stage_example(&sb, "loop.toml");
     let mut c = sb.tmux();
     c.args(["new-session", "-d", "-s", "first", "sleep 600"])
-        .env("HTTPS_PROXY", "http://old-proxy.example.invalid:1")
+        .env("LOOP_TRACKER_URL", "https://old.example.invalid/1")
         .env("JIRA_BASE_URL", "https://jira.example.invalid");
     c.expect_success();
     let out = sb
         .cmd(envwrap_bin())
-        .args(["tmux", "--fix", "--policy"])
+        .args(["tmux-env", "--fix", "--policy"])
         .arg(&policy)
         .args(["-L", sb.tmux_socket()])
         .expect_exit(1);
@@ -475,12 +475,27 @@ fn the_tool_reports_stale_passthrough_values_and_strips_declared_names() {
         said.contains("removed JIRA_BASE_URL from the global environment"),
         "{said}"
     );
-    assert!(text.contains("holds a stale HTTPS_PROXY"), "{text}");
+    assert!(text.contains("holds a stale LOOP_TRACKER_URL"), "{text}");
     let global = sb.tmux_environment(None, false);
     assert!(!global.is_set("JIRA_BASE_URL"));
     assert_eq!(
-        global.get("HTTPS_PROXY"),
-        Some("http://old-proxy.example.invalid:1"),
+        global.get("LOOP_TRACKER_URL"),
+        Some("https://old.example.invalid/1"),
         "a stale value is reported, not changed"
     );
+}
+
+/// The tool is `tmux-env`, so that `envwrap [OPTION]... tmux ...` still runs tmux,
+/// as env(1) would.
+#[test]
+fn envwrap_runs_tmux_given_without_dashdash() {
+    let sb = Sandbox::new("tmux_server_plain");
+    let policy = stage_example(&sb, "loop.toml");
+    let o = sb
+        .cmd(envwrap_bin())
+        .arg("--policy")
+        .arg(&policy)
+        .args(["tmux", "-V"])
+        .expect_success();
+    assert!(o.stdout_str().starts_with("tmux "), "{}", o.report());
 }

@@ -8,7 +8,7 @@ Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
        envwrap explain [OPTION]... [-- COMMAND [ARG]...]
        envwrap scan [--pid N]... [--all] [-L NAME | -S PATH]... [--policy FILE] [--json]
        envwrap doctor [--json] PROGRAM
-       envwrap tmux [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
+       envwrap tmux-env [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
        envwrap compile [--output FILE] POLICY
 
 Run COMMAND the way env(1) does, with the environment and arguments an envshim
@@ -43,7 +43,7 @@ Policy options:
 
 Options stop at the first argument that is not one. Long options may be
 shortened to any unambiguous prefix. To run a program named like a tool (check,
-explain, scan, doctor, tmux, compile), put '--' before it.
+explain, scan, doctor, tmux-env, compile), put '--' before it.
 
 Tools ('envwrap TOOL --help' shows a tool's options):
   check [POLICY]    validate a policy: each error as FILE:LINE:COLUMN, or a
@@ -57,7 +57,7 @@ Tools ('envwrap TOOL --help' shows a tool's options):
   doctor PROGRAM    say whether libenvshim.so can police PROGRAM, or only envwrap
                     can (static, Go, setuid or setgid, file capabilities, ELF
                     class)
-  tmux              find what tmux servers hold that the policy would not pass
+  tmux-env          find what tmux servers hold that the policy would not pass
                     to a new pane, and remove it with --fix
   compile POLICY    compile a policy into the cache libenvshim.so maps (the shim
                     runs this itself when its cache is missing or stale)
@@ -159,7 +159,7 @@ Find leaks that exist now, in live processes, from /proc/PID/cmdline and
     the file's value today: the drift check to run after changing a policy;
   - a tmux server whose global or session environment holds a variable the
     policy strips or refuses, or a stale passthrough value: every new pane
-    would get it ('envwrap tmux --fix' removes it). The servers are this
+    would get it ('envwrap tmux-env --fix' removes it). The servers are this
     user's (the sockets in ${TMUX_TMPDIR:-/tmp}/tmux-UID/), and those -L and -S
     name.
 Each finding names the PID, the program and the variable, never the value. A
@@ -183,9 +183,9 @@ option or policy, or when a process named with --pid could not be read in full
 called clean.
 ";
 
-/// `envwrap tmux --help`.
+/// `envwrap tmux-env --help`.
 pub const TMUX: &str = "\
-Usage: envwrap tmux [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
+Usage: envwrap tmux-env [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
 
 A tmux server gives every new pane, and every command it runs (run-shell,
 if-shell, pipe-pane), its global environment and the session's. This reads them
@@ -201,7 +201,7 @@ or from the one -L or -S names, and reports:
     the server removes it.
 A server that runs libenvshim.so filters every process it starts; it is said
 so. Each finding names the socket, the session or pane, and the variable,
-never the value. libenvshim.so and envwrap run 'envwrap tmux --fix
+never the value. libenvshim.so and envwrap run 'envwrap tmux-env --fix
 --skip-policed --quiet' themselves before a tmux command that may start a
 process in a server.
 

@@ -6,7 +6,7 @@
 //! envwrap explain [OPTION]... [-- COMMAND [ARG]...]                explain.rs
 //! envwrap scan [--pid N | --all]                                   scan.rs
 //! envwrap doctor PROGRAM                                           doctor.rs
-//! envwrap tmux [--fix] [-L NAME | -S PATH]                         tmux.rs
+//! envwrap tmux-env [--fix] [-L NAME | -S PATH]                         tmux.rs
 //! envwrap compile [--output FILE] POLICY                           compile_cmd.rs
 //! ```
 //!
@@ -55,13 +55,13 @@ fn main() -> ExitCode {
     }
     let tool = args.first().and_then(|a| a.to_str()).map(str::to_owned);
     match tool.as_deref() {
-        Some(t @ ("check" | "explain" | "scan" | "doctor" | "tmux")) => {
+        Some(t @ ("check" | "explain" | "scan" | "doctor" | "tmux-env")) => {
             args.remove(0);
             match t {
                 "check" => check::main(args),
                 "explain" => explain::main(args),
                 "scan" => scan::main(args),
-                "tmux" => tmux::main(args),
+                "tmux-env" => tmux::main(args),
                 _ => doctor::main(args),
             }
         }

@@ -1,4 +1,4 @@
-//! `envwrap tmux`: what tmux servers hold that the policy would not pass to a
+//! `envwrap tmux-env`: what tmux servers hold that the policy would not pass to a
 //! pane, and, with `--fix`, removing it from them.
 //!
 //! Why: a tmux server builds every pane's environment, and that of every process
@@ -20,7 +20,7 @@
 //!
 //! A server whose process maps libenvshim.so already filters every exec it makes;
 //! `--skip-policed` leaves such servers alone. libenvshim.so runs
-//! `envwrap tmux --fix --skip-policed --quiet -S SOCKET` in a tmux client whose
+//! `envwrap tmux-env --fix --skip-policed --quiet -S SOCKET` in a tmux client whose
 //! command may start a process in its server (`envpolicy::tmux`), and `envwrap --
 //! tmux ...` does the same when it does not preload the shim into tmux.
 //!
@@ -71,7 +71,7 @@ const SPECS: &[Spec<Opt>] = &[
     Spec::help(Opt::Help),
 ];
 
-const HINT: &str = "envwrap tmux --help";
+const HINT: &str = "envwrap tmux-env --help";
 
 /// How long one tmux client may take to answer.
 pub const ANSWER_LIMIT: Duration = Duration::from_secs(5);
@@ -670,7 +670,7 @@ pub fn scan_findings(
                 variable: Some(name),
                 index: None,
                 why: format!(
-                    "socket {shown}: {} {what}; envwrap tmux --fix -S {shown} removes it from the server",
+                    "socket {shown}: {} {what}; envwrap tmux-env --fix -S {shown} removes it from the server",
                     place_subject(&h.place)
                 ),
             });
