@@ -10,6 +10,7 @@
 use crate::builtin;
 use crate::compiled::*;
 use crate::config_scan::{self, ConfigFormat};
+use crate::decide::Action;
 use crate::envfile;
 use crate::error::PolicyError;
 use crate::glob::{self, GlobKind};
@@ -47,6 +48,7 @@ pub fn compile(
         warnings: Vec::new(),
     };
     let bytes = c.run(file)?;
+    c.grants_that_cannot_act(file, &bytes);
     Ok((bytes, c.warnings))
 }
 
@@ -527,6 +529,46 @@ impl Compiler<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A `[[grant]]` acts at rule 4, on a credential the earlier rules kept: one
+    /// whose variable a base or strip rule removes first, or that is no credential
+    /// under this policy, can never pass anything. Each is asked of the decision
+    /// itself, for a program the grant's pattern matches, and warned about.
+    fn grants_that_cannot_act(&mut self, f: &PolicyFile, bytes: &[u8]) {
+        let Ok(policy) = crate::compiled::Policy::from_bytes(bytes) else {
+            return;
+        };
+        let files = crate::outcome::read_env_files(&policy);
+        for g in &f.grant {
+            let (name, program) = (g.name.get_ref(), g.program.get_ref());
+            // A name the program pattern matches: its wildcards filled in.
+            let example: String = program
+                .chars()
+                .map(|c| if matches!(c, '*' | '?') { 'x' } else { c })
+                .collect();
+            let env = [format!("{name}=x").into_bytes()];
+            let d = crate::outcome::decide(&policy, example.as_bytes(), &[], &env, &[], &files);
+            let Some(v) = d.env_verdicts.first() else {
+                continue;
+            };
+            let (line, col) = self.pos(g.name.span());
+            let at = format!("{}:{line}:{col}", crate::error::shown(self.path));
+            let why = match v.action {
+                Action::Grant => continue,
+                _ if !v.credential => format!(
+                    "{name} is not a credential under this policy, so the grant changes nothing"
+                ),
+                Action::Strip => format!(
+                    "{name} is removed before the grant is reached ({}); keep it by name, then grant it",
+                    crate::outcome::describe_rule(&policy, v.rule, &env)
+                ),
+                _ => format!("{name} is not passed to {program}"),
+            };
+            self.warn(format!(
+                "{at}: [[grant]] {name} for {program} can never act: {why}"
+            ));
+        }
     }
 
     fn warn(&mut self, message: String) {

@@ -252,3 +252,31 @@ fn check_summaries_and_errors() {
     expect_in(&o, &o.stderr_str(), "warning: ");
     expect_in(&o, &o.stderr_str(), "missing.env");
 }
+
+/// A grant acts on a credential the earlier rules kept: `check` warns about one
+/// that a base or strip rule removes first, and about one that names no credential.
+#[test]
+fn check_warns_about_grants_that_can_never_act() {
+    let sb = Sandbox::new("envwrap_check_grants");
+    let policy = sb.write(
+        "grants.toml",
+        "version = 1\nbase = \"none\"\nkeep = [\"PATH\", \"GITLAB_TOKEN\"]\n\n\
+         [[grant]]\nname = \"GH_TOKEN\"\nprogram = \"gh\"\n\n\
+         [[grant]]\nname = \"GITLAB_TOKEN\"\nprogram = \"glab\"\n\n\
+         [[grant]]\nname = \"PATH\"\nprogram = \"gh*\"\n",
+    );
+    let o = envwrap(&sb).arg("check").arg(&policy).expect_success();
+    let err = o.stderr_str();
+    expect_in(
+        &o,
+        &err,
+        "grants.toml:6:8: [[grant]] GH_TOKEN for gh can never act",
+    );
+    expect_in(&o, &err, "keep it by name, then grant it");
+    expect_in(
+        &o,
+        &err,
+        "[[grant]] PATH for gh* can never act: PATH is not a credential",
+    );
+    assert!(!err.contains("GITLAB_TOKEN for glab"), "{err}");
+}

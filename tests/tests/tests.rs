@@ -7,6 +7,7 @@
 
 mod envwrap_util;
 
+mod ci_scripts;
 mod compile_c;
 mod envwrap_doctor;
 mod envwrap_errors;
