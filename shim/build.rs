@@ -18,8 +18,10 @@ fn main() {
     println!("cargo:rerun-if-changed=csrc/support.c");
     println!("cargo:rerun-if-changed=csrc/cold.c");
     println!("cargo:rerun-if-changed=csrc/mem.c");
+    println!("cargo:rerun-if-changed=csrc/entry.c");
     cc::Build::new()
         .file("csrc/execl.c")
+        .file("csrc/entry.c")
         .file("csrc/support.c")
         .file("csrc/cold.c")
         .flag("-std=gnu11")
@@ -82,6 +84,8 @@ fn main() {
     // weak symbol lookups (`__gmon_start__`, `_ITM_*`, `__cxa_finalize`) searched
     // every loaded object at every process start: 4,000 instructions per start.
     println!("cargo:rustc-cdylib-link-arg=-nostartfiles");
+    // Run as a program, the library starts here (csrc/entry.c, src/describe.rs).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-e,envshim_entry");
     let dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     println!(
         "cargo:rustc-cdylib-link-arg=-Wl,-T,{}",

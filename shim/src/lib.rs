@@ -44,6 +44,7 @@
 
 pub mod cold;
 pub mod ctor_arena;
+pub mod describe;
 pub mod env_cache;
 pub mod env_files;
 pub mod exec;

@@ -21,6 +21,7 @@ mod secret_sweep;
 mod secret_words;
 mod shim_agentmux;
 mod shim_bad_input;
+mod shim_describe;
 mod shim_env_files;
 mod shim_functions;
 mod shim_home;

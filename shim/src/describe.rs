@@ -1,0 +1,105 @@
+//! `libenvshim.so` run as a program: what it is, and the policy it would apply in
+//! this environment, with where that came from; then exit 0 (csrc/entry.c is the
+//! entry point the loader jumps to).
+//!
+//! Nothing here runs when the library is preloaded.
+
+use crate::sys::{self, Msg};
+
+/// Print the description and exit. Called by `envshim_entry` once the loader has
+/// mapped the library; the constructor may not have run (the loader runs the
+/// constructors of a program's dependencies, and this library is the program), so
+/// this does its first steps itself.
+#[no_mangle]
+pub extern "C" fn envshim_describe() -> ! {
+    envwrap_beside_self();
+    crate::init::run_as_program();
+    let mut m = Msg::<4096>::new();
+    m.push(b"libenvshim.so ")
+        .push(env!("CARGO_PKG_VERSION").as_bytes())
+        .push(b": an LD_PRELOAD library that applies an envshim policy to every exec\n");
+    crate::policy::with_active(|active| match active {
+        Some(a) if a.is_floor() => {
+            m.push(b"policy: the fail-closed floor, instead of ")
+                .push_word(a.source)
+                .push(b"\n");
+            if let Some(w) = a.warning {
+                m.push(b"because: ").push(w).push(b"\n");
+            }
+        }
+        Some(a) if a.source == b"<built-in>" => {
+            m.push(b"policy: the built-in default\n")
+                .push(b"found: no ENVSHIM_POLICY, no $XDG_CONFIG_HOME/envshim/policy.toml (or ~/.config/envshim/policy.toml), no /etc/envshim/policy.toml\n");
+        }
+        Some(a) => {
+            m.push(b"policy: ").push_word(a.source).push(b"\n");
+            m.push(b"found: ").push(found_by(a.source)).push(b"\n");
+        }
+        None => {
+            m.push(b"policy: none could be validated\n");
+        }
+    });
+    m.push(
+        b"use: LD_PRELOAD=/absolute/path/to/libenvshim.so COMMAND; envwrap --help for the tools",
+    );
+    m.write_fd(1);
+    // SAFETY: exit_group ends the process; nothing is left to run.
+    unsafe { sys::sys_call!(libc::SYS_exit_group, 0) };
+    #[allow(clippy::empty_loop)]
+    loop {}
+}
+
+/// The loader names the program's own object "", so the shim cannot find envwrap
+/// beside itself the usual way: `ENVSHIM_ENVWRAP` is set to the one beside this
+/// file (`/proc/self/exe`), unless the environment names one.
+fn envwrap_beside_self() {
+    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
+    if unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_ENVWRAP") }.is_some() {
+        return;
+    }
+    let mut exe = [0u8; 4097];
+    // SAFETY: readlink writes at most `len - 1` bytes into `exe`.
+    let n = unsafe {
+        sys::sys_call!(
+            libc::SYS_readlink,
+            c"/proc/self/exe".as_ptr(),
+            exe.as_mut_ptr(),
+            exe.len() - 1
+        )
+    };
+    let Some(path) = usize::try_from(n).ok().and_then(|n| exe.get(..n)) else {
+        return;
+    };
+    let dir = match path.iter().rposition(|&b| b == b'/') {
+        Some(slash) => path.get(..slash).unwrap_or(&[]),
+        None => return,
+    };
+    let mut value = [0u8; 4200];
+    let tail = b"/envwrap\0";
+    let end = dir.len() + tail.len();
+    if end > value.len() {
+        return;
+    }
+    if let Some(head) = value.get_mut(..dir.len()) {
+        head.copy_from_slice(dir);
+    }
+    if let Some(t) = value.get_mut(dir.len()..end) {
+        t.copy_from_slice(tail);
+    }
+    // SAFETY: both strings are NUL-terminated; this process has one thread and
+    // nothing else reads the environment meanwhile.
+    unsafe { libc::setenv(c"ENVSHIM_ENVWRAP".as_ptr(), value.as_ptr().cast(), 0) };
+}
+
+/// Which step of the lookup gave `source`.
+fn found_by(source: &[u8]) -> &'static [u8] {
+    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
+    let named = unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_POLICY") }.is_some();
+    if named {
+        b"ENVSHIM_POLICY"
+    } else if source == b"/etc/envshim/policy.toml" {
+        b"/etc/envshim/policy.toml (no ENVSHIM_POLICY, no user policy)"
+    } else {
+        b"the user's configuration ($XDG_CONFIG_HOME/envshim/policy.toml, else ~/.config/envshim/policy.toml; no ENVSHIM_POLICY)"
+    }
+}
