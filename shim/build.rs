@@ -84,6 +84,12 @@ fn main() {
     // weak symbol lookups (`__gmon_start__`, `_ITM_*`, `__cxa_finalize`) searched
     // every loaded object at every process start: 4,000 instructions per start.
     println!("cargo:rustc-cdylib-link-arg=-nostartfiles");
+    // libc, named here: the libc crate asks for it only without its "std" feature,
+    // which cargo turns on when the shim is built in one command with a crate that
+    // uses std (`cargo build -p envshim -p envwrap`). Without DT_NEEDED libc.so.6 the
+    // library still works preloaded (libc is loaded by the program), but not run
+    // as a program (src/describe.rs).
+    println!("cargo:rustc-link-lib=dylib=c");
     // Run as a program, the library starts here (csrc/entry.c, src/describe.rs).
     println!("cargo:rustc-cdylib-link-arg=-Wl,-e,envshim_entry");
     let dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));

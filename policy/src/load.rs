@@ -11,6 +11,7 @@ use crate::compiled::Policy;
 use crate::error::PolicyError;
 use crate::schema::PolicyFile;
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A policy file larger than this is refused: policies are short, and reading an
@@ -61,6 +62,18 @@ pub enum Source {
 }
 
 impl Source {
+    /// The lookup step that gave this source.
+    pub fn step(&self) -> crate::lookup::Step {
+        use crate::lookup::Step;
+        match self {
+            Source::Explicit(_) => Step::Explicit,
+            Source::EnvVar(_) => Step::EnvVar,
+            Source::User(_) => Step::User,
+            Source::System(_) => Step::System,
+            Source::Builtin => Step::Builtin,
+        }
+    }
+
     pub fn path(&self) -> Option<&Path> {
         match self {
             Source::Explicit(p) | Source::EnvVar(p) | Source::User(p) | Source::System(p) => {
@@ -74,7 +87,8 @@ impl Source {
 /// Apply the lookup order. `getenv` reads the environment (a parameter so tests
 /// and front ends decide whose environment it is).
 pub fn locate(explicit: Option<&Path>, getenv: impl Fn(&str) -> Option<OsString>) -> Source {
-    locate_in(explicit, getenv, Path::new("/etc/envshim/policy.toml"))
+    let system = std::ffi::OsStr::from_bytes(crate::lookup::SYSTEM_POLICY);
+    locate_in(explicit, getenv, Path::new(system))
 }
 
 /// `locate` with the system path given (for tests).

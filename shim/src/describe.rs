@@ -4,6 +4,8 @@
 //!
 //! Nothing here runs when the library is preloaded.
 
+use envpolicy_core::lookup::{Step, SYSTEM_POLICY};
+
 use crate::sys::{self, Msg};
 
 /// Print the description and exit. Called by `envshim_entry` once the loader has
@@ -29,11 +31,15 @@ pub extern "C" fn envshim_describe() -> ! {
         }
         Some(a) if a.source == b"<built-in>" => {
             m.push(b"policy: the built-in default\n")
-                .push(b"found: no ENVSHIM_POLICY, no $XDG_CONFIG_HOME/envshim/policy.toml (or ~/.config/envshim/policy.toml), no /etc/envshim/policy.toml\n");
+                .push(b"found by: ")
+                .push(Step::Builtin.describe().as_bytes())
+                .push(b"\n");
         }
         Some(a) => {
             m.push(b"policy: ").push_word(a.source).push(b"\n");
-            m.push(b"found: ").push(found_by(a.source)).push(b"\n");
+            m.push(b"found by: ")
+                .push(found_by(a.source).describe().as_bytes())
+                .push(b"\n");
         }
         None => {
             m.push(b"policy: none could be validated\n");
@@ -91,15 +97,14 @@ fn envwrap_beside_self() {
     unsafe { libc::setenv(c"ENVSHIM_ENVWRAP".as_ptr(), value.as_ptr().cast(), 0) };
 }
 
-/// Which step of the lookup gave `source`.
-fn found_by(source: &[u8]) -> &'static [u8] {
+/// Which step of the lookup gave `source` (a file).
+fn found_by(source: &[u8]) -> Step {
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
-    let named = unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_POLICY") }.is_some();
-    if named {
-        b"ENVSHIM_POLICY"
-    } else if source == b"/etc/envshim/policy.toml" {
-        b"/etc/envshim/policy.toml (no ENVSHIM_POLICY, no user policy)"
+    if unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_POLICY") }.is_some() {
+        Step::EnvVar
+    } else if source.strip_suffix(b"\0").unwrap_or(source) == SYSTEM_POLICY {
+        Step::System
     } else {
-        b"the user's configuration ($XDG_CONFIG_HOME/envshim/policy.toml, else ~/.config/envshim/policy.toml; no ENVSHIM_POLICY)"
+        Step::User
     }
 }

@@ -512,7 +512,12 @@ enum Config<'b> {
 }
 
 /// The system-wide policy file, NUL-terminated.
+/// `envpolicy_core::lookup::SYSTEM_POLICY`, NUL-terminated.
 const ETC_POLICY: &[u8] = b"/etc/envshim/policy.toml\0";
+const _: () = assert!(
+    ETC_POLICY.len() == envpolicy_core::lookup::SYSTEM_POLICY.len() + 1,
+    "ETC_POLICY is SYSTEM_POLICY with a NUL"
+);
 
 /// `$XDG_CONFIG_HOME/envshim/policy.toml` (or under `$HOME/.config`) if it exists,
 /// else `/etc/envshim/policy.toml` if that does; built in `space`. `TooLong` only

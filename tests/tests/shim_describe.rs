@@ -1,6 +1,7 @@
 //! libenvshim.so run as a program says what it is and the policy it would apply
 //! in this environment, with where that came from, and exits 0 (as glibc's
-//! libc.so.6 does), instead of crashing.
+//! libc.so.6 does), instead of crashing; `envwrap check` with no POLICY names the
+//! lookup step too.
 
 use envshim_e2e::*;
 
@@ -32,7 +33,19 @@ fn the_shim_run_as_a_program_says_what_it_is() {
     let out = o.stdout_str();
     assert!(
         out.contains(&format!("policy: {}", policy.display()))
-            && out.contains("found: ENVSHIM_POLICY"),
+            && out.contains("found by: ENVSHIM_POLICY"),
+        "{}",
+        o.report()
+    );
+
+    // envwrap says the same of itself: `check` with no POLICY names the step.
+    let o = sb
+        .cmd(envwrap_bin())
+        .arg("check")
+        .env("ENVSHIM_POLICY", &policy)
+        .expect_success();
+    assert!(
+        o.stdout_str().contains("found by    ENVSHIM_POLICY"),
         "{}",
         o.report()
     );

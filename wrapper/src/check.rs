@@ -83,6 +83,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     if json_out {
         let mut v = s.to_json();
         v["policy"] = json!(loaded.name());
+        v["found_by"] = json!(loaded.source.step().describe());
         v["valid"] = json!(true);
         v["warnings"] = json!(loaded
             .compiled
@@ -92,7 +93,13 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             .collect::<Vec<_>>());
         println!("{v}");
     } else {
-        print!("{}", s.render(&loaded.name()));
+        let text = s.render(&loaded.name());
+        // The first line names the policy; then how the lookup found it.
+        let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
+        print!(
+            "{head}\n  found by    {}\n{rest}",
+            loaded.source.step().describe()
+        );
     }
     ExitCode::SUCCESS
 }
