@@ -280,3 +280,47 @@ fn check_warns_about_grants_that_can_never_act() {
     );
     assert!(!err.contains("GITLAB_TOKEN for glab"), "{err}");
 }
+
+/// explain shows what the run would add (the shim and its policy), says when
+/// COMMAND does not exist, and says which variable a dropped pair takes away from
+/// the program a carrier starts.
+#[test]
+fn explain_shows_the_preload_a_missing_command_and_lost_pairs() {
+    let sb = Sandbox::new("envwrap_explain_more");
+    let policy = stage_example(&sb, "loop.toml");
+    let o = envwrap(&sb)
+        .args(["explain", "--policy"])
+        .arg(&policy)
+        .args(["--", "tmux", "new-session"])
+        .expect_success();
+    let out = o.stdout_str();
+    for name in ["LD_PRELOAD", "ENVSHIM_POLICY"] {
+        let r = row(&o, &out, name);
+        assert!(r.contains("set"), "{r}");
+    }
+
+    let o = envwrap(&sb)
+        .args(["explain", "--", "no-such-command-here"])
+        .expect_success();
+    expect_in(
+        &o,
+        &o.stdout_str(),
+        "no-such-command-here: command not found in PATH: envwrap would exit 127",
+    );
+
+    let pairs = sb.write(
+        "pairs.toml",
+        "version = 1\n[program.env.pairs]\nbase = \"none\"\nkeep = [\"LANG\"]\n",
+    );
+    let o = envwrap(&sb)
+        .args(["explain", "--policy"])
+        .arg(&pairs)
+        .args(["--", "env", "FOO=1", "LANG=C", "printenv", "FOO"])
+        .expect_success();
+    expect_in(
+        &o,
+        &o.stdout_str(),
+        "FOO: env will not set it: what env starts runs without FOO",
+    );
+    assert!(!o.stdout_str().contains("LANG: env will not"), "{}", o.report());
+}

@@ -8,7 +8,8 @@
 
 use crate::exit::{self, Failure, OWN_ERROR};
 use crate::opts::{tool_args, Spec};
-use crate::{environ, help, source, value};
+use crate::resolve::{self, Resolved};
+use crate::{environ, help, preload, source, value};
 use envpolicy::argv::{ArgAction, ArgRule};
 use envpolicy::compiled::Mode;
 use envpolicy::decide::{split_entry, Action};
@@ -113,7 +114,19 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         (None, None) => Vec::new(),
     };
     let files = outcome::read_env_files(&policy);
-    let d = outcome::decide(&policy, &program, &argv, &env, &[], &files);
+    let command = Command::find(&argv, &env);
+    let policy_entry = loaded.policy_entry();
+    let shim = command.shim.as_ref().map(|s| s.as_os_str().as_bytes());
+    let d = outcome::decide_with(
+        &policy,
+        &program,
+        &argv,
+        &env,
+        &[],
+        &files,
+        shim,
+        shim.and(policy_entry.as_deref()),
+    );
     let env_rows = env_rows(&policy, &d, &env);
     let arg_rows = arg_rows(&d, &argv);
     let mode = match d.mode {
@@ -152,6 +165,8 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                 "why": r.why,
             })).collect::<Vec<_>>(),
             "refused": refusal,
+            "command": command.json(),
+            "loses": losses(&arg_rows, &argv),
         });
         println!("{v}");
         return Ok(0);
@@ -195,6 +210,12 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
             .collect();
         out.push_str(&render(["ARGUMENT", "ACTION", "NOW", "WHY"], &table));
     }
+    for line in losses(&arg_rows, &argv) {
+        out.push_str(&format!("{line}\n"));
+    }
+    if let Some(line) = command.text() {
+        out.push_str(&format!("\n{line}\n"));
+    }
     if let Some(r) = refusal {
         let word = if d.mode == Mode::Audit {
             "would be refused in enforce mode"
@@ -205,6 +226,93 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     }
     print!("{out}");
     Ok(0)
+}
+
+/// COMMAND as envwrap would run it: found on PATH or not, and whether envwrap
+/// would put the shim into it (then the decision adds `LD_PRELOAD` and
+/// `ENVSHIM_POLICY`, as the run does).
+struct Command {
+    /// `None` when no command was given.
+    resolved: Option<Resolved>,
+    shown: String,
+    shim: Option<PathBuf>,
+}
+
+impl Command {
+    fn find(argv: &[Vec<u8>], env: &[Vec<u8>]) -> Command {
+        let Some(first) = argv.first() else {
+            return Command {
+                resolved: None,
+                shown: String::new(),
+                shim: None,
+            };
+        };
+        let shown = value::word(first);
+        let resolved = resolve::resolve(first, environ::get(env, b"PATH"));
+        let shim = match &resolved {
+            Resolved::Found(p) => preload::plan(preload::Want::Auto, p, &shown)
+                .ok()
+                .and_then(|(s, _)| s),
+            _ => None,
+        };
+        Command {
+            resolved: Some(resolved),
+            shown,
+            shim,
+        }
+    }
+
+    /// The line that says what envwrap would do with COMMAND, when that is not
+    /// to run it as given.
+    fn text(&self) -> Option<String> {
+        let shown = &self.shown;
+        match self.resolved.as_ref()? {
+            Resolved::Found(_) => None,
+            Resolved::NotFound => Some(format!(
+                "{shown}: command not found in PATH: envwrap would exit 127"
+            )),
+            Resolved::NotExecutable(p) => Some(format!(
+                "{}: permission denied: envwrap would exit 126",
+                value::word(p.as_os_str().as_bytes())
+            )),
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        match &self.resolved {
+            None => serde_json::Value::Null,
+            Some(Resolved::Found(p)) => json!({
+                "found": value::word(p.as_os_str().as_bytes()),
+                "shim": self.shim.as_ref().map(|s| s.display().to_string()),
+            }),
+            Some(Resolved::NotFound) => json!({"found": null, "exit": 127}),
+            Some(Resolved::NotExecutable(_)) => json!({"found": null, "exit": 126}),
+        }
+    }
+}
+
+/// For each pair a carrier program (env, sudo, tmux, docker, ...) would pass on
+/// and the policy drops: the variable the program it starts will not get.
+fn losses(rows: &[ArgRow], argv: &[Vec<u8>]) -> Vec<String> {
+    let Some(carrier) = argv
+        .first()
+        .filter(|p| envpolicy::pairs::carrier(p).is_some())
+    else {
+        return Vec::new();
+    };
+    let carrier = value::word(envpolicy::decide::basename(carrier));
+    rows.iter()
+        .filter(|r| {
+            matches!(
+                r.action,
+                "dropped" | "refused" | "cut before the pair's option"
+            )
+        })
+        .filter_map(|r| r.name.as_ref())
+        .map(|name| {
+            format!("{name}: {carrier} will not set it: what {carrier} starts runs without {name}")
+        })
+        .collect()
 }
 
 /// The entries of an env file, with values unescaped.

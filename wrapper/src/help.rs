@@ -133,6 +133,12 @@ the rule that decided it, then every argument of COMMAND that would change, and
 why. Values never appear: a value shows as its length and the token shape it
 has, for example <40 bytes, github token>.
 
+As the run would: the LD_PRELOAD and ENVSHIM_POLICY entries envwrap adds when
+it puts libenvshim.so into COMMAND are rows too; a COMMAND that is not found
+(exit 127) or cannot be executed (126) is said; and for a program that passes
+NAME=VALUE pairs on (env, sudo, tmux, docker, ...), each pair the policy drops
+is named as a variable the program it starts will not get.
+
   --policy=FILE     the policy (default: the policy lookup of 'envwrap --help')
   --program=NAME    decide for this program (default: COMMAND; with neither,
                     no [program.*] section applies)

@@ -61,11 +61,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         .map(|p| Path::new(OsStr::from_bytes(p)).to_path_buf());
     let mut journal = Journal::open(o.log.as_deref(), policy_log.as_deref(), o.json)?;
     // Absolute before -C: descendants may run anywhere.
-    let policy_entry = loaded.absolute_path().map(|p| {
-        let mut e = b"ENVSHIM_POLICY=".to_vec();
-        e.extend_from_slice(p.as_os_str().as_bytes());
-        e
-    });
+    let policy_entry = loaded.policy_entry();
 
     if let Some(dir) = &o.chdir {
         std::env::set_current_dir(dir).map_err(|e| {

@@ -9,6 +9,7 @@
 use crate::exit::{Failure, OWN_ERROR};
 use envpolicy::load::{self, Compiled, Source};
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A loaded policy and where it came from.
@@ -39,6 +40,17 @@ impl Loaded {
     pub fn absolute_path(&self) -> Option<PathBuf> {
         let p = self.source.path()?;
         Some(p.canonicalize().unwrap_or_else(|_| absolute(p)))
+    }
+}
+
+impl Loaded {
+    /// `ENVSHIM_POLICY=<absolute path>`, the entry that keeps a preloaded child on
+    /// this policy; `None` for the built-in policy.
+    pub fn policy_entry(&self) -> Option<Vec<u8>> {
+        let p = self.absolute_path()?;
+        let mut e = b"ENVSHIM_POLICY=".to_vec();
+        e.extend_from_slice(p.as_os_str().as_bytes());
+        Some(e)
     }
 }
 
