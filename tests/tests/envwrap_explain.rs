@@ -322,5 +322,9 @@ fn explain_shows_the_preload_a_missing_command_and_lost_pairs() {
         &o.stdout_str(),
         "FOO: env will not set it: what env starts runs without FOO",
     );
-    assert!(!o.stdout_str().contains("LANG: env will not"), "{}", o.report());
+    assert!(
+        !o.stdout_str().contains("LANG: env will not"),
+        "{}",
+        o.report()
+    );
 }

@@ -74,6 +74,9 @@ fn install_puts_everything_in_place() {
         "share/envshim/examples/exec-unit.toml",
         "share/envshim/examples/loop/env",
         "share/envshim/examples/loop/config.json",
+        "share/bash-completion/completions/envwrap",
+        "share/zsh/vendor-completions/_envwrap",
+        "share/fish/vendor_completions.d/envwrap.fish",
     ] {
         assert!(prefix.join(rel).exists(), "{rel} was not installed");
     }

@@ -9,6 +9,7 @@ mod envwrap_util;
 
 mod ci_scripts;
 mod compile_c;
+mod completions;
 mod envwrap_doctor;
 mod envwrap_errors;
 mod envwrap_explain;

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy)]
-enum Opt {
+pub(crate) enum Opt {
     Policy,
     Json,
     Help,
@@ -23,7 +23,7 @@ enum Opt {
 
 /// `--policy FILE` names the policy as the operand does (as `explain` and `scan`
 /// take it).
-const SPECS: &[Spec<Opt>] = &[
+pub(crate) const SPECS: &[Spec<Opt>] = &[
     Spec::with_value(Opt::Policy, "policy"),
     Spec::flag(Opt::Json, "json"),
     Spec::help(Opt::Help),

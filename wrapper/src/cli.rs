@@ -39,6 +39,7 @@ pub enum RunOpt {
     NoPreload,
     Help,
     Version,
+    Generate,
 }
 
 /// The run mode's options, as the scanner reads them.
@@ -55,6 +56,7 @@ pub const SPECS: &[Spec<RunOpt>] = &[
     Spec::flag(RunOpt::NoPreload, "no-preload"),
     Spec::help(RunOpt::Help),
     Spec::flag(RunOpt::Version, "version"),
+    Spec::with_value(RunOpt::Generate, "generate"),
 ];
 
 /// A run: what to change, under which policy, and the command.
@@ -81,6 +83,8 @@ pub struct RunOptions {
 pub enum Parsed {
     Help,
     Version,
+    /// `--generate KIND`: print a completion script.
+    Generate(String),
     Run(RunOptions),
 }
 
@@ -151,6 +155,7 @@ pub fn parse(
             RunOpt::NoPreload => o.preload = Want::Off,
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
+            RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),
         }
     }
     // `envwrap --policy FILE check`: a tool's name where the command goes. The tools

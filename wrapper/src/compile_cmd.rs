@@ -14,15 +14,28 @@
 //! with that warning, so that processes enforce the floor until the policy is fixed
 //! without running the compiler at every start.
 
+use crate::opts::{tool_args, Spec};
 use envpolicy::cache;
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 const EXIT_OWN_ERROR: u8 = 125;
 
 const USAGE: &str = "usage: envwrap compile [--output FILE] POLICY";
+const HINT: &str = "envwrap compile --help";
+
+#[derive(Clone, Copy)]
+pub enum Opt {
+    Output,
+    Help,
+}
+
+/// compile's options (the shim runs `envwrap compile --output CACHE -- POLICY`).
+pub const SPECS: &[Spec<Opt>] = &[
+    Spec::with_value(Opt::Output, "output").short(b'o'),
+    Spec::help(Opt::Help),
+];
 
 fn fail(message: &str) -> ExitCode {
     eprintln!("envwrap: {message}");
@@ -51,36 +64,28 @@ pub fn run(args: &[OsString]) -> ExitCode {
         end_with_the_host();
     }
     let mut output: Option<PathBuf> = None;
-    let mut policy: Option<PathBuf> = None;
-    let mut i = 0;
-    let mut options = true;
-    while let Some(arg) = args.get(i) {
-        let a = arg.as_bytes();
-        i += 1;
-        if options && a == b"--" {
-            options = false;
-        } else if options && (a == b"--output" || a == b"-o") {
-            match args.get(i) {
-                Some(f) => output = Some(PathBuf::from(f)),
-                None => return fail(&format!("--output needs a FILE\n{USAGE}")),
-            }
-            i += 1;
-        } else if let Some(f) = a.strip_prefix(b"--output=").filter(|_| options) {
-            output = Some(PathBuf::from(std::ffi::OsStr::from_bytes(f)));
-        } else if options && (a == b"-h" || a == b"--help") {
-            print!("{}", crate::help::COMPILE);
-            return ExitCode::SUCCESS;
-        } else if options && a.len() > 1 && a.starts_with(b"-") {
-            return fail(&format!(
-                "compile: unknown option {}\n{USAGE}",
-                crate::value::word(a)
-            ));
-        } else if policy.is_none() {
-            policy = Some(PathBuf::from(arg));
-        } else {
-            return fail(&format!("compile: one POLICY only\n{USAGE}"));
+    let mut want_help = false;
+    let parsed = tool_args(args.to_vec(), SPECS, HINT, |id, v| {
+        match id {
+            Opt::Output => output = v.map(PathBuf::from),
+            Opt::Help => want_help = true,
         }
+        Ok(())
+    });
+    let a = match parsed {
+        Ok(a) => a,
+        Err(f) => return fail(&f.message),
+    };
+    if want_help {
+        print!("{}", crate::help::COMPILE);
+        return ExitCode::SUCCESS;
     }
+    let mut operands = a.operands;
+    operands.extend(a.after.unwrap_or_default());
+    if operands.len() > 1 {
+        return fail(&format!("compile: one POLICY only\n{USAGE}"));
+    }
+    let policy = operands.pop().map(PathBuf::from);
     let Some(policy) = policy else {
         return fail(&format!("compile: no POLICY given\n{USAGE}"));
     };

@@ -25,12 +25,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Clone, Copy)]
-enum Opt {
+pub(crate) enum Opt {
     Json,
     Help,
 }
 
-const SPECS: &[Spec<Opt>] = &[Spec::flag(Opt::Json, "json"), Spec::help(Opt::Help)];
+pub(crate) const SPECS: &[Spec<Opt>] = &[Spec::flag(Opt::Json, "json"), Spec::help(Opt::Help)];
 
 const HINT: &str = "envwrap doctor --help";
 

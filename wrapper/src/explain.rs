@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy)]
-enum Opt {
+pub(crate) enum Opt {
     Policy,
     Program,
     EnvFile,
@@ -30,7 +30,7 @@ enum Opt {
     Help,
 }
 
-const SPECS: &[Spec<Opt>] = &[
+pub(crate) const SPECS: &[Spec<Opt>] = &[
     Spec::with_value(Opt::Policy, "policy"),
     Spec::with_value(Opt::Program, "program"),
     Spec::with_value(Opt::EnvFile, "env-file"),

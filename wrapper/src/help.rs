@@ -40,6 +40,8 @@ Policy options:
                              beside envwrap and COMMAND is dynamically linked)
   -h, --help                 show this help
       --version              show the version
+      --generate=KIND        print a shell completion script: complete-bash,
+                             complete-zsh or complete-fish
 
 Options stop at the first argument that is not one. Long options may be
 shortened to any unambiguous prefix. To run a program named like a tool (check,

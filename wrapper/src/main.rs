@@ -25,6 +25,7 @@
 mod check;
 mod cli;
 mod compile_cmd;
+mod completions;
 mod doctor;
 mod elf;
 mod environ;

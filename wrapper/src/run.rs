@@ -9,7 +9,7 @@ use crate::cli::{self, Parsed, RunOptions};
 use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
-use crate::{environ, exec, help, preload, source, tmux, value};
+use crate::{completions, environ, exec, help, preload, source, tmux, value};
 use envpolicy::compiled::Mode;
 use envpolicy::outcome::{self, Change, Decision};
 use std::ffi::{OsStr, OsString};
@@ -28,6 +28,19 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(Parsed::Version) => {
             println!("envwrap {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
+        }
+        Ok(Parsed::Generate(kind)) => {
+            let shell = kind.strip_prefix("complete-").unwrap_or("");
+            match completions::script(shell) {
+                Some(s) => {
+                    print!("{s}");
+                    ExitCode::SUCCESS
+                }
+                None => exit::report(&exit::Failure::usage(
+                    "--generate takes complete-bash, complete-zsh or complete-fish",
+                    "envwrap --help",
+                )),
+            }
         }
         Ok(Parsed::Run(o)) => exit::finish(execute(o, own)),
         Err(f) => exit::report(&f),

@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy)]
-enum Opt {
+pub(crate) enum Opt {
     Pid,
     All,
     TmuxLabel,
@@ -42,7 +42,7 @@ enum Opt {
     Help,
 }
 
-const SPECS: &[Spec<Opt>] = &[
+pub(crate) const SPECS: &[Spec<Opt>] = &[
     Spec::with_value(Opt::Pid, "pid"),
     Spec::flag(Opt::All, "all"),
     Spec::with_value(Opt::TmuxLabel, "socket-name").short(b'L'),

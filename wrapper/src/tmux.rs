@@ -45,7 +45,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy)]
-enum Opt {
+pub(crate) enum Opt {
     Policy,
     Label,
     Path,
@@ -58,7 +58,7 @@ enum Opt {
     Help,
 }
 
-const SPECS: &[Spec<Opt>] = &[
+pub(crate) const SPECS: &[Spec<Opt>] = &[
     Spec::with_value(Opt::Policy, "policy"),
     Spec::with_value(Opt::Label, "socket-name").short(b'L'),
     Spec::with_value(Opt::Path, "socket-path").short(b'S'),

@@ -1,0 +1,134 @@
+//! The shell completions `envwrap --generate complete-SHELL` prints, run in the
+//! real shells: every tool and every option of every tool (from the same tables
+//! as the scanner, so an option added anywhere must show up here) is completed.
+
+use envshim_e2e::*;
+use std::process::Command;
+
+/// Every tool and the options its --help names, from the built binary itself.
+fn tools_and_options(sb: &Sandbox) -> Vec<(&'static str, Vec<String>)> {
+    let mut out = Vec::new();
+    for tool in [
+        "", "check", "explain", "scan", "doctor", "tmux-env", "compile",
+    ] {
+        let mut c = sb.cmd(envwrap_bin());
+        if !tool.is_empty() {
+            c.arg(tool);
+        }
+        let help = c.arg("--help").expect_success().stdout_str();
+        // The lines that define options: they start with one, after the indent.
+        let mut opts: Vec<String> = help
+            .lines()
+            .filter(|l| l.trim_start().starts_with('-'))
+            .flat_map(|l| l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(str::to_string)
+            .collect();
+        opts.sort();
+        opts.dedup();
+        out.push((tool, opts));
+    }
+    out
+}
+
+fn generate(sb: &Sandbox, shell: &str) -> std::path::PathBuf {
+    let o = sb
+        .cmd(envwrap_bin())
+        .args(["--generate", &format!("complete-{shell}")])
+        .expect_success();
+    sb.write(format!("envwrap.{shell}"), o.stdout)
+}
+
+#[test]
+fn bash_completes_every_tool_and_option() {
+    let sb = Sandbox::new("completions_bash");
+    let script = generate(&sb, "bash");
+    for (tool, options) in tools_and_options(&sb) {
+        let words = if tool.is_empty() {
+            "envwrap --".to_string()
+        } else {
+            format!("envwrap {tool} --")
+        };
+        let out = sb
+            .cmd("bash")
+            .args([
+                "-c",
+                "source \"$1\"; read -ra COMP_WORDS <<<\"$2\"; COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _envwrap; printf '%s\\n' \"${COMPREPLY[@]}\"",
+                "bash",
+            ])
+            .arg(&script)
+            .arg(&words)
+            .expect_success()
+            .stdout_str();
+        for o in &options {
+            assert!(
+                out.lines().any(|l| l == o),
+                "bash: {words} does not complete {o}:\n{out}"
+            );
+        }
+    }
+    let out = sb
+        .cmd("bash")
+        .args(["-c", "source \"$1\"; COMP_WORDS=(envwrap t); COMP_CWORD=1; _envwrap; printf '%s\\n' \"${COMPREPLY[@]}\"", "bash"])
+        .arg(&script)
+        .expect_success()
+        .stdout_str();
+    assert!(out.lines().any(|l| l == "tmux-env"), "{out}");
+}
+
+/// fish answers `complete -C LINE` with what it would complete.
+#[test]
+fn fish_completes_every_tool_and_option() {
+    if Command::new("fish").arg("--version").output().is_err() {
+        panic!("fish is not installed: ci/install-test-deps installs it");
+    }
+    let sb = Sandbox::new("completions_fish");
+    let script = generate(&sb, "fish");
+    for (tool, options) in tools_and_options(&sb) {
+        let line = if tool.is_empty() {
+            "envwrap --".to_string()
+        } else {
+            format!("envwrap {tool} --")
+        };
+        let out = sb
+            .cmd("fish")
+            .args(["--no-config", "-c", "source $argv[1]; complete -C $argv[2]"])
+            .arg(&script)
+            .arg(&line)
+            .expect_success()
+            .stdout_str();
+        for o in &options {
+            assert!(
+                out.lines()
+                    .any(|l| l.split('\t').next() == Some(o.as_str())),
+                "fish: {line} does not complete {o}:\n{out}"
+            );
+        }
+    }
+}
+
+/// zsh: the script parses, and names every tool and option.
+#[test]
+fn zsh_script_parses_and_names_every_tool_and_option() {
+    if Command::new("zsh").arg("--version").output().is_err() {
+        panic!("zsh is not installed: ci/install-test-deps installs it");
+    }
+    let sb = Sandbox::new("completions_zsh");
+    let script = generate(&sb, "zsh");
+    sb.cmd("zsh").arg("-n").arg(&script).expect_success();
+    let text = std::fs::read_to_string(&script).unwrap();
+    for (tool, options) in tools_and_options(&sb) {
+        assert!(
+            tool.is_empty() || text.contains(&format!("    {tool}) opts=(")),
+            "{tool}"
+        );
+        for o in &options {
+            assert!(
+                text.contains(&format!(" {o} "))
+                    || text.contains(&format!("({o} "))
+                    || text.contains(&format!(" {o})")),
+                "zsh: {o} of {tool:?}"
+            );
+        }
+    }
+}
