@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 SHIM := $(or $(CARGO_TARGET_DIR),target)/release/libenvshim.so
 STATIC := $(or $(CARGO_TARGET_DIR),target)/x86_64-unknown-linux-gnu/release/envwrap
 
-.PHONY: all build install static test
+.PHONY: all build install static test deb
 all: build
 
 build:
@@ -21,6 +21,10 @@ install:
 
 static:
 	ci/build-static
+
+# target/debian/envshim_VERSION_ARCH.deb, with cargo-deb (ci/package).
+deb:
+	ci/package
 
 test:
 	ci/test

@@ -17,6 +17,7 @@ mod envwrap_run;
 mod envwrap_scan;
 mod envwrap_static;
 mod library_parity;
+mod package;
 mod proc_scan;
 mod secret_sweep;
 mod secret_words;
