@@ -44,7 +44,11 @@ fn dpkg(sb: &Sandbox, root: &Path) -> TestCommand {
 /// One test: the build writes one staging directory and one .deb.
 #[test]
 fn the_package_is_lintian_clean_installs_works_and_goes_away() {
-    if std::process::Command::new("dpkg").arg("--version").output().is_err() {
+    if std::process::Command::new("dpkg")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("package: not a Debian machine (no dpkg): the package is not built");
         return;
     }

@@ -19,6 +19,7 @@ mod envwrap_static;
 mod library_parity;
 mod package;
 mod proc_scan;
+mod readme;
 mod secret_sweep;
 mod secret_words;
 mod shim_agentmux;

@@ -1,0 +1,127 @@
+//! README's commands, as a new user types them, in a fresh copy of the tree (the
+//! files git tracks, in a temporary directory, with a target directory of its
+//! own): the fresh-machine command, the install, and the recipes of "Use" run
+//! against the installed files. Each command is taken from README itself, so a
+//! README that changes its commands changes what is run, and one whose command
+//! no longer works fails here.
+
+use envshim_e2e::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The fenced `sh` blocks of README, in order.
+fn sh_blocks(readme: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in readme.lines() {
+        match (&mut current, line) {
+            (None, "```sh") => current = Some(String::new()),
+            (Some(b), "```") => {
+                blocks.push(std::mem::take(b));
+                current = None;
+            }
+            (Some(b), l) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// The block that holds `needle`.
+#[track_caller]
+fn block<'a>(blocks: &'a [String], needle: &str) -> &'a str {
+    blocks
+        .iter()
+        .find(|b| b.contains(needle))
+        .unwrap_or_else(|| panic!("README has no sh block with {needle:?}"))
+}
+
+/// The tracked files of the working tree, copied: what a clone of it holds.
+fn fresh_copy(sb: &Sandbox) -> PathBuf {
+    let root = workspace_root();
+    let files = sb
+        .cmd("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .expect_success()
+        .stdout;
+    let dest = sb.mkdir("clone");
+    for rel in files.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let rel = Path::new(std::str::from_utf8(rel).expect("a UTF-8 path"));
+        let (from, to) = (root.join(rel), dest.join(rel));
+        if !from.exists() {
+            continue; // deleted in the working tree
+        }
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", rel.display()));
+    }
+    dest
+}
+
+#[test]
+fn readme_commands_work_from_a_fresh_copy() {
+    let sb = Sandbox::new("readme");
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let blocks = sh_blocks(&readme);
+    let clone = fresh_copy(&sb);
+    let run = |line: &str| {
+        let mut c = sb.cmd("/bin/sh");
+        c.args(["-c", line])
+            .current_dir(&clone)
+            .env_remove("CARGO_TARGET_DIR")
+            .timeout(Duration::from_secs(1200));
+        c
+    };
+
+    // "On a fresh machine": the main job, under the built-in default, from a shell
+    // that holds credentials.
+    let main_job = block(&blocks, "cargo run").trim();
+    let o = run(main_job).env_secrets().expect_success();
+    assert!(o.stdout_str().contains("PATH="), "{}", o.report());
+    assert!(!o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
+
+    // "Install", into a DESTDIR (no root): `make`, then `make install`.
+    let install = block(&blocks, "make install").trim();
+    let (build, rest) = install.split_once("&&").expect("make && sudo make install");
+    let (install_cmd, _comment) = rest.split_once('#').unwrap_or((rest, ""));
+    let destdir = sb.join("destdir");
+    run(build.trim()).expect_success();
+    let install_cmd = install_cmd.trim().trim_start_matches("sudo ");
+    run(&format!("{install_cmd} DESTDIR={}", destdir.display())).expect_success();
+    let prefix = destdir.join("usr/local");
+    let shim = prefix.join("lib/envshim/libenvshim.so");
+    assert!(shim.exists(), "the install made no {}", shim.display());
+    let path = format!("{}:/usr/bin:/bin", prefix.join("bin").display());
+
+    // "A legacy launch script": the recipe, then the script's own command.
+    let recipe = block(&blocks, "exec envwrap").replace("# ... the script as it was", "env");
+    let script = sb.write_executable("legacy.sh", recipe);
+    let o = sb
+        .cmd(&script)
+        .env("PATH", &path)
+        .env_secrets()
+        .expect_success();
+    assert!(!o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
+    assert!(o.stdout_str().contains("libenvshim.so"), "{}", o.report());
+
+    // "The first process": the shim leaves env's own environment alone (it was
+    // its parent's), envwrap does not.
+    assert!(readme.contains("`LD_PRELOAD=$SHIM env` prints the token"));
+    let o = sb
+        .cmd("env")
+        .env("LD_PRELOAD", &shim)
+        .env_secrets()
+        .allow_secrets_in_output()
+        .expect_success();
+    assert!(o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
+    assert!(readme.contains("`envwrap -- env` applies the policy to `env`"));
+    let o = sb
+        .cmd(prefix.join("bin/envwrap"))
+        .args(["--", "env"])
+        .env_secrets()
+        .expect_success();
+    assert!(!o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
+}
