@@ -1,5 +1,5 @@
-//! A pane-like child spawned the way a terminal multiplexer does (seeds/002,
-//! AgentMux): one policy call per spawn API, a nesting sentinel and build info set
+//! A pane-like child spawned the way a terminal multiplexer does (AgentMux,
+//! examples/agentmux.toml): one policy call per spawn API, a nesting sentinel and build info set
 //! on every child, and each outcome printed as JSON lines for the log.
 //!
 //! ```sh

@@ -1,5 +1,5 @@
 //! Applying a policy to the children a Rust program spawns itself, without preload:
-//! one call per spawn API, as the multiplexer of seeds/002 fixed itself.
+//! one call per spawn API (examples/agentmux.toml is the multiplexer this was made for).
 //!
 //! - [`apply_std`] for [`std::process::Command`];
 //! - `apply_tokio` for `tokio::process::Command` (cargo feature `tokio`);

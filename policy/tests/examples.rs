@@ -40,7 +40,7 @@ fn load_in(dir: &Dir, name: &str) -> envpolicy::Compiled {
     c
 }
 
-// The loop (seeds/001).
+// The loop (examples/loop.toml; R1 to R4 are its header's requirements).
 
 #[test]
 fn loop_panes_get_only_the_identifiers_and_the_passthrough() {
@@ -239,7 +239,7 @@ fn loop_finds_the_daemons_token_value_in_argv_even_when_the_launcher_lacks_it() 
     );
 }
 
-// AgentMux (seeds/002).
+// AgentMux (examples/agentmux.toml).
 
 #[test]
 fn agentmux_strips_its_family_except_the_keep_list_and_marks_children() {
@@ -271,7 +271,7 @@ fn agentmux_strips_its_family_except_the_keep_list_and_marks_children() {
     assert!(get(&d, "AGENTMUX_BUILD_INFO").is_some());
 }
 
-// The exec unit (seeds/000).
+// The exec unit (examples/exec-unit.toml).
 
 #[test]
 fn exec_unit_starts_from_the_floor_then_extras_then_bindings_then_context() {

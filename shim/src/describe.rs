@@ -9,13 +9,26 @@ use envpolicy_core::lookup::{Step, SYSTEM_POLICY};
 use crate::sys::{self, Msg};
 
 /// Print the description and exit. Called by `envshim_entry` once the loader has
-/// mapped the library; the constructor may not have run (the loader runs the
-/// constructors of a program's dependencies, and this library is the program), so
-/// this does its first steps itself.
+/// mapped the library.
 #[no_mangle]
 pub extern "C" fn envshim_describe() -> ! {
-    envwrap_beside_self();
-    crate::init::run_as_program();
+    // The constructor's first steps: the loader does not run a program's own
+    // constructor. The loader names the program's object "", so this library's
+    // path is taken from /proc/self/exe instead: envwrap is found beside it.
+    crate::real::resolve_all();
+    let mut exe = [0u8; 4097];
+    // SAFETY: readlink writes at most `len - 1` bytes, so `exe` stays
+    // NUL-terminated.
+    unsafe {
+        sys::sys_call!(
+            libc::SYS_readlink,
+            c"/proc/self/exe".as_ptr(),
+            exe.as_mut_ptr(),
+            exe.len() - 1
+        )
+    };
+    crate::sticky::capture(exe.as_ptr().cast());
+    crate::policy::init(b"libenvshim.so");
     let mut m = Msg::<4096>::new();
     m.push(b"libenvshim.so ")
         .push(env!("CARGO_PKG_VERSION").as_bytes())
@@ -53,48 +66,6 @@ pub extern "C" fn envshim_describe() -> ! {
     unsafe { sys::sys_call!(libc::SYS_exit_group, 0) };
     #[allow(clippy::empty_loop)]
     loop {}
-}
-
-/// The loader names the program's own object "", so the shim cannot find envwrap
-/// beside itself the usual way: `ENVSHIM_ENVWRAP` is set to the one beside this
-/// file (`/proc/self/exe`), unless the environment names one.
-fn envwrap_beside_self() {
-    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
-    if unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_ENVWRAP") }.is_some() {
-        return;
-    }
-    let mut exe = [0u8; 4097];
-    // SAFETY: readlink writes at most `len - 1` bytes into `exe`.
-    let n = unsafe {
-        sys::sys_call!(
-            libc::SYS_readlink,
-            c"/proc/self/exe".as_ptr(),
-            exe.as_mut_ptr(),
-            exe.len() - 1
-        )
-    };
-    let Some(path) = usize::try_from(n).ok().and_then(|n| exe.get(..n)) else {
-        return;
-    };
-    let dir = match path.iter().rposition(|&b| b == b'/') {
-        Some(slash) => path.get(..slash).unwrap_or(&[]),
-        None => return,
-    };
-    let mut value = [0u8; 4200];
-    let tail = b"/envwrap\0";
-    let end = dir.len() + tail.len();
-    if end > value.len() {
-        return;
-    }
-    if let Some(head) = value.get_mut(..dir.len()) {
-        head.copy_from_slice(dir);
-    }
-    if let Some(t) = value.get_mut(dir.len()..end) {
-        t.copy_from_slice(tail);
-    }
-    // SAFETY: both strings are NUL-terminated; this process has one thread and
-    // nothing else reads the environment meanwhile.
-    unsafe { libc::setenv(c"ENVSHIM_ENVWRAP".as_ptr(), value.as_ptr().cast(), 0) };
 }
 
 /// Which step of the lookup gave `source` (a file).

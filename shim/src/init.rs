@@ -56,12 +56,6 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
     unsafe { crate::tmux_server::at_load(prog, argc, argv) };
 }
 
-/// The constructor, for the library run as a program (`crate::describe`): the
-/// loader runs the constructors of a program's dependencies, not the program's.
-pub fn run_as_program() {
-    envshim_init(0, core::ptr::null(), core::ptr::null());
-}
-
 #[used]
 #[link_section = ".init_array"]
 static INIT: extern "C" fn(c_int, *const *const c_char, *const *const c_char) = envshim_init;

@@ -136,6 +136,7 @@ unsafe fn validated() -> Option<&'static Active> {
 /// Called once by the constructor, with `argv[0]`: finds the configured policy and
 /// maps its compiled cache, compiling it first when it is missing or stale (see
 /// `load`). Only the header of the compiled form is read here.
+#[inline(always)] // As `real::resolve_all`.
 pub fn init(prog: &[u8]) {
     let saved = crate::sys::errno();
     let pending = Pending::of(crate::load::load(prog));

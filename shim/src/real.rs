@@ -127,6 +127,9 @@ fn not_ours(name: &[u8], p: *mut c_void) -> *mut c_void {
 /// library's name as the loader recorded it (NULL if unknown), which the walk over
 /// the loaded objects finds on the way ([`crate::next_object`]). A name the walk
 /// does not settle is asked of `dlsym`.
+// Inlined into both callers (the constructor, and `describe` for the library run
+// as a program), so that the constructor's code is what it is with one caller.
+#[inline(always)]
 pub fn resolve_all() -> *const c_char {
     let saved = sys::errno();
     let found = crate::next_object::find(&NAMES);

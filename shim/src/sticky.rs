@@ -153,6 +153,7 @@ unsafe fn bytes_of<'a>(p: *const c_char) -> &'a [u8] {
 
 /// Captures everything. Called once from the constructor, with this library's name
 /// as the loader recorded it (NULL if unknown).
+#[inline(always)] // As `real::resolve_all`.
 pub fn capture(own_name: *const c_char) {
     let env = sys::environ_ptr();
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings, and

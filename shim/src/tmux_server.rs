@@ -165,8 +165,9 @@ fn run_check(socket_c: &[u8], source: &[u8], pipes: bool) {
         }
     }
     let argv = argv.get(..=n).unwrap_or(&argv);
-    // Nothing of the client's environment: envwrap reads the server's.
-    let envp: [*const c_char; 1] = [core::ptr::null()];
+    // Nothing of the client's environment (envwrap reads the server's), but that
+    // its lines are the shim's (wrapper/src/tmux.rs, `SHIM_CHECK`).
+    let envp: [*const c_char; 2] = [c"ENVSHIM_TMUX_CHECK=1".as_ptr(), core::ptr::null()];
     match helper::run(envwrap, argv, &envp, CHECK_LIMIT_MS) {
         Ok(Waited::Exited(_) | Waited::Uncollected | Waited::Interrupted) => {}
         Ok(Waited::TimedOut) => warn(socket_c, b"envwrap did not finish within 20 seconds"),

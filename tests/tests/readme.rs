@@ -106,6 +106,16 @@ fn readme_commands_work_from_a_fresh_copy() {
         .expect_success();
     assert!(!o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
     assert!(o.stdout_str().contains("libenvshim.so"), "{}", o.report());
+    // With envwrap alone (no shim beside it, as `cargo install` leaves it), the
+    // recipe stops with envwrap's message instead of running itself again.
+    let alone = sb.mkdir("alone");
+    std::fs::copy(prefix.join("lib/envshim/envwrap"), alone.join("envwrap")).unwrap();
+    let o = sb
+        .cmd(&script)
+        .env("PATH", format!("{}:/usr/bin:/bin", alone.display()))
+        .timeout(Duration::from_secs(20))
+        .expect_exit(125);
+    assert!(o.stderr_str().contains("libenvshim.so"), "{}", o.report());
 
     // "The first process": the shim leaves env's own environment alone (it was
     // its parent's), envwrap does not.

@@ -128,8 +128,16 @@ fn the_headline_command_against_a_foreign_server_as_the_first_process() {
         .arg(format!("env > {}; sleep 600", file.display()))
         .with_shim()
         .env_secrets();
-    c.expect_success();
+    let out = c.expect_success();
     assert_clean_dump(&sb, &file, "the split pane");
+    // The user ran tmux under the shim: the lines are the shim's.
+    let lines = out.stderr_str();
+    assert!(
+        lines
+            .lines()
+            .any(|l| l.starts_with("envshim: ") && l.contains("removed GH_TOKEN")),
+        "{lines}"
+    );
 }
 
 /// Every command that starts a process in the server, in its forms, by a client
@@ -498,4 +506,56 @@ fn envwrap_runs_tmux_given_without_dashdash() {
         .args(["tmux", "-V"])
         .expect_success();
     assert!(o.stdout_str().starts_with("tmux "), "{}", o.report());
+}
+
+/// A server started the headline way runs the shim: its own environment may keep
+/// names whose values self-scrub overwrote, and its shim filters every exec, so
+/// the tool reports no credential there; and it reads every server -L and -S name.
+#[test]
+fn a_server_under_the_shim_is_no_finding_and_every_named_server_is_read() {
+    let sb = Sandbox::new("tmux_server_policed_report");
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "work", "sleep 600"])
+        .with_shim()
+        .env_secrets();
+    c.expect_success();
+    // (It may still list a name the policy strips from its global environment:
+    // LD_LIBRARY_PATH, which cargo sets for the tests, is one.)
+    let o = sb
+        .cmd(envwrap_bin())
+        .args(["tmux-env", "-L", sb.tmux_socket()])
+        .run();
+    let text = o.stdout_str();
+    assert!(text.contains("runs libenvshim.so"), "{text}");
+    for name in sb.secrets().names() {
+        assert!(
+            !text.contains(name),
+            "{name} reported on a policed server:\n{text}"
+        );
+    }
+    assert!(!text.contains("own environment"), "a false alarm:\n{text}");
+
+    // Two servers named at once: both are read.
+    let other = sb.join("other.sock");
+    sb.cmd("tmux")
+        .arg("-S")
+        .arg(&other)
+        .args(["-f", "/dev/null", "new-session", "-d", "sleep 600"])
+        .expect_success();
+    let o = sb
+        .cmd(envwrap_bin())
+        .args(["tmux-env", "-L", sb.tmux_socket(), "-S"])
+        .arg(&other)
+        .run();
+    let text = o.stdout_str();
+    assert!(
+        text.contains(&sb.tmux_socket_path().display().to_string())
+            && text.contains(&other.display().to_string()),
+        "{text}"
+    );
+    sb.cmd("tmux")
+        .arg("-S")
+        .arg(&other)
+        .arg("kill-server")
+        .run();
 }

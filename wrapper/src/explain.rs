@@ -195,7 +195,11 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     if argv.is_empty() {
         out.push_str("no command given: no arguments to judge\n");
     } else if arg_rows.is_empty() {
-        out.push_str(&format!("arguments: all {} unchanged\n", argv.len()));
+        let all = match argv.len() {
+            1 => "the one argument is unchanged".to_string(),
+            n => format!("all {n} arguments unchanged"),
+        };
+        out.push_str(&format!("arguments: {all}\n"));
     } else {
         let table: Vec<[String; 4]> = arg_rows
             .iter()

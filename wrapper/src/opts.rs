@@ -187,8 +187,8 @@ impl<'s, Id: Copy> Parser<'s, Id> {
                         return Err(self.usage(format!(
                             "unrecognized option '--{shown}': its words arrived as one \
                              argument, as a #! line passes everything after the program; \
-                             put -S first to split them ('#!/usr/bin/envwrap -S --policy \
-                             FILE -- /bin/sh'), or use '#!/usr/bin/env -S envwrap ...'"
+                             put -S first to split them ('#!/usr/local/bin/envwrap -S \
+                             --policy FILE -- /bin/sh'), or use '#!/usr/bin/env -S envwrap ...'"
                         )))
                     }
                     [] => return Err(self.usage(format!("unrecognized option '--{shown}'"))),

@@ -80,8 +80,8 @@ pub const ANSWER_LIMIT: Duration = Duration::from_secs(5);
 #[derive(Default)]
 struct Options {
     policy: Option<PathBuf>,
-    label: Option<OsString>,
-    path: Option<PathBuf>,
+    /// The sockets `-L` and `-S` named, in order (empty: every one of the user's).
+    named: Vec<PathBuf>,
     fix: bool,
     skip_policed: bool,
     warn_server_environ: bool,
@@ -155,8 +155,8 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
         let v = v.unwrap_or_default();
         match id {
             Opt::Policy => o.policy = Some(PathBuf::from(v)),
-            Opt::Label => o.label = Some(v),
-            Opt::Path => o.path = Some(PathBuf::from(v)),
+            Opt::Label => o.named.push(label_socket(v.as_bytes())),
+            Opt::Path => o.named.push(PathBuf::from(v)),
             Opt::Fix => o.fix = true,
             Opt::SkipPoliced => o.skip_policed = true,
             Opt::WarnServerEnviron => o.warn_server_environ = true,
@@ -186,16 +186,16 @@ fn tmux_tool(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let policy = loaded.compiled.policy();
     let files = outcome::read_env_files(&policy);
     let tmux = o.tmux.clone().unwrap_or_else(|| PathBuf::from("tmux"));
-    let sockets = match (&o.path, &o.label) {
-        (Some(p), _) => vec![p.clone()],
-        (None, Some(l)) => vec![label_socket(l.as_bytes())],
-        (None, None) => user_sockets(),
+    let sockets = if o.named.is_empty() {
+        user_sockets()
+    } else {
+        o.named.clone()
     };
     let mut servers = Vec::new();
     for socket in sockets {
         // A socket left behind by a server that exited: nothing listens.
         if std::os::unix::net::UnixStream::connect(&socket).is_err() {
-            if (o.path.is_some() || o.label.is_some()) && !o.quiet {
+            if !o.named.is_empty() && !o.quiet {
                 let shown = value::word(socket.as_os_str().as_bytes());
                 println!("no tmux server listens on {shown}");
             }
@@ -309,14 +309,17 @@ fn read_server(
         let place = Place::Session { id, name };
         judge_into(policy, files, place, &entries_of(&env), &mut s.held);
     }
-    if let (Some(pid), true) = (s.pid, !o.quiet || o.warn_server_environ) {
+    // A policed server's shim filters every exec it makes, pipe-pane's and the
+    // panes' included: what its own environment holds (names self-scrub left, with
+    // their values overwritten) reaches none of them.
+    if let (Some(pid), true) = (s.pid, !s.policed && (!o.quiet || o.warn_server_environ)) {
         if let Ok(raw) = procfs::read(pid, "environ") {
             let entries = procfs::split_nul(&raw);
             let place = Place::ServerProcess { pid };
             judge_into(policy, files, place, &entries, &mut s.held);
         }
     }
-    if !o.quiet {
+    if !o.quiet && !s.policed {
         for (id, pid) in panes(&client)? {
             let Ok(raw) = procfs::read(pid, "environ") else {
                 continue;
@@ -500,6 +503,19 @@ fn remove(client: &Client<'_>, held: &[Held]) -> Result<Vec<(Place, Vec<u8>)>, S
     Ok(removed)
 }
 
+/// Who a line on stderr is from: "envshim" when libenvshim.so ran this check in a
+/// tmux client (the user ran tmux under the shim, not envwrap), else "envwrap".
+fn who() -> &'static str {
+    if std::env::var_os(SHIM_CHECK).is_some() {
+        "envshim"
+    } else {
+        "envwrap"
+    }
+}
+
+/// Set by libenvshim.so in the environment of the check it runs.
+pub const SHIM_CHECK: &str = "ENVSHIM_TMUX_CHECK";
+
 fn print_servers(servers: &[Server], o: &Options, label: &str) {
     for s in servers {
         let socket = value::word(s.socket.as_os_str().as_bytes());
@@ -508,12 +524,13 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
             None => format!("tmux server {socket}"),
         };
         if let Some(why) = &s.unreadable {
-            eprintln!("envwrap: {head}: not read: {why}");
+            eprintln!("{}: {head}: not read: {why}", who());
             continue;
         }
         for (place, name) in &s.removed {
             eprintln!(
-                "envwrap: {head}: removed {} from {} ({label})",
+                "{}: {head}: removed {} from {} ({label})",
+                who(),
                 value::word(name),
                 place.text()
             );
@@ -547,7 +564,7 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
             println!("{head}: no findings");
         }
     }
-    if servers.is_empty() && !o.quiet && o.path.is_none() && o.label.is_none() {
+    if servers.is_empty() && !o.quiet && o.named.is_empty() {
         println!("no tmux server found");
     }
 }
@@ -562,8 +579,9 @@ fn warn_server_process(head: &str, held: &[Held]) {
         .collect();
     if !names.is_empty() {
         eprintln!(
-            "envwrap: {head}: its own environment holds {}, which pipe-pane commands get and \
+            "{}: {head}: its own environment holds {}, which pipe-pane commands get and \
              no client can remove: restart the server under envshim",
+            who(),
             names.join(", ")
         );
     }
