@@ -22,6 +22,7 @@
 //! return `None` rather than panic, because a panic in the shim aborts its host.
 
 use crate::glob::GlobKind;
+use core::mem::offset_of;
 
 /// First bytes of every compiled policy.
 pub const MAGIC: &[u8; 8] = b"ENVSHIM\0";
@@ -51,8 +52,130 @@ pub mod sec {
     pub const DEPS: usize = 10;
 }
 
-/// Record sizes, per section (0 = raw bytes).
-pub const RECORD_LEN: [usize; SECTIONS] = [0, 24, 4, 4, 16, 16, 32, 24, 16, 16, 40];
+/// The records, one `#[repr(C)]` struct per section, defined once: the reader
+/// (`Policy`) and the writer (`envpolicy::compiled::Writer`) take each field's
+/// place from `offset_of!`, and [`RECORD_LEN`] is their sizes. Every field is a
+/// little-endian byte array, so a struct has no padding the compiler chose and no
+/// alignment: its layout is the file's, which the assertions below pin.
+pub mod layout {
+    /// A little-endian integer of 1, 2, 4 or 8 bytes.
+    pub type U8 = [u8; 1];
+    pub type U16 = [u8; 2];
+    pub type U32 = [u8; 4];
+    pub type U64 = [u8; 8];
+    /// A `StrRef`: offset, then length, both `U32`.
+    pub type Str = [u8; 8];
+
+    #[repr(C)]
+    pub struct Pattern {
+        pub text: Str,
+        pub class: U8,
+        pub kind: U8,
+        pub scope: U16,
+        pub specificity: U32,
+        pub line: U32,
+        pub col: U32,
+    }
+
+    /// An entry of the exact-name table, or of the glob list: a pattern index.
+    #[repr(C)]
+    pub struct Index {
+        pub pattern: U32,
+    }
+
+    #[repr(C)]
+    pub struct Program {
+        pub name: Str,
+        pub self_scrub: U8,
+        pub pairs_base: U8,
+        pub _pad: U16,
+        pub line: U32,
+    }
+
+    #[repr(C)]
+    pub struct Matcher {
+        pub pattern: Str,
+        pub kind: U8,
+        pub _pad: [u8; 3],
+        pub program: U32,
+    }
+
+    #[repr(C)]
+    pub struct Set {
+        pub scope: U16,
+        pub expands: U8,
+        pub _pad: U8,
+        pub name: Str,
+        pub value: Str,
+        pub entry: Str,
+        pub line: U32,
+    }
+
+    #[repr(C)]
+    pub struct Grant {
+        pub name: Str,
+        pub program: Str,
+        pub kind: U8,
+        pub _pad: [u8; 3],
+        pub line: U32,
+    }
+
+    #[repr(C)]
+    pub struct EnvFile {
+        pub path: Str,
+        pub role: U8,
+        pub values: U8,
+        pub _pad: U16,
+        pub line: U32,
+    }
+
+    #[repr(C)]
+    pub struct FileKeep {
+        pub name: Str,
+        pub file: U32,
+        pub pattern: U32,
+    }
+
+    #[repr(C)]
+    pub struct Dep {
+        pub path: Str,
+        pub dev: U64,
+        pub ino: U64,
+        pub size: U64,
+        pub mtime_ns: U64,
+    }
+}
+
+/// Record sizes, per section (0 = raw bytes), from [`layout`].
+pub const RECORD_LEN: [usize; SECTIONS] = {
+    use core::mem::size_of;
+    use layout::*;
+    [
+        0,
+        size_of::<Pattern>(),
+        size_of::<Index>(),
+        size_of::<Index>(),
+        size_of::<Program>(),
+        size_of::<Matcher>(),
+        size_of::<Set>(),
+        size_of::<Grant>(),
+        size_of::<EnvFile>(),
+        size_of::<FileKeep>(),
+        size_of::<Dep>(),
+    ]
+};
+// The sizes of FORMAT 2: a change here is a change of format.
+const _: () = {
+    let expected = [0, 24, 4, 4, 16, 16, 32, 24, 16, 16, 40];
+    let mut i = 0;
+    while i < SECTIONS {
+        assert!(
+            RECORD_LEN[i] == expected[i],
+            "a record's size changed: bump FORMAT"
+        );
+        i += 1;
+    }
+};
 
 /// `mode`: what a front end does with a decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1069,15 +1192,16 @@ impl<'a> Records<'a> {
     }
 
     pub fn pattern(&self, n: u32) -> Option<PatternRec> {
+        use layout::Pattern as L;
         let r = self.record(sec::PATTERNS, n)?;
         Some(PatternRec {
-            text: str_at(r, 0)?,
-            class: Class::from_u8(u8_at(r, 8)?)?,
-            kind: GlobKind::from_u8(u8_at(r, 9)?)?,
-            scope: u16_at(r, 10)?,
-            specificity: u32_at(r, 12)?,
-            line: u32_at(r, 16)?,
-            col: u32_at(r, 20)?,
+            text: str_at(r, offset_of!(L, text))?,
+            class: Class::from_u8(u8_at(r, offset_of!(L, class))?)?,
+            kind: GlobKind::from_u8(u8_at(r, offset_of!(L, kind))?)?,
+            scope: u16_at(r, offset_of!(L, scope))?,
+            specificity: u32_at(r, offset_of!(L, specificity))?,
+            line: u32_at(r, offset_of!(L, line))?,
+            col: u32_at(r, offset_of!(L, col))?,
         })
     }
 
@@ -1099,77 +1223,84 @@ impl<'a> Records<'a> {
     }
 
     pub fn program(&self, n: u32) -> Option<ProgramRec> {
+        use layout::Program as L;
         let r = self.record(sec::PROGRAMS, n)?;
         Some(ProgramRec {
-            name: str_at(r, 0)?,
-            self_scrub: ProgramRec::self_scrub_of(u8_at(r, 8)?)?,
-            pairs_base: ProgramRec::pairs_base_of(u8_at(r, 9)?)?,
-            line: u32_at(r, 12)?,
+            name: str_at(r, offset_of!(L, name))?,
+            self_scrub: ProgramRec::self_scrub_of(u8_at(r, offset_of!(L, self_scrub))?)?,
+            pairs_base: ProgramRec::pairs_base_of(u8_at(r, offset_of!(L, pairs_base))?)?,
+            line: u32_at(r, offset_of!(L, line))?,
         })
     }
 
     pub fn matcher(&self, n: u32) -> Option<MatcherRec> {
+        use layout::Matcher as L;
         let r = self.record(sec::MATCHERS, n)?;
         Some(MatcherRec {
-            pattern: str_at(r, 0)?,
-            kind: GlobKind::from_u8(u8_at(r, 8)?)?,
-            program: u32_at(r, 12)?,
+            pattern: str_at(r, offset_of!(L, pattern))?,
+            kind: GlobKind::from_u8(u8_at(r, offset_of!(L, kind))?)?,
+            program: u32_at(r, offset_of!(L, program))?,
         })
     }
 
     pub fn set(&self, n: u32) -> Option<SetRec> {
+        use layout::Set as L;
         let r = self.record(sec::SETS, n)?;
         Some(SetRec {
-            scope: u16_at(r, 0)?,
-            expands: u8_at(r, 2)? != 0,
-            name: str_at(r, 4)?,
-            value: str_at(r, 12)?,
-            entry: str_at(r, 20)?,
-            line: u32_at(r, 28)?,
+            scope: u16_at(r, offset_of!(L, scope))?,
+            expands: u8_at(r, offset_of!(L, expands))? != 0,
+            name: str_at(r, offset_of!(L, name))?,
+            value: str_at(r, offset_of!(L, value))?,
+            entry: str_at(r, offset_of!(L, entry))?,
+            line: u32_at(r, offset_of!(L, line))?,
         })
     }
 
     pub fn grant(&self, n: u32) -> Option<GrantRec> {
+        use layout::Grant as L;
         let r = self.record(sec::GRANTS, n)?;
         Some(GrantRec {
-            name: str_at(r, 0)?,
-            program: str_at(r, 8)?,
-            kind: GlobKind::from_u8(u8_at(r, 16)?)?,
-            line: u32_at(r, 20)?,
+            name: str_at(r, offset_of!(L, name))?,
+            program: str_at(r, offset_of!(L, program))?,
+            kind: GlobKind::from_u8(u8_at(r, offset_of!(L, kind))?)?,
+            line: u32_at(r, offset_of!(L, line))?,
         })
     }
 
     pub fn env_file(&self, n: u32) -> Option<EnvFileRec> {
+        use layout::EnvFile as L;
         let r = self.record(sec::ENV_FILES, n)?;
         Some(EnvFileRec {
-            path: str_at(r, 0)?,
-            role: if u8_at(r, 8)? == 1 {
+            path: str_at(r, offset_of!(L, path))?,
+            role: if u8_at(r, offset_of!(L, role))? == 1 {
                 Role::Refuse
             } else {
                 Role::Strip
             },
-            values: u8_at(r, 9)? != 0,
-            line: u32_at(r, 12)?,
+            values: u8_at(r, offset_of!(L, values))? != 0,
+            line: u32_at(r, offset_of!(L, line))?,
         })
     }
 
     pub fn file_keep(&self, n: u32) -> Option<FileKeepRec> {
+        use layout::FileKeep as L;
         let r = self.record(sec::FILE_KEEPS, n)?;
         Some(FileKeepRec {
-            name: str_at(r, 0)?,
-            file: u32_at(r, 8)?,
-            pattern: u32_at(r, 12)?,
+            name: str_at(r, offset_of!(L, name))?,
+            file: u32_at(r, offset_of!(L, file))?,
+            pattern: u32_at(r, offset_of!(L, pattern))?,
         })
     }
 
     pub fn dep(&self, n: u32) -> Option<DepRec> {
+        use layout::Dep as L;
         let r = self.record(sec::DEPS, n)?;
         Some(DepRec {
-            path: str_at(r, 0)?,
-            dev: u64_at(r, 8)?,
-            ino: u64_at(r, 16)?,
-            size: u64_at(r, 24)?,
-            mtime_ns: u64_at(r, 32)? as i64,
+            path: str_at(r, offset_of!(L, path))?,
+            dev: u64_at(r, offset_of!(L, dev))?,
+            ino: u64_at(r, offset_of!(L, ino))?,
+            size: u64_at(r, offset_of!(L, size))?,
+            mtime_ns: u64_at(r, offset_of!(L, mtime_ns))? as i64,
         })
     }
 }

@@ -6,7 +6,7 @@
 /// Which step of the lookup found the policy in force.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// `--policy FILE` (envwrap only).
+    /// `--policy FILE`, or `check FILE` (envwrap only).
     Explicit,
     /// `ENVSHIM_POLICY`.
     EnvVar,
@@ -25,7 +25,7 @@ impl Step {
     /// The step, in the words a message uses after "found: ".
     pub fn describe(self) -> &'static str {
         match self {
-            Step::Explicit => "--policy",
+            Step::Explicit => "named on the command line",
             Step::EnvVar => "ENVSHIM_POLICY",
             Step::User => {
                 "the user's configuration ($XDG_CONFIG_HOME/envshim/policy.toml, else \

@@ -4,6 +4,7 @@
 
 use envpolicy_core::compiled::*;
 use envpolicy_core::glob::GlobKind;
+use std::mem::offset_of;
 
 /// Builds a compiled policy buffer.
 #[derive(Default)]
@@ -21,6 +22,30 @@ fn put_u32(v: &mut Vec<u8>, x: u32) {
 fn put_str(v: &mut Vec<u8>, r: StrRef) {
     put_u32(v, r.off);
     put_u32(v, r.len);
+}
+
+/// One record being built: its bytes, zeroed, with each field written at the
+/// place `layout` gives it (`offset_of!`), then appended to its section.
+struct Record(Vec<u8>);
+
+impl Record {
+    fn new(section: usize) -> Record {
+        Record(vec![0; RECORD_LEN[section]])
+    }
+
+    fn put(&mut self, at: usize, bytes: &[u8]) -> &mut Self {
+        self.0[at..at + bytes.len()].copy_from_slice(bytes);
+        self
+    }
+
+    fn str(&mut self, at: usize, r: StrRef) -> &mut Self {
+        self.put(at, &r.off.to_le_bytes())
+            .put(at + 4, &r.len.to_le_bytes())
+    }
+
+    fn append_to(&self, v: &mut Vec<u8>) {
+        v.extend_from_slice(&self.0);
+    }
 }
 
 impl Writer {
@@ -63,82 +88,93 @@ impl Writer {
     }
 
     pub fn pattern(&mut self, p: PatternRec) -> u32 {
+        use layout::Pattern as L;
         let n = self.count(sec::PATTERNS);
-        let v = &mut self.sections[sec::PATTERNS];
-        put_str(v, p.text);
-        v.push(p.class as u8);
-        v.push(p.kind as u8);
-        v.extend_from_slice(&p.scope.to_le_bytes());
-        put_u32(v, p.specificity);
-        put_u32(v, p.line);
-        put_u32(v, p.col);
+        Record::new(sec::PATTERNS)
+            .str(offset_of!(L, text), p.text)
+            .put(offset_of!(L, class), &[p.class as u8])
+            .put(offset_of!(L, kind), &[p.kind as u8])
+            .put(offset_of!(L, scope), &p.scope.to_le_bytes())
+            .put(offset_of!(L, specificity), &p.specificity.to_le_bytes())
+            .put(offset_of!(L, line), &p.line.to_le_bytes())
+            .put(offset_of!(L, col), &p.col.to_le_bytes())
+            .append_to(&mut self.sections[sec::PATTERNS]);
         n
     }
 
     pub fn program(&mut self, p: ProgramRec) -> u32 {
+        use layout::Program as L;
         let n = self.count(sec::PROGRAMS);
-        let v = &mut self.sections[sec::PROGRAMS];
-        put_str(v, p.name);
-        v.push(p.self_scrub_byte());
-        v.push(p.pairs_base_byte());
-        v.extend_from_slice(&[0, 0]);
-        put_u32(v, p.line);
+        Record::new(sec::PROGRAMS)
+            .str(offset_of!(L, name), p.name)
+            .put(offset_of!(L, self_scrub), &[p.self_scrub_byte()])
+            .put(offset_of!(L, pairs_base), &[p.pairs_base_byte()])
+            .put(offset_of!(L, line), &p.line.to_le_bytes())
+            .append_to(&mut self.sections[sec::PROGRAMS]);
         n
     }
 
     pub fn matcher(&mut self, m: MatcherRec) {
-        let v = &mut self.sections[sec::MATCHERS];
-        put_str(v, m.pattern);
-        v.push(m.kind as u8);
-        v.extend_from_slice(&[0, 0, 0]);
-        put_u32(v, m.program);
+        use layout::Matcher as L;
+        Record::new(sec::MATCHERS)
+            .str(offset_of!(L, pattern), m.pattern)
+            .put(offset_of!(L, kind), &[m.kind as u8])
+            .put(offset_of!(L, program), &m.program.to_le_bytes())
+            .append_to(&mut self.sections[sec::MATCHERS]);
     }
 
     pub fn set(&mut self, s: SetRec) {
-        let v = &mut self.sections[sec::SETS];
-        v.extend_from_slice(&s.scope.to_le_bytes());
-        v.push(u8::from(s.expands));
-        v.push(0);
-        put_str(v, s.name);
-        put_str(v, s.value);
-        put_str(v, s.entry);
-        put_u32(v, s.line);
+        use layout::Set as L;
+        Record::new(sec::SETS)
+            .put(offset_of!(L, scope), &s.scope.to_le_bytes())
+            .put(offset_of!(L, expands), &[u8::from(s.expands)])
+            .str(offset_of!(L, name), s.name)
+            .str(offset_of!(L, value), s.value)
+            .str(offset_of!(L, entry), s.entry)
+            .put(offset_of!(L, line), &s.line.to_le_bytes())
+            .append_to(&mut self.sections[sec::SETS]);
     }
 
     pub fn grant(&mut self, g: GrantRec) {
-        let v = &mut self.sections[sec::GRANTS];
-        put_str(v, g.name);
-        put_str(v, g.program);
-        v.push(g.kind as u8);
-        v.extend_from_slice(&[0, 0, 0]);
-        put_u32(v, g.line);
+        use layout::Grant as L;
+        Record::new(sec::GRANTS)
+            .str(offset_of!(L, name), g.name)
+            .str(offset_of!(L, program), g.program)
+            .put(offset_of!(L, kind), &[g.kind as u8])
+            .put(offset_of!(L, line), &g.line.to_le_bytes())
+            .append_to(&mut self.sections[sec::GRANTS]);
     }
 
     pub fn env_file(&mut self, f: EnvFileRec) -> u32 {
+        use layout::EnvFile as L;
         let n = self.count(sec::ENV_FILES);
-        let v = &mut self.sections[sec::ENV_FILES];
-        put_str(v, f.path);
-        v.push(f.role as u8);
-        v.push(u8::from(f.values));
-        v.extend_from_slice(&[0, 0]);
-        put_u32(v, f.line);
+        Record::new(sec::ENV_FILES)
+            .str(offset_of!(L, path), f.path)
+            .put(offset_of!(L, role), &[f.role as u8])
+            .put(offset_of!(L, values), &[u8::from(f.values)])
+            .put(offset_of!(L, line), &f.line.to_le_bytes())
+            .append_to(&mut self.sections[sec::ENV_FILES]);
         n
     }
 
     pub fn file_keep(&mut self, k: FileKeepRec) {
-        let v = &mut self.sections[sec::FILE_KEEPS];
-        put_str(v, k.name);
-        put_u32(v, k.file);
-        put_u32(v, k.pattern);
+        use layout::FileKeep as L;
+        Record::new(sec::FILE_KEEPS)
+            .str(offset_of!(L, name), k.name)
+            .put(offset_of!(L, file), &k.file.to_le_bytes())
+            .put(offset_of!(L, pattern), &k.pattern.to_le_bytes())
+            .append_to(&mut self.sections[sec::FILE_KEEPS]);
     }
 
     pub fn dep(&mut self, d: DepRec) {
-        let v = &mut self.sections[sec::DEPS];
-        put_str(v, d.path);
-        v.extend_from_slice(&d.dev.to_le_bytes());
-        v.extend_from_slice(&d.ino.to_le_bytes());
-        v.extend_from_slice(&d.size.to_le_bytes());
-        v.extend_from_slice(&d.mtime_ns.to_le_bytes());
+        use layout::Dep as L;
+        Record::new(sec::DEPS)
+            .str(offset_of!(L, path), d.path)
+            .put(offset_of!(L, dev), &d.dev.to_le_bytes())
+            .put(offset_of!(L, ino), &d.ino.to_le_bytes())
+            .put(offset_of!(L, size), &d.size.to_le_bytes())
+            .put(offset_of!(L, mtime_ns), &d.mtime_ns.to_le_bytes())
+            .append_to(&mut self.sections[sec::DEPS]);
     }
 
     /// Build the exact-name table and glob list from the patterns written so far.
@@ -147,11 +183,14 @@ impl Writer {
         let mut exact = Vec::new();
         let mut globs = Vec::new();
         for i in 0..n {
-            let r = &self.sections[sec::PATTERNS][i as usize * 24..][..24];
-            let off = u32::from_le_bytes(r[0..4].try_into().unwrap()) as usize;
-            let len = u32::from_le_bytes(r[4..8].try_into().unwrap()) as usize;
+            use layout::Pattern as L;
+            let size = RECORD_LEN[sec::PATTERNS];
+            let r = &self.sections[sec::PATTERNS][i as usize * size..][..size];
+            let at = offset_of!(L, text);
+            let off = u32::from_le_bytes(r[at..at + 4].try_into().unwrap()) as usize;
+            let len = u32::from_le_bytes(r[at + 4..at + 8].try_into().unwrap()) as usize;
             let text = &self.strings[off..off + len];
-            if r[9] == GlobKind::Exact as u8 {
+            if r[offset_of!(L, kind)] == GlobKind::Exact as u8 {
                 exact.push((name_hash(text), i));
             } else {
                 globs.push(i);
