@@ -377,7 +377,9 @@ pub fn program_mask(policy: &Records<'_>, program: &[u8]) -> u64 {
     mask
 }
 
-fn in_scope(scope: u16, mask: u64) -> bool {
+/// Does a rule of `scope` apply to a program of `mask` (`program_mask`)?
+#[inline]
+pub fn in_scope(scope: u16, mask: u64) -> bool {
     scope == GLOBAL || (mask >> (scope as u32 & 63)) & 1 == 1
 }
 

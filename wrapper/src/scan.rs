@@ -20,7 +20,7 @@ use crate::procfs::{self, Skip};
 use crate::{environ, help, source, value};
 use aho_corasick::AhoCorasick;
 use envpolicy::argv::{for_each_credential_value, ArgvRequest, ValueSource};
-use envpolicy::compiled::{sec, Policy, GLOBAL};
+use envpolicy::compiled::{sec, Policy};
 use envpolicy::decide::{self, split_entry, Action};
 use envpolicy::envfile;
 use envpolicy::outcome::{self, describe_rule};
@@ -120,7 +120,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                 }
             }
             Opt::All => all = true,
-            Opt::TmuxLabel => tmux_sockets.push(crate::tmux::labelled_socket(
+            Opt::TmuxLabel => tmux_sockets.push(crate::tmux::label_socket(
                 v.unwrap_or_default().as_encoded_bytes(),
             )),
             Opt::TmuxPath => tmux_sockets.push(PathBuf::from(v.unwrap_or_default())),
@@ -472,7 +472,7 @@ pub fn stale_names<'e>(
         };
         let in_scope = policy
             .pattern(fk.pattern)
-            .is_some_and(|p| p.scope == GLOBAL || (mask >> (p.scope as u32 & 63)) & 1 == 1);
+            .is_some_and(|p| decide::in_scope(p.scope, mask));
         if !in_scope {
             continue;
         }

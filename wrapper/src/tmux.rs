@@ -183,6 +183,12 @@ fn tmux_tool(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         return Ok(0);
     }
     let loaded = source::load(o.policy.as_deref(), source::own_getenv)?;
+    Ok(check_servers(&o, &loaded))
+}
+
+/// Read (and with `--fix`, fix) the servers the options name, under `loaded`;
+/// print what was found; the exit status.
+fn check_servers(o: &Options, loaded: &source::Loaded) -> u8 {
     let policy = loaded.compiled.policy();
     let files = outcome::read_env_files(&policy);
     let tmux = o.tmux.clone().unwrap_or_else(|| PathBuf::from("tmux"));
@@ -193,25 +199,52 @@ fn tmux_tool(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     };
     let mut servers = Vec::new();
     for socket in sockets {
-        // A socket left behind by a server that exited: nothing listens.
-        if std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        if !listens(&socket) {
             if !o.named.is_empty() && !o.quiet {
                 let shown = value::word(socket.as_os_str().as_bytes());
                 println!("no tmux server listens on {shown}");
             }
             continue;
         }
-        servers.push(examine(&policy, &files, &tmux, &socket, &o));
+        servers.push(examine(&policy, &files, &tmux, &socket, o));
     }
     if o.json {
         println!("{}", servers_json(&servers, &loaded.name()));
     } else {
-        print_servers(&servers, &o, &loaded.label());
+        print_servers(&servers, o, &loaded.label());
     }
     let remaining = servers
         .iter()
         .any(|s| s.unreadable.is_some() || s.held.iter().any(|h| !o.fix || !removable(h)));
-    Ok(if remaining && !o.quiet { FINDINGS } else { 0 })
+    if remaining && !o.quiet {
+        FINDINGS
+    } else {
+        0
+    }
+}
+
+/// True when a server listens on `socket` (a socket file outlives a server that
+/// was killed).
+fn listens(socket: &Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket).is_ok()
+}
+
+impl Held {
+    /// What a held name in the global or a session's environment is, in the words
+    /// of both the tool's report and scan's: "holds a stale NAME: ..." or "holds
+    /// NAME, which the policy strips (...)".
+    fn what(&self) -> String {
+        let name = value::word(&self.name);
+        if self.kind == "stale" {
+            format!("holds a stale {name}: {}", self.why)
+        } else {
+            format!(
+                "holds {name}, which the policy {} ({})",
+                past(self.kind),
+                self.why
+            )
+        }
+    }
 }
 
 /// A finding `--fix` removes: a name a server's or a session's environment holds.
@@ -219,8 +252,8 @@ fn removable(h: &Held) -> bool {
     h.kind != "stale" && matches!(h.place, Place::Global | Place::Session { .. })
 }
 
-/// `TMUX_TMPDIR/tmux-UID/LABEL`, as tmux makes it.
-fn label_socket(label: &[u8]) -> PathBuf {
+/// `TMUX_TMPDIR/tmux-UID/LABEL`, as tmux makes it: the socket `-L LABEL` names.
+pub fn label_socket(label: &[u8]) -> PathBuf {
     let tmpdir = std::env::var_os("TMUX_TMPDIR");
     let s = Socket::Label {
         tmpdir: tmpdir
@@ -304,7 +337,7 @@ fn read_server(
         &entries_of(&global),
         &mut s.held,
     );
-    for (id, name) in sessions(&client)? {
+    for (id, name) in sessions(&client) {
         let env = client.run(&["show-environment", "-t", &id])?;
         let place = Place::Session { id, name };
         judge_into(policy, files, place, &entries_of(&env), &mut s.held);
@@ -320,7 +353,7 @@ fn read_server(
         }
     }
     if !o.quiet && !s.policed {
-        for (id, pid) in panes(&client)? {
+        for (id, pid) in panes(&client) {
             let Ok(raw) = procfs::read(pid, "environ") else {
                 continue;
             };
@@ -399,28 +432,29 @@ fn entries_of(listing: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Every session: its id and name.
-fn sessions(client: &Client<'_>) -> Result<Vec<(String, String)>, String> {
-    let out = client.run(&["list-sessions", "-F", "#{session_id} #{session_name}"]);
-    // A server with no session left answers list-sessions with an error.
-    let out = out.unwrap_or_default();
-    Ok(String::from_utf8_lossy(&out)
+/// Every session: its id and name. (A server with no session left answers
+/// list-sessions with an error: none.)
+fn sessions(client: &Client<'_>) -> Vec<(String, String)> {
+    let out = client
+        .run(&["list-sessions", "-F", "#{session_id} #{session_name}"])
+        .unwrap_or_default();
+    String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| l.split_once(' '))
         .map(|(id, name)| (id.to_string(), name.to_string()))
-        .collect())
+        .collect()
 }
 
 /// Every pane: its id and its process.
-fn panes(client: &Client<'_>) -> Result<Vec<(String, u32)>, String> {
+fn panes(client: &Client<'_>) -> Vec<(String, u32)> {
     let out = client
         .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"])
         .unwrap_or_default();
-    Ok(String::from_utf8_lossy(&out)
+    String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| l.split_once(' '))
         .filter_map(|(id, pid)| Some((id.to_string(), pid.parse().ok()?)))
-        .collect())
+        .collect()
 }
 
 /// True when process `pid` maps libenvshim.so: it filters its own execs.
@@ -551,14 +585,9 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
                     "holds {name} ({}), which pipe-pane commands get: restart the server under envshim",
                     h.why
                 ),
-                (_, "stale") => format!("holds a stale {name}: {}", h.why),
-                _ => format!(
-                    "holds {name}, which the policy {} ({})",
-                    past(h.kind),
-                    h.why
-                ),
+                _ => h.what(),
             };
-            println!("{head}: {} {what}", place_subject(&h.place));
+            println!("{head}: {} {what}", h.place.text());
         }
         if shown.is_empty() && s.removed.is_empty() && !s.policed {
             println!("{head}: no findings");
@@ -584,14 +613,6 @@ fn warn_server_process(head: &str, held: &[Held]) {
             who(),
             names.join(", ")
         );
-    }
-}
-
-fn place_subject(p: &Place) -> String {
-    let t = p.text();
-    match p {
-        Place::Global => format!("{}{}", t[..1].to_uppercase(), &t[1..]).replacen("The", "the", 1),
-        _ => t,
     }
 }
 
@@ -662,7 +683,7 @@ pub fn scan_findings(
     let tmux = PathBuf::from("tmux");
     let mut out = Vec::new();
     for socket in sockets.unwrap_or_else(user_sockets) {
-        if std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        if !listens(&socket) {
             continue;
         }
         let s = examine(policy, files, &tmux, &socket, &o);
@@ -671,25 +692,16 @@ pub fn scan_findings(
             eprintln!("envwrap: scan: tmux server {shown}: not read: {why}");
         }
         for h in s.held.iter().filter(|h| removable(h) || h.kind == "stale") {
-            let name = value::word(&h.name);
-            let what = if h.kind == "stale" {
-                format!("holds a stale {name}: {}", h.why)
-            } else {
-                format!(
-                    "holds {name}, which the policy {} ({})",
-                    past(h.kind),
-                    h.why
-                )
-            };
             out.push(crate::scan::Finding {
                 pid: s.pid.unwrap_or(0),
                 program: "tmux server".to_string(),
                 kind: if h.kind == "stale" { "tmux.stale" } else { "tmux.held" },
-                variable: Some(name),
+                variable: Some(value::word(&h.name)),
                 index: None,
                 why: format!(
-                    "socket {shown}: {} {what}; envwrap tmux-env --fix -S {shown} removes it from the server",
-                    place_subject(&h.place)
+                    "socket {shown}: {} {}; envwrap tmux-env --fix -S {shown} removes it from the server",
+                    h.place.text(),
+                    h.what()
                 ),
             });
         }
@@ -697,21 +709,11 @@ pub fn scan_findings(
     out
 }
 
-/// The socket `-L NAME` names, for this user.
-pub fn labelled_socket(label: &[u8]) -> PathBuf {
-    label_socket(label)
-}
-
 /// For `envwrap -- tmux ...` without the shim in tmux: fix the server the client
-/// `argv` talks to before it runs, when its command may start a process there.
-/// `env` is the client's environment. Failures are reported, never fatal: the
-/// client runs, as it would have.
-pub fn fix_before_client(
-    policy_path: Option<&Path>,
-    tmux: &Path,
-    argv: &[Vec<u8>],
-    env: &[Vec<u8>],
-) {
+/// `argv` talks to before it runs, when its command may start a process there,
+/// under the policy the run loaded. `env` is the client's environment. What it
+/// finds is reported, never fatal: the client runs, as it would have.
+pub fn fix_before_client(loaded: &source::Loaded, tmux: &Path, argv: &[Vec<u8>], env: &[Vec<u8>]) {
     let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
     let is_tmux = envpolicy::pairs::carrier(tmux.as_os_str().as_bytes())
         == Some(envpolicy::pairs::Carrier::Tmux);
@@ -724,17 +726,16 @@ pub fn fix_before_client(
         get(b"TMUX"),
         get(b"TMUX_TMPDIR"),
     ));
-    let mut tool: Vec<OsString> = vec!["--fix".into(), "--skip-policed".into(), "--quiet".into()];
-    if envpolicy::tmux::pipes_a_pane(&args) {
-        tool.push("--warn-server-environ".into());
-    }
-    tool.extend(["-S".into(), socket.into_os_string()]);
-    tool.extend(["--tmux".into(), tmux.as_os_str().to_owned()]);
-    if let Some(p) = policy_path {
-        tool.extend(["--policy".into(), p.as_os_str().to_owned()]);
-    }
-    let mut ignored = false;
-    if let Err(f) = tmux_tool(tool, &mut ignored) {
-        eprintln!("envwrap: {}", f.message);
-    }
+    // What the shim's check runs: `--fix --skip-policed --quiet -S SOCKET
+    // --tmux TMUX [--warn-server-environ]`.
+    let o = Options {
+        named: vec![socket],
+        fix: true,
+        skip_policed: true,
+        warn_server_environ: envpolicy::tmux::pipes_a_pane(&args),
+        quiet: true,
+        tmux: Some(tmux.to_path_buf()),
+        ..Options::default()
+    };
+    check_servers(&o, loaded);
 }
