@@ -16,18 +16,9 @@ pub extern "C" fn envshim_describe() -> ! {
     // constructor. The loader names the program's object "", so this library's
     // path is taken from /proc/self/exe instead: envwrap is found beside it.
     crate::real::resolve_all();
-    let mut exe = [0u8; 4097];
-    // SAFETY: readlink writes at most `len - 1` bytes, so `exe` stays
-    // NUL-terminated.
-    unsafe {
-        sys::sys_call!(
-            libc::SYS_readlink,
-            c"/proc/self/exe".as_ptr(),
-            exe.as_mut_ptr(),
-            exe.len() - 1
-        )
-    };
-    crate::sticky::capture(exe.as_ptr().cast());
+    let mut space = [0u8; 4097];
+    let exe = sys::own_exe(&mut space).map_or(core::ptr::null(), |e| e.as_ptr().cast());
+    crate::sticky::capture(exe);
     crate::policy::init(b"libenvshim.so");
     let mut m = Msg::<4096>::new();
     m.push(b"libenvshim.so ")

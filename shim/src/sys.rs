@@ -147,6 +147,24 @@ macro_rules! sys_call {
 }
 pub(crate) use sys_call;
 
+/// This program's executable (`/proc/self/exe`), NUL-terminated, in `out`; `None`
+/// when it cannot be read or does not fit.
+pub fn own_exe(out: &mut [u8]) -> Option<&[u8]> {
+    let cap = out.len().checked_sub(1)?;
+    // SAFETY: the path is NUL-terminated and `out` has room for `cap` bytes.
+    let n = unsafe {
+        crate::sys::sys_call!(
+            libc::SYS_readlink,
+            c"/proc/self/exe".as_ptr(),
+            out.as_mut_ptr(),
+            cap
+        )
+    };
+    let n = usize::try_from(n).ok().filter(|&n| n > 0 && n < cap)?;
+    *out.get_mut(n)? = 0;
+    out.get(..=n)
+}
+
 /// The process's `environ` pointer at this moment (may be NULL).
 #[inline]
 pub fn environ_ptr() -> *const *const c_char {

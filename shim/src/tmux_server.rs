@@ -123,7 +123,8 @@ fn run_check(socket_c: &[u8], source: &[u8], pipes: bool) {
     };
     let envwrap = envwrap.c_path();
     let mut exe_space = [0u8; PATH_MAX + 1];
-    let Some(exe) = own_exe(&mut exe_space) else {
+    // The tmux envwrap runs to talk to the server: of the server's own version.
+    let Some(exe) = sys::own_exe(&mut exe_space) else {
         return warn(socket_c, b"its own executable could not be read");
     };
     let mut policy_space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
@@ -173,24 +174,6 @@ fn run_check(socket_c: &[u8], source: &[u8], pipes: bool) {
         Ok(Waited::TimedOut) => warn(socket_c, b"envwrap did not finish within 20 seconds"),
         Err(_) => warn(socket_c, b"envwrap could not be started"),
     }
-}
-
-/// This program's executable (`/proc/self/exe`), NUL-terminated, in `out`: the
-/// tmux envwrap runs to talk to the server, of the server's own version.
-fn own_exe(out: &mut [u8]) -> Option<&[u8]> {
-    let cap = out.len().checked_sub(1)?;
-    // SAFETY: the path is NUL-terminated and `out` has room for `cap` bytes.
-    let n = unsafe {
-        sys::sys_call!(
-            libc::SYS_readlink,
-            c"/proc/self/exe".as_ptr(),
-            out.as_mut_ptr(),
-            cap
-        )
-    };
-    let n = usize::try_from(n).ok().filter(|&n| n > 0 && n < cap)?;
-    *out.get_mut(n)? = 0;
-    out.get(..=n)
 }
 
 /// One line on stderr: the server was not checked, and why. Names the socket,
