@@ -59,7 +59,11 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
 /// 64-bit FNV-1a of `bytes`.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h = FNV_OFFSET;
+    fnv1a64_more(FNV_OFFSET, bytes)
+}
+
+/// 64-bit FNV-1a of what gave `h`, followed by `bytes`.
+pub fn fnv1a64_more(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h ^= u64::from(b);
         h = h.wrapping_mul(FNV_PRIME);

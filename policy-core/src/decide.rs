@@ -210,6 +210,10 @@ pub struct EnvRequest<'r> {
     pub preload: Option<&'r [u8]>,
     /// Rule 8: the `ENVSHIM_POLICY=...` entry the shim was loaded with.
     pub policy_entry: Option<&'r [u8]>,
+    /// Rule 8: the `ENVSHIM_HINT=...` entry for this child ([`crate::hint::entry`]),
+    /// or `None`. Every other `ENVSHIM_HINT` in `env` is dropped: only the shim
+    /// that starts a child may speak for it.
+    pub hint: Option<&'r [u8]>,
     /// [`file_keep_value`] of every `FILE_KEEPS` record, by index, looked up in
     /// advance in the same `env_files` (libenvshim.so keeps them with its cached
     /// files, so that an exec does not parse the files again); `None`: look them up.
@@ -291,10 +295,13 @@ pub fn scratch_sizes(policy: &Policy<'_>, n: usize, preload_len: usize) -> Short
     Shortfall {
         verdicts: n,
         seen: table_size(n),
-        emits: n + policy.count(sec::SETS) + policy.count(sec::FILE_KEEPS) + 2,
-        bytes: 256 + preload_len * 2,
+        emits: n + policy.count(sec::SETS) + policy.count(sec::FILE_KEEPS) + STAY_ENTRIES,
+        bytes: 256 + preload_len * 2 + crate::hint::ENTRY_LEN,
     }
 }
+
+/// The entries rule 8 may add: `ENVSHIM_POLICY`, `ENVSHIM_HINT` and `LD_PRELOAD`.
+const STAY_ENTRIES: usize = 3;
 
 fn table_size(n: usize) -> usize {
     n.saturating_mul(2).max(8).next_power_of_two()
@@ -871,7 +878,7 @@ pub fn decide_env(
     seen.fill(u32::MAX);
     let verdicts = &mut *scratch.verdicts;
 
-    let own_at = judge_entries(policy, req, mask, seen, verdicts);
+    let own = judge_entries(policy, req, mask, seen, verdicts);
     if req.renamed_files != 0 {
         names_declared_since(policy, req, verdicts);
     }
@@ -883,6 +890,7 @@ pub fn decide_env(
         n_emits: 0,
         n_bytes: 0,
         need_bytes: 0,
+        need_emits: 0,
     };
     for i in 0..n {
         if verdicts.get(i).is_some_and(|v| v.action.passes()) {
@@ -892,10 +900,11 @@ pub fn decide_env(
     let seen: &[u32] = seen;
     let files = add_file_values(policy, req, mask, verdicts, seen, &mut out);
     let sets = add_sets(policy, req, mask, verdicts, seen, &mut out);
-    let stayed = add_stay_entries(policy, req, own_at, verdicts, seen, &mut out);
+    let stayed = add_stay_entries(policy, req, own, verdicts, seen, &mut out);
 
-    if out.need_bytes > out.bytes.len() {
+    if out.need_bytes > out.bytes.len() || out.need_emits > out.emits.len() {
         need.bytes = out.need_bytes.max(need.bytes) + 64;
+        need.emits = out.need_emits.max(need.emits);
         return Err(need);
     }
     let mut summary = EnvSummary {
@@ -925,9 +934,18 @@ pub fn decide_env(
     Ok(summary)
 }
 
+/// Where rule 8's own entries already are in the input, kept as rule 8 would put
+/// them (the first copy of their name), so that it need not add them.
+#[derive(Clone, Copy, Default)]
+struct OwnEntries {
+    /// The `ENVSHIM_POLICY=...` entry.
+    policy_at: Option<usize>,
+    /// The `ENVSHIM_HINT=...` entry (`EnvRequest::hint`).
+    hint_at: Option<usize>,
+}
+
 /// Rules 1 to 5, entry by entry, into `verdicts`: returns where the shim's own
-/// `ENVSHIM_POLICY=...` entry is kept as rule 8 would put it (the first copy of its
-/// name), if it is.
+/// entries are kept as rule 8 would put them.
 #[inline(always)]
 fn judge_entries(
     policy: &Policy<'_>,
@@ -935,11 +953,13 @@ fn judge_entries(
     mask: u64,
     seen: &mut [u32],
     verdicts: &mut [Verdict],
-) -> Option<usize> {
-    // The shim's own entry, which rule 8 puts back whatever rules 1 to 5 say of it.
+) -> OwnEntries {
+    // The shim's own entries, which rule 8 puts back whatever rules 1 to 5 say of
+    // them.
     let sticky = policy.settings().sticky;
     let own_entry = req.policy_entry.filter(|_| sticky).unwrap_or(&[]);
-    let mut own_at = None;
+    let own_hint = req.hint.filter(|_| sticky).unwrap_or(&[]);
+    let mut own = OwnEntries::default();
     for (i, entry) in req.env.iter().enumerate() {
         let verdict = match split_entry(entry) {
             None => Verdict::new(Action::Strip, Rule::NoEquals),
@@ -958,8 +978,18 @@ fn judge_entries(
                     // every environment; judged, a path can look like a token's
                     // start and cost the full shape search.)
                     None if entry.len() == own_entry.len() && *entry == own_entry => {
-                        own_at = Some(i);
+                        own.policy_at = Some(i);
                         Verdict::new(Action::Keep, Rule::Sticky)
+                    }
+                    // A hint speaks for one child only: this one's is kept where
+                    // it is, any other dropped (and never judged as a value).
+                    None if name == crate::hint::NAME => {
+                        if *entry == own_hint {
+                            own.hint_at = Some(i);
+                            Verdict::new(Action::Keep, Rule::Sticky)
+                        } else {
+                            Verdict::new(Action::Strip, Rule::Sticky)
+                        }
                     }
                     None => {
                         let v =
@@ -977,7 +1007,7 @@ fn judge_entries(
             *slot = verdict;
         }
     }
-    own_at
+    own
 }
 
 /// What [`add_file_values`] added and refused.
@@ -1143,14 +1173,14 @@ fn add_sets(
     done
 }
 
-/// Rule 8, stay (with `sticky = true`): the shim's `ENVSHIM_POLICY` entry, unless
-/// it is already there and passing (`own_at`), and the shim in `LD_PRELOAD`.
-/// Returns how many entries it added.
+/// Rule 8, stay (with `sticky = true`): the shim's `ENVSHIM_POLICY` entry and the
+/// child's start-up hint, each unless it is already there and passing (`own`), and
+/// the shim in `LD_PRELOAD`. Returns how many entries it added.
 #[inline(always)]
 fn add_stay_entries(
     policy: &Policy<'_>,
     req: &EnvRequest<'_>,
-    own_at: Option<usize>,
+    own: OwnEntries,
     verdicts: &mut [Verdict],
     seen: &[u32],
     out: &mut Builder<'_, '_>,
@@ -1159,10 +1189,14 @@ fn add_stay_entries(
         return 0;
     }
     let mut added = 0;
-    if let Some(entry) = req.policy_entry {
+    for (entry, at) in [
+        (req.policy_entry, own.policy_at),
+        (req.hint, own.hint_at),
+    ] {
+        let Some(entry) = entry else { continue };
         // Already there and passing (kept above, and not replaced by a set):
         // nothing to add, and nothing changes.
-        let there = own_at
+        let there = at
             .and_then(|i| verdicts.get(i))
             .is_some_and(|v| v.action.passes());
         if let Some((name, _)) = split_entry(entry).filter(|_| !there) {
@@ -1568,10 +1602,14 @@ struct Builder<'e, 'b> {
     n_emits: usize,
     n_bytes: usize,
     need_bytes: usize,
+    /// Emits pushed, whether or not they fitted: the decision is retried with
+    /// room for all of them rather than losing one.
+    need_emits: usize,
 }
 
 impl Builder<'_, '_> {
     fn push(&mut self, e: Emit) {
+        self.need_emits += 1;
         if let Some(slot) = self.emits.get_mut(self.n_emits) {
             *slot = e;
             self.n_emits += 1;
@@ -1772,6 +1810,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             env_files: files,
             preload: None,
             policy_entry: None,
+            hint: None,
             file_values: cached.then_some(&values[..]),
             file_judged: cached.then_some(&judged[..]),
             renamed_files: 0,
@@ -1862,6 +1901,63 @@ program = "tool"
             super::file_value_passes_globally(&policy, 0, &a, &mut buf),
             None
         );
+    }
+
+    /// Rule 8's hint: the one the caller gives is added or kept where it is; any
+    /// other `ENVSHIM_HINT` is dropped, and never judged as a value; with no
+    /// emit room to spare, the decision asks for more rather than losing one.
+    #[test]
+    fn only_the_callers_hint_reaches_the_child() {
+        use super::*;
+        let c = compiled("version = 1\n", "/hint.toml");
+        let policy = open_policy(&c);
+        let run = |env: &[&[u8]], hint: Option<&[u8]>| -> Vec<Vec<u8>> {
+            let req = EnvRequest {
+                program: b"/bin/true",
+                env,
+                env_files: &[],
+                preload: Some(b"/lib/libenvshim.so"),
+                policy_entry: Some(b"ENVSHIM_POLICY=/hint.toml"),
+                hint,
+                file_values: None,
+                file_judged: None,
+                renamed_files: 0,
+                parent_env: &[],
+            };
+            let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
+            emits[..summary.emitted]
+                .iter()
+                .map(|e| match *e {
+                    Emit::Input(i) => env[i as usize].to_vec(),
+                    Emit::Built { start, len, .. } => {
+                        bytes[start as usize..(start + len) as usize].to_vec()
+                    }
+                    Emit::Pooled { entry, .. } => policy.str(entry).to_vec(),
+                })
+                .collect()
+        };
+        let ours: &[u8] = b"ENVSHIM_HINT=1-0123456789abcdef";
+        let hints = |env: &[Vec<u8>]| -> Vec<Vec<u8>> {
+            env.iter()
+                .filter(|e| e.starts_with(b"ENVSHIM_HINT="))
+                .cloned()
+                .collect()
+        };
+        // Forged, and a token-shaped value that rule 4 would refuse.
+        let forged: &[&[u8]] = &[
+            b"PATH=/bin",
+            b"ENVSHIM_HINT=ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+        ];
+        assert_eq!(hints(&run(forged, Some(ours))), vec![ours.to_vec()]);
+        assert_eq!(hints(&run(forged, None)), Vec::<Vec<u8>>::new());
+        // Already there: kept in place, nothing else added.
+        let there: &[&[u8]] = &[b"PATH=/bin", ours];
+        let child = run(there, Some(ours));
+        assert_eq!(child[1], ours);
+        assert_eq!(hints(&child).len(), 1);
+        // An empty environment gets all three of rule 8's entries.
+        let empty = run(&[], Some(ours));
+        assert_eq!(empty.len(), 3, "{empty:?}");
     }
 
     #[test]

@@ -46,8 +46,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, lookup, pairs, readable, search, shape, shown,
-    tmux, writers
+    argv, bytes, cache_key, decide, envfile, glob, hint, lookup, pairs, readable, search, shape,
+    shown, tmux, writers
 );
 
 pub mod builtin;

@@ -69,6 +69,7 @@ fn bench(c: &mut Criterion) {
                     env_files: &file_refs,
                     preload: None,
                     policy_entry: None,
+                    hint: None,
                     file_values: None,
                     file_judged: None,
                     renamed_files: 0,

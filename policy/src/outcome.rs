@@ -176,6 +176,7 @@ pub fn decide_with(
         env_files: &files,
         preload,
         policy_entry,
+        hint: None,
         file_values: None,
         file_judged: None,
         renamed_files: renamed_files(policy),

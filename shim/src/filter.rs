@@ -216,6 +216,15 @@ unsafe fn apply(
     } else {
         None
     };
+    let hint = policy_entry.and_then(|entry| {
+        let argv0 = if na > 0 {
+            // SAFETY: argv[0] is NUL-terminated (caller's contract).
+            unsafe { bytes(at(argv, 0)) }
+        } else {
+            &[]
+        };
+        crate::hint::for_child(active, entry, argv0)
+    });
 
     // The env files: from the cache (one `stat` each), or read for this exec.
     let held = crate::env_cache::claim(policy);
@@ -264,6 +273,7 @@ unsafe fn apply(
         files_bytes,
         preload,
         policy_entry,
+        hint: hint.as_ref().map(|h| &h[..]),
     };
     let result = loop {
         match attempt(&input, plan, scratch) {
@@ -337,6 +347,8 @@ struct ExecInput<'a> {
     files_bytes: usize,
     preload: Option<&'a [u8]>,
     policy_entry: Option<&'a [u8]>,
+    /// This child's start-up hint entry (`crate::hint::for_child`).
+    hint: Option<&'a [u8]>,
 }
 
 /// The caller's arrays as byte slices (without their NULs).
@@ -521,6 +533,7 @@ fn decide_env_in<'s>(
         env_files: inputs.contents,
         preload: x.preload,
         policy_entry: x.policy_entry,
+        hint: x.hint,
         file_values: x.cached.and_then(|h| h.file_values()),
         file_judged: x.cached.and_then(|h| h.file_judged()),
         renamed_files: x.renamed,

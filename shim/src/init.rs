@@ -44,14 +44,17 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
     } else {
         &[]
     };
-    crate::policy::init(prog);
-    // One look at the policy's header and records for both (see `with_peeked`).
-    crate::policy::with_peeked(|peeked| {
-        crate::filter::open_log(peeked);
-        // SAFETY: the loader passes the process's own argc/argv to `.init_array`
-        // functions, before `main`, with no other thread running.
-        unsafe { crate::scrub::at_load(peeked, prog, argc, argv) };
-    });
+    // A process that took the start-up hint has no log to open and nothing to
+    // scrub (`crate::hint`).
+    if crate::policy::init(prog) {
+        // One look at the policy's header and records for both (see `with_peeked`).
+        crate::policy::with_peeked(|peeked| {
+            crate::filter::open_log(peeked);
+            // SAFETY: the loader passes the process's own argc/argv to
+            // `.init_array` functions, before `main`, with no other thread running.
+            unsafe { crate::scrub::at_load(peeked, prog, argc, argv) };
+        });
+    }
     // SAFETY: as above.
     unsafe { crate::tmux_server::at_load(prog, argc, argv) };
 }

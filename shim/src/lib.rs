@@ -51,6 +51,7 @@ pub mod exec;
 pub mod filter;
 pub mod fork;
 pub mod helper;
+pub mod hint;
 pub mod init;
 pub mod load;
 pub mod next_object;

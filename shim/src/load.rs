@@ -350,6 +350,13 @@ fn stamp_noting_distrust(
     Some(stamp_of(&st))
 }
 
+/// Is the policy file `path`, which `policy` was compiled from, unchanged since
+/// the compile? One `stat` (`cache_key::check_policy_file`); a change of its mode or
+/// owner changes its stamp too. For the start-up hint (`crate::hint`), at an exec.
+pub fn policy_file_unchanged(policy: &Records<'_>, path: &[u8]) -> bool {
+    cache_key::check_policy_file(policy, path, |p| stat_c(p).ok().map(|st| stamp_of(&st))).is_ok()
+}
+
 /// A read-only private mapping of a whole cache file.
 struct Mapping {
     ptr: *mut u8,
@@ -500,6 +507,14 @@ pub fn load(prog: &[u8]) -> Loaded {
         Config::TooLong => find_config_long(prog),
         Config::None => Loaded::Builtin { warning: None },
     }
+}
+
+/// The policy of a process that took the start-up hint (`crate::hint`), loaded at
+/// its first exec, `fork` or `posix_spawn`: the file `ENVSHIM_POLICY` named when
+/// the constructor ran (`path_c`, absolute and NUL-terminated: the hint matched
+/// it), whatever the program did to its environment since.
+pub fn load_hinted(path_c: &[u8]) -> Loaded {
+    load_file(path_c, true, b"")
 }
 
 /// Where [`find_config`] looked.
@@ -759,9 +774,7 @@ fn quick(m: Mapping, ctx: &Ctx<'_>, prog: &[u8]) -> Result<Loaded, Mapping> {
     let Ok((policy, notes)) = cache_key::open_peek(file) else {
         return Err(m);
     };
-    let at_load = notes.failure().is_some()
-        || policy.log_path().is_some()
-        || envpolicy_core::decide::self_scrub(&policy, prog);
+    let at_load = notes.failure().is_some() || envpolicy_core::hint::needed_at_load(&policy, prog);
     if at_load {
         return Err(m);
     }

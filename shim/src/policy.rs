@@ -87,6 +87,9 @@ const EMPTY: u8 = 0;
 const PENDING: u8 = 1;
 const BUSY: u8 = 2;
 const READY: u8 = 3;
+/// The constructor took the start-up hint (`crate::hint`) and loaded nothing: the
+/// first exec, `fork` or `posix_spawn` loads the policy (then as PENDING).
+const HINTED: u8 = 4;
 
 /// The constructor records the policy's bytes (`PENDING`); the first exec finishes
 /// the cache's check if the constructor deferred part of it (`complete`), copies
@@ -136,8 +139,16 @@ unsafe fn validated() -> Option<&'static Active> {
 /// Called once by the constructor, with `argv[0]`: finds the configured policy and
 /// maps its compiled cache, compiling it first when it is missing or stale (see
 /// `load`). Only the header of the compiled form is read here.
+///
+/// A process that takes the start-up hint (`crate::hint::taken`) does none of it:
+/// returns false, and the policy is loaded where it is first needed. True when the
+/// policy was loaded, and the constructor may look at it (`with_peeked`).
 #[inline(always)] // As `real::resolve_all`.
-pub fn init(prog: &[u8]) {
+pub fn init(prog: &[u8]) -> bool {
+    if crate::hint::taken(prog) {
+        SLOT.state.store(HINTED, Ordering::Release);
+        return false;
+    }
     let saved = crate::sys::errno();
     let pending = Pending::of(crate::load::load(prog));
     crate::sys::set_errno(saved);
@@ -145,6 +156,34 @@ pub fn init(prog: &[u8]) {
     // so readers do not touch `pending`).
     unsafe { *SLOT.pending.get() = Some(pending) };
     SLOT.state.store(PENDING, Ordering::Release);
+    true
+}
+
+/// The load the constructor left to the first exec, `fork` or `posix_spawn` of a
+/// process that took the start-up hint: the policy file the hint was for, checked
+/// in full (compiled first when stale), as the constructor of a process without a
+/// hint would have found it.
+///
+/// Called only by the thread that moved the state from HINTED to BUSY.
+fn load_hinted() -> Option<Pending> {
+    let path_c = crate::hint::captured_policy_c()?;
+    let saved = crate::sys::errno();
+    let loaded = Pending::of(crate::load::load_hinted(path_c));
+    crate::sys::set_errno(saved);
+    Some(loaded)
+}
+
+/// What a thread execs under while another one loads the policy of a process that
+/// took the start-up hint (or a signal handler interrupted that load): no policy
+/// to decide with yet, and none laxer taken in its place.
+fn loading_elsewhere() -> Option<Active> {
+    floor().map(|policy| Active {
+        policy,
+        source: b"<fail-closed floor>",
+        warning: Some(
+            b"envshim: the policy was still being loaded by another thread: this exec is judged under the fail-closed floor",
+        ),
+    })
 }
 
 fn validate(p: Pending) -> Option<Active> {
@@ -231,7 +270,9 @@ fn private_copy(p: Pending) -> Pending {
 /// x86, which in a fork child is a copy-on-write fault.
 pub fn after_fork_in_child() {
     if SLOT.state.load(Ordering::Relaxed) == BUSY {
-        SLOT.state.store(PENDING, Ordering::Release);
+        // The constructor's policy, or (it took the hint) none yet.
+        let back = if pending().is_some() { PENDING } else { HINTED };
+        SLOT.state.store(back, Ordering::Release);
     }
 }
 
@@ -263,26 +304,35 @@ pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
 #[cold]
 fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
     match state {
-        PENDING => {
+        PENDING | HINTED => {
             if SLOT
                 .state
-                .compare_exchange(PENDING, BUSY, Ordering::Acquire, Ordering::Acquire)
+                .compare_exchange(state, BUSY, Ordering::Acquire, Ordering::Acquire)
                 .is_ok()
             {
-                let active = pending().map(complete).map(private_copy).and_then(validate);
-                // SAFETY: this thread alone moved PENDING to BUSY; nobody reads
+                let first = if state == HINTED {
+                    load_hinted()
+                } else {
+                    pending()
+                };
+                let active = first.map(complete).map(private_copy).and_then(validate);
+                // SAFETY: this thread alone moved the state to BUSY; nobody reads
                 // `active` before READY is stored below.
                 unsafe { (*ACTIVE.0.get()).write(active) };
                 SLOT.state.store(READY, Ordering::Release);
                 // SAFETY: as for READY in `with_active`.
                 return f(unsafe { validated() });
             }
-            f(pending().and_then(validate).as_ref())
+            // Another thread moved it first.
+            with_active_slow(SLOT.state.load(Ordering::Acquire), f)
         }
         // SAFETY: READY publishes `active` (a thread moved the state since the
         // caller's load).
         READY => f(unsafe { validated() }),
-        BUSY => f(pending().and_then(validate).as_ref()),
+        BUSY => match pending() {
+            Some(p) => f(validate(p).as_ref()),
+            None => f(loading_elsewhere().as_ref()),
+        },
         // Before our constructor: validate the built-in policy on the stack.
         _ => f(builtin().as_ref()),
     }
@@ -294,7 +344,7 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
 /// pay for a full validation.
 pub fn with_peeked<R>(f: impl FnOnce(Option<&Records<'static>>) -> R) -> R {
     let bytes = match SLOT.state.load(Ordering::Acquire) {
-        EMPTY => DEFAULT,
+        EMPTY | HINTED => DEFAULT,
         _ => pending().map_or(DEFAULT, |p| p.bytes),
     };
     f(Policy::peek(bytes).ok().as_ref())

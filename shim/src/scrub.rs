@@ -173,6 +173,7 @@ unsafe fn scrub(
         env_files: contents,
         preload: None,
         policy_entry: None,
+        hint: None,
         file_values: None,
         file_judged: None,
         renamed_files: renamed,

@@ -120,7 +120,11 @@ fn seen(o: &Outcome, report: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let env: Vec<Vec<u8>> = r
         .proc_environ
         .into_iter()
-        .filter(|e| !e.starts_with(b"LD_PRELOAD=") && !e.starts_with(b"ENVSHIM_POLICY="))
+        .filter(|e| {
+            !e.starts_with(b"LD_PRELOAD=")
+                && !e.starts_with(b"ENVSHIM_POLICY=")
+                && !e.starts_with(b"ENVSHIM_HINT=")
+        })
         .collect();
     (r.argv, env)
 }

@@ -287,7 +287,7 @@ fn an_empty_environment_gets_only_what_the_policy_adds() {
     );
     assert_eq!(
         run(&sb, Some(&policy)),
-        "ENVSHIM_POLICY LD_PRELOAD TZ",
-        "a policy file with a set"
+        "ENVSHIM_HINT ENVSHIM_POLICY LD_PRELOAD TZ",
+        "a policy file with a set: the shim's own entries (rule 8) and TZ"
     );
 }

@@ -78,16 +78,17 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// A pipeline through several exec'd programs (and pipes, a subshell, a here-string,
-/// xargs), printing the environment it ran with, less the shim's own entry.
+/// xargs), printing the environment it ran with, less the shim's own entries
+/// (`LD_PRELOAD`, and the start-up hint each child of a policed parent gets).
 const PIPELINE: &str = r#"
 set -o pipefail
 printf '%s\n' delta alpha charlie bravo alpha | sort | uniq -c | awk '{print $2 ":" $1}' | tr a-z A-Z
 /bin/echo "$SHAPED_VALUE" | cut -c1-4
 seq 1 200 | xargs -n 50 echo | wc -l
 ( cd / && /bin/pwd ) | sed 's/^/cwd=/'
-env | grep -v -e '^LD_PRELOAD=' -e '^_=' | LC_ALL=C sort | sha256sum
+env | grep -v -e '^LD_PRELOAD=' -e '^ENVSHIM_HINT=' -e '^_=' | LC_ALL=C sort | sha256sum
 env | grep -c -e '^MY_API_TOKEN=' -e '^SHAPED_VALUE=' -e '^LD_LIBRARY_PATH=' -e '^BASH_ENV='
-/usr/bin/env -i /usr/bin/env | grep -v -e '^LD_PRELOAD=' -e '^ENVSHIM_POLICY=' | wc -l
+/usr/bin/env -i /usr/bin/env | grep -v -e '^LD_PRELOAD=' -e '^ENVSHIM_POLICY=' -e '^ENVSHIM_HINT=' | wc -l
 exit 3
 "#;
 

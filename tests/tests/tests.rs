@@ -35,6 +35,7 @@ mod shim_memcheck;
 mod shim_policy_load;
 mod shim_popen;
 mod shim_python;
+mod shim_start_hint;
 mod shim_sticky;
 mod shim_threads;
 mod shim_tmux_loop;

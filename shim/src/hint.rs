@@ -1,0 +1,64 @@
+//! The start-up hint, as the shim gives and takes it (the rule is
+//! `envpolicy_core::hint`; the design is docs/adr/0015-start-up-hint.md).
+//!
+//! - **Giving** ([`for_child`]): at each exec under a policy file, the parent asks
+//!   the core for the child's `ENVSHIM_HINT` entry, and backs its word that the
+//!   policy it enforces is the file as it is now with one `stat` of that file, made
+//!   only when a hint would otherwise be given.
+//! - **Taking** ([`taken`]): the constructor of a process whose environment holds a
+//!   hint that matches its policy path and `argv[0]` leaves the policy alone; the
+//!   policy is mapped and checked in full at the first exec, `fork` or
+//!   `posix_spawn` (`crate::policy`). A process that takes a hint makes no system
+//!   call for the policy before `main`.
+
+use envpolicy_core::hint;
+
+use crate::policy::Active;
+use crate::sticky::{self, Captured};
+use crate::sys;
+
+/// The `ENVSHIM_POLICY` entry's value, NUL-terminated, as the constructor captured
+/// it (`ENVSHIM_POLICY=<path>` with its NUL).
+pub fn captured_policy_c() -> Option<&'static [u8]> {
+    match sticky::policy() {
+        Captured::Present(c) => c.to_bytes_with_nul().strip_prefix(b"ENVSHIM_POLICY="),
+        _ => None,
+    }
+}
+
+/// Does this process's environment hold a hint for it: `ENVSHIM_HINT` matching
+/// the `ENVSHIM_POLICY` the constructor captured and `prog` (`argv[0]`)?
+/// Constructor only, after `sticky::capture`.
+#[inline(always)] // As `real::resolve_all`.
+pub fn taken(prog: &[u8]) -> bool {
+    // SAFETY: `environ` is the process's NULL-terminated environment, read in the
+    // constructor before any other thread can change it.
+    let Some(value) = (unsafe { sys::env_get(sys::environ_ptr(), hint::NAME) }) else {
+        return false;
+    };
+    let Some(path_c) = captured_policy_c() else {
+        return false;
+    };
+    let path = path_c.strip_suffix(b"\0").unwrap_or(path_c);
+    // SAFETY: `env_get` returns a pointer into a NUL-terminated entry.
+    let value = unsafe { sys::cstr_bytes(value) };
+    hint::matches(value, path, prog)
+}
+
+/// The `ENVSHIM_HINT=...` entry for a child started with `argv0` under `active`,
+/// whose `ENVSHIM_POLICY` entry is `policy_entry`; `None` when the child must load
+/// the policy at its start (the core's rule), the floor is in force, or the policy
+/// file changed since this process compiled or loaded it (one `stat`).
+pub fn for_child(
+    active: &Active,
+    policy_entry: &[u8],
+    argv0: &[u8],
+) -> Option<[u8; hint::ENTRY_LEN]> {
+    if active.is_floor() {
+        return None;
+    }
+    let path = policy_entry.strip_prefix(b"ENVSHIM_POLICY=")?;
+    hint::entry(&active.policy, path, argv0, || {
+        crate::load::policy_file_unchanged(&active.policy, active.source)
+    })
+}

@@ -1,0 +1,329 @@
+//! The start-up hint (docs/adr/0015-start-up-hint.md, shim/src/hint.rs): a child
+//! of a policed parent that needs nothing from the policy before `main` makes no
+//! system call for it there, and loads it at its first exec; a program the policy
+//! self-scrubs, and the first process, load it at start; an edit of the policy
+//! reaches the programs a running process starts after it.
+//!
+//! What a process did before `main` is read with strace, as a user would check
+//! it: the lines of the trace that name the policy file or its cache directory.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use envshim_e2e::*;
+
+/// Strips `MARK_A`; keeps everything else.
+const POLICY: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n";
+
+/// Counts `MARK_B` as a credential and self-scrubs `PROGRAM` (replaced by the
+/// test): the program removes `MARK_B` from its own environment at load.
+const SCRUBS_MARK_B: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n[credentials]\nnames = [\"MARK_B\"]\n[program.PROGRAM]\nself_scrub = true\n";
+
+struct World {
+    sb: Sandbox,
+    policy: PathBuf,
+}
+
+impl World {
+    fn new(name: &str) -> World {
+        let sb = Sandbox::new(name);
+        let policy = sb.write("policy.toml", POLICY);
+        World { sb, policy }
+    }
+
+    fn cache_dir(&self) -> PathBuf {
+        self.sb.join(".cache/envshim")
+    }
+
+    /// `program` under the shim with this world's policy, as a first process.
+    fn shimmed(&self, program: impl AsRef<std::ffi::OsStr>) -> TestCommand {
+        let mut c = self.sb.cmd(program);
+        c.with_shim()
+            .with_policy(&self.policy)
+            .env("MARK_A", "a")
+            .env("MARK_B", "b")
+            .timeout(Duration::from_secs(60));
+        c
+    }
+
+    /// `sh -c SCRIPT` under the shim, as a first process.
+    fn sh(&self, script: &str) -> TestCommand {
+        let mut c = self.shimmed("/bin/sh");
+        c.args(["-c", script]);
+        c
+    }
+
+    /// The lines of a strace output file, after the traced program's exec, that
+    /// name the policy or its cache. (Before it, the parent's exec hook runs in
+    /// the traced child.)
+    fn policy_io(&self, trace: &Path) -> Vec<String> {
+        let text = std::fs::read_to_string(trace)
+            .unwrap_or_else(|e| panic!("read {}: {e}", trace.display()));
+        let policy = self.policy.to_string_lossy().into_owned();
+        let cache = self.cache_dir().to_string_lossy().into_owned();
+        text.lines()
+            .skip_while(|l| !(l.contains("execve(") && l.ends_with("= 0")))
+            .filter(|l| l.contains(&policy) || l.contains(&cache))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// A C program that says whether `MARK_B` and `ENVSHIM_HINT` are in its own
+/// environment at `main`.
+fn reporter(sb: &Sandbox, name: &str) -> PathBuf {
+    let built = compile_c(
+        "hint_reporter",
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void){printf(\"MARK_B %s HINT %s\\n\",getenv(\"MARK_B\")?\"set\":\"unset\",getenv(\"ENVSHIM_HINT\")?\"set\":\"unset\");return 0;}\n",
+    );
+    // Under the name the policy gives it (compile_c adds a hash to the file name).
+    let prog = sb.join(name);
+    std::fs::copy(&built, &prog).unwrap();
+    prog
+}
+
+#[test]
+fn a_policed_parents_child_makes_no_system_call_for_the_policy_before_main() {
+    let w = World::new("hint_no_io");
+    // The first process: loads the policy at start (and compiles it).
+    let first = w.sb.join("first.trace");
+    let mut c = w.sb.cmd("strace");
+    c.args(["-f", "-o"])
+        .arg(&first)
+        .args(["-E"])
+        .arg(format!("LD_PRELOAD={}", shim_path_string()))
+        .args(["-E"])
+        .arg(format!("ENVSHIM_POLICY={}", w.policy.display()))
+        .args(["-E"])
+        .arg(format!("ENVSHIM_CACHE_DIR={}", w.cache_dir().display()))
+        .arg("/bin/true")
+        .timeout(Duration::from_secs(60))
+        .expect_success();
+    assert!(
+        !w.policy_io(&first).is_empty(),
+        "the first process reads the policy at start: {}",
+        std::fs::read_to_string(&first).unwrap_or_default()
+    );
+
+    // A child of a policed parent: strace is the parent (under the shim, it
+    // loads the policy at its first fork) and /bin/true the child.
+    let child = w.sb.join("child.trace");
+    w.sh(&format!(
+        "exec strace -f -o {} /bin/true",
+        sh_quote(&child.to_string_lossy())
+    ))
+    .expect_success();
+    let text = std::fs::read_to_string(&child).unwrap();
+    assert!(
+        text.contains("libenvshim.so"),
+        "the child loads the shim: {text}"
+    );
+    assert_eq!(
+        w.policy_io(&child),
+        Vec::<String>::new(),
+        "a child that needs nothing from the policy at load reads none of it"
+    );
+    // And it was told so.
+    let env = w.sh("exec env").expect_success().stdout_str();
+    assert!(
+        env.lines().any(|l| l.starts_with("ENVSHIM_HINT=1-")),
+        "a hint for env: {env}"
+    );
+}
+
+#[test]
+fn a_child_that_took_the_hint_enforces_the_policy_at_its_first_exec() {
+    let w = World::new("hint_first_exec");
+    // The inner sh takes the hint; MARK_A, set again for its exec of env, must
+    // still be stripped, by the policy it loads there.
+    let out = w.sh("/bin/sh -c 'MARK_A=again exec env'").expect_success();
+    let env = out.stdout_str();
+    assert!(
+        !env.lines().any(|l| l.starts_with("MARK_A=")),
+        "the policy strips MARK_A at the hinted process's first exec: {env}"
+    );
+    assert!(env.lines().any(|l| l == "MARK_B=b"), "{env}");
+    assert!(
+        env.lines().any(|l| l.starts_with("ENVSHIM_HINT=1-")),
+        "the hinted sh loaded the policy file and gave env its own hint: {env}"
+    );
+    assert!(shim_lines(&out.stderr).is_empty(), "{}", out.stderr_str());
+
+    // The same through the first fork: a hinted bash that forks for a pipeline.
+    let out = w
+        .sh("bash -c 'MARK_A=again env | grep -c ^MARK_A= || true'")
+        .expect_success();
+    assert_eq!(out.stdout_str().trim(), "0", "{}", out.stderr_str());
+}
+
+#[test]
+fn a_program_the_policy_self_scrubs_gets_no_hint_and_loads_at_start() {
+    let w = World::new("hint_self_scrub");
+    w.sb.write(
+        "policy.toml",
+        format!("{POLICY}[program.hint_scrubbed]\nself_scrub = true\n"),
+    );
+    let prog = reporter(&w.sb, "hint_scrubbed");
+    let plain = reporter(&w.sb, "hint_plain");
+    let out = w
+        .sh(&format!(
+            "{}; {}",
+            sh_quote(&prog.to_string_lossy()),
+            sh_quote(&plain.to_string_lossy())
+        ))
+        .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "MARK_B set HINT unset\nMARK_B set HINT set\n",
+        "{}",
+        out.stderr_str()
+    );
+    // It reads the policy before main, as a first process does.
+    let trace = w.sb.join("scrubbed.trace");
+    w.sh(&format!(
+        "exec strace -f -o {} {}",
+        sh_quote(&trace.to_string_lossy()),
+        sh_quote(&prog.to_string_lossy())
+    ))
+    .expect_success();
+    assert!(
+        !w.policy_io(&trace).is_empty(),
+        "a self-scrubbed program loads the policy at start"
+    );
+}
+
+/// A shell that runs `first`, waits for a line on `fifo`, then runs `then`; the
+/// test edits the policy in between.
+fn running_shell(w: &World, first: &str, then: &str) -> (Background, PathBuf) {
+    let fifo = w.sb.join("go");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let script = format!(
+        "{first}; touch {ready}; read line < {fifo}; {then}",
+        ready = sh_quote(&w.sb.join("ready").to_string_lossy()),
+        fifo = sh_quote(&fifo.to_string_lossy()),
+    );
+    let bg = w.sh(&script).spawn_background();
+    wait_until(
+        "the shell ran its first command",
+        || w.sb.join("ready").exists(),
+        Duration::from_secs(30),
+    );
+    (bg, fifo)
+}
+
+fn go_on(fifo: &Path) {
+    std::fs::write(fifo, "go\n").unwrap();
+}
+
+fn wait_for_output(path: &Path) -> String {
+    wait_until(
+        "the shell's second command",
+        || std::fs::read_to_string(path).is_ok_and(|s| s.ends_with('\n')),
+        Duration::from_secs(30),
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn an_edit_that_self_scrubs_a_program_reaches_it_when_a_running_shell_starts_it() {
+    let w = World::new("hint_edit_scrub");
+    let prog = reporter(&w.sb, "hint_edited");
+    let q = |p: &Path| sh_quote(&p.to_string_lossy());
+    let (out1, out2) = (w.sb.join("out1"), w.sb.join("out2"));
+    let (mut bg, fifo) = running_shell(
+        &w,
+        &format!("{} > {}", q(&prog), q(&out1)),
+        &format!("{} > {}", q(&prog), q(&out2)),
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out1).unwrap(),
+        "MARK_B set HINT set\n",
+        "before the edit: a hint, nothing scrubbed"
+    );
+    // The edit: MARK_B is a credential, and the program self-scrubs.
+    w.sb.write(
+        "policy.toml",
+        SCRUBS_MARK_B.replace("PROGRAM", "hint_edited"),
+    );
+    go_on(&fifo);
+    // The running shell still decides with the policy it loaded, so MARK_B
+    // reaches the program; the program loads the edited policy at start and
+    // scrubs the credential from its own environment.
+    assert_eq!(
+        wait_for_output(&out2),
+        "MARK_B unset HINT unset\n",
+        "after the edit: no hint, and the program self-scrubs"
+    );
+    bg.wait_timeout(Duration::from_secs(30));
+}
+
+#[test]
+fn a_process_that_took_the_hint_enforces_an_edit_made_before_its_first_exec() {
+    let w = World::new("hint_edit_exec");
+    let out = w.sb.join("out");
+    let fifo = w.sb.join("go");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let ready = w.sb.join("ready");
+    // The inner sh takes the hint under the first version, and execs env only
+    // after the edit.
+    let inner = format!(
+        ": > {ready}; read line < {fifo}; MARK_B=again exec env > {out}",
+        ready = sh_quote(&ready.to_string_lossy()),
+        fifo = sh_quote(&fifo.to_string_lossy()),
+        out = sh_quote(&out.to_string_lossy()),
+    );
+    let mut bg = w
+        .sh(&format!("exec /bin/sh -c {}", sh_quote(&inner)))
+        .spawn_background();
+    wait_until(
+        "the inner shell started",
+        || ready.exists(),
+        Duration::from_secs(30),
+    );
+    w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\", \"MARK_B\"]\n",
+    );
+    go_on(&fifo);
+    let env = wait_for_output(&out);
+    assert!(
+        !env.lines().any(|l| l.starts_with("MARK_B=")),
+        "the edited policy strips MARK_B at the hinted process's first exec: {env}"
+    );
+    bg.wait_timeout(Duration::from_secs(30));
+}
+
+#[test]
+fn a_forged_or_foreign_hint_is_no_hint() {
+    let w = World::new("hint_forged");
+    w.sb.write(
+        "policy.toml",
+        SCRUBS_MARK_B.replace("PROGRAM", "hint_forged"),
+    );
+    let prog = reporter(&w.sb, "hint_forged");
+    // A hint for another program, copied from a real one, and malformed ones: the
+    // program self-scrubs MARK_B as without them.
+    let env = w.sh("exec env").expect_success().stdout_str();
+    let for_env = env
+        .lines()
+        .find(|l| l.starts_with("ENVSHIM_HINT="))
+        .unwrap_or_else(|| panic!("a hint for env: {env}"))
+        .to_string();
+    for forged in [for_env.as_str(), "ENVSHIM_HINT=1-", "ENVSHIM_HINT=junk"] {
+        let (name, value) = forged.split_once('=').unwrap();
+        let out = w.shimmed(&prog).env(name, value).expect_success();
+        assert!(
+            out.stdout_str().starts_with("MARK_B unset "),
+            "a first process with {forged:?} self-scrubs as without it: {}",
+            out.stdout_str()
+        );
+    }
+}
