@@ -107,17 +107,18 @@ pub unsafe fn prepare(
     envp: *const *const c_char,
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
+    let fresh = crate::policy::follow_edit();
     crate::policy::with_active(|active| match active {
         Some(active) => {
             // SAFETY: the caller's contract, passed on.
-            let first = unsafe { apply(active, program, argv, envp, scratch) };
+            let first = unsafe { apply(active, fresh, program, argv, envp, scratch) };
             match first {
                 Ok(prepared) => prepared,
                 // An env file no policy reads: the floor, which imports none, so
                 // this second answer is final.
                 Err(u) => match env_files::floor_for(active, u) {
                     // SAFETY: the caller's contract, passed on.
-                    Some(floor) => unsafe { apply(&floor, program, argv, envp, scratch) }
+                    Some(floor) => unsafe { apply(&floor, false, program, argv, envp, scratch) }
                         .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
                     None => Prepared::Refuse { errno: libc::EPERM },
                 },
@@ -184,6 +185,7 @@ struct Plan {
 #[inline(never)]
 unsafe fn apply(
     active: &Active,
+    fresh: bool,
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
@@ -223,7 +225,7 @@ unsafe fn apply(
         } else {
             &[]
         };
-        crate::hint::for_child(active, entry, argv0)
+        crate::hint::for_child(active, fresh, entry, argv0)
     });
 
     // The env files: from the cache (one `stat` each), or read for this exec.
@@ -311,6 +313,12 @@ pub(crate) fn warn_policy_once(active: &Active) {
 #[cold]
 #[inline(never)]
 fn warn_once(w: &[u8]) {
+    say(w);
+}
+
+/// Writes one of the shim's warning lines (which name files and reasons, never a
+/// value) to stderr.
+pub(crate) fn say(w: &[u8]) {
     Msg::<1024>::new().push(w).write_stderr();
 }
 

@@ -30,6 +30,7 @@ use crate::sys;
 #[no_mangle]
 pub unsafe extern "C" fn fork() -> pid_t {
     let saved = sys::errno();
+    crate::policy::follow_edit_before_fork();
     crate::policy::with_active(|active| {
         if let Some(active) = active {
             crate::filter::warn_policy_once(active);

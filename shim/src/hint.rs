@@ -3,8 +3,8 @@
 //!
 //! - **Giving** ([`for_child`]): at each exec under a policy file, the parent asks
 //!   the core for the child's `ENVSHIM_HINT` entry, and backs its word that the
-//!   policy it enforces is the file as it is now with one `stat` of that file, made
-//!   only when a hint would otherwise be given.
+//!   policy it enforces is the file as it is now with the `stat` that
+//!   `crate::policy::follow_edit` made of that file for this exec.
 //! - **Taking** ([`taken`]): the constructor of a process whose environment holds a
 //!   hint that matches its policy path and `argv[0]` leaves the policy alone; the
 //!   policy is mapped and checked in full at the first exec, `fork` or
@@ -47,18 +47,15 @@ pub fn taken(prog: &[u8]) -> bool {
 
 /// The `ENVSHIM_HINT=...` entry for a child started with `argv0` under `active`,
 /// whose `ENVSHIM_POLICY` entry is `policy_entry`; `None` when the child must load
-/// the policy at its start (the core's rule), the floor is in force, or the policy
-/// file changed since this process compiled or loaded it (one `stat`).
+/// the policy at its start (the core's rule), or `active` is not the policy file
+/// as it is now (`fresh`, from `crate::policy::follow_edit`: the floor, the
+/// built-in default, or a file that changed and could not be loaded again).
 pub fn for_child(
     active: &Active,
+    fresh: bool,
     policy_entry: &[u8],
     argv0: &[u8],
 ) -> Option<[u8; hint::ENTRY_LEN]> {
-    if active.is_floor() {
-        return None;
-    }
     let path = policy_entry.strip_prefix(b"ENVSHIM_POLICY=")?;
-    hint::entry(&active.policy, path, argv0, || {
-        crate::load::policy_file_unchanged(&active.policy, active.source)
-    })
+    hint::entry(&active.policy, path, argv0, || fresh && !active.is_floor())
 }

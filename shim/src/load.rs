@@ -60,6 +60,11 @@
 //! (`crate::helper`), so no handler of the program runs for it, in a `vfork` child
 //! least of all; another thread's `wait` for any child could still collect it.
 //!
+//! **Edits and hints.** A process that took the start-up hint runs all of this at
+//! its first exec instead ([`load_hinted`]), and a running process whose policy
+//! file changed runs it again ([`reload`]); both are driven by `crate::policy`
+//! (docs/adr/0015-start-up-hint.md).
+//!
 //! **Failure markers.** A policy that does not compile leaves a failure marker as its
 //! cache: the floor, the warning text, and the stamps of the files involved. A later
 //! process start finds it fresh and enforces the floor without running envwrap, and
@@ -726,20 +731,8 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
         ]);
     }
 
-    // The cache path (envpolicy_core::cache::cache_path).
-    let cache = &mut buf;
-    cache.clear();
-    let given = env_c(cache_key::CACHE_DIR_VAR.as_bytes()).map(without_nul);
-    let mut digits = [0u8; 20];
-    let uid_digits = envpolicy_core::shown::decimal(u64::from(uid), &mut digits);
-    let runtime_ours =
-        |dir_c: &[u8]| stat_c(dir_c).is_ok_and(|st| untrusted(&st, uid, libc::S_IFDIR).is_none());
-    for part in cache_key::cache_dir_parts(given, uid_digits, runtime_ours) {
-        cache.push(part);
-    }
-    let dir_len = cache.len;
-    cache.join(&cache_key::cache_file_name(path));
-    let Some(cache_c) = cache.c_bytes().filter(|_| dir_len != 0) else {
+    let dir_len = build_cache_path(&mut buf, path, uid);
+    let Some(cache_c) = buf.c_bytes().filter(|_| dir_len != 0) else {
         return ctx.floor_unless_missing(&[
             b"envshim: cache path for policy ",
             path,
@@ -764,6 +757,67 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
         return floor;
     }
     checked(&ctx, mapped)
+}
+
+/// Builds the cache path of the policy at `path` (absolute, without its NUL) in
+/// `cache`, as `envpolicy_core::cache::cache_path` does: returns the length of its
+/// directory part (0 when there is none).
+fn build_cache_path(cache: &mut PathBuf<'_>, path: &[u8], uid: u32) -> usize {
+    cache.clear();
+    let given = env_c(cache_key::CACHE_DIR_VAR.as_bytes()).map(without_nul);
+    let mut digits = [0u8; 20];
+    let uid_digits = envpolicy_core::shown::decimal(u64::from(uid), &mut digits);
+    let runtime_ours =
+        |dir_c: &[u8]| stat_c(dir_c).is_ok_and(|st| untrusted(&st, uid, libc::S_IFDIR).is_none());
+    for part in cache_key::cache_dir_parts(given, uid_digits, runtime_ours) {
+        cache.push(part);
+    }
+    let dir_len = cache.len;
+    cache.join(&cache_key::cache_file_name(path));
+    dir_len
+}
+
+/// The policy file that `policy` was compiled from, loaded again because it changed
+/// since this process loaded it (`crate::policy::follow_edit`): its cache checked
+/// in full, and compiled first when stale, as at a process start. A failure means
+/// the floor; envwrap's own message, when it compiled, is the one said.
+///
+/// Runs at an exec or a `fork`, in the thread that claimed the reload: allocates
+/// nothing and takes no lock, as [`finish`].
+#[inline(never)]
+pub fn reload(policy: &Records<'static>) -> Loaded {
+    let Some(path_c) = policy.dep(0).map(|d| policy.c_str(d.path)) else {
+        return floor(
+            b"<policy>",
+            &[b"envshim: the policy changed and cannot be found again; using the fail-closed floor"],
+        );
+    };
+    let path = without_nul(path_c);
+    let uid = getuid();
+    let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let mut buf = PathBuf::new(&mut space);
+    let dir_len = build_cache_path(&mut buf, path, uid);
+    let Some(cache_c) = buf.c_bytes().filter(|_| dir_len != 0) else {
+        return floor(
+            path,
+            &[
+                b"envshim: cache path for policy ",
+                path,
+                b" is too long; using the fail-closed floor",
+            ],
+        );
+    };
+    let ctx = Ctx {
+        path_c,
+        cache_c,
+        dir_len,
+        uid,
+        explicit: true,
+    };
+    if let Some(floor) = ctx.untrusted_dir() {
+        return floor;
+    }
+    checked(&ctx, None)
 }
 
 /// The constructor's check of a mapped cache, when it may defer the rest (see

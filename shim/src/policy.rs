@@ -11,7 +11,7 @@
 
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use envpolicy_core::{Policy, Records};
 
 use crate::load::{Deferred, Loaded};
@@ -127,13 +127,134 @@ static SLOT: Slot = Slot {
 #[link_section = ".data.envshim_zero"]
 static ACTIVE: ActiveCell = ActiveCell(UnsafeCell::new(MaybeUninit::uninit()));
 
-/// The validated policy.
+/// The validated policy: the first one, or the latest the process loaded again
+/// after an edit (see [`follow_edit`]).
 ///
 /// # Safety
 /// Only after `SLOT.state` was seen READY (Acquire), which publishes it.
 unsafe fn validated() -> Option<&'static Active> {
-    // SAFETY: READY is stored only after `ACTIVE` was written (caller's contract).
-    unsafe { (*ACTIVE.0.get()).assume_init_ref().as_ref() }
+    let cell = match GENERATION.load(Ordering::Acquire) as usize {
+        0 => &ACTIVE,
+        // A generation is published (Release) only after its cell was written.
+        g => RELOADED.get(g - 1)?,
+    };
+    // SAFETY: READY is stored only after `ACTIVE` was written (caller's contract),
+    // and a generation only after its cell was; no cell is written twice.
+    unsafe { (*cell.0.get()).assume_init_ref().as_ref() }
+}
+
+/// How many times a process loads its policy file again after an edit; the last
+/// cell holds the floor (see [`follow_edit`]).
+const RELOADS: usize = 16;
+
+/// The policies loaded again after an edit, each written once, by the thread that
+/// claimed `RELOADING`, before `GENERATION` publishes it: a thread still deciding
+/// with an earlier one reads memory that never changes.
+struct Reloaded([ActiveCell; RELOADS]);
+// SAFETY: as for `ActiveCell`: each cell is written once, by one thread, before
+// `GENERATION` (Release) publishes it; read only after (Acquire).
+unsafe impl Sync for Reloaded {}
+
+impl Reloaded {
+    fn get(&self, i: usize) -> Option<&ActiveCell> {
+        self.0.get(i)
+    }
+}
+
+#[link_section = ".data.envshim_zero"]
+static RELOADED: Reloaded =
+    Reloaded([const { ActiveCell(UnsafeCell::new(MaybeUninit::uninit())) }; RELOADS]);
+/// 0: `ACTIVE` is in force; g: `RELOADED[g - 1]` is. On the constructor's page,
+/// which every hook reads anyway (see `crate::init`).
+#[link_section = ".data.envshim_ctor"]
+static GENERATION: AtomicU8 = AtomicU8::new(0);
+/// A thread is loading the policy again.
+#[link_section = ".data.envshim_zero"]
+static RELOADING: AtomicBool = AtomicBool::new(false);
+/// When the `fork` hook last looked at the policy file, in microseconds.
+#[link_section = ".data.envshim_zero"]
+static LAST_LOOK_US: AtomicU64 = AtomicU64::new(0);
+/// The `fork` hook looks at the policy file at most this often: each child looks
+/// at its exec anyway (see [`follow_edit`]).
+const LOOK_EVERY_US: u64 = 100_000;
+
+/// Keeps the policy in force equal to the policy file as it is now, at an exec,
+/// `fork` or `posix_spawn`: one `stat` of the file; when it changed since this
+/// process loaded it, the file is loaded again (compiled first when needed, as at
+/// a start) and enforced from this call on. Returns whether the policy in force is
+/// the policy file as it is now, which the start-up hint needs (`crate::hint`).
+///
+/// Nothing is replaced in place: each reload publishes a new cell, so a thread
+/// (or an interrupted hook) still deciding with the previous policy is not
+/// disturbed. After `RELOADS - 1` reloads the last cell holds the fail-closed
+/// floor, with a warning: a process whose policy keeps changing is not followed
+/// further, nor left laxer. A thread that finds another one reloading decides
+/// with the policy in force.
+pub fn follow_edit() -> bool {
+    with_active(|active| {
+        let Some(a) = active else { return false };
+        if a.is_floor() || core::ptr::eq(a.policy.as_bytes(), DEFAULT) {
+            return false;
+        }
+        if crate::load::policy_file_unchanged(&a.policy, a.source) {
+            return true;
+        }
+        reload(a)
+    })
+}
+
+/// [`follow_edit`] in the `fork` hook: at most once per [`LOOK_EVERY_US`], so that a
+/// shell's children inherit the edited policy instead of each loading it.
+pub fn follow_edit_before_fork() {
+    // SAFETY: gettimeofday through its wrapper has no preconditions; glibc's reads
+    // the vDSO's clock and takes no lock.
+    let Ok(now) = u64::try_from(unsafe { crate::cold::now_us() }) else {
+        return;
+    };
+    if now.wrapping_sub(LAST_LOOK_US.load(Ordering::Relaxed)) < LOOK_EVERY_US {
+        return;
+    }
+    LAST_LOOK_US.store(now, Ordering::Relaxed);
+    follow_edit();
+}
+
+/// The reload of [`follow_edit`]: true when the policy now in force is the file.
+#[cold]
+#[inline(never)]
+fn reload(stale: &Active) -> bool {
+    if RELOADING.swap(true, Ordering::Acquire) {
+        return false;
+    }
+    let g = GENERATION.load(Ordering::Acquire) as usize;
+    let fresh = match RELOADED.get(g) {
+        Some(cell) => {
+            let saved = crate::sys::errno();
+            let active = if g + 1 < RELOADS {
+                validate(complete(Pending::of(crate::load::reload(&stale.policy))))
+            } else {
+                floor().map(|policy| Active {
+                    policy,
+                    source: stale.source,
+                    warning: Some(
+                        b"envshim: the policy file changed too often in this process's life: its children are judged under the fail-closed floor until it restarts",
+                    ),
+                })
+            };
+            crate::sys::set_errno(saved);
+            if let Some(w) = active.as_ref().and_then(|a| a.warning) {
+                crate::filter::say(w);
+            }
+            let fresh = active.as_ref().is_some_and(|a| !a.is_floor());
+            // SAFETY: this thread alone holds RELOADING, and cell `g` was never
+            // published (GENERATION is `g`): nobody reads it before the store below.
+            unsafe { (*cell.0.get()).write(active.map(|a| Active { warning: None, ..a })) };
+            GENERATION.store(g as u8 + 1, Ordering::Release);
+            fresh
+        }
+        None => false,
+    };
+    RELOADING.store(false, Ordering::Release);
+    fresh
 }
 
 /// Called once by the constructor, with `argv[0]`: finds the configured policy and
@@ -269,6 +390,10 @@ fn private_copy(p: Pending) -> Pending {
 /// load, and a write only in that rare case: a compare-and-swap always writes on
 /// x86, which in a fork child is a copy-on-write fault.
 pub fn after_fork_in_child() {
+    // The thread that was loading the policy again is not in this process.
+    if RELOADING.load(Ordering::Relaxed) {
+        RELOADING.store(false, Ordering::Release);
+    }
     if SLOT.state.load(Ordering::Relaxed) == BUSY {
         // The constructor's policy, or (it took the hint) none yet.
         let back = if pending().is_some() { PENDING } else { HINTED };

@@ -250,9 +250,9 @@ fn an_edit_that_self_scrubs_a_program_reaches_it_when_a_running_shell_starts_it(
         SCRUBS_MARK_B.replace("PROGRAM", "hint_edited"),
     );
     go_on(&fifo);
-    // The running shell still decides with the policy it loaded, so MARK_B
-    // reaches the program; the program loads the edited policy at start and
-    // scrubs the credential from its own environment.
+    // The running shell follows the edit at its next exec: MARK_B is now a
+    // credential it keeps from the program, and the program, which the edited
+    // policy self-scrubs, gets no hint and loads the policy at start.
     assert_eq!(
         wait_for_output(&out2),
         "MARK_B unset HINT unset\n",
@@ -326,4 +326,84 @@ fn a_forged_or_foreign_hint_is_no_hint() {
             out.stdout_str()
         );
     }
+}
+
+#[test]
+fn an_edit_reaches_the_next_exec_of_a_running_shell() {
+    let w = World::new("hint_edit_running");
+    let (out1, out2) = (w.sb.join("out1"), w.sb.join("out2"));
+    let q = |p: &Path| sh_quote(&p.to_string_lossy());
+    let (mut bg, fifo) = running_shell(
+        &w,
+        &format!("env > {}", q(&out1)),
+        &format!("env > {}", q(&out2)),
+    );
+    let before = std::fs::read_to_string(&out1).unwrap();
+    assert!(before.lines().any(|l| l == "MARK_B=b"), "{before}");
+    w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\", \"MARK_B\"]\n",
+    );
+    go_on(&fifo);
+    let after = wait_for_output(&out2);
+    assert!(
+        !after.lines().any(|l| l.starts_with("MARK_B=")),
+        "the running shell's next exec is decided by the edited policy: {after}"
+    );
+    assert!(
+        after.lines().any(|l| l.starts_with("ENVSHIM_HINT=")),
+        "{after}"
+    );
+    bg.wait_timeout(Duration::from_secs(30));
+}
+
+/// A process whose policy file keeps changing is followed 15 times, then its
+/// children get the fail-closed floor, with one warning, never the last policy
+/// it loaded.
+#[test]
+fn a_policy_that_keeps_changing_is_followed_then_floored() {
+    let w = World::new("hint_edit_often");
+    let script = format!(
+        r#"
+import subprocess, time
+path = {policy:?}
+for i in range(18):
+    names = ", ".join('"MARK_X%d"' % j for j in range(i + 1))
+    with open(path, "w") as f:
+        f.write('version = 1\nbase = "all"\nstrip = ["MARK_A", %s]\n' % names)
+    # stderr is not captured: the shim's warning goes where python's goes.
+    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
+    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
+    print(i, " ".join(marks), "PATH" if any(l.startswith("PATH=") for l in out.splitlines()) else "-", flush=True)
+"#,
+        policy = w.policy.to_string_lossy()
+    );
+    let out = w
+        .shimmed(python3())
+        .args(["-c", &script])
+        .env("MARK_X3", "x3")
+        .expect_success();
+    let lines: Vec<String> = out.stdout_str().lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 18, "{}", out.stderr_str());
+    // The first policy is loaded at start (i = 0), and 15 edits are followed: each
+    // child sees the policy as just written (MARK_X3 is stripped from edit 3 on).
+    for (i, line) in lines.iter().enumerate().take(15) {
+        let want = if i < 3 {
+            "MARK_B MARK_X3 PATH"
+        } else {
+            "MARK_B PATH"
+        };
+        assert_eq!(line, &format!("{i} {want}"), "{}", out.stdout_str());
+    }
+    // Then the floor, which keeps neither mark.
+    for (i, line) in lines.iter().enumerate().skip(15) {
+        assert_eq!(line, &format!("{i}  PATH"), "{}", out.stdout_str());
+    }
+    let warned: Vec<String> = shim_lines(&out.stderr);
+    assert_eq!(
+        warned,
+        ["envshim: the policy file changed too often in this process's life: its children are judged under the fail-closed floor until it restarts"],
+        "{}",
+        out.stderr_str()
+    );
 }
