@@ -355,11 +355,35 @@ fn stamp_noting_distrust(
     Some(stamp_of(&st))
 }
 
-/// Is the policy file `path`, which `policy` was compiled from, unchanged since
-/// the compile? One `stat` (`cache_key::check_policy_file`); a change of its mode or
-/// owner changes its stamp too. For the start-up hint (`crate::hint`), at an exec.
-pub fn policy_file_unchanged(policy: &Records<'_>, path: &[u8]) -> bool {
-    cache_key::check_policy_file(policy, path, |p| stat_c(p).ok().map(|st| stamp_of(&st))).is_ok()
+/// The policy file a running process loaded, as it is now (`crate::policy::follow_edit`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PolicyFileNow {
+    /// The stamp it was compiled with: the policy in force is the file.
+    Unchanged,
+    /// Edited, replaced, or its mode or owner changed (its stamp changed).
+    Changed,
+    /// Not there: the process keeps the policy it loaded, as one that never
+    /// looked would (a file may be missing for a moment while it is rewritten);
+    /// processes started now get the floor.
+    Gone,
+}
+
+/// The policy file `path`, which `policy` was compiled from, now: one `stat`,
+/// compared as `cache_key::check_policy_file` compares it.
+pub fn policy_file_now(policy: &Records<'_>, path: &[u8]) -> PolicyFileNow {
+    let mut gone = false;
+    let fresh = cache_key::check_policy_file(policy, path, |p| match stat_c(p) {
+        Ok(st) => Some(stamp_of(&st)),
+        Err(e) => {
+            gone = matches!(e, libc::ENOENT | libc::ENOTDIR);
+            None
+        }
+    });
+    match (fresh, gone) {
+        (Ok(()), _) => PolicyFileNow::Unchanged,
+        (Err(_), true) => PolicyFileNow::Gone,
+        (Err(_), false) => PolicyFileNow::Changed,
+    }
 }
 
 /// A read-only private mapping of a whole cache file.

@@ -14,7 +14,7 @@ use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use envpolicy_core::{Policy, Records};
 
-use crate::load::{Deferred, Loaded};
+use crate::load::{Deferred, Loaded, PolicyFileNow};
 
 /// The built-in default: inherit all, refuse credentials by name and shape, refuse
 /// secrets in argv.
@@ -181,8 +181,10 @@ const LOOK_EVERY_US: u64 = 100_000;
 /// Keeps the policy in force equal to the policy file as it is now, at an exec,
 /// `fork` or `posix_spawn`: one `stat` of the file; when it changed since this
 /// process loaded it, the file is loaded again (compiled first when needed, as at
-/// a start) and enforced from this call on. Returns whether the policy in force is
-/// the policy file as it is now, which the start-up hint needs (`crate::hint`).
+/// a start) and enforced from this call on; when it is gone, the process keeps the
+/// policy it loaded (`load::PolicyFileNow::Gone`). Returns whether the policy in
+/// force is the policy file as it is now, which the start-up hint needs
+/// (`crate::hint`).
 ///
 /// Nothing is replaced in place: each reload publishes a new cell, so a thread
 /// (or an interrupted hook) still deciding with the previous policy is not
@@ -196,10 +198,11 @@ pub fn follow_edit() -> bool {
         if a.is_floor() || core::ptr::eq(a.policy.as_bytes(), DEFAULT) {
             return false;
         }
-        if crate::load::policy_file_unchanged(&a.policy, a.source) {
-            return true;
+        match crate::load::policy_file_now(&a.policy, a.source) {
+            PolicyFileNow::Unchanged => true,
+            PolicyFileNow::Gone => false,
+            PolicyFileNow::Changed => reload(a),
         }
-        reload(a)
     })
 }
 
