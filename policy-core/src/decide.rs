@@ -1817,7 +1817,18 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             parent_env: &[],
         };
         let (summary, emits, bytes) = decide_env_roomy(policy, &req);
-        emits[..summary.emitted]
+        entries_of(policy, env, &emits[..summary.emitted], &bytes)
+    }
+
+    /// The child's entries that `emits` stand for.
+    fn entries_of(
+        policy: &crate::Policy<'_>,
+        env: &[&[u8]],
+        emits: &[super::Emit],
+        bytes: &[u8],
+    ) -> Vec<Vec<u8>> {
+        use super::Emit;
+        emits
             .iter()
             .map(|e| match *e {
                 Emit::Input(i) => env[i as usize].to_vec(),
@@ -1925,16 +1936,7 @@ program = "tool"
                 parent_env: &[],
             };
             let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
-            emits[..summary.emitted]
-                .iter()
-                .map(|e| match *e {
-                    Emit::Input(i) => env[i as usize].to_vec(),
-                    Emit::Built { start, len, .. } => {
-                        bytes[start as usize..(start + len) as usize].to_vec()
-                    }
-                    Emit::Pooled { entry, .. } => policy.str(entry).to_vec(),
-                })
-                .collect()
+            entries_of(&policy, env, &emits[..summary.emitted], &bytes)
         };
         let ours: &[u8] = b"ENVSHIM_HINT=1-0123456789abcdef";
         let hints = |env: &[Vec<u8>]| -> Vec<Vec<u8>> {

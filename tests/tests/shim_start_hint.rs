@@ -15,6 +15,9 @@ use envshim_e2e::*;
 /// Strips `MARK_A`; keeps everything else.
 const POLICY: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n";
 
+/// The edit of `POLICY` the edit tests make: `MARK_B` is stripped too.
+const STRIPS_A_AND_B: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\", \"MARK_B\"]\n";
+
 /// Counts `MARK_B` as a credential and self-scrubs `PROGRAM` (replaced by the
 /// test): the program removes `MARK_B` from its own environment at load.
 const SCRUBS_MARK_B: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n[credentials]\nnames = [\"MARK_B\"]\n[program.PROGRAM]\nself_scrub = true\n";
@@ -288,10 +291,7 @@ fn a_process_that_took_the_hint_enforces_an_edit_made_before_its_first_exec() {
         || ready.exists(),
         Duration::from_secs(30),
     );
-    w.sb.write(
-        "policy.toml",
-        "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\", \"MARK_B\"]\n",
-    );
+    w.sb.write("policy.toml", STRIPS_A_AND_B);
     go_on(&fifo);
     let env = wait_for_output(&out);
     assert!(
@@ -340,10 +340,7 @@ fn an_edit_reaches_the_next_exec_of_a_running_shell() {
     );
     let before = std::fs::read_to_string(&out1).unwrap();
     assert!(before.lines().any(|l| l == "MARK_B=b"), "{before}");
-    w.sb.write(
-        "policy.toml",
-        "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\", \"MARK_B\"]\n",
-    );
+    w.sb.write("policy.toml", STRIPS_A_AND_B);
     go_on(&fifo);
     let after = wait_for_output(&out2);
     assert!(
