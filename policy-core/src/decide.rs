@@ -959,6 +959,9 @@ fn judge_entries(
     let sticky = policy.settings().sticky;
     let own_entry = req.policy_entry.filter(|_| sticky).unwrap_or(&[]);
     let own_hint = req.hint.filter(|_| sticky).unwrap_or(&[]);
+    // Compared per entry by hash first: a name compare at every entry costs the
+    // decision more than the rest of rule 8.
+    let hint_hash = crate::compiled::name_hash(crate::hint::NAME);
     let mut own = OwnEntries::default();
     for (i, entry) in req.env.iter().enumerate() {
         let verdict = match split_entry(entry) {
@@ -983,7 +986,7 @@ fn judge_entries(
                     }
                     // A hint speaks for one child only: this one's is kept where
                     // it is, any other dropped (and never judged as a value).
-                    None if name == crate::hint::NAME => {
+                    None if key.hash == hint_hash && name == crate::hint::NAME => {
                         if *entry == own_hint {
                             own.hint_at = Some(i);
                             Verdict::new(Action::Keep, Rule::Sticky)
