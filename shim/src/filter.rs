@@ -55,6 +55,9 @@ pub enum Prepared {
 }
 
 /// The audit and warning log, opened once at load (`O_APPEND|O_CLOEXEC`); -1 = none.
+/// On the constructor's page (see `crate::init`): every exec reads it, and in a
+/// `fork` child a page its parent never touched is a page fault at every command.
+#[link_section = ".data.envshim_ctor"]
 static LOG_FD: AtomicI32 = AtomicI32::new(-1);
 /// The policy's own warning (a policy that could not be used) is printed once.
 #[link_section = ".data.envshim_zero"]

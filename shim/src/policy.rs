@@ -168,8 +168,10 @@ static RELOADED: Reloaded =
 /// which every hook reads anyway (see `crate::init`).
 #[link_section = ".data.envshim_ctor"]
 static GENERATION: AtomicU8 = AtomicU8::new(0);
-/// A thread is loading the policy again.
-#[link_section = ".data.envshim_zero"]
+/// A thread is loading the policy again. On the constructor's page: every `fork`
+/// child reads it (`after_fork_in_child`), and a page the parent never touched
+/// would be a page fault in each of them.
+#[link_section = ".data.envshim_ctor"]
 static RELOADING: AtomicBool = AtomicBool::new(false);
 /// When the `fork` hook last looked at the policy file, in microseconds.
 #[link_section = ".data.envshim_zero"]

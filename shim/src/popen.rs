@@ -110,8 +110,12 @@ impl Drop for Spawning {
 }
 
 /// In a `fork` child: the lock is free (the thread that may have held it is not there).
+/// Written only when it is held: a write to the page in every fork child is a
+/// copy-on-write fault in every command a shell runs (docs/benchmarks.md).
 pub fn after_fork_in_child() {
-    SPAWNING.store(false, Ordering::Relaxed);
+    if SPAWNING.load(Ordering::Relaxed) {
+        SPAWNING.store(false, Ordering::Relaxed);
+    }
 }
 
 fn reserve_slot() -> Option<&'static Slot> {
