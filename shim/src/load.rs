@@ -61,7 +61,7 @@
 //! least of all; another thread's `wait` for any child could still collect it.
 //!
 //! **Edits and hints.** A process that took the start-up hint runs all of this at
-//! its first exec instead ([`load_hinted`]), and a running process whose policy
+//! its first exec instead ([`load_at`]), and a running process whose policy
 //! file changed runs it again ([`reload`]); both are driven by `crate::policy`
 //! (docs/adr/0015-start-up-hint.md).
 //!
@@ -538,14 +538,6 @@ pub fn load(prog: &[u8]) -> Loaded {
     }
 }
 
-/// The policy of a process that took the start-up hint (`crate::hint`), loaded at
-/// its first exec, `fork` or `posix_spawn`: the file `ENVSHIM_POLICY` named when
-/// the constructor ran (`path_c`, absolute and NUL-terminated: the hint matched
-/// it), whatever the program did to its environment since.
-pub fn load_hinted(path_c: &[u8]) -> Loaded {
-    load_file(path_c, true, b"")
-}
-
 /// Where [`find_config`] looked.
 enum Config<'b> {
     /// The user's or the system's policy file, NUL-terminated.
@@ -802,20 +794,29 @@ fn build_cache_path(cache: &mut PathBuf<'_>, path: &[u8], uid: u32) -> usize {
 }
 
 /// The policy file that `policy` was compiled from, loaded again because it changed
-/// since this process loaded it (`crate::policy::follow_edit`): its cache checked
-/// in full, and compiled first when stale, as at a process start. A failure means
-/// the floor; envwrap's own message, when it compiled, is the one said.
-///
-/// Runs at an exec or a `fork`, in the thread that claimed the reload: allocates
-/// nothing and takes no lock, as [`finish`].
+/// since this process loaded it (`crate::policy::follow_edit`), by [`load_at`].
 #[inline(never)]
 pub fn reload(policy: &Records<'static>) -> Loaded {
-    let Some(path_c) = policy.dep(0).map(|d| policy.c_str(d.path)) else {
-        return floor(
+    match policy.dep(0).map(|d| policy.c_str(d.path)) {
+        Some(path_c) => load_at(path_c),
+        None => floor(
             b"<policy>",
             &[b"envshim: the policy changed and cannot be found again; using the fail-closed floor"],
-        );
-    };
+        ),
+    }
+}
+
+/// The policy file at `path_c` (absolute and NUL-terminated, in memory that lives
+/// as long as the process) loaded in full, at an exec or a `fork`: its cache
+/// checked in full, and compiled first when stale, as at a process start. A
+/// failure means the floor; envwrap's own message, when it compiled, is the one
+/// said. It writes none of the constructor's buffers, so any thread may run it,
+/// as often as it needs to: for a process that took the start-up hint
+/// (`crate::policy`), and to follow an edit ([`reload`]).
+///
+/// Allocates nothing and takes no lock, as [`finish`].
+#[inline(never)]
+pub fn load_at(path_c: &'static [u8]) -> Loaded {
     let path = without_nul(path_c);
     let uid = getuid();
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];

@@ -11,7 +11,7 @@
 
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use envpolicy_core::{Policy, Records};
 
 use crate::load::{Deferred, Loaded, PolicyFileNow};
@@ -285,31 +285,69 @@ pub fn init(prog: &[u8]) -> bool {
     true
 }
 
+/// The thread loading the policy of a process that took the start-up hint (its
+/// thread id), so that a signal handler that interrupted it does not wait for it.
+#[link_section = ".data.envshim_ctor"]
+static LOADER: AtomicI32 = AtomicI32::new(0);
+/// How long a thread waits for another one's load ([`wait_for_loader`]): longer
+/// than a compile may take (10 s, `crate::load`).
+const WAIT_FOR_LOADER_US: i64 = 12_000_000;
+
+fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    unsafe { crate::sys::sys_call!(libc::SYS_gettid) as i32 }
+}
+
+/// In a process that took the start-up hint, another thread is loading the policy
+/// (the state is BUSY): wait for it, yielding, and return the policy it
+/// published. `None` when this thread is the one loading (a signal handler
+/// interrupted it), when the load ended otherwise (a `fork` child), or when it
+/// takes longer than a compile may: then the caller loads for itself.
+///
+/// The one wait on an exec path (docs/adr/0015): without it each racing exec
+/// would map and check the policy again, once per candidate of a `PATH` search.
+/// It is bounded, and it never waits for its own thread.
+#[cold]
+#[inline(never)]
+fn wait_for_loader() -> Option<Option<&'static Active>> {
+    if LOADER.load(Ordering::Acquire) == gettid() {
+        return None;
+    }
+    // SAFETY: gettimeofday through its wrapper has no preconditions.
+    let start = unsafe { crate::cold::now_us() };
+    loop {
+        match SLOT.state.load(Ordering::Acquire) {
+            // SAFETY: READY publishes `active`.
+            READY => return Some(unsafe { validated() }),
+            BUSY => {}
+            _ => return None,
+        }
+        // SAFETY: as above.
+        if unsafe { crate::cold::now_us() } - start > WAIT_FOR_LOADER_US {
+            return None;
+        }
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { crate::cold::sched_yield() };
+    }
+}
+
 /// The load the constructor left to the first exec, `fork` or `posix_spawn` of a
 /// process that took the start-up hint: the policy file the hint was for, checked
 /// in full (compiled first when stale), as the constructor of a process without a
-/// hint would have found it.
+/// hint would have found it (`load::load_at`).
 ///
-/// Called only by the thread that moved the state from HINTED to BUSY.
+/// The thread that moved the state from HINTED to BUSY publishes what this
+/// returns. Another thread that execs meanwhile waits for it
+/// ([`wait_for_loader`]); a signal handler that interrupted the load, or a thread
+/// that waited too long, runs it too, for itself, and decides with a policy on its
+/// stack, leaving that cache mapped. No exec is judged under anything but the
+/// policy.
 fn load_hinted() -> Option<Pending> {
     let path_c = crate::hint::captured_policy_c()?;
     let saved = crate::sys::errno();
-    let loaded = Pending::of(crate::load::load_hinted(path_c));
+    let loaded = Pending::of(crate::load::load_at(path_c));
     crate::sys::set_errno(saved);
     Some(loaded)
-}
-
-/// What a thread execs under while another one loads the policy of a process that
-/// took the start-up hint (or a signal handler interrupted that load): no policy
-/// to decide with yet, and none laxer taken in its place.
-fn loading_elsewhere() -> Option<Active> {
-    floor().map(|policy| Active {
-        policy,
-        source: b"<fail-closed floor>",
-        warning: Some(
-            b"envshim: the policy was still being loaded by another thread: this exec is judged under the fail-closed floor",
-        ),
-    })
 }
 
 fn validate(p: Pending) -> Option<Active> {
@@ -441,6 +479,7 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
                 .is_ok()
             {
                 let first = if state == HINTED {
+                    LOADER.store(gettid(), Ordering::Release);
                     load_hinted()
                 } else {
                     pending()
@@ -461,7 +500,11 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
         READY => f(unsafe { validated() }),
         BUSY => match pending() {
             Some(p) => f(validate(p).as_ref()),
-            None => f(loading_elsewhere().as_ref()),
+            // The constructor took the hint: another thread is loading the policy.
+            None => match wait_for_loader() {
+                Some(ready) => f(ready),
+                None => f(load_hinted().map(complete).and_then(validate).as_ref()),
+            },
         },
         // Before our constructor: validate the built-in policy on the stack.
         _ => f(builtin().as_ref()),

@@ -404,3 +404,40 @@ for i in range(18):
         out.stderr_str()
     );
 }
+
+/// A hinted process whose threads all spawn at once, before any of them has
+/// loaded the policy: each exec is judged by the policy file; one thread loads
+/// it, and the others wait for that load instead of each loading it again.
+#[test]
+fn threads_of_a_hinted_process_that_spawn_at_once_all_get_the_policy() {
+    let w = World::new("hint_threads");
+    let script = r#"
+import subprocess, threading
+barrier = threading.Barrier(8)
+seen = []
+def run():
+    barrier.wait()
+    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
+    seen.append(" ".join(sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))))
+threads = [threading.Thread(target=run) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("\n".join(seen))
+print("cache mappings:", open("/proc/self/maps").read().count(".bin"))
+"#;
+    let out = w
+        .sh(&format!(
+            "exec {} -c {}",
+            sh_quote(&python3().to_string_lossy()),
+            sh_quote(script)
+        ))
+        .expect_success();
+    // One load, which the other threads waited for: the cache is mapped once.
+    assert_eq!(
+        out.stdout_str(),
+        format!("{}cache mappings: 1\n", "MARK_B\n".repeat(8)),
+        "{}",
+        out.stderr_str()
+    );
+    assert!(shim_lines(&out.stderr).is_empty(), "{}", out.stderr_str());
+}
