@@ -305,7 +305,7 @@ enum Attempt {
 pub(crate) fn warn_policy_once(active: &Active) {
     if let Some(w) = active.warning {
         if !WARNED.load(Ordering::Relaxed) && !WARNED.swap(true, Ordering::Relaxed) {
-            warn_once(w);
+            say(w);
         }
     }
 }
@@ -313,14 +313,10 @@ pub(crate) fn warn_policy_once(active: &Active) {
 // Every message is built in a function of its own, out of line: its buffer would
 // otherwise be part of `apply`'s frame, which a `fork` child's exec faults in page by
 // page (see `crate::policy::with_active`).
-#[cold]
-#[inline(never)]
-fn warn_once(w: &[u8]) {
-    say(w);
-}
-
 /// Writes one of the shim's warning lines (which name files and reasons, never a
 /// value) to stderr.
+#[cold]
+#[inline(never)]
 pub(crate) fn say(w: &[u8]) {
     Msg::<1024>::new().push(w).write_stderr();
 }

@@ -656,6 +656,42 @@ impl Ctx<'_> {
         )
     }
 
+    /// This context with its cache path, built in `buf` as
+    /// `envpolicy_core::cache::cache_path` builds it; `None` when it does not fit
+    /// (then [`Ctx::cache_path_too_long`]).
+    fn with_cache_path<'b>(&self, buf: &'b mut PathBuf<'_>) -> Option<Ctx<'b>> {
+        buf.clear();
+        let given = env_c(cache_key::CACHE_DIR_VAR.as_bytes()).map(without_nul);
+        let mut digits = [0u8; 20];
+        let uid_digits = envpolicy_core::shown::decimal(u64::from(self.uid), &mut digits);
+        let uid = self.uid;
+        let runtime_ours = |dir_c: &[u8]| {
+            stat_c(dir_c).is_ok_and(|st| untrusted(&st, uid, libc::S_IFDIR).is_none())
+        };
+        for part in cache_key::cache_dir_parts(given, uid_digits, runtime_ours) {
+            buf.push(part);
+        }
+        let dir_len = buf.len;
+        buf.join(&cache_key::cache_file_name(self.path()));
+        let cache_c = buf.c_bytes().filter(|_| dir_len != 0)?;
+        Some(Ctx {
+            path_c: self.path_c,
+            cache_c,
+            dir_len,
+            uid,
+            explicit: self.explicit,
+        })
+    }
+
+    /// The floor when [`Ctx::with_cache_path`] found no room for the cache path.
+    fn cache_path_too_long(&self) -> Loaded {
+        self.floor_unless_missing(&[
+            b"envshim: cache path for policy ",
+            self.path(),
+            b" is too long; using the fail-closed floor",
+        ])
+    }
+
     /// The floor, with the reason in `parts`, unless the policy is missing.
     fn floor_unless_missing(&self, parts: &[&[u8]]) -> Loaded {
         self.not_found()
@@ -731,7 +767,7 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
         sticky::keep_policy(path);
     }
     let uid = getuid();
-    let mut ctx = Ctx {
+    let ctx = Ctx {
         path_c,
         cache_c: &[],
         dir_len: 0,
@@ -747,19 +783,12 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
         ]);
     }
 
-    let dir_len = build_cache_path(&mut buf, path, uid);
-    let Some(cache_c) = buf.c_bytes().filter(|_| dir_len != 0) else {
-        return ctx.floor_unless_missing(&[
-            b"envshim: cache path for policy ",
-            path,
-            b" is too long; using the fail-closed floor",
-        ]);
+    let Some(ctx) = ctx.with_cache_path(&mut buf) else {
+        return ctx.cache_path_too_long();
     };
-    ctx.cache_c = cache_c;
-    ctx.dir_len = dir_len;
 
     // A fresh cache: the common case.
-    let mapped = match map_cache(cache_c, uid) {
+    let mapped = match map_cache(ctx.cache_c, uid) {
         Ok(m) => match quick(m, &ctx, prog) {
             Ok(deferred) => return deferred,
             Err(m) => Some(m),
@@ -773,24 +802,6 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
         return floor;
     }
     checked(&ctx, mapped)
-}
-
-/// Builds the cache path of the policy at `path` (absolute, without its NUL) in
-/// `cache`, as `envpolicy_core::cache::cache_path` does: returns the length of its
-/// directory part (0 when there is none).
-fn build_cache_path(cache: &mut PathBuf<'_>, path: &[u8], uid: u32) -> usize {
-    cache.clear();
-    let given = env_c(cache_key::CACHE_DIR_VAR.as_bytes()).map(without_nul);
-    let mut digits = [0u8; 20];
-    let uid_digits = envpolicy_core::shown::decimal(u64::from(uid), &mut digits);
-    let runtime_ours =
-        |dir_c: &[u8]| stat_c(dir_c).is_ok_and(|st| untrusted(&st, uid, libc::S_IFDIR).is_none());
-    for part in cache_key::cache_dir_parts(given, uid_digits, runtime_ours) {
-        cache.push(part);
-    }
-    let dir_len = cache.len;
-    cache.join(&cache_key::cache_file_name(path));
-    dir_len
 }
 
 /// The policy file that `policy` was compiled from, loaded again because it changed
@@ -817,32 +828,19 @@ pub fn reload(policy: &Records<'static>) -> Loaded {
 /// Allocates nothing and takes no lock, as [`finish`].
 #[inline(never)]
 pub fn load_at(path_c: &'static [u8]) -> Loaded {
-    let path = without_nul(path_c);
-    let uid = getuid();
-    let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
-    let mut buf = PathBuf::new(&mut space);
-    let dir_len = build_cache_path(&mut buf, path, uid);
-    let Some(cache_c) = buf.c_bytes().filter(|_| dir_len != 0) else {
-        return floor(
-            path,
-            &[
-                b"envshim: cache path for policy ",
-                path,
-                b" is too long; using the fail-closed floor",
-            ],
-        );
-    };
     let ctx = Ctx {
         path_c,
-        cache_c,
-        dir_len,
-        uid,
+        cache_c: &[],
+        dir_len: 0,
+        uid: getuid(),
         explicit: true,
     };
-    if let Some(floor) = ctx.untrusted_dir() {
-        return floor;
-    }
-    checked(&ctx, None)
+    let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let mut buf = PathBuf::new(&mut space);
+    let Some(ctx) = ctx.with_cache_path(&mut buf) else {
+        return ctx.cache_path_too_long();
+    };
+    ctx.untrusted_dir().unwrap_or_else(|| checked(&ctx, None))
 }
 
 /// The constructor's check of a mapped cache, when it may defer the rest (see
