@@ -48,6 +48,7 @@ pub mod read_file;
 pub mod schema;
 #[cfg(unix)]
 pub mod spawn;
+pub mod supervise;
 pub mod trust;
 
 pub use error::PolicyError;

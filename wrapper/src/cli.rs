@@ -37,6 +37,7 @@ pub enum RunOpt {
     Json,
     Preload,
     NoPreload,
+    Supervise,
     Help,
     Version,
     Generate,
@@ -54,6 +55,7 @@ pub const SPECS: &[Spec<RunOpt>] = &[
     Spec::flag(RunOpt::Json, "json"),
     Spec::flag(RunOpt::Preload, "preload"),
     Spec::flag(RunOpt::NoPreload, "no-preload"),
+    Spec::flag(RunOpt::Supervise, "supervise"),
     Spec::help(RunOpt::Help),
     Spec::flag(RunOpt::Version, "version"),
     Spec::with_value(RunOpt::Generate, "generate"),
@@ -72,6 +74,8 @@ pub struct RunOptions {
     pub log: Option<PathBuf>,
     pub json: bool,
     pub preload: Want,
+    /// `--supervise`: judge every exec of the tree (supervise/).
+    pub supervise: bool,
     /// `NAME=VALUE` operands, in order (the name is never empty).
     pub assignments: Vec<Vec<u8>>,
     /// The command and its arguments (never empty).
@@ -103,6 +107,7 @@ pub fn parse(
         log: None,
         json: false,
         preload: Want::Auto,
+        supervise: false,
         assignments: Vec::new(),
         command: Vec::new(),
     };
@@ -153,6 +158,7 @@ pub fn parse(
             RunOpt::Json => o.json = true,
             RunOpt::Preload => o.preload = Want::On,
             RunOpt::NoPreload => o.preload = Want::Off,
+            RunOpt::Supervise => o.supervise = true,
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),

@@ -42,6 +42,7 @@ mod run;
 mod scan;
 mod source;
 mod split;
+mod supervise;
 mod tmux;
 mod value;
 

@@ -9,7 +9,7 @@ use crate::cli::{self, Parsed, RunOptions};
 use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
-use crate::{completions, environ, exec, help, preload, source, tmux, value};
+use crate::{completions, environ, exec, help, preload, source, supervise, tmux, value};
 use envpolicy::compiled::Mode;
 use envpolicy::outcome::{self, Change, Decision};
 use std::ffi::{OsStr, OsString};
@@ -168,6 +168,15 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     if shim.is_none() {
         // The shim in tmux would do it (docs/adr/0014); without one, here.
         tmux::fix_before_client(&loaded, &program, child_argv, &child_env);
+    }
+    if o.supervise {
+        let label = loaded.label();
+        let setup = supervise::Setup {
+            loaded,
+            journal,
+            label,
+        };
+        return Ok(supervise::run(&program, child_argv, &child_env, setup));
     }
     let err = exec::exec(&program, child_argv, &child_env);
     let code = if err.kind() == std::io::ErrorKind::NotFound {

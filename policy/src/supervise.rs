@@ -1,0 +1,205 @@
+//! The verdict of `envwrap --supervise` on an exec it intercepted: the same
+//! decision the shim and envwrap make ([`crate::outcome::decide_with`]), read as
+//! a yes or no.
+//!
+//! A supervisor sees an exec that is already under way in another process. It
+//! can let it continue, or fail it with an errno; it does not rewrite the other
+//! process's memory (docs/adr/0016-supervised-exec.md says why). So the decision
+//! has three readings:
+//! - nothing would change: the exec continues;
+//! - the policy refuses something that is there (a credential the child would
+//!   receive, a secret in argv or in the program's path): the exec is refused;
+//! - the policy would change something it does not refuse (strip a name, redact
+//!   an argument, set or add a variable): the exec cannot be given what the
+//!   policy says, so it is refused too, with a message that says so.
+//!
+//! A process that has libenvshim.so loaded arrives with an environment the shim
+//! already decided: its own entries (`LD_PRELOAD`, `ENVSHIM_POLICY`,
+//! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change.
+
+use crate::compiled::{Mode, Policy};
+use crate::outcome::{self, Change};
+
+/// What the supervisor does with one exec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing would change: the exec continues as it is.
+    Unchanged,
+    /// The policy refuses the exec (in enforce mode): the change that refuses it.
+    Refused(Change),
+    /// The policy would change the exec without refusing it: the first change.
+    WouldChange(Change),
+    /// Audit mode: the exec continues; these are the changes enforce would make.
+    Audited(Vec<Change>),
+}
+
+/// The name of the shim's library file, as it appears in `LD_PRELOAD`.
+const SHIM_FILE: &[u8] = b"libenvshim.so";
+
+/// Judge one exec of `program` with `argv` and `env`, as the target passed them.
+/// `env_files` comes from [`outcome::read_env_files`].
+pub fn judge(
+    policy: &Policy<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    env_files: &[Option<Vec<u8>>],
+) -> Verdict {
+    let shim = shim_of(env);
+    let policy_entry = shim.and_then(|_| entry(env, b"ENVSHIM_POLICY"));
+    let d = outcome::decide_with(
+        policy,
+        program,
+        argv,
+        env,
+        &[],
+        env_files,
+        shim,
+        policy_entry,
+    );
+    // Rule 8 is the shim's: with the shim in the target, its entries are in place.
+    let changes: Vec<Change> = d
+        .changes
+        .into_iter()
+        .filter(|c| !(shim.is_some() && c.rule == "sticky"))
+        .filter(changes_the_exec)
+        .collect();
+    if d.mode == Mode::Audit {
+        return if changes.is_empty() {
+            Verdict::Unchanged
+        } else {
+            Verdict::Audited(changes)
+        };
+    }
+    if let Some(r) = d.refusal {
+        return Verdict::Refused(r);
+    }
+    if let Some(c) = changes.iter().find(|c| is_refused_entry(c)) {
+        return Verdict::Refused(c.clone());
+    }
+    match changes.into_iter().next() {
+        Some(c) => Verdict::WouldChange(c),
+        None => Verdict::Unchanged,
+    }
+}
+
+/// A change that makes the child's exec differ from what the target asked for.
+/// A grant keeps what is there; a refused addition was never there.
+fn changes_the_exec(c: &Change) -> bool {
+    match c.action {
+        "keep" | "grant" => false,
+        "refuse" => c.index.is_some() || c.target != "env",
+        _ => true,
+    }
+}
+
+/// An entry of the target's environment that the policy refuses (a credential).
+fn is_refused_entry(c: &Change) -> bool {
+    c.target == "env" && c.action == "refuse" && c.index.is_some()
+}
+
+/// The shim's path in the target's `LD_PRELOAD`, when the shim is there.
+fn shim_of(env: &[Vec<u8>]) -> Option<&[u8]> {
+    let value = value(env, b"LD_PRELOAD")?;
+    value.split(|&b| b == b':' || b == b' ').find(|p| {
+        p.ends_with(SHIM_FILE)
+            && (p.len() == SHIM_FILE.len() || p[p.len() - SHIM_FILE.len() - 1] == b'/')
+    })
+}
+
+/// The whole `NAME=value` entry for `name`, the first one.
+fn entry<'e>(env: &'e [Vec<u8>], name: &[u8]) -> Option<&'e [u8]> {
+    env.iter()
+        .find(|e| e.len() > name.len() && e.starts_with(name) && e[name.len()] == b'=')
+        .map(Vec::as_slice)
+}
+
+/// The value of `name`, the first one.
+fn value<'e>(env: &'e [Vec<u8>], name: &[u8]) -> Option<&'e [u8]> {
+    entry(env, name).map(|e| &e[name.len() + 1..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::Compiled;
+
+    fn builtin() -> Compiled {
+        crate::load::builtin_default()
+    }
+
+    fn v(s: &str) -> Vec<u8> {
+        s.as_bytes().to_vec()
+    }
+
+    #[test]
+    fn a_clean_exec_is_unchanged() {
+        let c = builtin();
+        let p = c.policy();
+        let env = [v("PATH=/bin"), v("HOME=/root")];
+        assert_eq!(
+            judge(&p, b"/bin/env", &[v("env")], &env, &[]),
+            Verdict::Unchanged
+        );
+    }
+
+    #[test]
+    fn a_credential_in_the_environment_is_refused_by_name() {
+        let c = builtin();
+        let p = c.policy();
+        let env = [v("PATH=/bin"), v("GH_TOKEN=not-a-real-one")];
+        match judge(&p, b"/bin/env", &[v("env")], &env, &[]) {
+            Verdict::Refused(c) => assert_eq!(c.name.as_deref(), Some("GH_TOKEN")),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_token_in_argv_is_refused() {
+        let c = builtin();
+        let p = c.policy();
+        let env = [v("PATH=/bin")];
+        let argv = [v("curl"), v("ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")];
+        assert!(matches!(
+            judge(&p, b"/bin/curl", &argv, &env, &[]),
+            Verdict::Refused(_)
+        ));
+    }
+
+    #[test]
+    fn the_shims_own_entries_are_no_change() {
+        let c = builtin();
+        let p = c.policy();
+        let env = [
+            v("LD_PRELOAD=/usr/lib/envshim/libenvshim.so"),
+            v("ENVSHIM_POLICY=/etc/envshim/policy.toml"),
+            v("ENVSHIM_HINT=1-0123456789abcdef"),
+            v("PATH=/bin"),
+        ];
+        assert_eq!(
+            judge(&p, b"/bin/true", &[v("true")], &env, &[]),
+            Verdict::Unchanged
+        );
+    }
+
+    #[test]
+    fn a_hint_without_the_shim_would_be_dropped() {
+        let c = builtin();
+        let p = c.policy();
+        let env = [v("ENVSHIM_HINT=1-0123456789abcdef"), v("PATH=/bin")];
+        assert!(matches!(
+            judge(&p, b"/bin/true", &[v("true")], &env, &[]),
+            Verdict::WouldChange(_)
+        ));
+    }
+
+    #[test]
+    fn the_shim_is_found_only_by_its_file_name() {
+        assert_eq!(
+            shim_of(&[v("LD_PRELOAD=/a/libx.so:/b/libenvshim.so")]),
+            Some(&b"/b/libenvshim.so"[..])
+        );
+        assert_eq!(shim_of(&[v("LD_PRELOAD=/b/notlibenvshim.so")]), None);
+        assert_eq!(shim_of(&[v("LD_PRELOADX=/b/libenvshim.so")]), None);
+    }
+}

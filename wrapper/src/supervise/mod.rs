@@ -1,0 +1,244 @@
+//! `envwrap --supervise`: the policy holds on every exec in the tree, whatever
+//! the program is linked with (docs/adr/0016-supervised-exec.md).
+//!
+//! Three processes:
+//!
+//! ```text
+//! envwrap (foreground)          waits for COMMAND's status and exits with it
+//!  └─ supervisor                answers every exec of the tree; a subreaper
+//!      └─ COMMAND               installs the filter, passes its listener up, execs
+//! ```
+//!
+//! The command installs the seccomp filter on itself ([`filter`]) and sends the
+//! listener to its parent over a socket, then execs: that first exec is already
+//! a notification. The supervisor is the command's parent and a child subreaper,
+//! so every process of the tree, daemons that double-fork included, stays its
+//! descendant: reading their memory needs no privilege beyond ancestry. It
+//! lives until the listener reports that no process holds the filter any more,
+//! which may be long after the command (a tmux server), and it leaves the
+//! terminal's stdin and stdout at once and stderr when the command ends, so that
+//! nothing waiting for them waits for it. The foreground envwrap exits with the
+//! command's status as soon as the command ends, so a shell sees what it would
+//! see without `--supervise`.
+
+mod filter;
+mod notify;
+mod remote;
+mod serve;
+mod status;
+
+use crate::exit::{CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
+use crate::journal::Journal;
+use crate::source::Loaded;
+use crate::{exec, value};
+use nix::sys::signal::{self, SigHandler, SigSet, SigmaskHow, Signal};
+use nix::sys::socket::{self, AddressFamily, ControlMessage, SockFlag, SockType};
+use nix::unistd::{self, ForkResult};
+use std::io::{IoSlice, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// What the supervisor needs besides the tree: the policy and where to report.
+pub struct Setup {
+    pub loaded: Loaded,
+    pub journal: Journal,
+    /// How the policy is named in messages (`policy /etc/envshim/loop.toml`).
+    pub label: String,
+}
+
+/// The signals the supervisor ignores: the terminal's, which reach the whole
+/// foreground process group. The command gets their dispositions back.
+const TERMINAL_SIGNALS: [Signal; 6] = [
+    Signal::SIGINT,
+    Signal::SIGQUIT,
+    Signal::SIGTSTP,
+    Signal::SIGTTIN,
+    Signal::SIGTTOU,
+    Signal::SIGHUP,
+];
+
+/// Run `program` under supervision. Returns the exit code for the foreground
+/// envwrap, or does not return (the command died of a signal, which envwrap
+/// then dies of too).
+pub fn run(program: &Path, argv: &[Vec<u8>], env: &[Vec<u8>], setup: Setup) -> u8 {
+    let (up, down) = match socket::socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    ) {
+        Ok(p) => p,
+        Err(e) => return own_error(&format!("--supervise: cannot make a socket pair: {e}")),
+    };
+    let (status_r, status_w) = match unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
+        Ok(p) => p,
+        Err(e) => return own_error(&format!("--supervise: cannot make a pipe: {e}")),
+    };
+    // SAFETY: envwrap is single-threaded here, so the child may allocate.
+    match unsafe { unistd::fork() } {
+        Err(e) => own_error(&format!("--supervise: cannot start the supervisor: {e}")),
+        Ok(ForkResult::Child) => {
+            drop(status_r);
+            let code = supervisor(program, argv, env, setup, up, down, status_w);
+            std::process::exit(code)
+        }
+        Ok(ForkResult::Parent { .. }) => {
+            drop((up, down, status_w));
+            status::wait_foreground(status_r)
+        }
+    }
+}
+
+/// The supervisor: start the command, take its listener, serve until no
+/// process holds the filter.
+fn supervisor(
+    program: &Path,
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    setup: Setup,
+    up: OwnedFd,
+    down: OwnedFd,
+    status_w: OwnedFd,
+) -> i32 {
+    let saved: Vec<(Signal, SigHandler)> = TERMINAL_SIGNALS
+        .iter()
+        .filter_map(|&s| {
+            // SAFETY: SIG_IGN installs no handler code.
+            let old = unsafe { signal::signal(s, SigHandler::SigIgn) }.ok()?;
+            Some((s, old))
+        })
+        .collect();
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let mut old_mask = SigSet::empty();
+    let _ = signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), Some(&mut old_mask));
+    // SAFETY: the supervisor is single-threaded, so the child may allocate.
+    let child = match unsafe { unistd::fork() } {
+        Err(e) => {
+            eprintln!("envwrap: --supervise: cannot start the command: {e}");
+            return OWN_ERROR.into();
+        }
+        Ok(ForkResult::Child) => {
+            drop((up, status_w));
+            command(program, argv, env, &saved, &old_mask, down)
+        }
+        Ok(ForkResult::Parent { child }) => child,
+    };
+    drop(down);
+    let listener = match receive_listener(&up) {
+        Some(fd) => fd,
+        // The command failed before it could send it, and said why.
+        None => return status::reap_only(child, status_w),
+    };
+    drop(up);
+    status::send_pid(&status_w, child);
+    leave_terminal();
+    serve::serve(listener, child, status_w, setup)
+}
+
+/// The command's side: install the filter, send the listener up, exec.
+fn command(
+    program: &Path,
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    saved: &[(Signal, SigHandler)],
+    mask: &SigSet,
+    down: OwnedFd,
+) -> ! {
+    for &(s, h) in saved {
+        // SAFETY: the dispositions the foreground envwrap had, handed back.
+        unsafe {
+            let _ = signal::signal(s, h);
+        }
+    }
+    let _ = signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(mask), None);
+    let listener = match filter::install() {
+        Ok((fd, _)) => fd,
+        Err(e) => {
+            eprintln!(
+                "envwrap: --supervise: cannot install the seccomp filter: {} (the kernel needs \
+                 seccomp user notification, Linux 5.5 or later)",
+                envpolicy::error::io_reason(&e)
+            );
+            std::process::exit(OWN_ERROR.into());
+        }
+    };
+    let fds = [listener.as_raw_fd()];
+    let sent = socket::sendmsg::<()>(
+        down.as_raw_fd(),
+        &[IoSlice::new(b"L")],
+        &[ControlMessage::ScmRights(&fds)],
+        socket::MsgFlags::empty(),
+        None,
+    );
+    if let Err(e) = sent {
+        eprintln!("envwrap: --supervise: cannot pass the listener to the supervisor: {e}");
+        std::process::exit(OWN_ERROR.into());
+    }
+    drop(listener);
+    drop(down);
+    let err = exec::exec(program, argv, env);
+    let code = if err.kind() == std::io::ErrorKind::NotFound {
+        NOT_FOUND
+    } else {
+        CANNOT_EXECUTE
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "envwrap: {}: {}",
+        value::word(program.as_os_str().as_bytes()),
+        envpolicy::error::io_reason(&err)
+    );
+    std::process::exit(code.into())
+}
+
+/// The listener the command sent, or `None` when it ended first.
+fn receive_listener(up: &OwnedFd) -> Option<OwnedFd> {
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([std::os::fd::RawFd; 1]);
+    let msg = socket::recvmsg::<()>(
+        up.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        socket::MsgFlags::MSG_CMSG_CLOEXEC,
+    )
+    .ok()?;
+    for c in msg.cmsgs().ok()? {
+        if let socket::ControlMessageOwned::ScmRights(fds) = c {
+            if let Some(&fd) = fds.first() {
+                use std::os::fd::FromRawFd;
+                // SAFETY: SCM_RIGHTS gave this process a new fd nothing else owns.
+                return Some(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
+        }
+    }
+    None
+}
+
+/// Stop holding the terminal's stdin and stdout: a pipe the command's caller
+/// reads must end when the command does, not when the last daemon does.
+fn leave_terminal() {
+    if let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        let _ = unistd::dup2_stdin(&null);
+        let _ = unistd::dup2_stdout(&null);
+    }
+}
+
+/// Give stderr up too (when the command has ended).
+fn leave_stderr() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = unistd::dup2_stderr(&null);
+    }
+}
+
+fn own_error(message: &str) -> u8 {
+    eprintln!("envwrap: {message}");
+    OWN_ERROR
+}

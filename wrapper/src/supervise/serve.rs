@@ -1,0 +1,335 @@
+//! The supervisor's loop: answer every exec of the tree, reap what the tree
+//! leaves to it, and end when no process holds the filter.
+//!
+//! For each notification: read what the target passed to exec
+//! ([`remote::Remote`]), judge it with the policy
+//! ([`envpolicy::supervise::judge`]), check that the notification is still
+//! valid, then answer. The check after the read is what makes the `pid` the
+//! supervisor read from still the process that is waiting (docs/threat-model.md
+//! says what remains).
+
+use super::notify::{self, Notification};
+use super::remote::{Remote, Unreadable};
+use super::{filter, leave_stderr, status, Setup};
+use crate::value;
+use envpolicy::outcome::{self, Change};
+use envpolicy::supervise::{judge, Verdict};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use std::io::Write;
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+
+/// The last refusals said: by target and text (its program named by file name).
+#[derive(Default)]
+pub struct Said {
+    recent: std::collections::VecDeque<(u32, String)>,
+}
+
+impl Said {
+    /// Enough for the processes of a pipeline searching PATH at once.
+    const KEPT: usize = 16;
+}
+
+/// The errno of a refused exec.
+const REFUSED: i32 = libc::EPERM;
+
+/// Serve until the listener has no process left and the command has ended.
+pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, mut setup: Setup) -> i32 {
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let sigfd = match SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("envwrap: --supervise: cannot watch the command: {e}");
+            return 1;
+        }
+    };
+    let mut status_w = Some(status_w);
+    let mut said = Said::default();
+    loop {
+        let mut fds = [
+            PollFd::new(listener.as_fd(), PollFlags::POLLIN),
+            PollFd::new(sigfd.as_fd(), PollFlags::POLLIN),
+        ];
+        if poll(&mut fds, PollTimeout::NONE).is_err() {
+            continue;
+        }
+        let ev = fds[0].revents().unwrap_or(PollFlags::empty());
+        let chld_ready = fds[1].revents().is_some_and(|r| !r.is_empty());
+        if chld_ready {
+            while let Ok(Some(_)) = sigfd.read_signal() {}
+            reap(child, &mut status_w);
+        }
+        if ev.contains(PollFlags::POLLIN) {
+            if let Ok(Some(n)) = notify::receive(listener.as_fd()) {
+                answer(listener.as_fd(), &n, &mut setup, &mut said);
+            }
+        } else if ev.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+            // No process holds the filter: the command has ended too.
+            if status_w.is_some() {
+                let _ = waitpid(child, None).map(|ws| end(ws, &mut status_w));
+            }
+            reap(child, &mut status_w);
+            return 0;
+        }
+    }
+}
+
+/// Reap every child that has ended; the command's end goes to the foreground.
+fn reap(child: Pid, status_w: &mut Option<OwnedFd>) {
+    while let Ok(ws) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+        match ws.pid() {
+            None => return,
+            Some(p) if p == child => end(ws, status_w),
+            Some(_) => {}
+        }
+    }
+}
+
+fn end(ws: WaitStatus, status_w: &mut Option<OwnedFd>) {
+    if let Some(w) = status_w.as_ref() {
+        if status::send_end(w, ws) {
+            *status_w = None;
+            leave_stderr();
+        }
+    }
+}
+
+/// What the target asked for.
+enum Exec {
+    /// `execve(path, argv, envp)` or `execveat(dirfd, path, argv, envp, flags)`.
+    Native {
+        dirfd: Option<i32>,
+        path: u64,
+        argv: u64,
+        envp: u64,
+        flags: u64,
+    },
+    /// An exec of another ABI (i386, x32), which the supervisor does not read.
+    Foreign,
+}
+
+fn classify(n: &Notification) -> Exec {
+    let (arch, execve, execveat) = filter::NATIVE;
+    let a = n.args;
+    match (n.arch == arch, n.nr) {
+        (true, nr) if nr == execve => Exec::Native {
+            dirfd: None,
+            path: a[0],
+            argv: a[1],
+            envp: a[2],
+            flags: 0,
+        },
+        (true, nr) if nr == execveat => Exec::Native {
+            dirfd: Some(a[0] as i32),
+            path: a[1],
+            argv: a[2],
+            envp: a[3],
+            flags: a[4],
+        },
+        _ => Exec::Foreign,
+    }
+}
+
+/// Answer one notification. Never leaves one unanswered while its target waits.
+fn answer(listener: BorrowedFd<'_>, n: &Notification, setup: &mut Setup, said: &mut Said) {
+    let (dirfd, path, argv, envp, flags) = match classify(n) {
+        Exec::Native {
+            dirfd,
+            path,
+            argv,
+            envp,
+            flags,
+        } => (dirfd, path, argv, envp, flags),
+        Exec::Foreign => {
+            let text = "refused an exec through a 32-bit system call, which --supervise does \
+                        not read";
+            refuse(listener, n, text, said);
+            return;
+        }
+    };
+    let args = match Remote::new(n.pid).exec_args(path, argv, envp) {
+        Ok(a) => a,
+        Err(Unreadable::Gone) => return,
+        Err(Unreadable::Errno(e)) => {
+            // As execve(2) itself would fail: EFAULT, E2BIG, ENAMETOOLONG.
+            if notify::still_valid(listener, n.id) {
+                let _ = notify::fail(listener, n.id, e);
+            }
+            return;
+        }
+    };
+    if let Some(e) = missing(n.pid, dirfd, &args.path) {
+        // Not there: what execve(2) would say, and no verdict on a file that is
+        // not run (a shell's PATH search tries every directory).
+        if notify::still_valid(listener, n.id) {
+            let _ = notify::fail(listener, n.id, e);
+        }
+        return;
+    }
+    let program = program_name(n.pid, dirfd, &args.path, flags);
+    let files = outcome::read_env_files(&setup.loaded.compiled.policy());
+    let verdict = judge(
+        &setup.loaded.compiled.policy(),
+        &program,
+        &args.argv,
+        &args.env,
+        &files,
+    );
+    match verdict {
+        Verdict::Unchanged => {
+            let _ = notify::allow(listener, n.id);
+        }
+        Verdict::Audited(changes) => {
+            for c in &changes {
+                setup.journal.record(&program, c);
+            }
+            let _ = notify::allow(listener, n.id);
+        }
+        Verdict::Refused(c) => {
+            setup.journal.record(&program, &c);
+            let text = refusal_text(&c, &program, &setup.label);
+            refuse(listener, n, &text, said);
+        }
+        Verdict::WouldChange(c) => {
+            setup.journal.record(&program, &c);
+            let text = would_change_text(&c, &program, &setup.label);
+            refuse(listener, n, &text, said);
+        }
+    }
+}
+
+/// ENOENT or ENOTDIR when the file the target names is not there, seen from
+/// the target: its root, its working directory, or the directory `dirfd` holds.
+fn missing(pid: u32, dirfd: Option<i32>, path: &[u8]) -> Option<i32> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.is_empty() {
+        return None;
+    }
+    let base = match (path.first(), dirfd) {
+        (Some(b'/'), _) => format!("/proc/{pid}/root"),
+        (_, Some(fd)) if fd != libc::AT_FDCWD => format!("/proc/{pid}/fd/{fd}/"),
+        _ => format!("/proc/{pid}/cwd/"),
+    };
+    let mut full = base.into_bytes();
+    full.extend_from_slice(path);
+    match std::fs::metadata(std::ffi::OsStr::from_bytes(&full)) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+            e.raw_os_error()
+        }
+        _ => None,
+    }
+}
+
+/// The program's name for the policy: the path given to exec; for
+/// `fexecve` (an empty path with AT_EMPTY_PATH) the file the fd names.
+fn program_name(pid: u32, dirfd: Option<i32>, path: &[u8], flags: u64) -> Vec<u8> {
+    match dirfd {
+        Some(fd) if path.is_empty() && flags & libc::AT_EMPTY_PATH as u64 != 0 => {
+            std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+                .map(|p| std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()).to_vec())
+                .unwrap_or_default()
+        }
+        _ => path.to_vec(),
+    }
+}
+
+/// The last component of a path: a PATH search names one program many ways.
+fn file_name(path: &[u8]) -> &[u8] {
+    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
+}
+
+/// "refused to run env: it would receive GH_TOKEN (credential pattern ...)".
+fn refusal_text(c: &Change, program: &[u8], label: &str) -> String {
+    let shown = value::word(file_name(program));
+    let what = match (c.target, c.index) {
+        ("env", _) => format!(
+            "it would receive {}, {}",
+            c.name
+                .as_deref()
+                .map(|n| value::word(n.as_bytes()))
+                .unwrap_or_default(),
+            c.why
+        ),
+        ("argv", Some(i)) => format!("argument {i} {}", c.why),
+        _ => format!("the program's path {}", c.why),
+    };
+    format!("refused to run {shown}: {what} ({label})")
+}
+
+/// "refused to run env: the policy would strip TMUX (...), which --supervise
+/// cannot do to another process's exec".
+fn would_change_text(c: &Change, program: &[u8], label: &str) -> String {
+    let shown = value::word(file_name(program));
+    let what = match (c.target, c.index, c.name.as_deref()) {
+        ("argv", Some(i), _) => format!("argument {i}"),
+        (_, _, Some(n)) => value::word(n.as_bytes()),
+        _ => "an entry".to_string(),
+    };
+    format!(
+        "refused to run {shown}: the policy would {} {what} ({}), which --supervise cannot do \
+         to an exec another process makes ({label})",
+        c.action, c.why
+    )
+}
+
+/// Fail the exec with EPERM and say why on the target's own stderr, once: a
+/// shell's PATH search that finds the program twice (`/usr/bin` and `/bin` on a
+/// merged /usr) gets one line.
+fn refuse(listener: BorrowedFd<'_>, n: &Notification, text: &str, said: &mut Said) {
+    let stderr = target_stderr(n.pid);
+    if !notify::still_valid(listener, n.id) {
+        return;
+    }
+    let key = (n.pid, text.to_string());
+    if said.recent.contains(&key) {
+        let _ = notify::fail(listener, n.id, REFUSED);
+        return;
+    }
+    if said.recent.len() == Said::KEPT {
+        said.recent.pop_front();
+    }
+    said.recent.push_back(key);
+    let line = format!("envwrap: {text}\n");
+    match stderr {
+        Some(f) => write_without_waiting(f, line),
+        None => {
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        }
+    }
+    let _ = notify::fail(listener, n.id, REFUSED);
+}
+
+/// The target's fd 2, the same open file (pidfd_getfd(2)): a message lands
+/// where the program's own errors do, at its offset.
+fn target_stderr(target: u32) -> Option<std::fs::File> {
+    // SAFETY: pidfd_open(2) takes a pid and flags, and returns a new fd or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, target as libc::pid_t, 0) };
+    if pidfd < 0 {
+        return None;
+    }
+    // SAFETY: a new fd nothing else owns.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    use std::os::fd::AsRawFd;
+    // SAFETY: pidfd_getfd(2) takes a pidfd, a target fd and flags, and returns a
+    // new fd (close-on-exec) or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), 2, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: a new fd nothing else owns.
+    Some(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+}
+
+/// Write from a thread of its own: a stderr nobody reads (a full pipe, a
+/// stopped terminal) must not stop the supervisor, which every exec waits for.
+fn write_without_waiting(mut f: std::fs::File, line: String) {
+    let _ = std::thread::Builder::new()
+        .name("envwrap-message".into())
+        .spawn(move || {
+            let _ = f.write_all(line.as_bytes());
+        });
+}

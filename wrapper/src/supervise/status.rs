@@ -1,0 +1,167 @@
+//! The command's status, from the supervisor (its parent) to the foreground
+//! envwrap, over a pipe: the command's pid when it starts, its wait status when
+//! it ends. The foreground envwrap passes `SIGTERM` and `SIGHUP` sent to it on
+//! to the command, exits with the command's code, or dies of the command's
+//! signal.
+
+use crate::exit::OWN_ERROR;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{self, SigHandler, SigSet, SigmaskHow, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::{self, Pid};
+use std::os::fd::{AsFd, OwnedFd};
+
+const PID: u8 = b'P';
+const STATUS: u8 = b'S';
+
+fn send(w: &OwnedFd, tag: u8, n: i32) {
+    let mut rec = [tag, 0, 0, 0, 0];
+    rec[1..].copy_from_slice(&n.to_ne_bytes());
+    let _ = unistd::write(w, &rec);
+}
+
+pub fn send_pid(w: &OwnedFd, child: Pid) {
+    send(w, PID, child.as_raw());
+}
+
+/// The raw wait status of `ws`, as waitpid(2) would have stored it.
+fn raw(ws: WaitStatus) -> Option<i32> {
+    match ws {
+        WaitStatus::Exited(_, code) => Some((code & 0xff) << 8),
+        WaitStatus::Signaled(_, sig, core) => Some(sig as i32 | if core { 0x80 } else { 0 }),
+        _ => None,
+    }
+}
+
+/// Send the command's end, if `ws` is one. Returns whether it was.
+pub fn send_end(w: &OwnedFd, ws: WaitStatus) -> bool {
+    match raw(ws) {
+        Some(r) => {
+            send(w, STATUS, r);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The command ended before it could pass its listener: wait for it and report.
+pub fn reap_only(child: Pid, w: OwnedFd) -> i32 {
+    loop {
+        match waitpid(child, None) {
+            Ok(ws) if send_end(&w, ws) => return 0,
+            Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return OWN_ERROR.into(),
+        }
+    }
+}
+
+/// The foreground envwrap: wait for the command's status and exit as it did.
+pub fn wait_foreground(r: OwnedFd) -> u8 {
+    let mut forwarded = SigSet::empty();
+    for s in [
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGINT,
+        Signal::SIGQUIT,
+    ] {
+        forwarded.add(s);
+    }
+    let _ = signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&forwarded), None);
+    let sigfd = SignalFd::with_flags(&forwarded, SfdFlags::SFD_CLOEXEC).ok();
+    let mut child: Option<Pid> = None;
+    let mut buf = Vec::new();
+    loop {
+        let mut fds = vec![PollFd::new(r.as_fd(), PollFlags::POLLIN)];
+        if let Some(s) = &sigfd {
+            fds.push(PollFd::new(s.as_fd(), PollFlags::POLLIN));
+        }
+        if poll(&mut fds, PollTimeout::NONE).is_err() {
+            continue;
+        }
+        let signalled = fds
+            .get(1)
+            .and_then(PollFd::revents)
+            .is_some_and(|r| r.contains(PollFlags::POLLIN));
+        let readable = fds[0].revents().is_some_and(|r| !r.is_empty());
+        if signalled {
+            if let Some(Ok(Some(info))) = sigfd.as_ref().map(SignalFd::read_signal) {
+                forward(info.ssi_signo as i32, child);
+            }
+        }
+        if !readable {
+            continue;
+        }
+        let mut chunk = [0u8; 64];
+        let n = match unistd::read(&r, &mut chunk) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => 0,
+        };
+        if n == 0 {
+            eprintln!(
+                "envwrap: --supervise: the supervisor ended before the command did; every exec \
+                 in the command's tree now fails (ENOSYS, 'Function not implemented')"
+            );
+            if let Some(c) = child {
+                wait_for_end(c);
+            }
+            return OWN_ERROR;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        while buf.len() >= 5 {
+            let n = i32::from_ne_bytes([buf[1], buf[2], buf[3], buf[4]]);
+            match buf[0] {
+                PID => child = Some(Pid::from_raw(n)),
+                _ => return exit_as(n),
+            }
+            buf.drain(..5);
+        }
+    }
+}
+
+/// Wait until `child` (not envwrap's own child) has ended: its status is lost
+/// with the supervisor, but the shell still waits as long as the command runs.
+fn wait_for_end(child: Pid) {
+    // SAFETY: pidfd_open(2) takes a pid and flags, and returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.as_raw(), 0) };
+    if fd < 0 {
+        return;
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: a new fd nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+    while let Err(nix::errno::Errno::EINTR) = poll(&mut fds, PollTimeout::NONE) {}
+}
+
+/// The terminal sends SIGINT and SIGQUIT to the whole foreground group, the
+/// command included; a SIGTERM or SIGHUP sent to envwrap alone is passed on.
+fn forward(signo: i32, child: Option<Pid>) {
+    let (Ok(sig), Some(child)) = (Signal::try_from(signo), child) else {
+        return;
+    };
+    if matches!(sig, Signal::SIGTERM | Signal::SIGHUP) {
+        let _ = signal::kill(child, sig);
+    }
+}
+
+/// Exit with the command's code, or die of its signal (without a core dump of
+/// envwrap's own).
+fn exit_as(raw: i32) -> u8 {
+    let sig = raw & 0x7f;
+    if sig == 0 {
+        return ((raw >> 8) & 0xff) as u8;
+    }
+    let Ok(sig) = Signal::try_from(sig) else {
+        return 128u8.wrapping_add(sig as u8);
+    };
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
+    // SAFETY: SIG_DFL installs no handler code.
+    let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
+    let mut only = SigSet::empty();
+    only.add(sig);
+    let _ = signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
+    let _ = signal::raise(sig);
+    128u8.wrapping_add(sig as u8)
+}
