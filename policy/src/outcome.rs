@@ -166,6 +166,41 @@ pub fn decide_with(
     preload: Option<&[u8]>,
     policy_entry: Option<&[u8]>,
 ) -> Decision {
+    let sticky = Sticky {
+        preload,
+        policy_entry,
+        hint: None,
+    };
+    decide_sticky(policy, program, argv, env, parent_env, env_files, sticky)
+}
+
+/// The shim's own entries a decision keeps in place (rule 8).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sticky<'a> {
+    /// The shim's path, for `LD_PRELOAD`.
+    pub preload: Option<&'a [u8]>,
+    /// `ENVSHIM_POLICY=...`.
+    pub policy_entry: Option<&'a [u8]>,
+    /// `ENVSHIM_HINT=...`.
+    pub hint: Option<&'a [u8]>,
+}
+
+/// [`decide_with`] with the whole of rule 8, the hint included: for a judge of
+/// an exec that the shim already decided (`envwrap --supervise`).
+pub fn decide_sticky(
+    policy: &Policy<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+    env_files: &[Option<Vec<u8>>],
+    sticky: Sticky<'_>,
+) -> Decision {
+    let Sticky {
+        preload,
+        policy_entry,
+        hint,
+    } = sticky;
     let env_refs: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
     let argv_refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
     let parent_refs: Vec<&[u8]> = parent_env.iter().map(Vec::as_slice).collect();
@@ -176,7 +211,7 @@ pub fn decide_with(
         env_files: &files,
         preload,
         policy_entry,
-        hint: None,
+        hint,
         file_values: None,
         file_judged: None,
         renamed_files: renamed_files(policy),

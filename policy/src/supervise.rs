@@ -18,7 +18,7 @@
 //! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change.
 
 use crate::compiled::{Mode, Policy};
-use crate::outcome::{self, Change};
+use crate::outcome::{self, Change, Sticky};
 
 /// What the supervisor does with one exec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,26 +46,24 @@ pub fn judge(
     env_files: &[Option<Vec<u8>>],
 ) -> Verdict {
     let shim = shim_of(env);
-    let policy_entry = shim.and_then(|_| entry(env, b"ENVSHIM_POLICY"));
-    let d = outcome::decide_with(
-        policy,
-        program,
-        argv,
-        env,
-        &[],
-        env_files,
-        shim,
-        policy_entry,
-    );
-    // Rule 8 is the shim's: with the shim in the target, its entries are in place.
+    let sticky = Sticky {
+        preload: shim,
+        policy_entry: shim.and_then(|_| entry(env, b"ENVSHIM_POLICY")),
+        hint: shim.and_then(|_| entry(env, b"ENVSHIM_HINT")),
+    };
+    let d = outcome::decide_sticky(policy, program, argv, env, &[], env_files, sticky);
     let changes: Vec<Change> = d
         .changes
-        .into_iter()
-        .filter(|c| !(shim.is_some() && c.rule == "sticky"))
-        .filter(changes_the_exec)
+        .iter()
+        .filter(|c| changes_the_exec(c))
+        .cloned()
         .collect();
+    // What the decision would give the child is what the target passes: nothing
+    // to do, whatever rules matched (an env-file value already in place is
+    // "replaced" by itself; the shim's own entries are kept where they are).
+    let same = same_entries(&d.env, env) && d.argv == argv;
     if d.mode == Mode::Audit {
-        return if changes.is_empty() {
+        return if same {
             Verdict::Unchanged
         } else {
             Verdict::Audited(changes)
@@ -77,10 +75,40 @@ pub fn judge(
     if let Some(c) = changes.iter().find(|c| is_refused_entry(c)) {
         return Verdict::Refused(c.clone());
     }
-    match changes.into_iter().next() {
-        Some(c) => Verdict::WouldChange(c),
-        None => Verdict::Unchanged,
+    if same {
+        return Verdict::Unchanged;
     }
+    let first = changes
+        .iter()
+        .find(|c| match c.index {
+            Some(i) if c.target == "env" => !d.env.contains(&env[i]),
+            _ => true,
+        })
+        .or(changes.first())
+        .cloned();
+    Verdict::WouldChange(first.unwrap_or_else(|| Change {
+        target: "env",
+        index: None,
+        name: None,
+        action: "reorder",
+        rule: "order",
+        why: "the entries in another order".to_string(),
+        loud: false,
+    }))
+}
+
+/// The same entries, in any order: the shim and envwrap may place what they
+/// add elsewhere than the target did, and order never changes what getenv(3)
+/// finds when no name is there twice.
+fn same_entries(a: &[Vec<u8>], b: &[Vec<u8>]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut a: Vec<&Vec<u8>> = a.iter().collect();
+    let mut b: Vec<&Vec<u8>> = b.iter().collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
 }
 
 /// A change that makes the child's exec differ from what the target asked for.

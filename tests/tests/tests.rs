@@ -16,6 +16,7 @@ mod envwrap_explain;
 mod envwrap_run;
 mod envwrap_scan;
 mod envwrap_static;
+mod envwrap_supervise;
 mod library_parity;
 mod package;
 mod proc_scan;

@@ -22,6 +22,7 @@
 //! see without `--supervise`.
 
 mod filter;
+mod message;
 mod notify;
 mod remote;
 mod serve;

@@ -10,7 +10,7 @@
 
 use super::notify::{self, Notification};
 use super::remote::{Remote, Unreadable};
-use super::{filter, leave_stderr, status, Setup};
+use super::{filter, leave_stderr, message, status, Setup};
 use crate::value;
 use envpolicy::outcome::{self, Change};
 use envpolicy::supervise::{judge, Verdict};
@@ -19,13 +19,14 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
-use std::io::Write;
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 /// The last refusals said: by target and text (its program named by file name).
 #[derive(Default)]
 pub struct Said {
     recent: std::collections::VecDeque<(u32, String)>,
+    /// Messages still being written to a stderr that was not ready.
+    writers: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Said {
@@ -73,6 +74,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, mut setup: Setup)
                 let _ = waitpid(child, None).map(|ws| end(ws, &mut status_w));
             }
             reap(child, &mut status_w);
+            message::finish(std::mem::take(&mut said.writers));
             return 0;
         }
     }
@@ -280,7 +282,6 @@ fn would_change_text(c: &Change, program: &[u8], label: &str) -> String {
 /// shell's PATH search that finds the program twice (`/usr/bin` and `/bin` on a
 /// merged /usr) gets one line.
 fn refuse(listener: BorrowedFd<'_>, n: &Notification, text: &str, said: &mut Said) {
-    let stderr = target_stderr(n.pid);
     if !notify::still_valid(listener, n.id) {
         return;
     }
@@ -293,43 +294,6 @@ fn refuse(listener: BorrowedFd<'_>, n: &Notification, text: &str, said: &mut Sai
         said.recent.pop_front();
     }
     said.recent.push_back(key);
-    let line = format!("envwrap: {text}\n");
-    match stderr {
-        Some(f) => write_without_waiting(f, line),
-        None => {
-            let _ = std::io::stderr().write_all(line.as_bytes());
-        }
-    }
+    message::tell(n.pid, &format!("envwrap: {text}\n"), &mut said.writers);
     let _ = notify::fail(listener, n.id, REFUSED);
-}
-
-/// The target's fd 2, the same open file (pidfd_getfd(2)): a message lands
-/// where the program's own errors do, at its offset.
-fn target_stderr(target: u32) -> Option<std::fs::File> {
-    // SAFETY: pidfd_open(2) takes a pid and flags, and returns a new fd or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, target as libc::pid_t, 0) };
-    if pidfd < 0 {
-        return None;
-    }
-    // SAFETY: a new fd nothing else owns.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
-    use std::os::fd::AsRawFd;
-    // SAFETY: pidfd_getfd(2) takes a pidfd, a target fd and flags, and returns a
-    // new fd (close-on-exec) or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), 2, 0) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: a new fd nothing else owns.
-    Some(unsafe { std::fs::File::from_raw_fd(fd as i32) })
-}
-
-/// Write from a thread of its own: a stderr nobody reads (a full pipe, a
-/// stopped terminal) must not stop the supervisor, which every exec waits for.
-fn write_without_waiting(mut f: std::fs::File, line: String) {
-    let _ = std::thread::Builder::new()
-        .name("envwrap-message".into())
-        .spawn(move || {
-            let _ = f.write_all(line.as_bytes());
-        });
 }

@@ -1,0 +1,440 @@
+//! `envwrap --supervise`: the policy holds on execs that preload cannot see (a Go
+//! program, a static C program, a raw system call, glibc's own wordexp), a clean
+//! tree runs unchanged, the supervisor outlives the command for a tmux server,
+//! and a killed supervisor fails the tree's execs loudly, never silently.
+//!
+//! Every token is a seeded fake, read by the programs from a file in the
+//! sandbox: none is ever on a command line the tests build.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::envwrap_util::*;
+use envshim_e2e::*;
+
+/// The message a supervised refusal writes.
+const REFUSED: &str = "envwrap: refused to run ";
+
+/// `envwrap --supervise [--no-preload] -- ...` in the sandbox.
+fn supervised(sb: &Sandbox, preload: bool) -> TestCommand {
+    let mut c = envwrap(sb);
+    c.arg("--supervise");
+    if !preload {
+        c.arg("--no-preload");
+    }
+    c.timeout(Duration::from_secs(120));
+    c
+}
+
+/// The GH_TOKEN fake in a file the programs read.
+fn token_file(sb: &Sandbox) -> PathBuf {
+    sb.write("token", sb.secrets().value("GH_TOKEN"))
+}
+
+fn go_tool() -> Option<PathBuf> {
+    ["/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+/// Build a Go program in the sandbox.
+fn go_build(sb: &Sandbox, name: &str, source: &str) -> Option<PathBuf> {
+    let Some(go) = go_tool() else {
+        require(
+            false,
+            "go is not installed (ci/install-test-deps installs golang-go)",
+        );
+        return None;
+    };
+    sb.write(format!("{name}.go"), source);
+    let cache = target_dir().join("tmp").join("envshim-e2e-gocache");
+    sb.cmd(go)
+        .args(["build", "-o", name])
+        .arg(format!("{name}.go"))
+        .env("GOCACHE", &cache)
+        .env("GOPATH", sb.join("gopath"))
+        .env("GO111MODULE", "off")
+        .env("GOTOOLCHAIN", "local")
+        .env("HOME", sb.path())
+        .timeout(Duration::from_secs(300))
+        .expect_success();
+    Some(sb.join(name))
+}
+
+const GO_SETS_A_TOKEN: &str = r#"package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Sets GH_TOKEN itself, from a file, and runs env: the Go runtime makes the
+// execve system call itself, so no preloaded library sees it.
+func main() {
+	b, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		fmt.Println("read:", err)
+		os.Exit(2)
+	}
+	os.Setenv("GH_TOKEN", strings.TrimSpace(string(b)))
+	out, err := exec.Command("/usr/bin/env").Output()
+	if err != nil {
+		fmt.Println("exec failed:", err)
+		os.Exit(3)
+	}
+	if strings.Contains(string(out), "GH_TOKEN=") {
+		fmt.Println("child got GH_TOKEN")
+	}
+}
+"#;
+
+#[test]
+fn a_go_program_that_sets_a_token_is_refused_only_when_supervised() {
+    let sb = Sandbox::new("supervise_go");
+    let Some(bin) = go_build(&sb, "settoken", GO_SETS_A_TOKEN) else {
+        return;
+    };
+    let tok = token_file(&sb);
+    // Unsupervised, even with the shim preloaded: the Go runtime's exec passes.
+    let o = envwrap(&sb).arg(&bin).arg(&tok).expect_success();
+    expect_in(&o, &o.stdout_str(), "child got GH_TOKEN");
+
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_exit(3);
+    expect_in(&o, &o.stdout_str(), "exec failed: ");
+    expect_in(&o, &o.stdout_str(), "operation not permitted");
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "envwrap: refused to run env: it would receive GH_TOKEN",
+    );
+}
+
+const STATIC_EXECS: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Each exec in a child of its own; prints the errno it failed with (0: ran). */
+static void attempt(const char *what, char *const argv[], char *const envp[]) {
+    int p[2];
+    if (pipe(p) != 0) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        execve(argv[0], argv, envp);
+        int e = errno;
+        (void)!write(p[1], &e, sizeof e);
+        _exit(100);
+    }
+    close(p[1]);
+    int e = 0;
+    if (read(p[0], &e, sizeof e) != sizeof e) e = 0;
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    printf("%s: errno=%d\n", what, e);
+}
+
+int main(int argc, char **argv) {
+    char tok[256] = {0};
+    FILE *f = fopen(argv[1], "r");
+    if (!f || !fgets(tok, sizeof tok, f)) return 2;
+    tok[strcspn(tok, "\n")] = 0;
+    char entry[300];
+    snprintf(entry, sizeof entry, "GH_TOKEN=%s", tok);
+    char *env_tok[] = {entry, "PATH=/usr/bin:/bin", NULL};
+    char *env_clean[] = {"PATH=/usr/bin:/bin", NULL};
+    char *run_env[] = {"/bin/true", NULL};
+    char *run_arg[] = {"/bin/true", tok, NULL};
+    attempt("envp", run_env, env_tok);
+    attempt("argv", run_arg, env_clean);
+    attempt("clean", run_env, env_clean);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_static_program_is_refused_a_token_in_envp_and_in_argv() {
+    let sb = Sandbox::new("supervise_static");
+    let bin = compile_c_with("supervise_static_execs", STATIC_EXECS, &["-static"]);
+    let tok = token_file(&sb);
+    let o = envwrap(&sb).arg(&bin).arg(&tok).expect_success();
+    let out = o.stdout_str();
+    for line in ["envp: errno=0", "argv: errno=0", "clean: errno=0"] {
+        expect_in(&o, &out, line);
+    }
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_success();
+    let out = o.stdout_str();
+    for line in ["envp: errno=1", "argv: errno=1", "clean: errno=0"] {
+        expect_in(&o, &out, line);
+    }
+    let err = o.stderr_str();
+    expect_in(&o, &err, "refused to run true: it would receive GH_TOKEN");
+    expect_in(&o, &err, "refused to run true: argument 1 holds");
+}
+
+const RAW_SYSCALL: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* execve by number, past any libc wrapper a preloaded library interposes. */
+int main(int argc, char **argv) {
+    char tok[256] = {0};
+    FILE *f = fopen(argv[1], "r");
+    if (!f || !fgets(tok, sizeof tok, f)) return 2;
+    tok[strcspn(tok, "\n")] = 0;
+    char entry[300];
+    snprintf(entry, sizeof entry, "GH_TOKEN=%s", tok);
+    char *envp[] = {entry, NULL};
+    char *args[] = {"/bin/sh", "-c", "test -n \"$GH_TOKEN\" && echo child got GH_TOKEN", NULL};
+    syscall(SYS_execve, "/bin/sh", args, envp);
+    perror("raw execve");
+    return 3;
+}
+"#;
+
+#[test]
+fn a_raw_execve_under_the_shim_is_refused_when_supervised() {
+    let sb = Sandbox::new("supervise_raw");
+    let bin = compile_c("supervise_raw_execve", RAW_SYSCALL);
+    let tok = token_file(&sb);
+    // The shim is preloaded (envwrap puts it there) and does not see it.
+    let o = envwrap(&sb)
+        .arg("--preload")
+        .arg(&bin)
+        .arg(&tok)
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), "child got GH_TOKEN");
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_exit(3);
+    expect_in(&o, &o.stderr_str(), "raw execve: Operation not permitted");
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "envwrap: refused to run sh: it would receive GH_TOKEN",
+    );
+}
+
+const WORDEXP: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wordexp.h>
+
+/* glibc's wordexp runs /bin/sh for a command substitution, with its own
+   fork and execve inside libc. */
+int main(int argc, char **argv) {
+    char tok[256] = {0};
+    FILE *f = fopen(argv[1], "r");
+    if (!f || !fgets(tok, sizeof tok, f)) return 2;
+    tok[strcspn(tok, "\n")] = 0;
+    setenv("GH_TOKEN", tok, 1);
+    wordexp_t w;
+    int r = wordexp("$(test -n \"$GH_TOKEN\" && echo child-got-GH_TOKEN)", &w, 0);
+    if (r != 0) { printf("wordexp failed: %d\n", r); return 0; }
+    for (size_t i = 0; i < w.we_wordc; i++) printf("word: %s\n", w.we_wordv[i]);
+    printf("words: %zu\n", w.we_wordc);
+    return 0;
+}
+"#;
+
+#[test]
+fn wordexp_command_substitution_is_judged_when_supervised() {
+    let sb = Sandbox::new("supervise_wordexp");
+    let bin = compile_c("supervise_wordexp", WORDEXP);
+    let tok = token_file(&sb);
+    let o = envwrap(&sb)
+        .arg("--preload")
+        .arg(&bin)
+        .arg(&tok)
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), "word: child-got-GH_TOKEN");
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_success();
+    assert!(
+        !o.stdout_str().contains("child-got-GH_TOKEN"),
+        "the shell ran with the token: {}",
+        o.report()
+    );
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "envwrap: refused to run sh: it would receive GH_TOKEN",
+    );
+}
+
+/// A make -j2 build and python's subprocess: the same output and exit codes with
+/// and without the supervisor, under the shim and the example loop policy.
+#[test]
+fn a_clean_tree_runs_unchanged() {
+    let sb = Sandbox::new("supervise_clean");
+    let policy = stage_example(&sb, "loop.toml");
+    sb.write(
+        "Makefile",
+        "all: a b c\n\ta=$$(cat a b c | sort | tr -d '\\n'); echo built $$a\n\
+         a b c:\n\techo $@ > $@\n\
+         fail:\n\tfalse\n",
+    );
+    sb.write(
+        "sub.py",
+        "import subprocess, sys\n\
+         r = subprocess.run(['sh', '-c', 'echo from-sh; exit 7'], capture_output=True)\n\
+         print(r.stdout.decode().strip(), r.returncode)\n\
+         print(subprocess.check_output(['git', '--version']).decode().split()[0])\n\
+         sys.exit(subprocess.call(['false']))\n",
+    );
+    let run = |supervise: bool, args: &[&str]| {
+        for f in ["a", "b", "c"] {
+            let _ = std::fs::remove_file(sb.join(f));
+        }
+        let mut c = envwrap(&sb);
+        if supervise {
+            c.arg("--supervise");
+        }
+        c.arg("--policy").arg(&policy).args(args);
+        c.timeout(Duration::from_secs(120)).run()
+    };
+    for args in [
+        &["make", "-j2", "all"][..],
+        &["make", "fail"][..],
+        &["python3", "sub.py"][..],
+    ] {
+        let plain = run(false, args);
+        let sup = run(true, args);
+        assert_eq!(
+            plain.status.code(),
+            sup.status.code(),
+            "{args:?}: {}\n{}",
+            plain.report(),
+            sup.report()
+        );
+        assert_eq!(
+            plain.stdout_str(),
+            sup.stdout_str(),
+            "{args:?}: {}",
+            sup.report()
+        );
+        assert!(
+            !sup.stderr_str().contains(REFUSED),
+            "{args:?}: the supervisor refused an exec of a clean tree: {}",
+            sup.report()
+        );
+    }
+}
+
+/// The pid of the supervisor: the parent of the command, which writes its $PPID.
+fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[test]
+fn tmux_panes_are_supervised_after_the_client_exits() {
+    let sb = Sandbox::new("supervise_tmux");
+    let tok = token_file(&sb);
+    let ppid = sb.join("ppid");
+    let script = format!(
+        "echo $PPID > {}; exec sleep 300",
+        sh_quote(&ppid.to_string_lossy())
+    );
+    // Without the shim in tmux, so that the supervisor is what stands in the way.
+    let mut c = supervised(&sb, false);
+    c.arg("tmux").args(sb.tmux_args());
+    c.args(["new-session", "-d", "sh", "-c", &script]);
+    c.expect_success();
+    // The client has exited; the server (a daemon) still holds the filter.
+    assert!(
+        sb.wait_for(|| ppid.exists(), Duration::from_secs(10)),
+        "the first pane did not start"
+    );
+    let out = sb.join("out");
+    let rc = sb.join("rc");
+    let pane = format!(
+        "GH_TOKEN=$(cat {}) /usr/bin/env > {} 2>&1; echo $? > {}",
+        sh_quote(&tok.to_string_lossy()),
+        sh_quote(&out.to_string_lossy()),
+        sh_quote(&rc.to_string_lossy()),
+    );
+    sb.tmux()
+        .args(["new-window", "-d", "sh", "-c", &pane])
+        .expect_success();
+    assert!(
+        sb.wait_for(
+            || rc.exists() && !sb.read("rc").is_empty(),
+            Duration::from_secs(10)
+        ),
+        "the second pane did not finish"
+    );
+    let code = String::from_utf8_lossy(&sb.read("rc")).trim().to_string();
+    let text = String::from_utf8_lossy(&sb.read("out")).into_owned();
+    assert!(
+        sb.secrets().is_clean(text.as_bytes()),
+        "the token reached env"
+    );
+    assert_ne!(code, "0", "env ran with the token: {text}");
+    assert!(
+        text.contains("refused to run env: it would receive GH_TOKEN"),
+        "{text}"
+    );
+
+    // The supervisor ends with the last process that holds the filter.
+    let sup = read_pid(&ppid).expect("the pane wrote its parent's pid");
+    let _ = sb.tmux().arg("kill-server").run();
+    assert!(
+        sb.wait_for(|| !alive(sup), Duration::from_secs(10)),
+        "the supervisor outlived the tmux server"
+    );
+}
+
+#[test]
+fn a_killed_supervisor_fails_the_next_exec_loudly_and_nothing_hangs() {
+    let sb = Sandbox::new("supervise_killed");
+    let ppid = sb.join("ppid");
+    let fifo = sb.join("go");
+    let c_fifo = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) }, 0);
+    // Only builtins until the FIFO is opened for writing, then one exec.
+    let script = format!(
+        "echo $PPID > {p}; read x < {g}; /bin/true; echo rc=$?",
+        p = sh_quote(&ppid.to_string_lossy()),
+        g = sh_quote(&fifo.to_string_lossy()),
+    );
+    let mut c = supervised(&sb, true);
+    c.args(["sh", "-c", &script])
+        .timeout(Duration::from_secs(30));
+    let o = std::thread::scope(|s| {
+        let h = s.spawn(|| c.run());
+        assert!(
+            sb.wait_for(|| read_pid(&ppid).is_some(), Duration::from_secs(10)),
+            "the command did not start"
+        );
+        let sup = read_pid(&ppid).unwrap();
+        // SAFETY: kill(2) on the pid of the supervisor the command reported.
+        unsafe { libc::kill(sup, libc::SIGKILL) };
+        std::fs::write(&fifo, "go\n").unwrap();
+        h.join().unwrap()
+    });
+    assert!(
+        !o.timed_out,
+        "envwrap hung after its supervisor died: {}",
+        o.report()
+    );
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "the supervisor ended before the command did",
+    );
+    expect_in(&o, &o.stderr_str(), "Function not implemented");
+    assert!(!o.stdout_str().contains("rc=0"), "{}", o.report());
+    assert_eq!(o.status.code(), Some(125), "{}", o.report());
+}
