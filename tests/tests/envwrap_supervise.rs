@@ -438,3 +438,180 @@ fn a_killed_supervisor_fails_the_next_exec_loudly_and_nothing_hangs() {
     assert!(!o.stdout_str().contains("rc=0"), "{}", o.report());
     assert_eq!(o.status.code(), Some(125), "{}", o.report());
 }
+
+const STORM: &str = r#"
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+static int failures;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 250 starts of /bin/true per thread, fork+exec and posix_spawn in turn. */
+static void *run(void *arg) {
+    char *argv[] = {"/bin/true", NULL};
+    for (int i = 0; i < 250; i++) {
+        pid_t pid;
+        int ok;
+        if (i % 2) {
+            ok = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) == 0;
+        } else {
+            pid = fork();
+            if (pid == 0) { execve("/bin/true", argv, environ); _exit(127); }
+            ok = pid > 0;
+        }
+        int st = 1;
+        if (ok) waitpid(pid, &st, 0);
+        if (!ok || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            pthread_mutex_lock(&lock);
+            failures++;
+            pthread_mutex_unlock(&lock);
+        }
+    }
+    return arg;
+}
+
+int main(void) {
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, run, NULL);
+    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    printf("failures=%d\n", failures);
+    return failures != 0;
+}
+"#;
+
+/// 8 threads start 2,000 processes: every notification is answered, none is
+/// lost, nothing deadlocks, within the test's time bound.
+#[test]
+fn a_storm_of_starts_is_answered_in_full() {
+    let sb = Sandbox::new("supervise_storm");
+    let bin = compile_c_with("supervise_storm", STORM, &["-pthread"]);
+    let o = supervised(&sb, true)
+        .arg(&bin)
+        .timeout(Duration::from_secs(120))
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), "failures=0");
+}
+
+const BAD_INPUT: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int try_exec(const char *path, char *const argv[], char *const envp[]) {
+    int p[2];
+    if (pipe(p) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        execve(path, argv, envp);
+        int e = errno;
+        (void)!write(p[1], &e, sizeof e);
+        _exit(100);
+    }
+    close(p[1]);
+    int e = 0;
+    if (read(p[0], &e, sizeof e) != sizeof e) e = 0;
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return e;
+}
+
+int main(void) {
+    char *argv[] = {"/bin/true", NULL};
+    char *envp[] = {"A=1", NULL};
+    printf("bad argv: %d\n", try_exec("/bin/true", (char **)8, envp));
+    char *bad_entry[] = {"/bin/true", (char *)16, NULL};
+    printf("bad string: %d\n", try_exec("/bin/true", bad_entry, envp));
+    printf("bad envp: %d\n", try_exec("/bin/true", argv, (char **)8));
+    printf("bad path: %d\n", try_exec((char *)8, argv, envp));
+    /* Near the kernel's limits: 1,500 entries of 1,000 bytes pass, one string
+       of 200 KiB is E2BIG. */
+    size_t n = 1500;
+    char **big = calloc(n + 1, sizeof *big);
+    for (size_t i = 0; i < n; i++) {
+        big[i] = malloc(1001);
+        snprintf(big[i], 1001, "V%zu=", i);
+        memset(big[i] + strlen(big[i]), 'x', 1000 - strlen(big[i]));
+        big[i][1000] = 0;
+    }
+    printf("big env: %d\n", try_exec("/bin/true", argv, big));
+    char *huge = malloc(200 * 1024 + 1);
+    memset(huge, 'y', 200 * 1024);
+    huge[200 * 1024] = 0;
+    char *huge_argv[] = {"/bin/true", huge, NULL};
+    printf("huge string: %d\n", try_exec("/bin/true", huge_argv, envp));
+    printf("missing: %d\n", try_exec("/nonexistent/true", argv, envp));
+    return 0;
+}
+"#;
+
+/// Invalid pointers, huge arguments and a missing file fail exactly as they do
+/// without the supervisor: the same errno for each.
+#[test]
+fn bad_input_fails_as_the_kernel_fails_it() {
+    let sb = Sandbox::new("supervise_bad_input");
+    let bin = compile_c("supervise_bad_input", BAD_INPUT);
+    let plain = envwrap(&sb).arg("--no-preload").arg(&bin).expect_success();
+    let sup = supervised(&sb, false).arg(&bin).expect_success();
+    assert_eq!(plain.stdout_str(), sup.stdout_str(), "{}", sup.report());
+    let out = sup.stdout_str();
+    for line in [
+        "bad argv: 14",
+        "bad string: 14",
+        "bad envp: 14",
+        "bad path: 14",
+        "big env: 0",
+        "huge string: 7",
+        "missing: 2",
+    ] {
+        expect_in(&sup, &out, line);
+    }
+}
+
+const EXITS_MID_EXEC: &str = r#"
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* One thread execs while another ends the whole process at once: the target is
+   gone between its notification and the supervisor's read, or its answer. */
+static void *exec_it(void *arg) {
+    char *argv[] = {"/bin/true", NULL};
+    char *envp[] = {NULL};
+    execve("/bin/true", argv, envp);
+    return arg;
+}
+
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, exec_it, NULL);
+    usleep(atoi(getenv("DELAY_US")));
+    _exit(0);
+}
+"#;
+
+/// Targets that vanish mid-exec leave the supervisor serving: a later exec of
+/// the same tree still runs.
+#[test]
+fn a_target_that_exits_mid_exec_leaves_the_supervisor_serving() {
+    let sb = Sandbox::new("supervise_vanish");
+    let bin = compile_c_with("supervise_exits_mid_exec", EXITS_MID_EXEC, &["-pthread"]);
+    let script = format!(
+        "for d in 0 10 50 100 200 0 10 50 100 200 0 5 20 80 150; do DELAY_US=$d {}; done; \
+         /bin/echo still-served",
+        sh_quote(&bin.to_string_lossy())
+    );
+    let o = supervised(&sb, false)
+        .args(["sh", "-c", &script])
+        .timeout(Duration::from_secs(60))
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), "still-served");
+}
