@@ -93,6 +93,8 @@ fn setuid_setgid_and_capabilities_are_envwrap_only() {
             &out,
             "the loader ignores LD_PRELOAD in secure-execution mode",
         );
+        // --supervise as a user sets no_new_privs for the whole tree.
+        expect_in(&o, &out, "--supervise:   runs without its privileges");
     }
     // File capabilities: a v2 security.capability attribute with cap_net_raw.
     let copy = sb.join("caps");

@@ -333,6 +333,9 @@ fn render(r: &Report, shim: Option<&Path>) -> String {
             o.push_str(&format!("    - {b}\n"));
         }
     }
+    if let Some(note) = supervise_note(r) {
+        o.push_str(&format!("  --supervise:   {note}\n"));
+    }
     o.push_str(&format!(
         "  shim:          {}\n",
         match shim {
@@ -341,6 +344,17 @@ fn render(r: &Report, shim: Option<&Path>) -> String {
         }
     ));
     o
+}
+
+/// What `envwrap --supervise` does to a privileged program: a user without
+/// CAP_SYS_ADMIN installs its filter under no_new_privs, which the whole tree
+/// inherits, and the kernel then grants neither setuid, setgid nor file
+/// capabilities at exec.
+fn supervise_note(r: &Report) -> Option<&'static str> {
+    (r.setuid || r.setgid || r.capabilities.is_some()).then_some(
+        "runs without its privileges in a tree supervised by a user who is not root \
+         (no_new_privs: setuid, setgid and file capabilities do not apply)",
+    )
 }
 
 fn render_facts(o: &mut String, r: &Report, indent: &str) {
@@ -393,6 +407,7 @@ fn to_json(r: &Report) -> serde_json::Value {
         "class_matches_shim": r.class_matches,
         "front_end": if r.blockers.is_empty() { "shim" } else { "envwrap-only" },
         "reasons": r.blockers,
+        "supervise": supervise_note(r),
         "script_interpreter": r.script_interpreter.as_ref().map(|i| to_json(i)),
     })
 }

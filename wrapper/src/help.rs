@@ -38,6 +38,12 @@ Policy options:
                              environment, so the programs it starts are policed too
       --no-preload           never do that (default: do it when libenvshim.so is
                              beside envwrap and COMMAND is dynamically linked)
+      --supervise            judge every exec of COMMAND's whole tree, static and
+                             Go programs and raw system calls included (seccomp
+                             user notification): an exec the policy refuses, or
+                             would change, fails with EPERM and a message. As a
+                             user who is not root this sets no_new_privs, so
+                             setuid programs (sudo) lose their privileges there
   -h, --help                 show this help
       --version              show the version
       --generate=KIND        print a shell completion script: complete-bash,
