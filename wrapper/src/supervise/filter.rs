@@ -131,13 +131,18 @@ pub fn install() -> io::Result<(OwnedFd, Privs)> {
 }
 
 fn seccomp_new_listener(fprog: &libc::sock_fprog) -> io::Result<OwnedFd> {
+    // SPEC_ALLOW: a filter would otherwise also turn on the kernel's speculation
+    // mitigations for seccomp tasks (SSBD, IBPB on every context switch) in the
+    // whole tree, which the tree did not ask for and which cost more than the
+    // supervision (docs/adr/0016-supervised-exec.md). This filter sandboxes
+    // nothing: it asks a question at each exec.
     // SAFETY: `fprog` points at a program that lives for the call; the kernel
-    // copies it. The flag asks for a listener fd as the return value.
+    // copies it. NEW_LISTENER asks for a listener fd as the return value.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW,
             fprog as *const libc::sock_fprog,
         )
     };

@@ -25,6 +25,7 @@ mod filter;
 mod message;
 mod notify;
 mod remote;
+mod seen;
 mod serve;
 mod status;
 

@@ -1,28 +1,27 @@
-//! Reading an exec's path, argv and envp out of the target's memory, with
-//! process_vm_readv(2).
+//! Reading an exec's path, argv and envp out of the target's memory, through
+//! `/proc/PID/mem`.
+//!
+//! Not process_vm_readv(2): it pins the pages it reads, and pinning an
+//! anonymous page that a fork left shared breaks the sharing, so a read of a
+//! freshly forked child copies, in the child, every page it touches. A read of
+//! `/proc/PID/mem` copies the bytes and leaves the target's memory as it was.
 //!
 //! The reads follow the kernel's own limits, so that the supervisor fails an
 //! exec exactly where execve(2) would: an unreadable pointer is EFAULT, a
 //! string longer than `MAX_ARG_STRLEN` or arguments past the total the kernel
-//! takes are E2BIG, a path past `PATH_MAX` is ENAMETOOLONG. Reads go a window
-//! of pages at a time: strings that sit next to each other (an initial stack,
-//! a libc's packed environment) cost one system call for many.
+//! takes are E2BIG, a path past `PATH_MAX` is ENAMETOOLONG.
 
-use nix::errno::Errno;
-use nix::sys::uio::{process_vm_readv, RemoteIoVec};
-use nix::unistd::Pid;
-use std::io::IoSliceMut;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 
 /// One string of argv or envp (the kernel's `MAX_ARG_STRLEN`, 32 pages).
 const MAX_ARG_STRLEN: usize = 32 * 4096;
-/// All of argv and envp with their pointers: more than any stack limit lets
-/// execve(2) take (it stops at three quarters of 8 MiB... of the rlimit).
+/// All of argv and envp with their pointers: more than execve(2) takes under
+/// any stack limit (a quarter of the limit, at most three quarters of 8 MiB).
 const MAX_TOTAL: usize = 8 << 20;
 /// `PATH_MAX`, with its NUL.
 const PATH_MAX: usize = 4096;
 const PAGE: u64 = 4096;
-/// Pages read at a time.
-const WINDOW_PAGES: usize = 16;
 
 /// Why an exec's arguments could not be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,24 +40,27 @@ pub struct ExecArgs {
     pub env: Vec<Vec<u8>>,
 }
 
-/// A reader of one target's memory.
+/// A reader of one target's memory, a page at a time: each page it touches
+/// is read once (the strings of an environment a program built sit anywhere in
+/// its heap, so reading ahead mostly copies what is never looked at).
 pub struct Remote {
-    pid: Pid,
-    /// The window: `buf` holds the bytes from `start`.
-    start: u64,
-    buf: Vec<u8>,
+    mem: File,
+    /// Pages read so far: address, bytes (fewer than a page when the next page
+    /// of the range is not mapped: a read stops there).
+    pages: Vec<(u64, Vec<u8>)>,
     /// Bytes of argv and envp read so far, pointers included.
     total: usize,
 }
 
 impl Remote {
-    pub fn new(pid: u32) -> Remote {
-        Remote {
-            pid: Pid::from_raw(pid as i32),
-            start: 0,
-            buf: Vec::with_capacity(WINDOW_PAGES * PAGE as usize),
+    /// Open the target's memory; `Gone` when it has ended.
+    pub fn new(pid: u32) -> Result<Remote, Unreadable> {
+        let mem = File::open(format!("/proc/{pid}/mem")).map_err(|_| Unreadable::Gone)?;
+        Ok(Remote {
+            mem,
+            pages: Vec::new(),
             total: 0,
-        }
+        })
     }
 
     /// Read `path`, then the NULL-terminated arrays `argv` and `envp`.
@@ -130,48 +132,38 @@ impl Remote {
         }
     }
 
-    /// The window's bytes from `at` on: at least one, else an error.
+    /// The bytes from `at` to the end of its page: at least one, else EFAULT.
     fn chunk(&mut self, at: u64) -> Result<&[u8], Unreadable> {
-        let end = self.start + self.buf.len() as u64;
-        if !(self.start <= at && at < end) {
-            self.fill(at)?;
-        }
-        Ok(&self.buf[(at - self.start) as usize..])
-    }
-
-    /// Read the window at `at`: to the end of its page, then whole pages, up to
-    /// the first that cannot be read.
-    fn fill(&mut self, at: u64) -> Result<(), Unreadable> {
-        let mut remote = Vec::with_capacity(WINDOW_PAGES);
-        let first_end = (at / PAGE + 1) * PAGE;
-        remote.push(RemoteIoVec {
-            base: at as usize,
-            len: (first_end - at) as usize,
-        });
-        for i in 0..WINDOW_PAGES as u64 - 1 {
-            let Some(base) = first_end.checked_add(i * PAGE) else {
-                break;
-            };
-            remote.push(RemoteIoVec {
-                base: base as usize,
-                len: PAGE as usize,
-            });
-        }
-        let want: usize = remote.iter().map(|r| r.len).sum();
-        self.buf.clear();
-        self.buf.resize(want, 0);
-        let mut local = [IoSliceMut::new(&mut self.buf)];
-        let n = match process_vm_readv(self.pid, &mut local, &remote) {
-            Ok(n) => n,
-            Err(Errno::ESRCH) => return Err(Unreadable::Gone),
-            Err(_) => 0,
+        let page = at / PAGE * PAGE;
+        let i = match self.pages.iter().position(|(p, _)| *p == page) {
+            Some(i) => i,
+            None => {
+                let bytes = self.read_page(page);
+                self.pages.push((page, bytes));
+                self.pages.len() - 1
+            }
         };
-        self.buf.truncate(n);
-        self.start = at;
-        if n == 0 {
+        let bytes = &self.pages[i].1;
+        let off = (at - page) as usize;
+        if off >= bytes.len() {
             return Err(Unreadable::Errno(libc::EFAULT));
         }
-        Ok(())
+        Ok(&bytes[off..])
+    }
+
+    /// One page; empty when it is not mapped (EIO) or the target is gone.
+    fn read_page(&mut self, page: u64) -> Vec<u8> {
+        let mut buf = vec![0u8; PAGE as usize];
+        loop {
+            match self.mem.read_at(&mut buf, page) {
+                Ok(n) => {
+                    buf.truncate(n);
+                    return buf;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return Vec::new(),
+            }
+        }
     }
 }
 
@@ -181,7 +173,7 @@ mod tests {
     use std::ffi::CString;
 
     fn own() -> Remote {
-        Remote::new(std::process::id())
+        Remote::new(std::process::id()).unwrap()
     }
 
     #[test]

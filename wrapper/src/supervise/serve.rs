@@ -10,6 +10,7 @@
 
 use super::notify::{self, Notification};
 use super::remote::{Remote, Unreadable};
+use super::seen::Seen;
 use super::{filter, leave_stderr, message, status, Setup};
 use crate::value;
 use envpolicy::outcome::{self, Change};
@@ -22,14 +23,23 @@ use nix::unistd::Pid;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 /// The last refusals said: by target and text (its program named by file name).
-#[derive(Default)]
 pub struct Said {
     recent: std::collections::VecDeque<(u32, String)>,
     /// Messages still being written to a stderr that was not ready.
     writers: Vec<std::thread::JoinHandle<()>>,
+    /// The execs judged unchanged.
+    seen: Seen,
 }
 
 impl Said {
+    fn new() -> Said {
+        Said {
+            recent: Default::default(),
+            writers: Vec::new(),
+            seen: Seen::new(),
+        }
+    }
+
     /// Enough for the processes of a pipeline searching PATH at once.
     const KEPT: usize = 16;
 }
@@ -48,8 +58,9 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, mut setup: Setup)
             return 1;
         }
     };
+    notify::wake_synchronously(listener.as_fd());
     let mut status_w = Some(status_w);
-    let mut said = Said::default();
+    let mut said = Said::new();
     loop {
         let mut fds = [
             PollFd::new(listener.as_fd(), PollFlags::POLLIN),
@@ -153,7 +164,8 @@ fn answer(listener: BorrowedFd<'_>, n: &Notification, setup: &mut Setup, said: &
             return;
         }
     };
-    let args = match Remote::new(n.pid).exec_args(path, argv, envp) {
+    let read = Remote::new(n.pid).and_then(|mut r| r.exec_args(path, argv, envp));
+    let args = match read {
         Ok(a) => a,
         Err(Unreadable::Gone) => return,
         Err(Unreadable::Errno(e)) => {
@@ -164,23 +176,28 @@ fn answer(listener: BorrowedFd<'_>, n: &Notification, setup: &mut Setup, said: &
             return;
         }
     };
-    if let Some(e) = missing(n.pid, dirfd, &args.path) {
-        // Not there: what execve(2) would say, and no verdict on a file that is
-        // not run (a shell's PATH search tries every directory).
-        if notify::still_valid(listener, n.id) {
-            let _ = notify::fail(listener, n.id, e);
-        }
+    let program = program_name(n.pid, dirfd, &args.path, flags);
+    let policy = setup.loaded.compiled.policy();
+    let files = outcome::read_env_files(&policy);
+    let digest = said.seen.digest(&program, &args.argv, &args.env, &files);
+    if said.seen.contains(digest) {
+        let _ = notify::allow(listener, n.id);
         return;
     }
-    let program = program_name(n.pid, dirfd, &args.path, flags);
-    let files = outcome::read_env_files(&setup.loaded.compiled.policy());
-    let verdict = judge(
-        &setup.loaded.compiled.policy(),
-        &program,
-        &args.argv,
-        &args.env,
-        &files,
-    );
+    let verdict = judge(&policy, &program, &args.argv, &args.env, &files);
+    if verdict == Verdict::Unchanged {
+        said.seen.insert(digest);
+    }
+    if !matches!(verdict, Verdict::Unchanged | Verdict::Audited(_)) {
+        if let Some(e) = missing(n.pid, dirfd, &args.path) {
+            // Not there: what execve(2) would say, and no refusal of a file that
+            // is not run (a shell's PATH search tries every directory).
+            if notify::still_valid(listener, n.id) {
+                let _ = notify::fail(listener, n.id, e);
+            }
+            return;
+        }
+    }
     match verdict {
         Verdict::Unchanged => {
             let _ = notify::allow(listener, n.id);
