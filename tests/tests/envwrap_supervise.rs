@@ -615,3 +615,46 @@ fn a_target_that_exits_mid_exec_leaves_the_supervisor_serving() {
         .expect_success();
     expect_in(&o, &o.stdout_str(), "still-served");
 }
+
+/// An edit of the policy applies at the next exec of a supervised tree: the
+/// supervisor of a long-lived tree follows its file, as the shim does.
+#[test]
+fn a_policy_edit_applies_at_the_next_supervised_exec() {
+    let sb = Sandbox::new("supervise_edit");
+    let tok = token_file(&sb);
+    let policy = sb.write("policy.toml", PERMISSIVE);
+    let fifo = sb.join("go");
+    let c_fifo = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) }, 0);
+    let run_env = format!(
+        "GH_TOKEN=$(cat {}) /usr/bin/env >/dev/null",
+        sh_quote(&tok.to_string_lossy())
+    );
+    let first = sb.join("first");
+    let script = format!(
+        "{run_env}; echo first=$? > {f}; read x < {g}; {run_env}; echo second=$?",
+        f = sh_quote(&first.to_string_lossy()),
+        g = sh_quote(&fifo.to_string_lossy()),
+    );
+    let mut c = supervised(&sb, false);
+    c.arg("--policy").arg(&policy).args(["sh", "-c", &script]);
+    let o = std::thread::scope(|s| {
+        let h = s.spawn(|| c.run());
+        assert!(
+            sb.wait_for(|| first.exists(), Duration::from_secs(20)),
+            "the first exec did not run"
+        );
+        // The built-in lists are back on: GH_TOKEN is a credential again.
+        sb.write("policy.toml", "version = 1\n");
+        std::fs::write(&fifo, "go\n").unwrap();
+        h.join().unwrap()
+    });
+    assert_eq!(String::from_utf8_lossy(&sb.read("first")).trim(), "first=0");
+    expect_in(&o, &o.stdout_str(), "second=126");
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "refused to run env: it would receive GH_TOKEN",
+    );
+}

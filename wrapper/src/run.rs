@@ -170,12 +170,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         tmux::fix_before_client(&loaded, &program, child_argv, &child_env);
     }
     if o.supervise {
-        let label = loaded.label();
-        let setup = supervise::Setup {
-            loaded,
-            journal,
-            label,
-        };
+        let setup = supervise::Setup { loaded, journal };
         return Ok(supervise::run(&program, child_argv, &child_env, setup));
     }
     let err = exec::exec(&program, child_argv, &child_env);

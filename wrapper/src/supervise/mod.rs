@@ -22,6 +22,7 @@
 //! see without `--supervise`.
 
 mod filter;
+mod held;
 mod message;
 mod notify;
 mod remote;
@@ -45,8 +46,6 @@ use std::path::Path;
 pub struct Setup {
     pub loaded: Loaded,
     pub journal: Journal,
-    /// How the policy is named in messages (`policy /etc/envshim/loop.toml`).
-    pub label: String,
 }
 
 /// The signals the supervisor ignores: the terminal's, which reach the whole

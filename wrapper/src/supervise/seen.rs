@@ -61,7 +61,6 @@ impl Seen {
     }
 
     /// Forget everything (the policy changed).
-    #[allow(dead_code)]
     pub fn clear(&mut self) {
         self.set.clear();
     }

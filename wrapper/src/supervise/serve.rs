@@ -8,10 +8,12 @@
 //! supervisor read from still the process that is waiting (docs/threat-model.md
 //! says what remains).
 
+use super::held::Held;
 use super::notify::{self, Notification};
 use super::remote::{Remote, Unreadable};
 use super::seen::Seen;
 use super::{filter, leave_stderr, message, status, Setup};
+use crate::journal::Journal;
 use crate::value;
 use envpolicy::outcome::{self, Change};
 use envpolicy::supervise::{judge, Verdict};
@@ -48,7 +50,7 @@ impl Said {
 const REFUSED: i32 = libc::EPERM;
 
 /// Serve until the listener has no process left and the command has ended.
-pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, mut setup: Setup) -> i32 {
+pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, setup: Setup) -> i32 {
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
     let sigfd = match SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK) {
@@ -60,6 +62,8 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, mut setup: Setup)
     };
     notify::wake_synchronously(listener.as_fd());
     let mut status_w = Some(status_w);
+    let mut journal = setup.journal;
+    let mut held = Held::new(setup.loaded);
     let mut said = Said::new();
     loop {
         let mut fds = [
@@ -77,7 +81,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, mut setup: Setup)
         }
         if ev.contains(PollFlags::POLLIN) {
             if let Ok(Some(n)) = notify::receive(listener.as_fd()) {
-                answer(listener.as_fd(), &n, &mut setup, &mut said);
+                answer(listener.as_fd(), &n, &mut held, &mut journal, &mut said);
             }
         } else if ev.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
             // No process holds the filter: the command has ended too.
@@ -148,7 +152,13 @@ fn classify(n: &Notification) -> Exec {
 }
 
 /// Answer one notification. Never leaves one unanswered while its target waits.
-fn answer(listener: BorrowedFd<'_>, n: &Notification, setup: &mut Setup, said: &mut Said) {
+fn answer(
+    listener: BorrowedFd<'_>,
+    n: &Notification,
+    held: &mut Held,
+    journal: &mut Journal,
+    said: &mut Said,
+) {
     let (dirfd, path, argv, envp, flags) = match classify(n) {
         Exec::Native {
             dirfd,
@@ -177,7 +187,10 @@ fn answer(listener: BorrowedFd<'_>, n: &Notification, setup: &mut Setup, said: &
         }
     };
     let program = program_name(n.pid, dirfd, &args.path, flags);
-    let policy = setup.loaded.compiled.policy();
+    if held.follow_edit() {
+        said.seen.clear();
+    }
+    let policy = held.compiled.policy();
     let files = outcome::read_env_files(&policy);
     let digest = said.seen.digest(&program, &args.argv, &args.env, &files);
     if said.seen.contains(digest) {
@@ -204,18 +217,18 @@ fn answer(listener: BorrowedFd<'_>, n: &Notification, setup: &mut Setup, said: &
         }
         Verdict::Audited(changes) => {
             for c in &changes {
-                setup.journal.record(&program, c);
+                journal.record(&program, c);
             }
             let _ = notify::allow(listener, n.id);
         }
         Verdict::Refused(c) => {
-            setup.journal.record(&program, &c);
-            let text = refusal_text(&c, &program, &setup.label);
+            journal.record(&program, &c);
+            let text = refusal_text(&c, &program, &held.label);
             refuse(listener, n, &text, said);
         }
         Verdict::WouldChange(c) => {
-            setup.journal.record(&program, &c);
-            let text = would_change_text(&c, &program, &setup.label);
+            journal.record(&program, &c);
+            let text = would_change_text(&c, &program, &held.label);
             refuse(listener, n, &text, said);
         }
     }

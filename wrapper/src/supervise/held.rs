@@ -1,0 +1,58 @@
+//! The policy the supervisor holds, and how it follows an edit.
+//!
+//! A supervisor may live as long as a tmux server. Like the shim in a running
+//! process, it looks at the policy file once per exec (one `stat`) and loads it
+//! again when it changed, so an edit applies at the next exec of the tree. A
+//! file that no longer loads gives the strict floor, with a warning, never the
+//! last policy that loaded; a file that is gone is not followed, and the policy
+//! stays in force (the shim does the same, tests/tests/shim_policy_load.rs).
+
+use crate::source::Loaded;
+use envpolicy::cache_key::Stamp;
+use envpolicy::load::{self, Compiled};
+use std::path::PathBuf;
+
+pub struct Held {
+    pub compiled: Compiled,
+    /// How messages name the policy.
+    pub label: String,
+    /// The file, for a policy that is one; `None` for the built-in default.
+    path: Option<PathBuf>,
+    stamp: Option<Stamp>,
+}
+
+impl Held {
+    pub fn new(loaded: Loaded) -> Held {
+        let path = loaded.absolute_path();
+        let stamp = path.as_deref().and_then(envpolicy::cache::stamp);
+        Held {
+            label: loaded.label(),
+            compiled: loaded.compiled,
+            path,
+            stamp,
+        }
+    }
+
+    /// Load the policy again if its file changed. True when the policy did.
+    pub fn follow_edit(&mut self) -> bool {
+        let Some(path) = &self.path else {
+            return false;
+        };
+        let now = envpolicy::cache::stamp(path);
+        if now.is_none() || now == self.stamp {
+            return false;
+        }
+        self.stamp = now;
+        match load::load(path) {
+            Ok(c) => self.compiled = c,
+            Err(e) => {
+                eprintln!(
+                    "envwrap: --supervise: the edited policy does not load, so the tree's execs \
+                     are judged by the strict floor until it does: {e}"
+                );
+                self.compiled = load::builtin_floor();
+            }
+        }
+        true
+    }
+}
