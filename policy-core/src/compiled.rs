@@ -187,6 +187,17 @@ pub enum Mode {
     Audit = 1,
 }
 
+/// `supervise.changes`: what `envwrap --supervise` does with an exec that the
+/// policy would change without refusing it (docs/adr/0016).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SuperviseChanges {
+    /// Fail it with EPERM and say why: the supervisor cannot make the change.
+    Refuse = 0,
+    /// Let it run unchanged, say so and log it.
+    Audit = 1,
+}
+
 /// `base`: what a child starts from, before keep and strip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -307,6 +318,8 @@ pub struct Settings {
     pub shapes: u16,
     /// Credential values shorter than this are not searched for in argv.
     pub min_value_len: u32,
+    /// What `envwrap --supervise` does with an exec it cannot change.
+    pub supervise_changes: SuperviseChanges,
 }
 
 /// A pattern record.
@@ -926,6 +939,11 @@ impl<'a> Policy<'a> {
             },
             env_flags: h(21)? != 0,
             self_scrub: h(22)? != 0,
+            supervise_changes: match h(23)? {
+                0 => SuperviseChanges::Refuse,
+                1 => SuperviseChanges::Audit,
+                _ => return Err(FormatError::BadRecord(0)),
+            },
             shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
             min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
         };

@@ -166,6 +166,10 @@ impl Compiler<'_> {
             self_scrub: f.self_scrub.unwrap_or(false),
             shapes: shapes.bits(),
             min_value_len: f.credentials.min_value_len.unwrap_or(8).max(1),
+            supervise_changes: match f.supervise.changes {
+                Some(SuperviseChangesName::Audit) => SuperviseChanges::Audit,
+                Some(SuperviseChangesName::Refuse) | None => SuperviseChanges::Refuse,
+            },
         };
         Ok((settings, shapes))
     }

@@ -230,7 +230,7 @@ impl Writer {
         out.push(s.argv_secrets as u8);
         out.push(u8::from(s.env_flags));
         out.push(u8::from(s.self_scrub));
-        out.push(0);
+        out.push(s.supervise_changes as u8);
         out.extend_from_slice(&s.shapes.to_le_bytes());
         out.extend_from_slice(&[0, 0]);
         put_u32(&mut out, s.min_value_len);

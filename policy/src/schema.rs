@@ -40,6 +40,8 @@ pub struct PolicyFile {
     #[serde(default)]
     pub import: Imports,
     #[serde(default)]
+    pub supervise: Supervise,
+    #[serde(default)]
     pub grant: Vec<Grant>,
     #[serde(default)]
     pub program: BTreeMap<String, Program>,
@@ -104,6 +106,21 @@ pub struct Argv {
     pub secrets: Option<SecretsName>,
     #[serde(default)]
     pub env_flags: Option<bool>,
+}
+
+/// `[supervise]`: `envwrap --supervise` (docs/adr/0016).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Supervise {
+    #[serde(default)]
+    pub changes: Option<SuperviseChangesName>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SuperviseChangesName {
+    Refuse,
+    Audit,
 }
 
 #[derive(Debug, Deserialize, Default)]

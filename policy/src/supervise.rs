@@ -11,13 +11,15 @@
 //!   receive, a secret in argv or in the program's path): the exec is refused;
 //! - the policy would change something it does not refuse (strip a name, redact
 //!   an argument, set or add a variable): the exec cannot be given what the
-//!   policy says, so it is refused too, with a message that says so.
+//!   policy says, so it is refused too, with a message that says so, or, when
+//!   the policy says `[supervise] changes = "audit"`, it runs unchanged and the
+//!   change it did not get is said and logged.
 //!
 //! A process that has libenvshim.so loaded arrives with an environment the shim
 //! already decided: its own entries (`LD_PRELOAD`, `ENVSHIM_POLICY`,
 //! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change.
 
-use crate::compiled::{Mode, Policy};
+use crate::compiled::{Mode, Policy, SuperviseChanges};
 use crate::outcome::{self, Change, Sticky};
 
 /// What the supervisor does with one exec.
@@ -29,6 +31,8 @@ pub enum Verdict {
     Refused(Change),
     /// The policy would change the exec without refusing it: the first change.
     WouldChange(Change),
+    /// The same, under `[supervise] changes = "audit"`: the exec runs unchanged.
+    UnchangedDespite(Change),
     /// Audit mode: the exec continues; these are the changes enforce would make.
     Audited(Vec<Change>),
 }
@@ -86,7 +90,7 @@ pub fn judge(
         })
         .or(changes.first())
         .cloned();
-    Verdict::WouldChange(first.unwrap_or_else(|| Change {
+    let first = first.unwrap_or_else(|| Change {
         target: "env",
         index: None,
         name: None,
@@ -94,7 +98,11 @@ pub fn judge(
         rule: "order",
         why: "the entries in another order".to_string(),
         loud: false,
-    }))
+    });
+    match policy.settings().supervise_changes {
+        SuperviseChanges::Refuse => Verdict::WouldChange(first),
+        SuperviseChanges::Audit => Verdict::UnchangedDespite(first),
+    }
 }
 
 /// The same entries, in any order: the shim and envwrap may place what they
@@ -219,6 +227,29 @@ mod tests {
             judge(&p, b"/bin/true", &[v("true")], &env, &[]),
             Verdict::WouldChange(_)
         ));
+    }
+
+    #[test]
+    fn a_change_is_refused_or_let_through_as_the_policy_says() {
+        let env = [v("ENVSHIM_HINT=1-0123456789abcdef"), v("PATH=/bin")];
+        for (text, audit) in [
+            ("version = 1\n", false),
+            ("version = 1\n[supervise]\nchanges = \"refuse\"\n", false),
+            ("version = 1\n[supervise]\nchanges = \"audit\"\n", true),
+        ] {
+            let c = crate::load::compile_text(text, std::path::Path::new("/p.toml")).unwrap();
+            let got = judge(&c.policy(), b"/bin/true", &[v("true")], &env, &[]);
+            match got {
+                Verdict::UnchangedDespite(_) if audit => {}
+                Verdict::WouldChange(_) if !audit => {}
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        assert!(crate::load::compile_text(
+            "version = 1\n[supervise]\nchanges = \"allow\"\n",
+            std::path::Path::new("/p.toml")
+        )
+        .is_err());
     }
 
     #[test]

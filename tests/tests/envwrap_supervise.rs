@@ -62,6 +62,51 @@ fn go_build(sb: &Sandbox, name: &str, source: &str) -> Option<PathBuf> {
     Some(sb.join(name))
 }
 
+/// What the C programs below share: reading the token from the file named by
+/// argv[1], and one exec in a child of its own, returning the errno it failed
+/// with (0: it ran).
+const C_PRELUDE: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int read_token(const char *path, char *tok, size_t size) {
+    FILE *f = fopen(path, "r");
+    if (!f || !fgets(tok, (int)size, f)) return -1;
+    tok[strcspn(tok, "\n")] = 0;
+    fclose(f);
+    return 0;
+}
+
+static int exec_errno(const char *path, char *const argv[], char *const envp[]) {
+    int p[2];
+    if (pipe(p) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        execve(path, argv, envp);
+        int e = errno;
+        (void)!write(p[1], &e, sizeof e);
+        _exit(100);
+    }
+    close(p[1]);
+    int e = 0;
+    if (read(p[0], &e, sizeof e) != sizeof e) e = 0;
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return e;
+}
+"#;
+
+/// A C program: the prelude, then `body`.
+fn c_program(name: &str, body: &str, flags: &[&str]) -> PathBuf {
+    compile_c_with(name, &format!("{C_PRELUDE}{body}"), flags)
+}
+
 const GO_SETS_A_TOKEN: &str = r#"package main
 
 import (
@@ -113,47 +158,18 @@ fn a_go_program_that_sets_a_token_is_refused_only_when_supervised() {
 }
 
 const STATIC_EXECS: &str = r#"
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-/* Each exec in a child of its own; prints the errno it failed with (0: ran). */
-static void attempt(const char *what, char *const argv[], char *const envp[]) {
-    int p[2];
-    if (pipe(p) != 0) return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        execve(argv[0], argv, envp);
-        int e = errno;
-        (void)!write(p[1], &e, sizeof e);
-        _exit(100);
-    }
-    close(p[1]);
-    int e = 0;
-    if (read(p[0], &e, sizeof e) != sizeof e) e = 0;
-    close(p[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    printf("%s: errno=%d\n", what, e);
-}
-
 int main(int argc, char **argv) {
     char tok[256] = {0};
-    FILE *f = fopen(argv[1], "r");
-    if (!f || !fgets(tok, sizeof tok, f)) return 2;
-    tok[strcspn(tok, "\n")] = 0;
+    if (read_token(argv[1], tok, sizeof tok) != 0) return 2;
     char entry[300];
     snprintf(entry, sizeof entry, "GH_TOKEN=%s", tok);
     char *env_tok[] = {entry, "PATH=/usr/bin:/bin", NULL};
     char *env_clean[] = {"PATH=/usr/bin:/bin", NULL};
     char *run_env[] = {"/bin/true", NULL};
     char *run_arg[] = {"/bin/true", tok, NULL};
-    attempt("envp", run_env, env_tok);
-    attempt("argv", run_arg, env_clean);
-    attempt("clean", run_env, env_clean);
+    printf("envp: errno=%d\n", exec_errno("/bin/true", run_env, env_tok));
+    printf("argv: errno=%d\n", exec_errno("/bin/true", run_arg, env_clean));
+    printf("clean: errno=%d\n", exec_errno("/bin/true", run_env, env_clean));
     return 0;
 }
 "#;
@@ -161,7 +177,7 @@ int main(int argc, char **argv) {
 #[test]
 fn a_static_program_is_refused_a_token_in_envp_and_in_argv() {
     let sb = Sandbox::new("supervise_static");
-    let bin = compile_c_with("supervise_static_execs", STATIC_EXECS, &["-static"]);
+    let bin = c_program("supervise_static_execs", STATIC_EXECS, &["-static"]);
     let tok = token_file(&sb);
     let o = envwrap(&sb).arg(&bin).arg(&tok).expect_success();
     let out = o.stdout_str();
@@ -179,17 +195,12 @@ fn a_static_program_is_refused_a_token_in_envp_and_in_argv() {
 }
 
 const RAW_SYSCALL: &str = r#"
-#include <stdio.h>
-#include <string.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 /* execve by number, past any libc wrapper a preloaded library interposes. */
 int main(int argc, char **argv) {
     char tok[256] = {0};
-    FILE *f = fopen(argv[1], "r");
-    if (!f || !fgets(tok, sizeof tok, f)) return 2;
-    tok[strcspn(tok, "\n")] = 0;
+    if (read_token(argv[1], tok, sizeof tok) != 0) return 2;
     char entry[300];
     snprintf(entry, sizeof entry, "GH_TOKEN=%s", tok);
     char *envp[] = {entry, NULL};
@@ -203,7 +214,7 @@ int main(int argc, char **argv) {
 #[test]
 fn a_raw_execve_under_the_shim_is_refused_when_supervised() {
     let sb = Sandbox::new("supervise_raw");
-    let bin = compile_c("supervise_raw_execve", RAW_SYSCALL);
+    let bin = c_program("supervise_raw_execve", RAW_SYSCALL, &[]);
     let tok = token_file(&sb);
     // The shim is preloaded (envwrap puts it there) and does not see it.
     let o = envwrap(&sb)
@@ -222,18 +233,13 @@ fn a_raw_execve_under_the_shim_is_refused_when_supervised() {
 }
 
 const WORDEXP: &str = r#"
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <wordexp.h>
 
 /* glibc's wordexp runs /bin/sh for a command substitution, with its own
    fork and execve inside libc. */
 int main(int argc, char **argv) {
     char tok[256] = {0};
-    FILE *f = fopen(argv[1], "r");
-    if (!f || !fgets(tok, sizeof tok, f)) return 2;
-    tok[strcspn(tok, "\n")] = 0;
+    if (read_token(argv[1], tok, sizeof tok) != 0) return 2;
     setenv("GH_TOKEN", tok, 1);
     wordexp_t w;
     int r = wordexp("$(test -n \"$GH_TOKEN\" && echo child-got-GH_TOKEN)", &w, 0);
@@ -247,7 +253,7 @@ int main(int argc, char **argv) {
 #[test]
 fn wordexp_command_substitution_is_judged_when_supervised() {
     let sb = Sandbox::new("supervise_wordexp");
-    let bin = compile_c("supervise_wordexp", WORDEXP);
+    let bin = c_program("supervise_wordexp", WORDEXP, &[]);
     let tok = token_file(&sb);
     let o = envwrap(&sb)
         .arg("--preload")
@@ -497,41 +503,14 @@ fn a_storm_of_starts_is_answered_in_full() {
 }
 
 const BAD_INPUT: &str = r#"
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-static int try_exec(const char *path, char *const argv[], char *const envp[]) {
-    int p[2];
-    if (pipe(p) != 0) return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        execve(path, argv, envp);
-        int e = errno;
-        (void)!write(p[1], &e, sizeof e);
-        _exit(100);
-    }
-    close(p[1]);
-    int e = 0;
-    if (read(p[0], &e, sizeof e) != sizeof e) e = 0;
-    close(p[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    return e;
-}
-
 int main(void) {
     char *argv[] = {"/bin/true", NULL};
     char *envp[] = {"A=1", NULL};
-    printf("bad argv: %d\n", try_exec("/bin/true", (char **)8, envp));
+    printf("bad argv: %d\n", exec_errno("/bin/true", (char **)8, envp));
     char *bad_entry[] = {"/bin/true", (char *)16, NULL};
-    printf("bad string: %d\n", try_exec("/bin/true", bad_entry, envp));
-    printf("bad envp: %d\n", try_exec("/bin/true", argv, (char **)8));
-    printf("bad path: %d\n", try_exec((char *)8, argv, envp));
+    printf("bad string: %d\n", exec_errno("/bin/true", bad_entry, envp));
+    printf("bad envp: %d\n", exec_errno("/bin/true", argv, (char **)8));
+    printf("bad path: %d\n", exec_errno((char *)8, argv, envp));
     /* Near the kernel's limits: 1,500 entries of 1,000 bytes pass, one string
        of 200 KiB is E2BIG. */
     size_t n = 1500;
@@ -542,13 +521,13 @@ int main(void) {
         memset(big[i] + strlen(big[i]), 'x', 1000 - strlen(big[i]));
         big[i][1000] = 0;
     }
-    printf("big env: %d\n", try_exec("/bin/true", argv, big));
+    printf("big env: %d\n", exec_errno("/bin/true", argv, big));
     char *huge = malloc(200 * 1024 + 1);
     memset(huge, 'y', 200 * 1024);
     huge[200 * 1024] = 0;
     char *huge_argv[] = {"/bin/true", huge, NULL};
-    printf("huge string: %d\n", try_exec("/bin/true", huge_argv, envp));
-    printf("missing: %d\n", try_exec("/nonexistent/true", argv, envp));
+    printf("huge string: %d\n", exec_errno("/bin/true", huge_argv, envp));
+    printf("missing: %d\n", exec_errno("/nonexistent/true", argv, envp));
     return 0;
 }
 "#;
@@ -558,7 +537,7 @@ int main(void) {
 #[test]
 fn bad_input_fails_as_the_kernel_fails_it() {
     let sb = Sandbox::new("supervise_bad_input");
-    let bin = compile_c("supervise_bad_input", BAD_INPUT);
+    let bin = c_program("supervise_bad_input", BAD_INPUT, &[]);
     let plain = envwrap(&sb).arg("--no-preload").arg(&bin).expect_success();
     let sup = supervised(&sb, false).arg(&bin).expect_success();
     assert_eq!(plain.stdout_str(), sup.stdout_str(), "{}", sup.report());
@@ -657,4 +636,40 @@ fn a_policy_edit_applies_at_the_next_supervised_exec() {
         &o.stderr_str(),
         "refused to run env: it would receive GH_TOKEN",
     );
+}
+
+/// An exec the policy would only change (here: a name it strips, which a shell
+/// without the shim passes on) is refused by default, and runs unchanged, said
+/// and logged, under `[supervise] changes = "audit"`.
+#[test]
+fn an_exec_the_policy_would_only_change_is_refused_or_audited_as_the_policy_says() {
+    let sb = Sandbox::new("supervise_changes");
+    let script = "FOO_X=1 /usr/bin/env >/dev/null; echo rc=$?";
+    let run = |policy: &str| {
+        let path = sb.write("policy.toml", policy);
+        let log = sb.join("log.jsonl");
+        let _ = std::fs::remove_file(&log);
+        let mut c = supervised(&sb, false);
+        c.arg("--policy").arg(&path).arg("--log").arg(&log);
+        c.args(["sh", "-c", script]);
+        let o = c.expect_success();
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        (o, logged)
+    };
+    let (o, logged) = run("version = 1\nstrip = [\"FOO_*\"]\n");
+    expect_in(&o, &o.stdout_str(), "rc=126");
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "refused to run env: the policy would strip FOO_X",
+    );
+    assert!(logged.contains("FOO_X"), "not logged: {logged}");
+    let (o, logged) = run("version = 1\nstrip = [\"FOO_*\"]\n[supervise]\nchanges = \"audit\"\n");
+    expect_in(&o, &o.stdout_str(), "rc=0");
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "audit: let env run unchanged: the policy would strip FOO_X",
+    );
+    assert!(logged.contains("FOO_X"), "not logged: {logged}");
 }

@@ -6,7 +6,9 @@
 use crate::exit::{self, Failure};
 use crate::opts::{tool_args, Spec};
 use crate::{help, source};
-use envpolicy::compiled::{sec, ArgvSecrets, Base, Class, Mode, Policy, Role, GLOBAL};
+use envpolicy::compiled::{
+    sec, ArgvSecrets, Base, Class, Mode, Policy, Role, SuperviseChanges, GLOBAL,
+};
 use envpolicy::shape::{Shape, ShapeSet};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -113,6 +115,8 @@ pub struct Summary {
     pub argv_secrets: &'static str,
     pub env_flags: bool,
     pub sticky: bool,
+    /// `supervise.changes`.
+    pub supervise_changes: &'static str,
     pub keep: Vec<String>,
     /// Keep patterns that name a credential: refused all the same.
     pub keep_credentials: Vec<String>,
@@ -166,6 +170,10 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
         },
         env_flags: st.env_flags,
         sticky: st.sticky,
+        supervise_changes: match st.supervise_changes {
+            SuperviseChanges::Refuse => "refused",
+            SuperviseChanges::Audit => "run unchanged and logged",
+        },
         ..Summary::default()
     };
     let enabled = ShapeSet::from_bits(st.shapes);
@@ -316,12 +324,14 @@ impl Summary {
         line(
             "settings",
             format!(
-                "mode {}, base {}, unsafe names {}, secrets in argv: {}, NAME=VALUE pairs in argv {}",
+                "mode {}, base {}, unsafe names {}, secrets in argv: {}, NAME=VALUE pairs in argv {}, \
+                 execs --supervise cannot change: {}",
                 self.mode,
                 self.base,
                 self.unsafe_names,
                 self.argv_secrets,
-                if self.env_flags { "judged" } else { "left alone" }
+                if self.env_flags { "judged" } else { "left alone" },
+                self.supervise_changes
             ),
         );
         let kept = self.keep.join(", ");
@@ -427,6 +437,7 @@ impl Summary {
             "argv_secrets": self.argv_secrets,
             "env_flags": self.env_flags,
             "sticky": self.sticky,
+            "supervise_changes": self.supervise_changes,
             "keep": self.keep,
             "keep_credentials": self.keep_credentials,
             "strip": self.strip,

@@ -44,6 +44,19 @@ impl Said {
 
     /// Enough for the processes of a pipeline searching PATH at once.
     const KEPT: usize = 16;
+
+    /// Whether `text` is new for `pid` (and remember it).
+    fn first_time(&mut self, pid: u32, text: &str) -> bool {
+        let key = (pid, text.to_string());
+        if self.recent.contains(&key) {
+            return false;
+        }
+        if self.recent.len() == Self::KEPT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(key);
+        true
+    }
 }
 
 /// The errno of a refused exec.
@@ -231,6 +244,14 @@ fn answer(
             let text = would_change_text(&c, &program, &held.label);
             refuse(listener, n, &text, said);
         }
+        Verdict::UnchangedDespite(c) => {
+            journal.record(&program, &c);
+            let text = unchanged_despite_text(&c, &program, &held.label);
+            if notify::still_valid(listener, n.id) && said.first_time(n.pid, &text) {
+                message::tell(n.pid, &format!("envwrap: {text}\n"), &mut said.writers);
+            }
+            let _ = notify::allow(listener, n.id);
+        }
     }
 }
 
@@ -296,15 +317,34 @@ fn refusal_text(c: &Change, program: &[u8], label: &str) -> String {
 /// cannot do to another process's exec".
 fn would_change_text(c: &Change, program: &[u8], label: &str) -> String {
     let shown = value::word(file_name(program));
-    let what = match (c.target, c.index, c.name.as_deref()) {
+    format!(
+        "refused to run {shown}: the policy would {} {} ({}), which --supervise cannot do \
+         to an exec another process makes ({label})",
+        c.action,
+        changed_what(c),
+        c.why
+    )
+}
+
+/// What a change concerns: "argument 2", a variable's name, or "an entry".
+fn changed_what(c: &Change) -> String {
+    match (c.target, c.index, c.name.as_deref()) {
         ("argv", Some(i), _) => format!("argument {i}"),
         (_, _, Some(n)) => value::word(n.as_bytes()),
         _ => "an entry".to_string(),
-    };
+    }
+}
+
+/// "let env run unchanged: the policy would strip TMUX (...), which
+/// --supervise cannot do ([supervise] changes = \"audit\")".
+fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
+    let shown = value::word(file_name(program));
     format!(
-        "refused to run {shown}: the policy would {} {what} ({}), which --supervise cannot do \
-         to an exec another process makes ({label})",
-        c.action, c.why
+        "audit: let {shown} run unchanged: the policy would {} {} ({}), which --supervise \
+         cannot do to an exec another process makes ([supervise] changes = \"audit\" in {label})",
+        c.action,
+        changed_what(c),
+        c.why
     )
 }
 
@@ -315,15 +355,8 @@ fn refuse(listener: BorrowedFd<'_>, n: &Notification, text: &str, said: &mut Sai
     if !notify::still_valid(listener, n.id) {
         return;
     }
-    let key = (n.pid, text.to_string());
-    if said.recent.contains(&key) {
-        let _ = notify::fail(listener, n.id, REFUSED);
-        return;
+    if said.first_time(n.pid, text) {
+        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut said.writers);
     }
-    if said.recent.len() == Said::KEPT {
-        said.recent.pop_front();
-    }
-    said.recent.push_back(key);
-    message::tell(n.pid, &format!("envwrap: {text}\n"), &mut said.writers);
     let _ = notify::fail(listener, n.id, REFUSED);
 }
