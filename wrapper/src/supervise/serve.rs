@@ -190,7 +190,17 @@ fn answer(
     let read = Remote::new(n.pid).and_then(|mut r| r.exec_args(path, argv, envp));
     let args = match read {
         Ok(a) => a,
-        Err(Unreadable::Gone) => return,
+        Err(Unreadable::Gone) => {
+            // Ended, or its memory cannot be opened (a stricter Yama ptrace
+            // scope, another user): while it still waits it gets an answer, and
+            // the answer for an exec nobody judged is no.
+            if notify::still_valid(listener, n.id) {
+                let text = "refused an exec whose program and environment the supervisor \
+                            cannot read (/proc/PID/mem)";
+                refuse(listener, n, text, said);
+            }
+            return;
+        }
         Err(Unreadable::Errno(e)) => {
             // As execve(2) itself would fail: EFAULT, E2BIG, ENAMETOOLONG.
             if notify::still_valid(listener, n.id) {
