@@ -24,8 +24,10 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-/// The last refusals said: by target and text (its program named by file name).
-pub struct Said {
+/// What the loop keeps between execs: the lines said lately, the lines still
+/// being written, and the execs judged unchanged.
+pub struct Recall {
+    /// By target and text (the program named by file name).
     recent: std::collections::VecDeque<(u32, String)>,
     /// Messages still being written to a stderr that was not ready.
     writers: Vec<std::thread::JoinHandle<()>>,
@@ -33,9 +35,9 @@ pub struct Said {
     seen: Seen,
 }
 
-impl Said {
-    fn new() -> Said {
-        Said {
+impl Recall {
+    fn new() -> Recall {
+        Recall {
             recent: Default::default(),
             writers: Vec::new(),
             seen: Seen::new(),
@@ -77,7 +79,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, setup: Setup) -> 
     let mut status_w = Some(status_w);
     let mut journal = setup.journal;
     let mut held = Held::new(setup.loaded);
-    let mut said = Said::new();
+    let mut recall = Recall::new();
     loop {
         let mut fds = [
             PollFd::new(listener.as_fd(), PollFlags::POLLIN),
@@ -94,7 +96,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, setup: Setup) -> 
         }
         if ev.contains(PollFlags::POLLIN) {
             if let Ok(Some(n)) = notify::receive(listener.as_fd()) {
-                answer(listener.as_fd(), &n, &mut held, &mut journal, &mut said);
+                answer(listener.as_fd(), &n, &mut held, &mut journal, &mut recall);
             }
         } else if ev.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
             // No process holds the filter: the command has ended too.
@@ -102,7 +104,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, setup: Setup) -> 
                 let _ = waitpid(child, None).map(|ws| end(ws, &mut status_w));
             }
             reap(child, &mut status_w);
-            message::finish(std::mem::take(&mut said.writers));
+            message::finish(std::mem::take(&mut recall.writers));
             return 0;
         }
     }
@@ -170,7 +172,7 @@ fn answer(
     n: &Notification,
     held: &mut Held,
     journal: &mut Journal,
-    said: &mut Said,
+    recall: &mut Recall,
 ) {
     let (dirfd, path, argv, envp, flags) = match classify(n) {
         Exec::Native {
@@ -183,7 +185,7 @@ fn answer(
         Exec::Foreign => {
             let text = "refused an exec through a 32-bit system call, which --supervise does \
                         not read";
-            refuse(listener, n, text, said);
+            refuse(listener, n, text, recall);
             return;
         }
     };
@@ -197,7 +199,7 @@ fn answer(
             if notify::still_valid(listener, n.id) {
                 let text = "refused an exec whose program and environment the supervisor \
                             cannot read (/proc/PID/mem)";
-                refuse(listener, n, text, said);
+                refuse(listener, n, text, recall);
             }
             return;
         }
@@ -211,18 +213,18 @@ fn answer(
     };
     let program = program_name(n.pid, dirfd, &args.path, flags);
     if held.follow_edit() {
-        said.seen.clear();
+        recall.seen.clear();
     }
     let policy = held.compiled.policy();
     let files = outcome::read_env_files(&policy);
-    let digest = said.seen.digest(&program, &args.argv, &args.env, &files);
-    if said.seen.contains(digest) {
+    let digest = recall.seen.digest(&program, &args.argv, &args.env, &files);
+    if recall.seen.contains(digest) {
         let _ = notify::allow(listener, n.id);
         return;
     }
     let verdict = judge(&policy, &program, &args.argv, &args.env, &files);
     if verdict == Verdict::Unchanged {
-        said.seen.insert(digest);
+        recall.seen.insert(digest);
     }
     if !matches!(verdict, Verdict::Unchanged | Verdict::Audited(_)) {
         if let Some(e) = missing(n.pid, dirfd, &args.path) {
@@ -247,18 +249,18 @@ fn answer(
         Verdict::Refused(c) => {
             journal.record(&program, &c);
             let text = refusal_text(&c, &program, &held.label);
-            refuse(listener, n, &text, said);
+            refuse(listener, n, &text, recall);
         }
         Verdict::WouldChange(c) => {
             journal.record(&program, &c);
             let text = would_change_text(&c, &program, &held.label);
-            refuse(listener, n, &text, said);
+            refuse(listener, n, &text, recall);
         }
         Verdict::UnchangedDespite(c) => {
             journal.record(&program, &c);
             let text = unchanged_despite_text(&c, &program, &held.label);
-            if notify::still_valid(listener, n.id) && said.first_time(n.pid, &text) {
-                message::tell(n.pid, &format!("envwrap: {text}\n"), &mut said.writers);
+            if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
+                message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
             }
             let _ = notify::allow(listener, n.id);
         }
@@ -361,12 +363,12 @@ fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
 /// Fail the exec with EPERM and say why on the target's own stderr, once: a
 /// shell's PATH search that finds the program twice (`/usr/bin` and `/bin` on a
 /// merged /usr) gets one line.
-fn refuse(listener: BorrowedFd<'_>, n: &Notification, text: &str, said: &mut Said) {
+fn refuse(listener: BorrowedFd<'_>, n: &Notification, text: &str, recall: &mut Recall) {
     if !notify::still_valid(listener, n.id) {
         return;
     }
-    if said.first_time(n.pid, text) {
-        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut said.writers);
+    if recall.first_time(n.pid, text) {
+        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
     }
     let _ = notify::fail(listener, n.id, REFUSED);
 }
