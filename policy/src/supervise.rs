@@ -49,13 +49,28 @@ pub fn judge(
     env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Verdict {
+    judge_in(policy, None, program, argv, env, env_files)
+}
+
+/// [`judge`] in `mode` when one is given (`envwrap --mode`), else the policy's.
+pub fn judge_in(
+    policy: &Policy<'_>,
+    mode: Option<Mode>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    env_files: &[Option<Vec<u8>>],
+) -> Verdict {
     let shim = shim_of(env);
     let sticky = Sticky {
         preload: shim,
         policy_entry: shim.and_then(|_| entry(env, b"ENVSHIM_POLICY")),
         hint: shim.and_then(|_| entry(env, b"ENVSHIM_HINT")),
     };
-    let d = outcome::decide_sticky(policy, program, argv, env, &[], env_files, sticky);
+    let mut d = outcome::decide_sticky(policy, program, argv, env, &[], env_files, sticky);
+    if let Some(m) = mode {
+        d.mode = m;
+    }
     let changes: Vec<Change> = d
         .changes
         .iter()

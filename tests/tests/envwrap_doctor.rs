@@ -69,6 +69,8 @@ fn static_binary_is_envwrap_only() {
     let out = o.stdout_str();
     assert!(line(&o, &out, "linkage:").ends_with("static"), "{out}");
     expect_in(&o, &out, "policed by:    envwrap only");
+    // Only the supervisor sees what it starts.
+    expect_in(&o, &out, "--supervise:   judges what it starts");
     expect_in(
         &o,
         &out,

@@ -664,6 +664,16 @@ fn an_exec_the_policy_would_only_change_is_refused_or_audited_as_the_policy_says
         "refused to run env: the policy would strip FOO_X",
     );
     assert!(logged.contains("FOO_X"), "not logged: {logged}");
+    // --mode=audit reaches the supervisor: every exec runs, and is said.
+    let policy = sb.write("policy.toml", "version = 1\nstrip = [\"FOO_*\"]\n");
+    let o = supervised(&sb, false)
+        .arg("--mode=audit")
+        .arg("--policy")
+        .arg(&policy)
+        .args(["sh", "-c", script])
+        .expect_success();
+    expect_in(&o, &o.stdout_str(), "rc=0");
+    expect_in(&o, &o.stderr_str(), "audit: let env run: enforce would ");
     let (o, logged) = run("version = 1\nstrip = [\"FOO_*\"]\n[supervise]\nchanges = \"audit\"\n");
     expect_in(&o, &o.stdout_str(), "rc=0");
     expect_in(

@@ -351,9 +351,17 @@ fn render(r: &Report, shim: Option<&Path>) -> String {
 /// inherits, and the kernel then grants neither setuid, setgid nor file
 /// capabilities at exec.
 fn supervise_note(r: &Report) -> Option<&'static str> {
-    (r.setuid || r.setgid || r.capabilities.is_some()).then_some(
-        "runs without its privileges in a tree supervised by a user who is not root \
-         (no_new_privs: setuid, setgid and file capabilities do not apply)",
+    if r.setuid || r.setgid || r.capabilities.is_some() {
+        return Some(
+            "runs without its privileges in a tree supervised by a user who is not root \
+             (no_new_privs: setuid, setgid and file capabilities do not apply)",
+        );
+    }
+    // envwrap judges only the exec it makes; what such a program starts, only
+    // the supervisor sees.
+    (r.go || matches!(r.linkage, Some("static" | "static-pie"))).then_some(
+        "judges what it starts (plain envwrap judges only its own exec; \
+         docs/shim.md, \"Covering everything\")",
     )
 }
 

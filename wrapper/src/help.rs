@@ -41,7 +41,9 @@ Policy options:
       --supervise            judge every exec of COMMAND's whole tree, static and
                              Go programs and raw system calls included (seccomp
                              user notification): an exec the policy refuses, or
-                             would change, fails with EPERM and a message. As a
+                             would change (unless the policy says [supervise]
+                             changes = \"audit\"), fails with EPERM and a
+                             message. As a
                              user who is not root this sets no_new_privs, so
                              setuid programs (sudo) lose their privileges there
   -h, --help                 show this help
@@ -82,7 +84,8 @@ argument, which -S splits):
 
 Exit status:
   125  envwrap failed: a bad option or operand, a bad policy, a bad -S string,
-       a -C directory it cannot enter
+       a -C directory it cannot enter; with --supervise, also when the
+       supervisor ended before COMMAND did (COMMAND's own status is lost)
   126  COMMAND cannot be executed, or the policy refused to run it (the message
        names the variable or token shape and the program)
   127  COMMAND was not found

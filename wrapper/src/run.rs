@@ -170,7 +170,11 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         tmux::fix_before_client(&loaded, &program, child_argv, &child_env);
     }
     if o.supervise {
-        let setup = supervise::Setup { loaded, journal };
+        let setup = supervise::Setup {
+            loaded,
+            journal,
+            mode: o.mode,
+        };
         return Ok(supervise::run(&program, child_argv, &child_env, setup));
     }
     let err = exec::exec(&program, child_argv, &child_env);

@@ -14,6 +14,8 @@ use std::path::PathBuf;
 
 pub struct Held {
     pub compiled: Compiled,
+    /// `--mode`, over the policy's own.
+    pub mode: Option<envpolicy::compiled::Mode>,
     /// How messages name the policy.
     pub label: String,
     /// The file, for a policy that is one; `None` for the built-in default.
@@ -22,12 +24,13 @@ pub struct Held {
 }
 
 impl Held {
-    pub fn new(loaded: Loaded) -> Held {
+    pub fn new(loaded: Loaded, mode: Option<envpolicy::compiled::Mode>) -> Held {
         let path = loaded.absolute_path();
         let stamp = path.as_deref().and_then(envpolicy::cache::stamp);
         Held {
             label: loaded.label(),
             compiled: loaded.compiled,
+            mode,
             path,
             stamp,
         }

@@ -46,6 +46,8 @@ use std::path::Path;
 pub struct Setup {
     pub loaded: Loaded,
     pub journal: Journal,
+    /// `--mode`, over the policy's own.
+    pub mode: Option<envpolicy::compiled::Mode>,
 }
 
 /// The signals the supervisor ignores: the terminal's, which reach the whole

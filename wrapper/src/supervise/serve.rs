@@ -16,7 +16,7 @@ use super::{filter, leave_stderr, message, status, Setup};
 use crate::journal::Journal;
 use crate::value;
 use envpolicy::outcome::{self, Change};
-use envpolicy::supervise::{judge, Verdict};
+use envpolicy::supervise::{judge_in, Verdict};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -78,7 +78,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, setup: Setup) -> 
     notify::wake_synchronously(listener.as_fd());
     let mut status_w = Some(status_w);
     let mut journal = setup.journal;
-    let mut held = Held::new(setup.loaded);
+    let mut held = Held::new(setup.loaded, setup.mode);
     let mut recall = Recall::new();
     loop {
         let mut fds = [
@@ -222,7 +222,7 @@ fn answer(
         let _ = notify::allow(listener, n.id);
         return;
     }
-    let verdict = judge(&policy, &program, &args.argv, &args.env, &files);
+    let verdict = judge_in(&policy, held.mode, &program, &args.argv, &args.env, &files);
     if verdict == Verdict::Unchanged {
         recall.seen.insert(digest);
     }
@@ -243,6 +243,12 @@ fn answer(
         Verdict::Audited(changes) => {
             for c in &changes {
                 journal.record(&program, c);
+            }
+            if let Some(c) = changes.first() {
+                let text = audited_text(c, &program, changes.len(), &held.label);
+                if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
+                    message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+                }
             }
             let _ = notify::allow(listener, n.id);
         }
@@ -354,6 +360,21 @@ fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
     format!(
         "audit: let {shown} run unchanged: the policy would {} {} ({}), which --supervise \
          cannot do to an exec another process makes ([supervise] changes = \"audit\" in {label})",
+        c.action,
+        changed_what(c),
+        c.why
+    )
+}
+
+/// "audit: would refuse to run env: GH_TOKEN (...) and 2 more changes".
+fn audited_text(c: &Change, program: &[u8], count: usize, label: &str) -> String {
+    let shown = value::word(file_name(program));
+    let more = match count {
+        0 | 1 => String::new(),
+        n => format!(", and {} more", n - 1),
+    };
+    format!(
+        "audit: let {shown} run: enforce would {} {} ({}){more} ({label})",
         c.action,
         changed_what(c),
         c.why
