@@ -161,7 +161,7 @@ fn shim_of(env: &[Vec<u8>]) -> Option<&[u8]> {
 /// The whole `NAME=value` entry for `name`, the first one.
 fn entry<'e>(env: &'e [Vec<u8>], name: &[u8]) -> Option<&'e [u8]> {
     env.iter()
-        .find(|e| e.len() > name.len() && e.starts_with(name) && e[name.len()] == b'=')
+        .find(|e| crate::argv::entry_has_name(e, name))
         .map(Vec::as_slice)
 }
 

@@ -100,26 +100,18 @@ pub fn program() -> Vec<libc::sock_filter> {
     p
 }
 
-/// Whether installing the filter needed `no_new_privs`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Privs {
-    /// Installed with CAP_SYS_ADMIN: setuid programs keep working in the tree.
-    Kept,
-    /// `no_new_privs` was set first: setuid and file capabilities no longer
-    /// raise privileges anywhere in the tree.
-    NoNewPrivs,
-}
-
 /// Install the filter on the calling thread and return its listener. Tries
-/// without `no_new_privs` first (which needs CAP_SYS_ADMIN), then with it.
-pub fn install() -> io::Result<(OwnedFd, Privs)> {
+/// without `no_new_privs` first (which needs CAP_SYS_ADMIN: setuid programs keep
+/// working in the tree), then with it (setuid and file capabilities no longer
+/// raise privileges anywhere in the tree).
+pub fn install() -> io::Result<OwnedFd> {
     let prog = program();
     let fprog = libc::sock_fprog {
         len: prog.len() as u16,
         filter: prog.as_ptr() as *mut libc::sock_filter,
     };
     match seccomp_new_listener(&fprog) {
-        Ok(fd) => return Ok((fd, Privs::Kept)),
+        Ok(fd) => return Ok(fd),
         Err(e) if e.raw_os_error() == Some(libc::EACCES) => {}
         Err(e) => return Err(e),
     }
@@ -127,7 +119,7 @@ pub fn install() -> io::Result<(OwnedFd, Privs)> {
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    seccomp_new_listener(&fprog).map(|fd| (fd, Privs::NoNewPrivs))
+    seccomp_new_listener(&fprog)
 }
 
 fn seccomp_new_listener(fprog: &libc::sock_fprog) -> io::Result<OwnedFd> {

@@ -14,7 +14,7 @@
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd};
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
@@ -71,13 +71,7 @@ fn write(mut f: File, line: &str, writers: &mut Vec<std::thread::JoinHandle<()>>
 /// The target's fd 2, the same open file (pidfd_getfd(2)), so a line lands at
 /// its offset; `None` when it is /dev/null or cannot be had.
 fn target_stderr(target: u32) -> Option<File> {
-    // SAFETY: pidfd_open(2) takes a pid and flags, and returns a new fd or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, target as libc::pid_t, 0) };
-    if pidfd < 0 {
-        return None;
-    }
-    // SAFETY: a new fd nothing else owns.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    let pidfd = super::pidfd(target as i32)?;
     // SAFETY: pidfd_getfd(2) takes a pidfd, a target fd and flags, and returns a
     // new fd (close-on-exec) or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), 2, 0) };

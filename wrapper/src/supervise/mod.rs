@@ -158,7 +158,7 @@ fn command(
     }
     let _ = signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(mask), None);
     let listener = match filter::install() {
-        Ok((fd, _)) => fd,
+        Ok(fd) => fd,
         Err(e) => {
             eprintln!(
                 "envwrap: --supervise: cannot install the seccomp filter: {} (the kernel needs \
@@ -239,6 +239,18 @@ fn leave_stderr() {
     if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
         let _ = unistd::dup2_stderr(&null);
     }
+}
+
+/// pidfd_open(2): a handle on process `pid` that stays its, whatever pid the
+/// kernel hands out later; `None` when it has ended.
+fn pidfd(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open(2) takes a pid and flags, and returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: a new fd nothing else owns.
+    Some(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as i32) })
 }
 
 fn own_error(message: &str) -> u8 {

@@ -130,39 +130,37 @@ fn end(ws: WaitStatus, status_w: &mut Option<OwnedFd>) {
     }
 }
 
-/// What the target asked for.
-enum Exec {
-    /// `execve(path, argv, envp)` or `execveat(dirfd, path, argv, envp, flags)`.
-    Native {
-        dirfd: Option<i32>,
-        path: u64,
-        argv: u64,
-        envp: u64,
-        flags: u64,
-    },
-    /// An exec of another ABI (i386, x32), which the supervisor does not read.
-    Foreign,
+/// What the target asked for: `execve(path, argv, envp)` or
+/// `execveat(dirfd, path, argv, envp, flags)`, as addresses in its memory.
+struct NativeExec {
+    dirfd: Option<i32>,
+    path: u64,
+    argv: u64,
+    envp: u64,
+    flags: u64,
 }
 
-fn classify(n: &Notification) -> Exec {
+/// The exec of a notification; `None` for another ABI (i386, x32), which the
+/// supervisor does not read.
+fn classify(n: &Notification) -> Option<NativeExec> {
     let (arch, execve, execveat) = filter::NATIVE;
     let a = n.args;
     match (n.arch == arch, n.nr) {
-        (true, nr) if nr == execve => Exec::Native {
+        (true, nr) if nr == execve => Some(NativeExec {
             dirfd: None,
             path: a[0],
             argv: a[1],
             envp: a[2],
             flags: 0,
-        },
-        (true, nr) if nr == execveat => Exec::Native {
+        }),
+        (true, nr) if nr == execveat => Some(NativeExec {
             dirfd: Some(a[0] as i32),
             path: a[1],
             argv: a[2],
             envp: a[3],
             flags: a[4],
-        },
-        _ => Exec::Foreign,
+        }),
+        _ => None,
     }
 }
 
@@ -174,20 +172,18 @@ fn answer(
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
-    let (dirfd, path, argv, envp, flags) = match classify(n) {
-        Exec::Native {
-            dirfd,
-            path,
-            argv,
-            envp,
-            flags,
-        } => (dirfd, path, argv, envp, flags),
-        Exec::Foreign => {
-            let text = "refused an exec through a 32-bit system call, which --supervise does \
+    let Some(NativeExec {
+        dirfd,
+        path,
+        argv,
+        envp,
+        flags,
+    }) = classify(n)
+    else {
+        let text = "refused an exec through a 32-bit system call, which --supervise does \
                         not read";
-            refuse(listener, n, text, recall);
-            return;
-        }
+        refuse(listener, n, text, recall);
+        return;
     };
     let read = Remote::new(n.pid).and_then(|mut r| r.exec_args(path, argv, envp));
     let args = match read {

@@ -123,14 +123,9 @@ pub fn wait_foreground(r: OwnedFd) -> u8 {
 /// Wait until `child` (not envwrap's own child) has ended: its status is lost
 /// with the supervisor, but the shell still waits as long as the command runs.
 fn wait_for_end(child: Pid) {
-    // SAFETY: pidfd_open(2) takes a pid and flags, and returns a new fd or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.as_raw(), 0) };
-    if fd < 0 {
+    let Some(fd) = super::pidfd(child.as_raw()) else {
         return;
-    }
-    use std::os::fd::FromRawFd;
-    // SAFETY: a new fd nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    };
     let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
     while let Err(nix::errno::Errno::EINTR) = poll(&mut fds, PollTimeout::NONE) {}
 }
