@@ -51,7 +51,7 @@ pub use procfs::{
     all_pids, assert_no_process_holds, pid_alive, proc_cmdline, proc_comm, proc_environ, proc_ppid,
     proc_state, try_proc_cmdline, try_proc_environ_raw, Place, ProcFinding, ProcScan,
 };
-pub use sandbox::{Sandbox, KEEP_ENV};
+pub use sandbox::{mkfifo, Sandbox, KEEP_ENV};
 pub use secrets::{Finding, Secret, Secrets, Shape, SECRET_NAMES};
 pub use shim::{
     give_to_a_shared_group, private_group, python3, reported_errno, sh_quote, shim_lines,

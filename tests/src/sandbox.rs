@@ -134,6 +134,15 @@ impl Sandbox {
         std::fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
     }
 
+    /// A FIFO at `rel` (mode 0600): a test holds a program at a point by having
+    /// it read one, and lets it go on by writing a line.
+    #[track_caller]
+    pub fn mkfifo(&self, rel: impl AsRef<Path>) -> PathBuf {
+        let p = self.join(rel);
+        mkfifo(&p);
+        p
+    }
+
     #[track_caller]
     pub fn mkdir(&self, rel: impl AsRef<Path>) -> PathBuf {
         let p = self.join(rel);
@@ -197,4 +206,20 @@ impl Drop for Sandbox {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// mkfifo(3) at `path`, mode 0600; panics when it fails.
+#[track_caller]
+pub fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
+    let r = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(
+        r,
+        0,
+        "mkfifo {}: {}",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
 }

@@ -405,10 +405,7 @@ fn tmux_panes_are_supervised_after_the_client_exits() {
 fn a_killed_supervisor_fails_the_next_exec_loudly_and_nothing_hangs() {
     let sb = Sandbox::new("supervise_killed");
     let ppid = sb.join("ppid");
-    let fifo = sb.join("go");
-    let c_fifo = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
-    // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) }, 0);
+    let fifo = sb.mkfifo("go");
     // Only builtins until the FIFO is opened for writing, then one exec.
     let script = format!(
         "echo $PPID > {p}; read x < {g}; /bin/true; echo rc=$?",
@@ -602,10 +599,7 @@ fn a_policy_edit_applies_at_the_next_supervised_exec() {
     let sb = Sandbox::new("supervise_edit");
     let tok = token_file(&sb);
     let policy = sb.write("policy.toml", PERMISSIVE);
-    let fifo = sb.join("go");
-    let c_fifo = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
-    // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) }, 0);
+    let fifo = sb.mkfifo("go");
     let run_env = format!(
         "GH_TOKEN=$(cat {}) /usr/bin/env >/dev/null",
         sh_quote(&tok.to_string_lossy())

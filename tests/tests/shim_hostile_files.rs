@@ -96,12 +96,6 @@ fn messages(stderr: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-}
-
 /// The floor is in force, promptly, and a message names `file` and says `why`.
 fn assert_floor_naming(w: &World, file: &Path, why: &str) {
     let (state, msgs, took) = w.observe();

@@ -851,10 +851,7 @@ fn directory_as_policy_gives_the_floor_and_one_warning() {
 fn policy_deleted_while_a_process_runs_stays_in_force_there() {
     let w = World::new("load_deleted_while_running");
     let policy = w.sb.write("policy.toml", POLICY);
-    let fifo = w.sb.join("go");
-    let fifo_c = std::ffi::CString::new(fifo.to_string_lossy().into_owned()).unwrap();
-    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo_c.as_ptr(), 0o600) }, 0);
+    let fifo = w.sb.mkfifo("go");
     let started = w.sb.join("started");
     // `.log`: the secret sweep collects it (tests/src/collect.rs).
     let out_file = w.sb.join("env.log");

@@ -198,12 +198,7 @@ fn a_program_the_policy_self_scrubs_gets_no_hint_and_loads_at_start() {
 /// A shell that runs `first`, waits for a line on `fifo`, then runs `then`; the
 /// test edits the policy in between.
 fn running_shell(w: &World, first: &str, then: &str) -> (Background, PathBuf) {
-    let fifo = w.sb.join("go");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let fifo = w.sb.mkfifo("go");
     let script = format!(
         "{first}; touch {ready}; read line < {fifo}; {then}",
         ready = sh_quote(&w.sb.join("ready").to_string_lossy()),
