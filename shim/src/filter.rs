@@ -112,32 +112,58 @@ pub unsafe fn prepare(
 ) -> Prepared {
     let fresh = crate::policy::follow_edit();
     crate::policy::with_active(|active| match active {
-        Some(active) => {
+        // SAFETY: the caller's contract, passed on.
+        Some(active) => match unsafe { apply(active, fresh, program, argv, envp, scratch) } {
+            Ok(prepared) => prepared,
             // SAFETY: the caller's contract, passed on.
-            let first = unsafe { apply(active, fresh, program, argv, envp, scratch) };
-            match first {
-                Ok(prepared) => prepared,
-                // An env file no policy reads: the floor, which imports none, so
-                // this second answer is final.
-                Err(u) => match env_files::floor_for(active, u) {
-                    // SAFETY: the caller's contract, passed on.
-                    Some(floor) => unsafe { apply(&floor, false, program, argv, envp, scratch) }
-                        .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
-                    None => Prepared::Refuse { errno: libc::EPERM },
-                },
-            }
-        }
-        None => {
-            // Even the built-in policy failed validation: fail closed.
-            let mut m = Msg::<256>::new();
-            m.push(b"envshim: refused to run ");
-            // SAFETY: `program` is NULL or NUL-terminated.
-            unsafe { m.push_cstr_word(program) };
-            m.push(b": no usable policy");
-            m.write_stderr();
-            Prepared::Refuse { errno: libc::EPERM }
-        }
+            Err(u) => unsafe { apply_floor(active, u, program, argv, envp, scratch) },
+        },
+        // SAFETY: `program` is NULL or NUL-terminated (the caller's contract).
+        None => unsafe { refuse_without_policy(program) },
     })
+}
+
+/// [`prepare`] when an env file of `active` is no file a policy reads: the floor,
+/// which imports none, so its answer is final.
+///
+/// Cold and out of line, like every branch of `prepare` that is not the usual
+/// one: the closure's frame is on the stack of every exec, and in a fork child
+/// every stack page an exec touches is a page fault.
+///
+/// # Safety
+/// As [`prepare`].
+#[cold]
+#[inline(never)]
+unsafe fn apply_floor(
+    active: &Active,
+    u: env_files::Unusable,
+    program: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    scratch: &mut Scratch<'_>,
+) -> Prepared {
+    match env_files::floor_for(active, u) {
+        // SAFETY: the caller's contract, passed on.
+        Some(floor) => unsafe { apply(&floor, false, program, argv, envp, scratch) }
+            .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
+        None => Prepared::Refuse { errno: libc::EPERM },
+    }
+}
+
+/// [`prepare`] when even the built-in policy failed validation: fail closed, and say so.
+///
+/// # Safety
+/// `program` must be NULL or NUL-terminated.
+#[cold]
+#[inline(never)]
+unsafe fn refuse_without_policy(program: *const c_char) -> Prepared {
+    let mut m = Msg::<256>::new();
+    m.push(b"envshim: refused to run ");
+    // SAFETY: `program` is NULL or NUL-terminated (caller).
+    unsafe { m.push_cstr_word(program) };
+    m.push(b": no usable policy");
+    m.write_stderr();
+    Prepared::Refuse { errno: libc::EPERM }
 }
 
 /// The bytes of a NUL-terminated entry, or empty for NULL.

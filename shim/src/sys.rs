@@ -74,11 +74,21 @@ pub fn errno() -> c_int {
     unsafe { *errno_ptr() }
 }
 
-/// Sets the current thread's `errno`.
+/// Sets the current thread's `errno`, writing only when it differs.
+///
+/// Most calls restore the value the hook found, which nothing changed. `errno`
+/// lives in the thread's TLS page, and after a `fork` that page is shared with the
+/// child and write-protected: a needless write is a page fault in the parent at
+/// every fork, and another in each child that restores its `errno` on the exec path.
 #[inline]
 pub fn set_errno(e: c_int) {
+    let p = errno_ptr();
     // SAFETY: as in `errno()`.
-    unsafe { *errno_ptr() = e }
+    unsafe {
+        if *p != e {
+            *p = e;
+        }
+    }
 }
 
 /// `close(2)` of a descriptor the caller owns and no one else uses; the result is

@@ -201,3 +201,66 @@ fn the_hot_text_is_first_and_every_pattern_matches_a_function() {
         );
     }
 }
+
+/// The functions a fork child runs from `execve` to the system call, by a piece
+/// of their mangled names (or the symbol itself).
+const EXEC_PATH: &[&str] = &[
+    "envshim_execve",
+    "6filter7prepare17h",
+    "6filter7prepare28_$u7b$$u7b$closure",
+    "6filter5apply17h",
+    "6decide10decide_env17h",
+    "6decide7collect17h",
+    "4argv11decide_argv17h",
+    "9env_cache5claim17h",
+    "6policy11follow_edit28_$u7b$$u7b$closure",
+    "7scratch7Scratch7reserve17h",
+];
+
+/// `sub rsp, 0x1000`: how LLVM probes a frame larger than a page, a page at a time.
+const PROBE_A_PAGE: [u8; 7] = [0x48, 0x81, 0xec, 0x00, 0x10, 0x00, 0x00];
+
+/// In a fork child every stack page the exec hook writes is a page fault (a copy of
+/// the parent's page), and a frame over a page probes, so faults on, every page of
+/// it: a cold branch inlined into `prepare`'s closure once made its frame 8 KiB and
+/// cost each child of a shell two faults, about 3 us. Rare paths that need a large
+/// frame (a message, the floor) go out of line, `#[cold]` and `#[inline(never)]`.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn no_function_on_a_fork_childs_exec_path_has_a_frame_over_a_page() {
+    let path = shim_so();
+    let bytes = std::fs::read(&path).expect("read libenvshim.so");
+    let elf = Elf::parse(&bytes).expect("libenvshim.so is ELF");
+    let text = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
+        .unwrap_or_else(|| panic!("{}: no .text section", path.display()));
+    // .text's file offset, for reading a function's bytes from its address.
+    let to_file = |addr: u64| (addr - text.sh_addr + text.sh_offset) as usize;
+    let mut large = Vec::new();
+    for piece in EXEC_PATH {
+        let found: Vec<_> = elf
+            .syms
+            .iter()
+            .filter(|s| s.is_function() && s.st_size > 0)
+            .filter_map(|s| Some((elf.strtab.get_at(s.st_name)?, s)))
+            .filter(|(name, _)| *name == *piece || name.contains(piece))
+            .collect();
+        assert!(
+            !found.is_empty(),
+            "no function matches {piece} in {} (renamed or inlined: update EXEC_PATH)",
+            path.display()
+        );
+        for (name, sym) in found {
+            let body = &bytes[to_file(sym.st_value)..to_file(sym.st_value + sym.st_size)];
+            if body.windows(PROBE_A_PAGE.len()).any(|w| w == PROBE_A_PAGE) {
+                large.push(name.to_string());
+            }
+        }
+    }
+    assert!(
+        large.is_empty(),
+        "functions on a fork child's exec path with a frame over a page: {large:?}"
+    );
+}
