@@ -364,8 +364,7 @@ fn is_fresh(policy: &Policy<'_>, n: usize, data: &Data, key: usize) -> bool {
 
 /// The stamp of env file `i` as it is now (`None`: it cannot be `stat`ed).
 fn stamp_now(policy: &Policy<'_>, i: usize) -> Option<Stamp> {
-    let st = load::stat_c(path_of(policy, i)?).ok()?;
-    Some(load::stamp_of(&st))
+    load::stamp_now(path_of(policy, i)?)
 }
 
 /// The NUL-terminated path of env file `i`.

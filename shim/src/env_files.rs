@@ -190,5 +190,6 @@ pub(crate) fn floor_for(active: &Active, u: Unusable) -> Option<Active> {
         policy,
         source: active.source,
         warning: None,
+        retry: None,
     })
 }

@@ -804,11 +804,24 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
     checked(&ctx, mapped)
 }
 
-/// The policy file that `policy` was compiled from, loaded again because it changed
-/// since this process loaded it (`crate::policy::follow_edit`), by [`load_at`].
+/// The policy file that `policy` was compiled from (absolute, NUL-terminated): its
+/// first dependency.
+pub fn source_path(policy: &Records<'static>) -> Option<&'static [u8]> {
+    policy.dep(0).map(|d| policy.c_str(d.path))
+}
+
+/// The stamp of the file at `path_c` (NUL-terminated) as it is now; `None` when it
+/// cannot be `stat`ed.
+pub fn stamp_now(path_c: &[u8]) -> Option<Stamp> {
+    stat_c(path_c).ok().map(|st| stamp_of(&st))
+}
+
+/// The policy file at `path_c` ([`source_path`] of the policy in force), loaded
+/// again because it changed since this process loaded it
+/// (`crate::policy::follow_edit`), by [`load_at`].
 #[inline(never)]
-pub fn reload(policy: &Records<'static>) -> Loaded {
-    match policy.dep(0).map(|d| policy.c_str(d.path)) {
+pub fn reload(path_c: Option<&'static [u8]>) -> Loaded {
+    match path_c {
         Some(path_c) => load_at(path_c),
         None => floor(
             b"<policy>",

@@ -12,6 +12,7 @@
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
+use envpolicy_core::cache_key::Stamp;
 use envpolicy_core::{Policy, Records};
 
 use crate::load::{Deferred, Loaded, PolicyFileNow};
@@ -33,6 +34,28 @@ pub struct Active {
     /// force, or when `ENVSHIM_POLICY` names a missing file and the built-in default
     /// is. `None` when envwrap already printed it while compiling in this process.
     pub warning: Option<&'static [u8]>,
+    /// Set only on the floor that a failed reload put in force: the edit that did
+    /// not load, which [`follow_edit`] tries again when the file changes.
+    pub retry: Option<Retry>,
+}
+
+/// A policy file whose edit did not load (it does not compile, say), and how it
+/// looked just before it was tried: while the floor stands in for it, the next
+/// edit of the file is loaded as any edit is (see [`follow_edit`]).
+#[derive(Clone, Copy)]
+pub struct Retry {
+    /// The file, absolute and NUL-terminated.
+    pub path_c: &'static [u8],
+    /// Its stamp before the failed load; `None` when it could not be `stat`ed.
+    /// Taken before the load, so that an edit made during it is tried again.
+    pub before: Option<Stamp>,
+}
+
+impl Retry {
+    /// Whether the file changed since the failed load (one `stat`).
+    fn file_changed(&self) -> bool {
+        crate::load::stamp_now(self.path_c) != self.before
+    }
 }
 
 impl Active {
@@ -190,13 +213,18 @@ const LOOK_EVERY_US: u64 = 100_000;
 ///
 /// Nothing is replaced in place: each reload publishes a new cell, so a thread
 /// (or an interrupted hook) still deciding with the previous policy is not
-/// disturbed. After `RELOADS - 1` reloads the last cell holds the fail-closed
+/// disturbed. An edit that does not load gives the floor, with the loader's
+/// warning, and the file is still followed: its next edit is loaded as any edit
+/// is ([`Retry`]). After `RELOADS - 1` reloads the last cell holds the fail-closed
 /// floor, with a warning: a process whose policy keeps changing is not followed
 /// further, nor left laxer. A thread that finds another one reloading decides
 /// with the policy in force.
 pub fn follow_edit() -> bool {
     with_active(|active| {
         let Some(a) = active else { return false };
+        if let Some(retry) = a.retry {
+            return retry.file_changed() && reload(a);
+        }
         if a.is_floor() || core::ptr::eq(a.policy.as_bytes(), DEFAULT) {
             return false;
         }
@@ -235,7 +263,7 @@ fn reload(stale: &Active) -> bool {
         Some(cell) => {
             let saved = crate::sys::errno();
             let active = if g + 1 < RELOADS {
-                validate(complete(Pending::of(crate::load::reload(&stale.policy))))
+                load_again(stale)
             } else {
                 floor().map(|policy| Active {
                     policy,
@@ -243,6 +271,7 @@ fn reload(stale: &Active) -> bool {
                     warning: Some(
                         b"envshim: the policy file changed too often in this process's life: its children are judged under the fail-closed floor until it restarts",
                     ),
+                    retry: None,
                 })
             };
             crate::sys::set_errno(saved);
@@ -260,6 +289,25 @@ fn reload(stale: &Active) -> bool {
     };
     RELOADING.store(false, Ordering::Release);
     fresh
+}
+
+/// The policy file `stale` came from (or, on the floor of a failed reload, the
+/// file that failed), loaded again: a floor that stands in for it carries the
+/// [`Retry`] that lets the next edit be tried.
+fn load_again(stale: &Active) -> Option<Active> {
+    let path_c = match stale.retry {
+        Some(retry) => Some(retry.path_c),
+        None => crate::load::source_path(&stale.policy),
+    };
+    let before = path_c.and_then(crate::load::stamp_now);
+    let active = validate(complete(Pending::of(crate::load::reload(path_c))))?;
+    Some(match path_c {
+        Some(path_c) if active.is_floor() => Active {
+            retry: Some(Retry { path_c, before }),
+            ..active
+        },
+        _ => active,
+    })
 }
 
 /// Called once by the constructor, with `argv[0]`: finds the configured policy and
@@ -356,6 +404,7 @@ fn validate(p: Pending) -> Option<Active> {
             policy,
             source: p.source,
             warning: p.warning,
+            retry: None,
         }),
         // A cache that passed the header check but not the full one: fail closed.
         Err(_) => floor().map(|policy| Active {
@@ -364,6 +413,7 @@ fn validate(p: Pending) -> Option<Active> {
             warning: Some(
                 b"envshim: the compiled policy cache is corrupt: using the fail-closed floor",
             ),
+            retry: None,
         }),
     }
 }
@@ -529,6 +579,7 @@ fn builtin() -> Option<Active> {
         policy,
         source: b"<built-in>",
         warning: None,
+        retry: None,
     })
 }
 

@@ -400,6 +400,51 @@ for i in range(18):
     );
 }
 
+/// An edit that does not load gives the floor, and the process still follows the
+/// file: the edit that mends it reaches the next exec, as any edit does. While the
+/// file stays broken it is not loaded again at every exec (one warning).
+#[test]
+fn an_edit_that_mends_a_broken_policy_reaches_the_next_exec() {
+    let w = World::new("hint_edit_mends");
+    let script = format!(
+        r#"
+import subprocess, sys
+path = {policy:?}
+def step(label, text=None):
+    if text is not None:
+        with open(path, "w") as f:
+            f.write(text)
+    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
+    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
+    print(label, " ".join(marks) or "-", flush=True)
+step("loaded")
+step("broken", 'version = 1\nbase = "all"\nstrip = [\n')
+step("still-broken")
+step("mended", {mended:?})
+"#,
+        policy = w.policy.to_string_lossy(),
+        mended = STRIPS_A_AND_B,
+    );
+    let out = w
+        .shimmed(python3())
+        .args(["-c", &script])
+        .env("MARK_C", "c")
+        .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "loaded MARK_B MARK_C\nbroken -\nstill-broken -\nmended MARK_C\n",
+        "the broken edit gives the floor (no mark), the mending one is followed; stderr: {}",
+        out.stderr_str()
+    );
+    // The compiler's message, naming the file and the line, once.
+    let said = shim_lines(&out.stderr);
+    assert!(
+        said.len() == 1 && said[0].contains("policy.toml:4:1: invalid array"),
+        "one warning for the broken edit: {}",
+        out.stderr_str()
+    );
+}
+
 /// A hinted process whose threads all spawn at once, before any of them has
 /// loaded the policy: each exec is judged by the policy file; one thread loads
 /// it, and the others wait for that load instead of each loading it again.
