@@ -299,15 +299,12 @@ fn load_again(stale: &Active) -> Option<Active> {
         Some(retry) => Some(retry.path_c),
         None => crate::load::source_path(&stale.policy),
     };
-    let before = path_c.and_then(crate::load::stamp_now);
-    let active = validate(complete(Pending::of(crate::load::reload(path_c))))?;
-    Some(match path_c {
-        Some(path_c) if active.is_floor() => Active {
-            retry: Some(Retry { path_c, before }),
-            ..active
-        },
-        _ => active,
-    })
+    let retry = path_c.map(|path_c| Retry {
+        path_c,
+        before: crate::load::stamp_now(path_c),
+    });
+    let active = validate(complete(Pending::of(crate::load::reload(path_c))));
+    floor_with_retry(active, retry)
 }
 
 /// Called once by the constructor, with `argv[0]`: finds the configured policy and
@@ -390,12 +387,29 @@ fn wait_for_loader() -> Option<Option<&'static Active>> {
 /// that waited too long, runs it too, for itself, and decides with a policy on its
 /// stack, leaving that cache mapped. No exec is judged under anything but the
 /// policy.
-fn load_hinted() -> Option<Pending> {
+///
+/// With the [`Retry`] that a floor in its place carries: a file that does not load
+/// now is followed, as after a failed reload.
+fn load_hinted() -> Option<(Pending, Retry)> {
     let path_c = crate::hint::captured_policy_c()?;
     let saved = crate::sys::errno();
+    let before = crate::load::stamp_now(path_c);
     let loaded = Pending::of(crate::load::load_at(path_c));
     crate::sys::set_errno(saved);
-    Some(loaded)
+    Some((loaded, Retry { path_c, before }))
+}
+
+/// `active`, with `retry` when it is the floor that stands in for the file that
+/// failed to load.
+fn floor_with_retry(active: Option<Active>, retry: Option<Retry>) -> Option<Active> {
+    let active = active?;
+    Some(match retry {
+        Some(retry) if active.is_floor() => Active {
+            retry: Some(retry),
+            ..active
+        },
+        _ => active,
+    })
 }
 
 fn validate(p: Pending) -> Option<Active> {
@@ -528,13 +542,14 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
                 .compare_exchange(state, BUSY, Ordering::Acquire, Ordering::Acquire)
                 .is_ok()
             {
-                let first = if state == HINTED {
+                let (first, retry) = if state == HINTED {
                     LOADER.store(gettid(), Ordering::Release);
-                    load_hinted()
+                    load_hinted().unzip()
                 } else {
-                    pending()
+                    (pending(), None)
                 };
-                let active = first.map(complete).map(private_copy).and_then(validate);
+                let checked = first.map(complete).map(private_copy).and_then(validate);
+                let active = floor_with_retry(checked, retry);
                 // SAFETY: this thread alone moved the state to BUSY; nobody reads
                 // `active` before READY is stored below.
                 unsafe { (*ACTIVE.0.get()).write(active) };
@@ -553,7 +568,10 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
             // The constructor took the hint: another thread is loading the policy.
             None => match wait_for_loader() {
                 Some(ready) => f(ready),
-                None => f(load_hinted().map(complete).and_then(validate).as_ref()),
+                None => {
+                    let (first, retry) = load_hinted().unzip();
+                    f(floor_with_retry(first.map(complete).and_then(validate), retry).as_ref())
+                }
             },
         },
         // Before our constructor: validate the built-in policy on the stack.

@@ -445,6 +445,44 @@ step("mended", {mended:?})
     );
 }
 
+/// The same in a process that took the start-up hint and finds the file broken at
+/// its first exec, where it loads the policy: the floor, then the mended file.
+#[test]
+fn a_hinted_process_that_finds_the_policy_broken_follows_the_edit_that_mends_it() {
+    let w = World::new("hint_load_mends");
+    let script = format!(
+        r#"
+import os, subprocess
+path = {policy:?}
+print("hinted" if "ENVSHIM_HINT" in os.environ else "not hinted", flush=True)
+def step(label, text):
+    with open(path, "w") as f:
+        f.write(text)
+    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
+    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
+    print(label, " ".join(marks) or "-", flush=True)
+step("broken", 'version = 1\nbase = "all"\nstrip = [\n')
+step("mended", {mended:?})
+"#,
+        policy = w.policy.to_string_lossy(),
+        mended = STRIPS_A_AND_B,
+    );
+    let out = w
+        .sh(&format!(
+            "exec {} -c {}",
+            python3().display(),
+            sh_quote(&script)
+        ))
+        .env("MARK_C", "c")
+        .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "hinted\nbroken -\nmended MARK_C\n",
+        "stderr: {}",
+        out.stderr_str()
+    );
+}
+
 /// A hinted process whose threads all spawn at once, before any of them has
 /// loaded the policy: each exec is judged by the policy file; one thread loads
 /// it, and the others wait for that load instead of each loading it again.
