@@ -34,8 +34,10 @@ pub struct Active {
     /// force, or when `ENVSHIM_POLICY` names a missing file and the built-in default
     /// is. `None` when envwrap already printed it while compiling in this process.
     pub warning: Option<&'static [u8]>,
-    /// Set only on the floor that a failed reload put in force: the edit that did
-    /// not load, which [`follow_edit`] tries again when the file changes.
+    /// Set only on a floor that stands in for a policy file that failed to load
+    /// at an exec or `fork` (a reload after an edit, or the first load of a
+    /// process that took the start-up hint): [`follow_edit`] loads the file again
+    /// when it changes.
     pub retry: Option<Retry>,
 }
 
