@@ -514,13 +514,19 @@ fn floor(source: &'static [u8], parts: &[&[u8]]) -> Loaded {
     }
 }
 
+/// Whether this process is the envwrap the shim runs to compile a policy
+/// (`ENVSHIM_COMPILING`), in which a shim loaded anyway enforces the floor.
+pub fn compiling() -> bool {
+    env_c(COMPILING).is_some()
+}
+
 /// Finds the policy in force. Called once, by the constructor, with `argv[0]`.
 ///
 /// The common case, no policy anywhere, stays in this small frame: the larger path
 /// buffers are in `find_config_long`, `load_file` and `absolute_policy_path`.
 #[inline(never)]
 pub fn load(prog: &[u8]) -> Loaded {
-    if env_c(COMPILING).is_some() {
+    if compiling() {
         // A shim inside the envwrap we run to compile: no lookups, no spawn.
         return Loaded::Floor {
             source: b"<fail-closed floor>",

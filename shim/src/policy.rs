@@ -35,9 +35,9 @@ pub struct Active {
     /// is. `None` when envwrap already printed it while compiling in this process.
     pub warning: Option<&'static [u8]>,
     /// Set only on a floor that stands in for a policy file that failed to load
-    /// at an exec or `fork` (a reload after an edit, or the first load of a
-    /// process that took the start-up hint): [`follow_edit`] loads the file again
-    /// when it changes.
+    /// (at start, at a reload after an edit, or at the first load of a process
+    /// that took the start-up hint): [`follow_edit`] loads the file again when it
+    /// changes.
     pub retry: Option<Retry>,
 }
 
@@ -54,6 +54,14 @@ pub struct Retry {
 }
 
 impl Retry {
+    /// The file at `path_c` as it is now (one `stat`).
+    fn now(path_c: &'static [u8]) -> Retry {
+        Retry {
+            path_c,
+            before: crate::load::stamp_now(path_c),
+        }
+    }
+
     /// Whether the file changed since the failed load (one `stat`).
     fn file_changed(&self) -> bool {
         crate::load::stamp_now(self.path_c) != self.before
@@ -76,6 +84,9 @@ struct Pending {
     /// The part of the cache's check that the constructor left to the first exec
     /// (`load::finish`); `None` once done, or when there was none.
     deferred: Option<Deferred>,
+    /// When `bytes` is the floor standing in for a policy file that failed to
+    /// load: that file, followed from then on ([`Retry`], [`follow_edit`]).
+    retry: Option<Retry>,
 }
 
 impl Pending {
@@ -86,6 +97,7 @@ impl Pending {
                 source: b"<built-in>",
                 warning,
                 deferred: None,
+                retry: None,
             },
             Loaded::File {
                 policy,
@@ -96,6 +108,7 @@ impl Pending {
                 source,
                 warning: None,
                 deferred,
+                retry: None,
             },
             // The shim's own floor, whatever the failure marker holds.
             Loaded::Floor { source, warning } => Pending {
@@ -103,7 +116,16 @@ impl Pending {
                 source,
                 warning,
                 deferred: None,
+                retry: None,
             },
+        }
+    }
+
+    /// The same, following `retry`'s file when this is the floor standing in for it.
+    fn following(self, retry: Option<Retry>) -> Pending {
+        Pending {
+            retry: retry.filter(|_| core::ptr::eq(self.bytes, FLOOR)),
+            ..self
         }
     }
 }
@@ -301,12 +323,10 @@ fn load_again(stale: &Active) -> Option<Active> {
         Some(retry) => Some(retry.path_c),
         None => crate::load::source_path(&stale.policy),
     };
-    let retry = path_c.map(|path_c| Retry {
-        path_c,
-        before: crate::load::stamp_now(path_c),
-    });
-    let active = validate(complete(Pending::of(crate::load::reload(path_c))));
-    floor_with_retry(active, retry)
+    let retry = path_c.map(Retry::now);
+    validate(complete(
+        Pending::of(crate::load::reload(path_c)).following(retry),
+    ))
 }
 
 /// Called once by the constructor, with `argv[0]`: finds the configured policy and
@@ -323,7 +343,18 @@ pub fn init(prog: &[u8]) -> bool {
         return false;
     }
     let saved = crate::sys::errno();
-    let pending = Pending::of(crate::load::load(prog));
+    let loaded = crate::load::load(prog);
+    // A policy file that does not load at start is followed as after a failed
+    // reload. Its stamp is taken after the load, on this failure path only, so
+    // that a start that loads pays nothing for it: an edit made while the load ran
+    // is followed from the next edit on.
+    let retry = match loaded {
+        Loaded::Floor { .. } if !crate::load::compiling() => {
+            crate::hint::captured_policy_c().map(Retry::now)
+        }
+        _ => None,
+    };
+    let pending = Pending::of(loaded).following(retry);
     crate::sys::set_errno(saved);
     // SAFETY: the constructor runs once, before any reader (state is still EMPTY,
     // so readers do not touch `pending`).
@@ -390,28 +421,15 @@ fn wait_for_loader() -> Option<Option<&'static Active>> {
 /// stack, leaving that cache mapped. No exec is judged under anything but the
 /// policy.
 ///
-/// With the [`Retry`] that a floor in its place carries: a file that does not load
-/// now is followed, as after a failed reload.
-fn load_hinted() -> Option<(Pending, Retry)> {
+/// A file that does not load now is followed, as after a failed reload
+/// ([`Pending::following`]).
+fn load_hinted() -> Option<Pending> {
     let path_c = crate::hint::captured_policy_c()?;
     let saved = crate::sys::errno();
-    let before = crate::load::stamp_now(path_c);
-    let loaded = Pending::of(crate::load::load_at(path_c));
+    let retry = Retry::now(path_c);
+    let loaded = Pending::of(crate::load::load_at(path_c)).following(Some(retry));
     crate::sys::set_errno(saved);
-    Some((loaded, Retry { path_c, before }))
-}
-
-/// `active`, with `retry` when it is the floor that stands in for the file that
-/// failed to load.
-fn floor_with_retry(active: Option<Active>, retry: Option<Retry>) -> Option<Active> {
-    let active = active?;
-    Some(match retry {
-        Some(retry) if active.is_floor() => Active {
-            retry: Some(retry),
-            ..active
-        },
-        _ => active,
-    })
+    Some(loaded)
 }
 
 fn validate(p: Pending) -> Option<Active> {
@@ -420,7 +438,7 @@ fn validate(p: Pending) -> Option<Active> {
             policy,
             source: p.source,
             warning: p.warning,
-            retry: None,
+            retry: p.retry,
         }),
         // A cache that passed the header check but not the full one: fail closed.
         Err(_) => floor().map(|policy| Active {
@@ -544,14 +562,13 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
                 .compare_exchange(state, BUSY, Ordering::Acquire, Ordering::Acquire)
                 .is_ok()
             {
-                let (first, retry) = if state == HINTED {
+                let first = if state == HINTED {
                     LOADER.store(gettid(), Ordering::Release);
-                    load_hinted().unzip()
+                    load_hinted()
                 } else {
-                    (pending(), None)
+                    pending()
                 };
-                let checked = first.map(complete).map(private_copy).and_then(validate);
-                let active = floor_with_retry(checked, retry);
+                let active = first.map(complete).map(private_copy).and_then(validate);
                 // SAFETY: this thread alone moved the state to BUSY; nobody reads
                 // `active` before READY is stored below.
                 unsafe { (*ACTIVE.0.get()).write(active) };
@@ -570,10 +587,7 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
             // The constructor took the hint: another thread is loading the policy.
             None => match wait_for_loader() {
                 Some(ready) => f(ready),
-                None => {
-                    let (first, retry) = load_hinted().unzip();
-                    f(floor_with_retry(first.map(complete).and_then(validate), retry).as_ref())
-                }
+                None => f(load_hinted().map(complete).and_then(validate).as_ref()),
             },
         },
         // Before our constructor: validate the built-in policy on the stack.

@@ -483,6 +483,43 @@ step("mended", {mended:?})
     );
 }
 
+/// And in a process that loads a broken policy file at its start (a first
+/// process; tmux, which self-scrubs, is one): the floor, then the mended file at
+/// the exec after the edit.
+#[test]
+fn a_process_started_under_a_broken_policy_follows_the_edit_that_mends_it() {
+    let w = World::new("hint_start_mends");
+    w.sb.write("policy.toml", "version = 1\nbase = \"all\"\nstrip = [\n");
+    let script = format!(
+        r#"
+import subprocess
+path = {policy:?}
+def step(label, text=None):
+    if text is not None:
+        with open(path, "w") as f:
+            f.write(text)
+    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
+    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
+    print(label, " ".join(marks) or "-", flush=True)
+step("broken")
+step("mended", {mended:?})
+"#,
+        policy = w.policy.to_string_lossy(),
+        mended = STRIPS_A_AND_B,
+    );
+    let out = w
+        .shimmed(python3())
+        .args(["-c", &script])
+        .env("MARK_C", "c")
+        .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "broken -\nmended MARK_C\n",
+        "stderr: {}",
+        out.stderr_str()
+    );
+}
+
 /// A hinted process whose threads all spawn at once, before any of them has
 /// loaded the policy: each exec is judged by the policy file; one thread loads
 /// it, and the others wait for that load instead of each loading it again.
