@@ -520,6 +520,42 @@ step("mended", {mended:?})
     );
 }
 
+/// The case that matters most: a tmux server started while the policy file is
+/// broken (tmux self-scrubs, so it loads the policy at its start) gives its first
+/// pane the floor, and once the file is mended, a new window gets the mended
+/// policy: the server follows the edit at its next exec. Real tmux on the
+/// sandbox's own `-L` socket, which the sandbox kills at the end.
+#[test]
+fn a_tmux_server_started_under_a_broken_policy_follows_the_edit_that_mends_it() {
+    let w = World::new("hint_tmux_mends");
+    w.sb.write("policy.toml", "version = 1\nbase = \"all\"\nstrip = [\n");
+    let (out1, out2) = (w.sb.join("out1"), w.sb.join("out2"));
+    let pane = |out: &Path| format!("env > {}; exec sleep 300", sh_quote(&out.to_string_lossy()));
+    w.shimmed("tmux")
+        .args(w.sb.tmux_args())
+        .args(["new-session", "-d", "-s", "s", "-x", "80", "-y", "24"])
+        .arg(pane(&out1))
+        .env("MARK_C", "c")
+        .expect_success();
+    let first = wait_for_output(&out1);
+    assert!(
+        !first.lines().any(|l| l.starts_with("MARK_")),
+        "the first pane is judged by the floor: {first}"
+    );
+    w.sb.write("policy.toml", STRIPS_A_AND_B);
+    w.sb.tmux()
+        .args(["new-window", "-t", "s:"])
+        .arg(pane(&out2))
+        .expect_success();
+    let second = wait_for_output(&out2);
+    let marks: Vec<&str> = second.lines().filter(|l| l.starts_with("MARK_")).collect();
+    assert_eq!(
+        marks,
+        ["MARK_C=c"],
+        "a new window after the mend is judged by the mended policy: {second}"
+    );
+}
+
 /// A hinted process whose threads all spawn at once, before any of them has
 /// loaded the policy: each exec is judged by the policy file; one thread loads
 /// it, and the others wait for that load instead of each loading it again.
