@@ -22,6 +22,38 @@ const STRIPS_A_AND_B: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\", 
 /// test): the program removes `MARK_B` from its own environment at load.
 const SCRUBS_MARK_B: &str = "version = 1\nbase = \"all\"\nstrip = [\"MARK_A\"]\n[credentials]\nnames = [\"MARK_B\"]\n[program.PROGRAM]\nself_scrub = true\n";
 
+/// A policy file that does not compile: an array left open.
+const BROKEN: &str = "version = 1\nbase = \"all\"\nstrip = [\n";
+
+/// A python3 script for the broken-policy tests: `preamble`, then for each step
+/// it writes the policy file (when the step has a text), runs `env` through
+/// `subprocess`, and prints the step's label and the `MARK_` names `env` got
+/// (`-` for none). The texts are ASCII, where Rust's `{:?}` is a Python literal.
+fn edit_steps_script(policy: &Path, preamble: &str, steps: &[(&str, Option<&str>)]) -> String {
+    let mut script = format!(
+        r#"
+import os, subprocess
+path = {policy:?}
+{preamble}
+def step(label, text=None):
+    if text is not None:
+        with open(path, "w") as f:
+            f.write(text)
+    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
+    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
+    print(label, " ".join(marks) or "-", flush=True)
+"#,
+        policy = policy.to_string_lossy()
+    );
+    for (label, text) in steps {
+        match text {
+            Some(text) => script.push_str(&format!("step({label:?}, {text:?})\n")),
+            None => script.push_str(&format!("step({label:?})\n")),
+        }
+    }
+    script
+}
+
 struct World {
     sb: Sandbox,
     policy: PathBuf,
@@ -406,24 +438,15 @@ for i in range(18):
 #[test]
 fn an_edit_that_mends_a_broken_policy_reaches_the_next_exec() {
     let w = World::new("hint_edit_mends");
-    let script = format!(
-        r#"
-import subprocess, sys
-path = {policy:?}
-def step(label, text=None):
-    if text is not None:
-        with open(path, "w") as f:
-            f.write(text)
-    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
-    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
-    print(label, " ".join(marks) or "-", flush=True)
-step("loaded")
-step("broken", 'version = 1\nbase = "all"\nstrip = [\n')
-step("still-broken")
-step("mended", {mended:?})
-"#,
-        policy = w.policy.to_string_lossy(),
-        mended = STRIPS_A_AND_B,
+    let script = edit_steps_script(
+        &w.policy,
+        "",
+        &[
+            ("loaded", None),
+            ("broken", Some(BROKEN)),
+            ("still-broken", None),
+            ("mended", Some(STRIPS_A_AND_B)),
+        ],
     );
     let out = w
         .shimmed(python3())
@@ -450,22 +473,10 @@ step("mended", {mended:?})
 #[test]
 fn a_hinted_process_that_finds_the_policy_broken_follows_the_edit_that_mends_it() {
     let w = World::new("hint_load_mends");
-    let script = format!(
-        r#"
-import os, subprocess
-path = {policy:?}
-print("hinted" if "ENVSHIM_HINT" in os.environ else "not hinted", flush=True)
-def step(label, text):
-    with open(path, "w") as f:
-        f.write(text)
-    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
-    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
-    print(label, " ".join(marks) or "-", flush=True)
-step("broken", 'version = 1\nbase = "all"\nstrip = [\n')
-step("mended", {mended:?})
-"#,
-        policy = w.policy.to_string_lossy(),
-        mended = STRIPS_A_AND_B,
+    let script = edit_steps_script(
+        &w.policy,
+        r#"print("hinted" if "ENVSHIM_HINT" in os.environ else "not hinted", flush=True)"#,
+        &[("broken", Some(BROKEN)), ("mended", Some(STRIPS_A_AND_B))],
     );
     let out = w
         .sh(&format!(
@@ -489,23 +500,11 @@ step("mended", {mended:?})
 #[test]
 fn a_process_started_under_a_broken_policy_follows_the_edit_that_mends_it() {
     let w = World::new("hint_start_mends");
-    w.sb.write("policy.toml", "version = 1\nbase = \"all\"\nstrip = [\n");
-    let script = format!(
-        r#"
-import subprocess
-path = {policy:?}
-def step(label, text=None):
-    if text is not None:
-        with open(path, "w") as f:
-            f.write(text)
-    out = subprocess.run(["env"], stdout=subprocess.PIPE, text=True).stdout
-    marks = sorted(l.split("=")[0] for l in out.splitlines() if l.startswith("MARK_"))
-    print(label, " ".join(marks) or "-", flush=True)
-step("broken")
-step("mended", {mended:?})
-"#,
-        policy = w.policy.to_string_lossy(),
-        mended = STRIPS_A_AND_B,
+    w.sb.write("policy.toml", BROKEN);
+    let script = edit_steps_script(
+        &w.policy,
+        "",
+        &[("broken", None), ("mended", Some(STRIPS_A_AND_B))],
     );
     let out = w
         .shimmed(python3())
@@ -528,7 +527,7 @@ step("mended", {mended:?})
 #[test]
 fn a_tmux_server_started_under_a_broken_policy_follows_the_edit_that_mends_it() {
     let w = World::new("hint_tmux_mends");
-    w.sb.write("policy.toml", "version = 1\nbase = \"all\"\nstrip = [\n");
+    w.sb.write("policy.toml", BROKEN);
     let (out1, out2) = (w.sb.join("out1"), w.sb.join("out2"));
     let pane = |out: &Path| format!("env > {}; exec sleep 300", sh_quote(&out.to_string_lossy()));
     w.shimmed("tmux")
