@@ -347,11 +347,13 @@ pub fn init(prog: &[u8]) -> bool {
     // A policy file that does not load at start is followed as after a failed
     // reload. Its stamp is taken after the load, on this failure path only, so
     // that a start that loads pays nothing for it: an edit made while the load ran
-    // is followed from the next edit on.
+    // is followed from the next edit on. Only an absolute path is followed: a
+    // relative one (it could not be made absolute) would name another file after
+    // a `cd`.
     let retry = match loaded {
-        Loaded::Floor { .. } if !crate::load::compiling() => {
-            crate::hint::captured_policy_c().map(Retry::now)
-        }
+        Loaded::Floor { .. } if !crate::load::compiling() => crate::hint::captured_policy_c()
+            .filter(|path_c| path_c.first() == Some(&b'/'))
+            .map(Retry::now),
         _ => None,
     };
     let pending = Pending::of(loaded).following(retry);

@@ -555,6 +555,48 @@ fn a_tmux_server_started_under_a_broken_policy_follows_the_edit_that_mends_it() 
     );
 }
 
+/// A relative policy path that could not be made absolute at start (the working
+/// directory was removed) gives the floor, and is not followed: after a `cd`, the
+/// same relative path names another file, which must not replace the floor. The
+/// start's message is the one said (a reload would have replaced it).
+#[test]
+fn a_relative_policy_path_that_could_not_be_made_absolute_is_not_followed() {
+    let w = World::new("hint_relative_gone");
+    std::fs::create_dir(w.sb.join("gone")).unwrap();
+    let script = edit_steps_script(
+        &w.policy,
+        &format!(
+            "os.chdir({:?})\nos.utime('policy.toml')",
+            w.sb.path().to_string_lossy()
+        ),
+        &[("after-cd", None)],
+    );
+    // A plain sh removes its working directory, then starts python3 under the shim
+    // with ENVSHIM_POLICY=policy.toml, relative, as the first process.
+    let inner = format!(
+        "cd gone && rmdir \"$PWD\" && exec env LD_PRELOAD={} ENVSHIM_POLICY=policy.toml {} -c {}",
+        sh_quote(&shim_so().to_string_lossy()),
+        sh_quote(&python3().to_string_lossy()),
+        sh_quote(&script)
+    );
+    let out =
+        w.sb.cmd("/bin/sh")
+            .args(["-c", &inner])
+            .env("MARK_C", "c")
+            .expect_success();
+    assert_eq!(
+        out.stdout_str(),
+        "after-cd -\n",
+        "the floor stays after the cd: stderr: {}",
+        out.stderr_str()
+    );
+    assert!(
+        out.stderr_str().contains("policy.toml absolute"),
+        "{}",
+        out.stderr_str()
+    );
+}
+
 /// A hinted process whose threads all spawn at once, before any of them has
 /// loaded the policy: each exec is judged by the policy file; one thread loads
 /// it, and the others wait for that load instead of each loading it again.
