@@ -41,15 +41,17 @@ pub struct Active {
     pub retry: Option<Retry>,
 }
 
-/// A policy file whose edit did not load (it does not compile, say), and how it
-/// looked just before it was tried: while the floor stands in for it, the next
-/// edit of the file is loaded as any edit is (see [`follow_edit`]).
+/// A policy file that did not load (it does not compile, say), and how it looked
+/// when it was tried: while the floor stands in for it, the next edit of the file
+/// is loaded as any edit is (see [`follow_edit`]).
 #[derive(Clone, Copy)]
 pub struct Retry {
     /// The file, absolute and NUL-terminated.
     pub path_c: &'static [u8],
-    /// Its stamp before the failed load; `None` when it could not be `stat`ed.
-    /// Taken before the load, so that an edit made during it is tried again.
+    /// Its stamp when it was tried; `None` when it could not be `stat`ed. Taken
+    /// before the load at a reload and at a hinted process's first load, so that
+    /// an edit made during the load is tried again; after it at start (see
+    /// [`init`]), where only the failure path may pay for it.
     pub before: Option<Stamp>,
 }
 
