@@ -81,6 +81,15 @@ impl World {
         c
     }
 
+    /// `python3 -c SCRIPT` under the shim as a first process, with `MARK_C` set
+    /// too (a mark every policy here keeps), run to success.
+    fn python_first(&self, script: &str) -> Outcome {
+        self.shimmed(python3())
+            .args(["-c", script])
+            .env("MARK_C", "c")
+            .expect_success()
+    }
+
     /// `sh -c SCRIPT` under the shim, as a first process.
     fn sh(&self, script: &str) -> TestCommand {
         let mut c = self.shimmed("/bin/sh");
@@ -448,11 +457,7 @@ fn an_edit_that_mends_a_broken_policy_reaches_the_next_exec() {
             ("mended", Some(STRIPS_A_AND_B)),
         ],
     );
-    let out = w
-        .shimmed(python3())
-        .args(["-c", &script])
-        .env("MARK_C", "c")
-        .expect_success();
+    let out = w.python_first(&script);
     assert_eq!(
         out.stdout_str(),
         "loaded MARK_B MARK_C\nbroken -\nstill-broken -\nmended MARK_C\n",
@@ -506,11 +511,7 @@ fn a_process_started_under_a_broken_policy_follows_the_edit_that_mends_it() {
         "",
         &[("broken", None), ("mended", Some(STRIPS_A_AND_B))],
     );
-    let out = w
-        .shimmed(python3())
-        .args(["-c", &script])
-        .env("MARK_C", "c")
-        .expect_success();
+    let out = w.python_first(&script);
     assert_eq!(
         out.stdout_str(),
         "broken -\nmended MARK_C\n",
