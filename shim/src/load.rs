@@ -637,6 +637,15 @@ pub struct Deferred {
     ctx: Ctx<'static>,
 }
 
+impl Deferred {
+    /// The policy file whose cache this is, NUL-terminated: absolute, unless the
+    /// working directory could not be found when a relative `ENVSHIM_POLICY` was
+    /// made absolute.
+    pub fn policy_path_c(&self) -> &'static [u8] {
+        self.ctx.path_c
+    }
+}
+
 impl Ctx<'_> {
     fn path(&self) -> &'static [u8] {
         without_nul(self.path_c)

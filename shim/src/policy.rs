@@ -35,9 +35,9 @@ pub struct Active {
     /// is. `None` when envwrap already printed it while compiling in this process.
     pub warning: Option<&'static [u8]>,
     /// Set only on a floor that stands in for a policy file that failed to load
-    /// (at start, at a reload after an edit, or at the first load of a process
-    /// that took the start-up hint): [`follow_edit`] loads the file again when it
-    /// changes.
+    /// (at start, at the check the constructor deferred, at a reload after an
+    /// edit, or at the first load of a process that took the start-up hint):
+    /// [`follow_edit`] loads the file again when it changes.
     pub retry: Option<Retry>,
 }
 
@@ -50,8 +50,9 @@ pub struct Retry {
     pub path_c: &'static [u8],
     /// Its stamp when it was tried; `None` when it could not be `stat`ed. Taken
     /// before the load at a reload and at a hinted process's first load, so that
-    /// an edit made during the load is tried again; after it at start (see
-    /// [`init`]), where only the failure path may pay for it.
+    /// an edit made during the load is tried again; after it at start and at the
+    /// deferred check ([`Retry::after_failure`]), where only the failure path may
+    /// pay for it.
     pub before: Option<Stamp>,
 }
 
@@ -62,6 +63,16 @@ impl Retry {
             path_c,
             before: crate::load::stamp_now(path_c),
         }
+    }
+
+    /// A policy file that failed to load where its stamp could not be taken
+    /// before the load without every load paying for it (at start, and at the
+    /// check the constructor deferred): stamped now, after the failure, so an edit
+    /// made during the load is followed from the next edit on. Only an absolute
+    /// path is followed: a relative one (it could not be made absolute) would name
+    /// another file after a `cd`.
+    fn after_failure(path_c: &'static [u8]) -> Option<Retry> {
+        (path_c.first() == Some(&b'/')).then(|| Retry::now(path_c))
     }
 
     /// Whether the file changed since the failed load (one `stat`).
@@ -347,15 +358,11 @@ pub fn init(prog: &[u8]) -> bool {
     let saved = crate::sys::errno();
     let loaded = crate::load::load(prog);
     // A policy file that does not load at start is followed as after a failed
-    // reload. Its stamp is taken after the load, on this failure path only, so
-    // that a start that loads pays nothing for it: an edit made while the load ran
-    // is followed from the next edit on. Only an absolute path is followed: a
-    // relative one (it could not be made absolute) would name another file after
-    // a `cd`.
+    // reload (its stamp taken on this failure path only).
     let retry = match loaded {
-        Loaded::Floor { .. } if !crate::load::compiling() => crate::hint::captured_policy_c()
-            .filter(|path_c| path_c.first() == Some(&b'/'))
-            .map(Retry::now),
+        Loaded::Floor { .. } if !crate::load::compiling() => {
+            crate::hint::captured_policy_c().and_then(Retry::after_failure)
+        }
         _ => None,
     };
     let pending = Pending::of(loaded).following(retry);
@@ -469,6 +476,12 @@ fn complete(p: Pending) -> Pending {
     };
     let saved = crate::sys::errno();
     let done = Pending::of(crate::load::finish(deferred));
+    // A policy file whose deferred check fails is followed as one that failed at
+    // start (its stamp taken on this failure path only).
+    let retry = core::ptr::eq(done.bytes, FLOOR)
+        .then(|| Retry::after_failure(deferred.policy_path_c()))
+        .flatten();
+    let done = done.following(retry);
     crate::sys::set_errno(saved);
     done
 }

@@ -520,6 +520,37 @@ fn a_process_started_under_a_broken_policy_follows_the_edit_that_mends_it() {
     );
 }
 
+/// And where the constructor found a fresh cache and left the check of the files
+/// the policy imports to the first exec (docs/adr/0009): an import made
+/// world-writable before that exec fails the check (the floor), and once the
+/// policy file is mended (the import dropped), the next exec gets it.
+#[test]
+fn a_process_whose_deferred_check_fails_follows_the_edit_that_mends_it() {
+    let w = World::new("hint_deferred_mends");
+    let names = w.sb.write("names.env", "MARK_B=\n");
+    w.sb.write(
+        "policy.toml",
+        format!(
+            "{POLICY}[[import.env_file]]\npath = {:?}\n",
+            names.to_string_lossy()
+        ),
+    );
+    // Compiles the cache, so that python3 finds it fresh at start and defers.
+    w.sh("true").expect_success();
+    let script = edit_steps_script(
+        &w.policy,
+        &format!("os.chmod({:?}, 0o666)", names.to_string_lossy()),
+        &[("broken", None), ("mended", Some(STRIPS_A_AND_B))],
+    );
+    let out = w.python_first(&script);
+    assert_eq!(
+        out.stdout_str(),
+        "broken -\nmended MARK_C\n",
+        "stderr: {}",
+        out.stderr_str()
+    );
+}
+
 /// The case that matters most: a tmux server started while the policy file is
 /// broken (tmux self-scrubs, so it loads the policy at its start) gives its first
 /// pane the floor, and once the file is mended, a new window gets the mended
