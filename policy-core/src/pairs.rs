@@ -11,9 +11,9 @@
 //! | program | parser | what is read |
 //! |---|---|---|
 //! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too |
-//! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image |
+//! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=N=V`, up to `--`: the scan does not stop at the command |
-//! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`), then the operands that are pairs, up to the first that is not |
+//! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not |
 
 use crate::decide::{basename, split_entry};
 
@@ -74,13 +74,19 @@ const ENVIRONMENT_PROPERTY: &[u8] = b"Environment=";
 struct Grammar {
     /// Short options that take a value (`-c VALUE`, `-cVALUE`).
     short_value: &'static [u8],
+    /// Short options whose value, if any, is attached (getopt's `h::`: `-hHOST`;
+    /// `-h` alone takes none). Such an option ends its cluster.
+    short_optional: &'static [u8],
+    /// pflag reads `-e=VALUE` (and `-de=VALUE`) as the value `VALUE`: an `=`
+    /// right after a short option's letter is not part of its value.
+    short_eq_skipped: bool,
     /// Long options that take a value when written without `=`, separated by
     /// spaces. (One string, not a list of strings: every pointer in a table is a
-    /// relocation the loader writes in every process that loads the shim.)
+    /// relocation the loader writes in every process that loads the shim.) Any
+    /// other long option is read as taking none: the value of an option missing
+    /// here is then read as an operand, which is never a pair, and an option
+    /// missing here never swallows the `-e` after it.
     long_value: &'static [u8],
-    /// Every long option is valued except these (docker's option set is large and
-    /// mostly valued).
-    long_valued_by_default: bool,
     /// Long options without a value (listed so that prefixes resolve), separated
     /// by spaces.
     long_bool: &'static [u8],
@@ -103,7 +109,7 @@ impl Grammar {
     /// when that is one of them (the real parser refuses an ambiguous prefix, so
     /// erring this way costs nothing).
     fn resolve<'a>(&self, flag: &'a [u8]) -> &'a [u8] {
-        if !self.prefixes && !self.long_valued_by_default {
+        if !self.prefixes {
             return flag;
         }
         let all = words(self.long_value)
@@ -123,14 +129,9 @@ impl Grammar {
     }
 
     fn long_takes_value(&self, flag: &[u8]) -> bool {
-        if flag == self.pair_long || flag == self.property_long {
-            return true;
-        }
-        if self.long_valued_by_default {
-            !words(self.long_bool).any(|o| o == flag)
-        } else {
-            words(self.long_value).any(|o| o == flag)
-        }
+        flag == self.pair_long
+            || flag == self.property_long
+            || words(self.long_value).any(|o| o == flag)
     }
 }
 
@@ -200,15 +201,23 @@ fn read_option(g: &Grammar, argv: &[&[u8]], i: usize, f: &mut impl FnMut(PairAt)
     // A cluster of short options: the first one that takes a value ends it, with
     // the rest of the argument, or the next argument, as its value.
     for (k, &o) in arg.iter().enumerate().skip(1) {
+        if g.short_optional.contains(&o) {
+            return 1;
+        }
         let is_pair_flag = o != 0 && o == g.pair_short;
         let is_property = o != 0 && o == g.property_short;
         if !(is_pair_flag || is_property || g.short_value.contains(&o)) {
             continue;
         }
         let attached = k + 1 < arg.len();
+        let value_at = if g.short_eq_skipped && arg.get(k + 1) == Some(&b'=') {
+            k + 2
+        } else {
+            k + 1
+        };
         let found = match (attached, is_pair_flag, is_property) {
-            (true, true, _) => pair_in(argv, i, k + 1, None),
-            (true, _, true) => property_in(argv, i, k + 1, None),
+            (true, true, _) => pair_in(argv, i, value_at, None),
+            (true, _, true) => property_in(argv, i, value_at, None),
             (false, true, _) => pair_in(argv, i + 1, 0, Some(i)),
             (false, _, true) => property_in(argv, i + 1, 0, Some(i)),
             _ => None,
@@ -277,34 +286,35 @@ pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
 }
 
 /// docker's and podman's options, global and of every subcommand together
-/// (pflag: no prefixes; clusters of short options).
+/// (pflag: clusters of short options, `-e=VALUE`). Their long options are too
+/// many, and differ too much between versions and subcommands, to list: each is
+/// read as taking no value (see `long_value`), and since the scan reads every
+/// argument up to `--`, the value of a valued one is read as an operand. pflag
+/// has no prefixes; `--en` is read as `--env` all the same.
 const DOCKER: Grammar = Grammar {
     short_value: b"acehlmpuvwH",
+    short_optional: b"",
+    short_eq_skipped: true,
     long_value: b"",
-    long_valued_by_default: true,
-    long_bool: b"--detach --interactive --tty --rm --init --privileged --read-only \
-        --publish-all --no-healthcheck --oom-kill-disable --quiet --help \
-        --sig-proxy --disable-content-trust --use-api-socket --replace \
-        --http-proxy --debug --tls --tlsverify --version --no-deps \
-        --service-ports --remove-orphans --build --no-TTY --privileged \
-        --all --force",
+    long_bool: b"",
     pair_short: b'e',
     pair_long: b"--env",
     property_short: 0,
     property_long: b"",
     lone_dash_is_option: false,
-    prefixes: false,
+    prefixes: true,
 };
 
 /// systemd-run's options (getopt_long).
 const SYSTEMD_RUN: Grammar = Grammar {
     short_value: b"upHMEs",
+    short_optional: b"",
+    short_eq_skipped: false,
     long_value: b"--unit --description --slice --host --machine --uid --gid --nice \
         --working-directory --path-property --socket-property \
         --timer-property --on-active --on-boot --on-startup \
         --on-unit-active --on-unit-inactive --on-calendar --service-type \
         --expand-environment",
-    long_valued_by_default: false,
     long_bool: b"--user --system --scope --remain-after-exit --send-sighup --pty \
         --pipe --quiet --wait --collect --same-dir --shell --no-block \
         --no-ask-password --help --version --on-clock-change \
@@ -320,8 +330,9 @@ const SYSTEMD_RUN: Grammar = Grammar {
 /// env's options (GNU coreutils, getopt_long).
 const ENV: Grammar = Grammar {
     short_value: b"uCS",
+    short_optional: b"",
+    short_eq_skipped: false,
     long_value: b"--unset --chdir --split-string",
-    long_valued_by_default: false,
     long_bool: b"--ignore-environment --null --debug --help --version \
         --list-signal-handling --default-signal --ignore-signal \
         --block-signal",
@@ -333,12 +344,13 @@ const ENV: Grammar = Grammar {
     prefixes: true,
 };
 
-/// sudo's options (getopt_long).
+/// sudo's options (getopt_long, "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv").
 const SUDO: Grammar = Grammar {
-    short_value: b"ugChprtUDRTc",
-    long_value: b"--user --group --host --prompt --role --type --other-user --chdir \
-        --chroot --close-from --command-timeout --login-class",
-    long_valued_by_default: false,
+    short_value: b"augCprtUDRTc",
+    short_optional: b"h",
+    short_eq_skipped: false,
+    long_value: b"--auth-type --user --group --host --prompt --role --type --other-user \
+        --chdir --chroot --close-from --command-timeout --login-class",
     long_bool: b"--askpass --background --bell --edit --help --login --list \
         --non-interactive --preserve-env --preserve-groups \
         --remove-timestamp --reset-timestamp --set-home --shell --stdin \
@@ -354,8 +366,9 @@ const SUDO: Grammar = Grammar {
 /// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
 const TMUX_GLOBAL: Grammar = Grammar {
     short_value: b"cfLST",
+    short_optional: b"",
+    short_eq_skipped: false,
     long_value: b"",
-    long_valued_by_default: false,
     long_bool: b"",
     pair_short: 0,
     pair_long: b"",

@@ -429,6 +429,40 @@ fn pair_grammars_read_argv_as_each_program_does() {
                 "img",
             ],
         ),
+        // pflag's `-e=N=V`, alone and in a cluster.
+        (
+            "docker",
+            &["run", "-e=BASH_ENV=/x", "-ite=BASH_ENV=/y", "img"],
+            &["run", "-it", "img"],
+        ),
+        // A boolean long option the table does not know does not swallow `-e`.
+        (
+            "podman",
+            &[
+                "run",
+                "--env-host",
+                "-e",
+                "BASH_ENV=/x",
+                "--rmi",
+                "-e",
+                "BASH_ENV=/y",
+                "img",
+            ],
+            &["run", "--env-host", "--rmi", "img"],
+        ),
+        (
+            "docker",
+            &[
+                "compose",
+                "run",
+                "--use-aliases",
+                "--quiet-pull",
+                "-e",
+                "BASH_ENV=/x",
+                "svc",
+            ],
+            &["compose", "run", "--use-aliases", "--quiet-pull", "svc"],
+        ),
         (
             "docker",
             &["run", "img", "--", "-e", "BASH_ENV=/x"],
@@ -502,6 +536,22 @@ fn pair_grammars_read_argv_as_each_program_does() {
             "sudo",
             &["-nu", "root", "BASH_ENV=/x", "cmd"],
             &["-nu", "root", "cmd"],
+        ),
+        // sudo's `-a TYPE` takes a value; `-h` takes only an attached one.
+        (
+            "sudo",
+            &["-a", "x", "BASH_ENV=/x", "--auth-type", "y", "cmd"],
+            &["-a", "x", "--auth-type", "y", "cmd"],
+        ),
+        (
+            "sudo",
+            &["--auth-type", "x", "BASH_ENV=/x", "cmd"],
+            &["--auth-type", "x", "cmd"],
+        ),
+        (
+            "sudo",
+            &["-hmyhost", "BASH_ENV=/x", "cmd"],
+            &["-hmyhost", "cmd"],
         ),
     ];
     for (program, args, want) in rows {
