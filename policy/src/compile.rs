@@ -178,7 +178,7 @@ impl Compiler<'_> {
     fn source_and_log(&self, w: &mut Writer, f: &PolicyFile) -> Result<(), PolicyError> {
         w.set_source(self.path.to_string_lossy().as_bytes());
         if let Some(log) = &f.log {
-            let p = self.resolve(log.get_ref());
+            let p = self.resolve(log)?;
             w.set_log(p.to_string_lossy().as_bytes());
         }
         if f.program.len() > MAX_PROGRAMS {
@@ -308,7 +308,7 @@ impl Compiler<'_> {
         keep_exact: &[(String, u32)],
         imported: &mut Vec<Vec<u8>>,
     ) -> Result<(), PolicyError> {
-        let path = self.resolve(imp.path.get_ref());
+        let path = self.resolve(&imp.path)?;
         let role = match imp.role {
             Some(RoleName::Refuse) => Role::Refuse,
             Some(RoleName::Strip) | None => Role::Strip,
@@ -398,7 +398,7 @@ impl Compiler<'_> {
         imp: &ConfigImport,
         imported: &mut Vec<Vec<u8>>,
     ) -> Result<(), PolicyError> {
-        let path = self.resolve(imp.path.get_ref());
+        let path = self.resolve(&imp.path)?;
         let (line, col) = self.pos(imp.path.span());
         let Some(format) = ConfigFormat::from_path(&path) else {
             return self.err(
@@ -580,21 +580,35 @@ impl Compiler<'_> {
     }
 
     fn warn(&mut self, message: String) {
-        self.warnings.push(Warning { message });
+        self.warnings.push(Warning {
+            message: crate::error::one_line(&message),
+        });
     }
 
-    fn resolve(&self, p: &str) -> PathBuf {
-        if let (Some(rest), Some(home)) = (p.strip_prefix("~/"), self.home) {
-            return home.join(rest);
+    /// A path the policy names, made absolute: `~/` is `HOME`, and a relative
+    /// path is beside the policy file. A `HOME` that is unset or relative cannot
+    /// resolve `~/`: a relative one would name another directory after a `cd`,
+    /// and the compiled form would record a relative path, checked against
+    /// whatever directory each process is in.
+    fn resolve(&self, p: &Spanned<String>) -> Result<PathBuf, PolicyError> {
+        let text = p.get_ref();
+        if let Some(rest) = text.strip_prefix("~/") {
+            return match self.home.filter(|h| h.is_absolute()) {
+                Some(home) => Ok(home.join(rest)),
+                None => self.err(
+                    p.span(),
+                    "`~/` needs HOME to be an absolute path, and HOME is unset or relative",
+                ),
+            };
         }
-        let path = Path::new(p);
+        let path = Path::new(text);
         if path.is_absolute() {
-            return path.to_path_buf();
+            return Ok(path.to_path_buf());
         }
-        match self.path.parent() {
+        Ok(match self.path.parent() {
             Some(dir) => dir.join(path),
             None => path.to_path_buf(),
-        }
+        })
     }
 
     /// Record a file the compiled form depends on. A file that does not exist is

@@ -22,7 +22,7 @@ impl PolicyError {
             path: path.to_path_buf(),
             line: None,
             column: None,
-            message: message.into(),
+            message: one_line(&message.into()),
         }
     }
 
@@ -32,7 +32,7 @@ impl PolicyError {
             path: path.to_path_buf(),
             line: Some(line),
             column: Some(column),
-            message: message.into(),
+            message: one_line(&message.into()),
         }
     }
 }
@@ -51,6 +51,34 @@ impl fmt::Display for PolicyError {
 }
 
 impl std::error::Error for PolicyError {}
+
+/// A message as one line with no token in it. A parser's message can quote what
+/// it read (TOML's "unknown field `NAME`", where a key can be a token pasted in
+/// the wrong place) and span lines ("invalid array" and "expected `]`"): its lines
+/// are joined with "; ", and every token shape in it is described by its length
+/// and shape only, as `crate::shown` describes a word.
+pub fn one_line(message: &str) -> String {
+    let joined = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let bytes = joined.as_bytes();
+    let mut out = String::with_capacity(joined.len());
+    let mut at = 0;
+    for m in crate::shape::find_shapes(bytes, crate::shape::ShapeSet::ALL) {
+        let (Some(before), Some(token)) = (joined.get(at..m.start), bytes.get(m.start..m.end))
+        else {
+            continue;
+        };
+        out.push_str(before);
+        out.push_str(&crate::shown::described(token).to_string());
+        at = m.end;
+    }
+    out.push_str(joined.get(at..).unwrap_or(""));
+    out
+}
 
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {

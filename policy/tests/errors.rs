@@ -274,3 +274,22 @@ fn corrupt_compiled_bytes_are_rejected_not_trusted() {
         }
     }
 }
+
+/// A parser's message can quote what it read, and span lines: the error is one
+/// line, and a token pasted where a key belongs is described, never printed.
+#[test]
+fn a_parser_message_is_one_line_and_never_quotes_a_token() {
+    let token = "ghp_AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHHIIII";
+    let e = err(&format!("version = 1\n{token} = 1\n"));
+    assert!(!e.contains("ghp_"), "{e}");
+    assert!(
+        e.starts_with("p.toml:2:1: unknown field `<40 bytes, github token>`"),
+        "{e}"
+    );
+    let e = err("version = 1\nstrip = [\n");
+    assert!(!e.contains('\n'), "{e:?}");
+    assert!(
+        e.starts_with("p.toml:3:1: invalid array; expected `]`"),
+        "{e}"
+    );
+}

@@ -499,15 +499,28 @@ fn env_entry(name: &[u8]) -> Option<*const c_char> {
 }
 
 /// A warning, built in a stack buffer and then stored once.
-fn warn(parts: &[&[u8]]) -> Option<&'static [u8]> {
+/// A piece of a warning: our own text, or a path or name that may hold a secret
+/// (a token can arrive as a directory name), written as `envpolicy_core::shown`
+/// says.
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    Text(&'a [u8]),
+    Word(&'a [u8]),
+}
+use Piece::{Text, Word};
+
+fn warn(parts: &[Piece<'_>]) -> Option<&'static [u8]> {
     let mut m = sys::Msg::<1024>::new();
     for p in parts {
-        m.push(p);
+        match *p {
+            Text(t) => m.push(t),
+            Word(w) => m.push_word(w),
+        };
     }
     WARNING.set(m.as_bytes())
 }
 
-fn floor(source: &'static [u8], parts: &[&[u8]]) -> Loaded {
+fn floor(source: &'static [u8], parts: &[Piece<'_>]) -> Loaded {
     Loaded::Floor {
         source,
         warning: warn(parts),
@@ -662,9 +675,9 @@ impl Ctx<'_> {
                 floor(
                     self.path(),
                     &[
-                        b"envshim: policy ",
-                        self.path(),
-                        b" not found; using the fail-closed floor",
+                        Text(b"envshim: policy "),
+                        Word(self.path()),
+                        Text(b" not found; using the fail-closed floor"),
                     ],
                 )
             },
@@ -701,14 +714,14 @@ impl Ctx<'_> {
     /// The floor when [`Ctx::with_cache_path`] found no room for the cache path.
     fn cache_path_too_long(&self) -> Loaded {
         self.floor_unless_missing(&[
-            b"envshim: cache path for policy ",
-            self.path(),
-            b" is too long; using the fail-closed floor",
+            Text(b"envshim: cache path for policy "),
+            Word(self.path()),
+            Text(b" is too long; using the fail-closed floor"),
         ])
     }
 
     /// The floor, with the reason in `parts`, unless the policy is missing.
-    fn floor_unless_missing(&self, parts: &[&[u8]]) -> Loaded {
+    fn floor_unless_missing(&self, parts: &[Piece<'_>]) -> Loaded {
         self.not_found()
             .unwrap_or_else(|| floor(self.path(), parts))
     }
@@ -723,13 +736,13 @@ impl Ctx<'_> {
         let st = stat_c(buf.push(dir).c_bytes()?).ok()?;
         let why = untrusted(&st, self.uid, libc::S_IFDIR)?;
         Some(self.floor_unless_missing(&[
-            b"envshim: cache directory ",
-            dir,
-            b" is not trusted (",
-            why,
-            b"); policy ",
-            self.path(),
-            b" not used; using the fail-closed floor",
+            Text(b"envshim: cache directory "),
+            Word(dir),
+            Text(b" is not trusted ("),
+            Text(why),
+            Text(b"); policy "),
+            Word(self.path()),
+            Text(b" not used; using the fail-closed floor"),
         ]))
     }
 }
@@ -760,9 +773,9 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
                 return floor(
                     b"<policy>",
                     &[
-                        b"envshim: cannot make the policy path ",
-                        without_nul(given_c),
-                        b" absolute; using the fail-closed floor",
+                        Text(b"envshim: cannot make the policy path "),
+                        Word(without_nul(given_c)),
+                        Text(b" absolute; using the fail-closed floor"),
                     ],
                 )
             }
@@ -771,7 +784,9 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
     let Some(path_c) = set else {
         return floor(
             b"<policy>",
-            &[b"envshim: policy path is too long; using the fail-closed floor"],
+            &[Text(
+                b"envshim: policy path is too long; using the fail-closed floor",
+            )],
         );
     };
     let path = without_nul(path_c);
@@ -792,9 +807,9 @@ fn load_file(given_c: &[u8], explicit: bool, prog: &[u8]) -> Loaded {
     if core::str::from_utf8(path).is_err() {
         // The compiler records paths as UTF-8 (lossily): a cache could never match.
         return ctx.floor_unless_missing(&[
-            b"envshim: policy path ",
-            path,
-            b" is not UTF-8; using the fail-closed floor",
+            Text(b"envshim: policy path "),
+            Word(path),
+            Text(b" is not UTF-8; using the fail-closed floor"),
         ]);
     }
 
@@ -840,7 +855,7 @@ pub fn reload(path_c: Option<&'static [u8]>) -> Loaded {
         Some(path_c) => load_at(path_c),
         None => floor(
             b"<policy>",
-            &[b"envshim: the policy changed and cannot be found again; using the fail-closed floor"],
+            &[Text(b"envshim: the policy changed and cannot be found again; using the fail-closed floor")],
         ),
     }
 }
@@ -952,11 +967,11 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
             return floor(
                 path,
                 &[
-                    b"envshim: compiling policy ",
-                    path,
-                    b" did not finish within ",
-                    COMPILE_LIMIT_TEXT,
-                    b"; using the fail-closed floor",
+                    Text(b"envshim: compiling policy "),
+                    Word(path),
+                    Text(b" did not finish within "),
+                    Text(COMPILE_LIMIT_TEXT),
+                    Text(b"; using the fail-closed floor"),
                 ],
             )
         }
@@ -964,9 +979,9 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
             return floor(
                 path,
                 &[
-                    b"envshim: compiling policy ",
-                    path,
-                    b" was interrupted by a signal; using the fail-closed floor",
+                    Text(b"envshim: compiling policy "),
+                    Word(path),
+                    Text(b" was interrupted by a signal; using the fail-closed floor"),
                 ],
             )
         }
@@ -980,13 +995,13 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
             return floor(
                 path,
                 &[
-                    b"envshim: cannot run ",
-                    envwrap,
-                    b" to compile policy ",
-                    path,
-                    b": ",
-                    reason,
-                    b"; using the fail-closed floor",
+                    Text(b"envshim: cannot run "),
+                    Word(envwrap),
+                    Text(b" to compile policy "),
+                    Word(path),
+                    Text(b": "),
+                    Text(reason),
+                    Text(b"; using the fail-closed floor"),
                 ],
             );
         }
@@ -1016,11 +1031,11 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
     floor(
         path,
         &[
-            b"envshim: policy ",
-            path,
-            b": compiled cache unusable (",
-            why,
-            b"); using the fail-closed floor",
+            Text(b"envshim: policy "),
+            Word(path),
+            Text(b": compiled cache unusable ("),
+            Text(why),
+            Text(b"); using the fail-closed floor"),
         ],
     )
 }
@@ -1064,11 +1079,11 @@ fn judge_bytes(
         return Ok(floor(
             policy.source(),
             &[
-                b"envshim: ",
-                file,
-                b": not trusted: ",
-                why,
-                b"; only its owner and root may write it; using the fail-closed floor",
+                Text(b"envshim: "),
+                Word(file),
+                Text(b": not trusted: "),
+                Text(why),
+                Text(b"; only its owner and root may write it; using the fail-closed floor"),
             ],
         ));
     }

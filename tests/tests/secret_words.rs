@@ -336,3 +336,86 @@ fn envwrap_errors_never_print_a_token_given_as_a_word() {
         );
     }
 }
+
+/// The shim's warnings name a path through `envpolicy::shown`: a token inside the
+/// policy's path, the cache directory's or envwrap's is described, never printed.
+#[test]
+fn shim_warnings_never_print_a_token_inside_a_path() {
+    let sb = Sandbox::new("words_shim_paths");
+    let tok = sb.secrets().value("GH_TOKEN").to_string();
+    let policy = sb.write("p.toml", "version = 1\n");
+    let run = |c: &mut TestCommand, says: &str| {
+        let out = c.args(["-c", "exec true"]).with_shim().expect_success();
+        assert!(out.stderr_str().contains(says), "{}", out.report());
+        assert!(
+            out.stderr_str().contains("github token>"),
+            "{}",
+            out.report()
+        );
+    };
+    // A policy that is missing.
+    run(
+        sb.cmd("/bin/sh")
+            .env("ENVSHIM_POLICY", format!("/nonexistent/{tok}/p.toml")),
+        "not found; using the fail-closed floor",
+    );
+    // A cache directory anyone may write.
+    let cache = sb.join(&tok).join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::set_permissions(&cache, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    run(
+        sb.cmd("/bin/sh")
+            .env("ENVSHIM_POLICY", &policy)
+            .env("ENVSHIM_CACHE_DIR", &cache),
+        "is not trusted",
+    );
+    // An envwrap that is not there, to compile a policy with no cache yet.
+    run(
+        sb.cmd("/bin/sh")
+            .with_policy(&policy)
+            .env("ENVSHIM_ENVWRAP", format!("/nonexistent/{tok}/envwrap")),
+        "to compile policy",
+    );
+}
+
+/// `envwrap check` summarises a policy through `envpolicy::shown` too: a token
+/// pasted as a name to keep, to set or to grant, as a program, as a log's or an
+/// import's directory, or as a key the parser does not know, is described.
+#[test]
+fn envwrap_check_never_prints_a_token_from_the_policy() {
+    let sb = Sandbox::new("words_check");
+    let tok = sb.secrets().value("GH_TOKEN").to_string();
+    let dir = sb.join(&tok);
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = sb.write(
+        "good.toml",
+        format!(
+            "version = 1\nkeep = [\"{tok}\"]\nlog = \"{log}\"\n[set]\n{tok} = \"1\"\n\
+             [[import.env_file]]\npath = \"{env}\"\n[program.{tok}]\nmatch = [\"{tok}\"]\n\
+             [[grant]]\nname = \"{tok}\"\nprogram = \"{tok}\"\n",
+            log = dir.join("x.log").display(),
+            env = dir.join("names.env").display(),
+        ),
+    );
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("check")
+        .arg(&good)
+        .expect_success();
+    for line in ["keeps", "sets", "grants", "imports", "program", "log"] {
+        let shown = out
+            .stdout_str()
+            .lines()
+            .any(|l| l.trim_start().starts_with(line) && l.contains("github token>"));
+        assert!(shown, "{line}: {}", out.report());
+    }
+    let bad = sb.write("bad.toml", format!("version = 1\n{tok} = 1\n"));
+    let out = sb.cmd(envwrap_bin()).arg("check").arg(&bad).run();
+    assert_eq!(out.status.code(), Some(125), "{}", out.report());
+    assert!(
+        out.stderr_str()
+            .contains("unknown field `<40 bytes, github token>`"),
+        "{}",
+        out.report()
+    );
+}

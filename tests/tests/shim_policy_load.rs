@@ -969,6 +969,55 @@ fn a_relative_policy_path_stays_the_same_file_after_cd() {
     assert!(env.lines().any(|l| l == want), "no {want}: {env}");
 }
 
+/// `~/` in an import needs an absolute `HOME`: with `HOME=.` it would name the
+/// file in whatever directory a compile ran, and be checked against the
+/// directory each process is in (a later compile after a `cd` would strip
+/// another file's names). Both front ends refuse it: the floor under the shim,
+/// exit 125 from envwrap, each with the reason.
+#[test]
+fn a_relative_home_never_resolves_an_import() {
+    let w = World::new("load_relative_home");
+    let policy = w.sb.write(
+        "policy.toml",
+        "version = 1\nbase = \"all\"\n[[import.env_file]]\npath = \"~/names.env\"\n",
+    );
+    w.sb.write("names.env", "MARK_A=\n");
+    let out = w
+        .shimmed("/bin/sh")
+        .args(["-c", "exec env"])
+        .current_dir(w.sb.path())
+        .env("HOME", ".")
+        .env("ENVSHIM_POLICY", &policy)
+        .expect_success();
+    let env = out.stdout_str();
+    assert!(
+        !env.contains("MARK_A=") && !env.contains("MARK_B="),
+        "the floor is in force: {}",
+        out.report()
+    );
+    assert!(
+        out.stderr_str()
+            .contains("needs HOME to be an absolute path"),
+        "{}",
+        out.report()
+    );
+    let out =
+        w.sb.cmd(envwrap_bin())
+            .arg("--policy")
+            .arg(&policy)
+            .args(["--", "true"])
+            .current_dir(w.sb.path())
+            .env("HOME", ".")
+            .run();
+    assert_eq!(out.status.code(), Some(125), "{}", out.report());
+    assert!(
+        out.stderr_str()
+            .contains("needs HOME to be an absolute path"),
+        "{}",
+        out.report()
+    );
+}
+
 /// A policy found by lookup (`$XDG_CONFIG_HOME/envshim/policy.toml`) is the
 /// subtree's: a child started with another `HOME` and no `XDG_CONFIG_HOME` still
 /// runs under it, not under the built-in default.

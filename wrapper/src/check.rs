@@ -149,8 +149,11 @@ pub struct ProgramSummary {
     pub self_scrub: Option<bool>,
 }
 
+/// A name, pattern or path of the policy, as a message may show it
+/// (`envpolicy::shown`): a token that arrives as a name or a directory is
+/// described, never printed.
 fn text(policy: &Policy<'_>, r: envpolicy::compiled::StrRef) -> String {
-    String::from_utf8_lossy(policy.str(r)).into_owned()
+    envpolicy::shown::word(policy.str(r)).to_string()
 }
 
 /// Read a compiled policy back into a summary.
@@ -213,7 +216,8 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
         match (p.class, program) {
             (Class::Keep, Some(pr)) => pr.keep.push(t),
             (Class::Keep, None) => {
-                if !t.contains('*') && envpolicy::argv::is_credential(policy, t.as_bytes(), b"") {
+                let raw = policy.str(p.text);
+                if !raw.contains(&b'*') && envpolicy::argv::is_credential(policy, raw, b"") {
                     s.keep_credentials.push(t.clone());
                 }
                 s.keep.push(t)
@@ -283,7 +287,7 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
         s.passthrough
             .push(format!("{} (from {file})", text(policy, k.name)));
     }
-    let source = String::from_utf8_lossy(policy.source()).into_owned();
+    let source = envpolicy::shown::word(policy.source()).to_string();
     for i in 0..policy.count(sec::DEPS) as u32 {
         let Some(d) = policy.dep(i) else { continue };
         let path = text(policy, d.path);
@@ -294,7 +298,7 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
     s.programs = programs.into_values().collect();
     s.log = policy
         .log_path()
-        .map(|p| String::from_utf8_lossy(p.strip_suffix(b"\0").unwrap_or(p)).into_owned());
+        .map(|p| envpolicy::shown::word(p.strip_suffix(b"\0").unwrap_or(p)).to_string());
     s
 }
 
