@@ -21,6 +21,41 @@ pub enum Step {
 /// The system-wide policy file.
 pub const SYSTEM_POLICY: &[u8] = b"/etc/envshim/policy.toml";
 
+/// Where the user's policy file is, as a directory and the path to join under
+/// it: `$XDG_CONFIG_HOME` and `envshim/policy.toml`, else `$HOME` and
+/// `.config/envshim/policy.toml`. An empty variable counts as unset (as the XDG
+/// specification says); `None` when both are.
+pub fn user_policy<'a>(
+    xdg_config_home: Option<&'a [u8]>,
+    home: Option<&'a [u8]>,
+) -> Option<(&'a [u8], &'static [u8])> {
+    match (
+        xdg_config_home.filter(|x| !x.is_empty()),
+        home.filter(|h| !h.is_empty()),
+    ) {
+        (Some(x), _) => Some((x, b"envshim/policy.toml")),
+        (None, Some(h)) => Some((h, b".config/envshim/policy.toml")),
+        (None, None) => None,
+    }
+}
+
+/// Linux's `ENOENT` and `ENOTDIR` (this crate has no libc).
+const ENOENT: i32 = 2;
+const ENOTDIR: i32 = 20;
+
+/// Whether the lookup stops at a path where it looks for a policy file, given
+/// how `lstat` of it ended (its errno on failure).
+///
+/// Only a path where nothing is (`ENOENT`, or `ENOTDIR`: a directory on the way
+/// is a file) lets the lookup go on to its next, laxer step. A name that is
+/// there but cannot be used (a dangling or looping symlink, a file in a
+/// directory the user may not search, anything not a regular file) is the
+/// policy someone put there: the lookup stops at it, and loading it fails with
+/// a warning and the fail-closed floor.
+pub fn stops_lookup(lstat: Result<(), i32>) -> bool {
+    !matches!(lstat, Err(ENOENT | ENOTDIR))
+}
+
 impl Step {
     /// The step, in the words a message uses after "found: ".
     pub fn describe(self) -> &'static str {

@@ -10,7 +10,7 @@ use crate::compile::{compile, Warning};
 use crate::compiled::Policy;
 use crate::error::PolicyError;
 use crate::schema::PolicyFile;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -103,22 +103,29 @@ pub fn locate_in(
     if let Some(p) = getenv("ENVSHIM_POLICY").filter(|p| !p.is_empty()) {
         return Source::EnvVar(PathBuf::from(p));
     }
-    let config = match getenv("XDG_CONFIG_HOME").filter(|p| !p.is_empty()) {
-        Some(x) => Some(PathBuf::from(x)),
-        None => getenv("HOME")
-            .filter(|p| !p.is_empty())
-            .map(|h| PathBuf::from(h).join(".config")),
-    };
-    if let Some(c) = config {
-        let user = c.join("envshim/policy.toml");
-        if user.exists() {
-            return Source::User(user);
-        }
+    let (xdg, home) = (getenv("XDG_CONFIG_HOME"), getenv("HOME"));
+    let user = crate::lookup::user_policy(
+        xdg.as_deref().map(OsStrExt::as_bytes),
+        home.as_deref().map(OsStrExt::as_bytes),
+    )
+    .map(|(dir, under)| Path::new(OsStr::from_bytes(dir)).join(OsStr::from_bytes(under)));
+    if let Some(user) = user.filter(|p| stops_lookup(p)) {
+        return Source::User(user);
     }
-    if system.exists() {
+    if stops_lookup(system) {
         return Source::System(system.to_path_buf());
     }
     Source::Builtin
+}
+
+/// Whether the lookup stops at `path` (`crate::lookup::stops_lookup`): something
+/// is there, usable or not.
+fn stops_lookup(path: &Path) -> bool {
+    crate::lookup::stops_lookup(
+        std::fs::symlink_metadata(path)
+            .map(|_| ())
+            .map_err(|e| e.raw_os_error().unwrap_or(0)),
+    )
 }
 
 /// A compiled policy that owns its bytes.

@@ -244,6 +244,12 @@ impl<'b> PathBuf<'b> {
 
 /// `stat(2)` of a NUL-terminated path; `Err(errno)` on failure.
 pub(crate) fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
+    stat_at(path, 0)
+}
+
+/// `fstatat(AT_FDCWD, path, flags)`: [`stat_c`], or with `AT_SYMLINK_NOFOLLOW` the
+/// link itself.
+fn stat_at(path: &[u8], flags: c_int) -> Result<libc::stat, c_int> {
     if path.last() != Some(&0) {
         return Err(libc::EINVAL);
     }
@@ -257,7 +263,7 @@ pub(crate) fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
             libc::AT_FDCWD,
             path.as_ptr(),
             &mut st as *mut libc::stat,
-            0 as c_int,
+            flags,
         )
     };
     if r == 0 {
@@ -581,21 +587,27 @@ const _: () = assert!(
 fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
     let short = space.len() < PATH_MAX + 1;
     let mut buf = PathBuf::new(space);
-    match (env_c(b"XDG_CONFIG_HOME"), env_c(b"HOME")) {
-        (Some(x), _) => buf.push(without_nul(x)),
-        (None, Some(h)) => buf.push(without_nul(h)).join(b".config"),
-        (None, None) => &mut buf,
-    };
-    let user = buf.len > 0;
-    buf.join(b"envshim/policy.toml");
-    if user && !buf.ok && short {
-        return Config::TooLong;
+    let user = envpolicy_core::lookup::user_policy(
+        env_c(b"XDG_CONFIG_HOME").map(without_nul),
+        env_c(b"HOME").map(without_nul),
+    );
+    if let Some((dir, under)) = user {
+        buf.push(dir).join(under);
+        if !buf.ok && short {
+            return Config::TooLong;
+        }
     }
     match buf.into_c_bytes() {
-        Some(c) if user && stat_c(c).is_ok() => Config::Found(c),
-        _ if stat_c(ETC_POLICY).is_ok() => Config::Found(ETC_POLICY),
+        Some(c) if user.is_some() && stops_lookup(c) => Config::Found(c),
+        _ if stops_lookup(ETC_POLICY) => Config::Found(ETC_POLICY),
         _ => Config::None,
     }
+}
+
+/// Whether the lookup stops at `path_c` (`envpolicy_core::lookup::stops_lookup`):
+/// something is there, usable or not.
+fn stops_lookup(path_c: &[u8]) -> bool {
+    envpolicy_core::lookup::stops_lookup(stat_at(path_c, libc::AT_SYMLINK_NOFOLLOW).map(|_| ()))
 }
 
 /// `find_config` for a user path longer than `ShortPath`.

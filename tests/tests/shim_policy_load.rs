@@ -555,6 +555,43 @@ fn policy_in_the_config_home_is_found() {
     }
 }
 
+/// A name at the lookup path that cannot be used (a dangling symlink, a symlink
+/// loop) is not "no policy":
+/// the shim gives the floor with a warning and envwrap exits 125, where both
+/// once went on to the laxer built-in default without a word.
+#[test]
+fn a_config_home_policy_that_cannot_be_read_gives_the_floor() {
+    let w = World::new("load_config_home_unusable");
+    let dir = w.sb.mkdir("config/envshim");
+    let at = dir.join("policy.toml");
+    for (what, target) in [("dangling", dir.join("gone.toml")), ("loop", at.clone())] {
+        let _ = std::fs::remove_file(&at);
+        std::os::unix::fs::symlink(&target, &at).unwrap();
+        let mut c = w.shimmed("/bin/sh");
+        c.args(["-c", "exec env"])
+            .env_remove("ENVSHIM_POLICY")
+            .env("XDG_CONFIG_HOME", w.sb.join("config"));
+        let out = c.expect_success();
+        assert!(
+            !out.stdout_str().contains("MARK_A=") && !out.stdout_str().contains("MARK_B="),
+            "{what}: the floor is in force: {}",
+            out.report()
+        );
+        assert!(
+            out.stderr_str().contains("using the fail-closed floor"),
+            "{what}: {}",
+            out.report()
+        );
+        let out =
+            w.sb.cmd(envwrap_bin())
+                .args(["--", "true"])
+                .env_remove("ENVSHIM_POLICY")
+                .env("XDG_CONFIG_HOME", w.sb.join("config"))
+                .run();
+        assert_eq!(out.status.code(), Some(125), "{what}: {}", out.report());
+    }
+}
+
 /// A cache holding a weaker policy, compiled for the very same path (so it is
 /// "fresh"): only the trust check stands between it and every process.
 fn plant_weak_cache(w: &World, policy: &Path) -> PathBuf {
