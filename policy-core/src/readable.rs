@@ -47,6 +47,15 @@ pub const CACHE_FILE: Limit = Limit {
     text: "16777216",
 };
 
+/// A program envwrap reads to say what it is (`doctor` parses the whole file;
+/// `--preload` reads its headers): never a policy's input, but read by the same
+/// rule, so that a FIFO or a device named as a program never blocks envwrap and
+/// a huge or sparse file is not read into memory.
+pub const PROGRAM: Limit = Limit {
+    bytes: 1 << 30,
+    text: "1073741824",
+};
+
 /// What `st_mode` says a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {

@@ -356,3 +356,41 @@ fn a_log_that_is_a_fifo_blocks_nothing() {
     );
     assert_eq!(out.status.code(), Some(125), "{}", out.report());
 }
+
+/// envwrap reads a program to say what it is (`doctor`, and the headers for
+/// `--preload`): a FIFO, a device or a sparse file of gigabytes named as the
+/// program is an error that names it, at once, never a wait or gigabytes read.
+#[test]
+fn a_fifo_or_a_device_named_as_a_program_never_blocks_envwrap() {
+    let sb = Sandbox::new("hostile_program_files");
+    let fifo = sb.mkfifo("prog-fifo");
+    let zero = sb.join("prog-zero");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let sparse = sb.join("prog-sparse");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    for (program, says) in [
+        (&fifo, "is a FIFO, not a regular file"),
+        (&zero, "is a character device, not a regular file"),
+        (&sparse, "is larger than 1073741824 bytes"),
+    ] {
+        let out = sb
+            .cmd(envwrap_bin())
+            .arg("doctor")
+            .arg(program)
+            .timeout(Duration::from_secs(20))
+            .run();
+        assert_eq!(out.status.code(), Some(125), "{}", out.report());
+        assert!(out.stderr_str().contains(says), "{}", out.report());
+    }
+    // Run: the exec fails as it would without envwrap (a FIFO is not executable).
+    let out = sb
+        .cmd(envwrap_bin())
+        .arg("--")
+        .arg(&fifo)
+        .timeout(Duration::from_secs(20))
+        .run();
+    assert_eq!(out.status.code(), Some(126), "{}", out.report());
+}

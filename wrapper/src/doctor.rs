@@ -112,7 +112,7 @@ fn doctor(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
 
 fn examine(path: &Path, depth: u32) -> Result<Report, Failure> {
     let shown = value::word(path.as_os_str().as_bytes());
-    let cannot = |e: std::io::Error| {
+    let meta = std::fs::metadata(path).map_err(|e| {
         Failure::new(
             OWN_ERROR,
             format!(
@@ -120,15 +120,16 @@ fn examine(path: &Path, depth: u32) -> Result<Report, Failure> {
                 envpolicy::error::io_reason(&e)
             ),
         )
-    };
-    let meta = std::fs::metadata(path).map_err(cannot)?;
-    if meta.is_dir() {
-        return Err(Failure::new(
-            OWN_ERROR,
-            format!("doctor: {shown} is a directory"),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(cannot)?;
+    })?;
+    // A regular file, read without blocking and under a limit: a FIFO, a device
+    // or a sparse file of gigabytes is an error that names it, never a wait.
+    let bytes = envpolicy::read_file::read(path, envpolicy::readable::PROGRAM).map_err(|e| {
+        let why = match &e {
+            envpolicy::read_file::ReadError::Io(_) => format!("cannot read {shown}: {e}"),
+            envpolicy::read_file::ReadError::Unreadable(u) => format!("{shown} {u}"),
+        };
+        Failure::new(OWN_ERROR, format!("doctor: {why}"))
+    })?;
     let mode = meta.permissions().mode();
     let mut r = Report {
         path: path.to_path_buf(),

@@ -99,7 +99,9 @@ pub fn own_class() -> (u8, u16) {
 
 /// Headers only: enough to tell a dynamic ELF from a static one, or a script.
 pub fn probe(path: &Path) -> std::io::Result<Kind> {
-    let mut f = std::fs::File::open(path)?;
+    // Never a FIFO or a device: they could block, or never end.
+    let mut f = envpolicy::read_file::open(path, envpolicy::readable::PROGRAM)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     let mut buf = Vec::new();
     (&mut f).take(64 * 1024).read_to_end(&mut buf)?;
     if let Some(k) = script(&buf) {
