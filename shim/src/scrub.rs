@@ -211,8 +211,8 @@ unsafe fn scrub(
         argv::redact_in_place(policy, &areq, arg);
     }
     // The pairs this program carries in its own argv (`tmux new -e NAME=VALUE`):
-    // a pair the policy would not pass keeps its name and loses its value, which
-    // may be a credential known by its name only.
+    // a pair the policy would not pass keeps its name and loses its `=` and its
+    // value, which may be a credential known by its name only.
     // SAFETY: as above: `n_args` writable arguments, no other thread.
     unsafe { blank_refused_pairs(policy, prog, argv, n_args, scratch) };
 
@@ -250,9 +250,12 @@ unsafe fn scrub(
     unsafe { *env_array.add(kept) = core::ptr::null() };
 }
 
-/// Overwrite with `*` the value of every `NAME=VALUE` pair in the process's own
-/// argv that the policy would not pass to this program (the pairs of
-/// `envpolicy_core::pairs`, judged by `argv::pair_verdicts`).
+/// Overwrite with `*` the `=` and the value of every `NAME=VALUE` pair in the
+/// process's own argv that the policy would not pass to this program (the pairs
+/// of `envpolicy_core::pairs`, judged by `argv::each_refused_pair`). An argument
+/// cannot be removed from a running process's argv, but without its `=` it is no
+/// pair: tmux ignores an `-e` value without one, so the variable is not set, as
+/// when envwrap or an exec hook drops the pair.
 ///
 /// # Safety
 /// `argv` holds `n_args` writable NUL-terminated strings, and no other thread runs.
@@ -277,7 +280,8 @@ unsafe fn blank_refused_pairs(
         unsafe {
             let p = (*argv.add(arg)).cast_mut().cast::<u8>();
             let s = core::slice::from_raw_parts_mut(p, sys::strlen(p.cast()));
-            if let Some(v) = s.get_mut(value_at..) {
+            // From the `=` before the value.
+            if let Some(v) = s.get_mut(value_at.saturating_sub(1)..) {
                 v.fill(b'*');
             }
         }

@@ -81,3 +81,23 @@ fn clustered_pairs_never_reach_the_server_through_envwrap() {
         assert_clean_server(&sb, form, &value);
     }
 }
+
+/// tmux as the first process under the shim (the headline command): it scrubs
+/// its own argv before `main`, where no argument can be removed. A refused pair
+/// loses its `=` and its value there, so tmux sets no variable from it, as when
+/// envwrap drops the pair: the session's environment holds neither the name nor
+/// the value, and the server's command line not the value.
+#[test]
+fn a_refused_pair_given_to_tmux_itself_sets_no_variable() {
+    for k in 0..forms("").len() {
+        let sb = Sandbox::new("tmux_pairs_self");
+        let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+        let form = &forms(&format!("{NAME}={value}"))[k];
+        sb.cmd("tmux")
+            .args(sb.tmux_args())
+            .args(form)
+            .with_shim()
+            .expect_success();
+        assert_clean_server(&sb, form, &value);
+    }
+}
