@@ -13,13 +13,21 @@
 use crate::pairs::{for_each_tmux_command, for_each_tmux_option};
 
 /// The commands that start a process from the server's environment, or may run
-/// commands that do (`source-file`): full names, then their aliases.
+/// commands that do: at once (`source-file`), or later for this client and
+/// others (a client that attaches or switches has its status line's `#()` jobs
+/// run; a hook, a key binding, a prompt, a confirmation or a menu runs its
+/// command when it fires). Full names, then their aliases.
 const STARTS_PROCESSES: &[u8] = b"new-session new-window split-window respawn-pane \
-    respawn-window display-popup run-shell if-shell pipe-pane source-file";
-const ALIASES: &[u8] = b"new neww splitw respawnp respawnw popup run if pipep source";
+    respawn-window display-popup run-shell if-shell pipe-pane source-file \
+    attach-session switch-client set-hook bind-key command-prompt confirm-before \
+    display-menu";
+const ALIASES: &[u8] =
+    b"new neww splitw respawnp respawnw popup run if pipep source attach switchc bind \
+    confirm menu";
 /// Aliases of other commands that are prefixes of those above: tmux takes an
-/// alias before a prefix (`display` is `display-message`).
-const OTHER_ALIASES: &[u8] = b"display";
+/// alias before a prefix (`display` is `display-message`, `set` is
+/// `set-option`).
+const OTHER_ALIASES: &[u8] = b"display set";
 
 /// True when the tmux client `argv` may start a process in its server: no command
 /// at all (tmux then runs `new-session`), or a command that is one of those above,
@@ -176,6 +184,16 @@ mod tests {
         assert!(reaches(&["tmux", "display", "-p", "x;", "run", "env"]));
         assert!(reaches(&["tmux", "if", "true", "new-window"]));
         assert!(reaches(&["tmux", "-C", "new"]));
+        // A client that attaches has its status line's jobs run; hooks, key
+        // bindings, prompts and menus run their commands later.
+        assert!(reaches(&["tmux", "attach", "-t", "s"]));
+        assert!(reaches(&["tmux", "a"]));
+        assert!(reaches(&["tmux", "switchc", "-t", "s"]));
+        assert!(reaches(&["tmux", "set-hook", "-g", "after-select-pane", "run env"]));
+        assert!(reaches(&["tmux", "bind", "x", "run", "env"]));
+        assert!(reaches(&["tmux", "confirm", "kill-server"]));
+        assert!(reaches(&["tmux", "command-prompt"]));
+        assert!(reaches(&["tmux", "menu", "x", "x", "run env"]));
     }
 
     #[test]
@@ -194,7 +212,8 @@ mod tests {
         assert!(!reaches(&["tmux", "display", "-p", "x"]));
         assert!(!reaches(&["tmux", "-c", "env"]));
         assert!(!reaches(&["tmux", "-V"]));
-        assert!(!reaches(&["tmux", "attach", "-t", "new-window"]));
+        assert!(!reaches(&["tmux", "set", "-g", "status", "off"]));
+        assert!(!reaches(&["tmux", "select-pane", "-t", "new-window"]));
         // A command's operand is not a command.
         assert!(!reaches(&["tmux", "send-keys", "new-window", "Enter"]));
     }

@@ -186,6 +186,20 @@ fn every_command_that_starts_a_process_in_a_foreign_server_gets_a_clean_one() {
             &["if-shell", "-t", "first", "env > {f}", "", ""],
         ),
         (
+            "set-hook, then a command that fires it",
+            &[
+                "set-hook",
+                "-g",
+                "after-rename-window",
+                "run-shell 'env > {f}'",
+                ";",
+                "rename-window",
+                "-t",
+                "first",
+                "renamed",
+            ],
+        ),
+        (
             "a sequence",
             &[
                 "display-message",
