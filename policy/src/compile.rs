@@ -334,7 +334,16 @@ impl Compiler<'_> {
                         format!("cannot read env file {}: {e}", crate::error::shown(&path)),
                     );
                 }
-                self.warn(format!("{}:{line}:{col}: env file {} not read ({e}): its names are unknown until it exists", crate::error::shown(self.path), crate::error::shown(&path)));
+                let until = if e.is_not_found() {
+                    "it exists"
+                } else {
+                    "it can be read"
+                };
+                self.warn(format!(
+                    "{}:{line}:{col}: env file {} not read ({e}): its names are unknown until {until}",
+                    crate::error::shown(self.path),
+                    crate::error::shown(&path)
+                ));
                 self.dep(w, &path);
                 return Ok(());
             }

@@ -529,6 +529,10 @@ pub fn refresh(policy: &Policy<'_>) {
                 .all(|(w, v)| w.load(Ordering::Relaxed) == v)
         });
     if !unchanged {
-        drop(claim(policy));
+        // A file found unusable is said here, once: the children inherit that it
+        // was (`env_files::warn_unusable`), and their execs get the floor.
+        if let Some(u) = claim(policy).and_then(|held| held.unusable) {
+            crate::env_files::warn_unusable(policy, u);
+        }
     }
 }

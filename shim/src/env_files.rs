@@ -9,7 +9,7 @@
 //! it has always had: its names stay stripped, its values are not used.
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use envpolicy_core::cache_key::Stamp;
 use envpolicy_core::compiled::sec;
@@ -163,29 +163,51 @@ pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
     Some(got)
 }
 
-/// The warning about an unusable env file is printed once per process.
+/// The last unusable env file this process warned about, and why
+/// ([`Unusable::code`]; 0 for none): the same warning is printed once per
+/// process. A parent's `fork` hook looks at the files too
+/// (`env_cache::refresh`), so a shell's children inherit what it said and do not
+/// repeat it.
 #[link_section = ".data.envshim_zero"]
-static WARNED: AtomicBool = AtomicBool::new(false);
+static WARNED: AtomicU32 = AtomicU32::new(0);
+
+impl Unusable {
+    /// Which file, and why, as one number that is never 0.
+    fn code(self) -> u32 {
+        let why = match self.why {
+            Unreadable::NotRegular(kind) => kind as u32,
+            Unreadable::TooLarge(_) => 15,
+        };
+        1 + (self.index as u32) * 16 + why
+    }
+}
+
+/// Says that env file `u` of `policy` is unusable, naming the file and why (never
+/// its contents), unless this process said so last.
+#[cold]
+#[inline(never)]
+pub(crate) fn warn_unusable(policy: &Policy<'_>, u: Unusable) {
+    if WARNED.swap(u.code(), Ordering::Relaxed) == u.code() {
+        return;
+    }
+    let path = policy
+        .env_file(u.index as u32)
+        .map_or(&b"?"[..], |rec| policy.str(rec.path));
+    let mut m = Msg::<1024>::new();
+    m.push(b"envshim: env file ").push_word(path).push(b" ");
+    for part in u.why.parts() {
+        m.push(part.as_bytes());
+    }
+    m.push(b"; using the fail-closed floor");
+    m.write_stderr();
+}
 
 /// The floor to enforce instead of `active`, whose env file `u` is unusable; warns
-/// once, naming the file and why (never its contents). `None` only if even the
-/// floor failed validation.
+/// once ([`warn_unusable`]). `None` only if even the floor failed validation.
 #[cold]
 #[inline(never)]
 pub(crate) fn floor_for(active: &Active, u: Unusable) -> Option<Active> {
-    if !WARNED.swap(true, Ordering::Relaxed) {
-        let path = active
-            .policy
-            .env_file(u.index as u32)
-            .map_or(&b"?"[..], |rec| active.policy.str(rec.path));
-        let mut m = Msg::<1024>::new();
-        m.push(b"envshim: env file ").push_word(path).push(b" ");
-        for part in u.why.parts() {
-            m.push(part.as_bytes());
-        }
-        m.push(b"; using the fail-closed floor");
-        m.write_stderr();
-    }
+    warn_unusable(&active.policy, u);
     crate::policy::floor().map(|policy| Active {
         policy,
         source: active.source,

@@ -239,6 +239,29 @@ fn an_env_file_replaced_under_a_running_process_gives_the_floor_at_its_next_exec
     );
 }
 
+/// The warning about an unusable env file is said once, by the shell that runs
+/// the commands, not once by each command it forks: the shell's `fork` hook
+/// looks at the files (at most once a tenth of a second) and says it, and its
+/// children inherit that it was said. Only the children forked before that look
+/// (within a tenth of a second, here at most two) say it themselves.
+#[test]
+fn an_unusable_env_file_is_said_by_the_shell_not_by_each_command() {
+    let w = World::new("hostile_env_said_once");
+    w.sb.write("names.env", "MARK_C=1\n");
+    let script = "rm names.env && mkfifo names.env\n\
+         for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; sleep 0.15; done\n";
+    let out = w.shimmed("/bin/bash").args(["-c", script]).expect_success();
+    let said = messages(&out.stderr)
+        .iter()
+        .filter(|m| m.contains("is a FIFO, not a regular file"))
+        .count();
+    assert!(
+        (1..=3).contains(&said),
+        "said {said} times for 20 commands: {}",
+        out.report()
+    );
+}
+
 /// An envwrap that never finishes (a compile stuck on a hung mount looks the same
 /// to the host).
 /// Its `sleep` has an argument of its own, to look for afterwards.
