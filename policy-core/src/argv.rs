@@ -12,7 +12,9 @@
 //!    program section's `pairs` rules when it has them). A pair that is not admitted
 //!    is dropped with its flag. A credential granted to docker or podman becomes the
 //!    name-only form `-e NAME`, and its `NAME=VALUE` moves to that program's
-//!    environment, never argv.
+//!    environment, never argv. A pair that is one of several words of its
+//!    argument (`systemd-run -p "Environment=A=1 B=2"`, `env -S "A=1 cmd"`)
+//!    cannot be dropped alone: the exec is refused.
 //! 2. **Secrets.** Every remaining argument is searched for the value of every
 //!    credential (in the child's environment, the parent's, and the env files the
 //!    policy imports) and for token shapes. Attached forms (`-uX`, `--token=X`,
@@ -258,6 +260,16 @@ pub fn decide_argv(
     } else {
         find_secrets(policy, req, scratch.verdicts)
     };
+    // A pair among other words of its argument refuses the exec whatever
+    // `argv.secrets` says (step 1).
+    let refused = refused.or_else(|| {
+        scratch
+            .verdicts
+            .iter()
+            .take(n)
+            .position(|v| v.action == ArgAction::Refuse)
+            .map(|i| i as u32)
+    });
     let mut summary = ArgvSummary {
         refused,
         program,
@@ -315,6 +327,9 @@ fn judge_pairs(
                     None => (ArgAction::NameOnly, rule),
                 }
             }
+            // One of several words of its argument: it cannot be dropped alone,
+            // and the argument cannot be passed with it, so the exec is refused.
+            _ if at.within => (ArgAction::Refuse, rule),
             _ => (ArgAction::Drop, rule),
         };
         // Dropped from a cluster, the options before its letter stay.

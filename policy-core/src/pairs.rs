@@ -12,8 +12,8 @@
 //! |---|---|---|
 //! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too |
 //! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
-//! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=N=V`, up to `--`: the scan does not stop at the command |
-//! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not |
+//! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command |
+//! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs |
 
 use crate::decide::{basename, split_entry};
 
@@ -51,6 +51,10 @@ pub struct PairAt {
     /// own; `None` when the option is alone (`-e`, `--env`). Dropping the pair
     /// keeps the options before it (`-d`).
     pub letter: Option<usize>,
+    /// The pair is one of several words of its argument (`systemd-run -p
+    /// "Environment=A=1 B=2"`, `env -S "A=1 cmd"`): it ends at the first blank,
+    /// and cannot be dropped without the words around it.
+    pub within: bool,
 }
 
 fn valid_name(name: &[u8]) -> bool {
@@ -96,6 +100,10 @@ struct Grammar {
     /// The option whose value may be `Environment=NAME=VALUE` (systemd-run).
     property_short: u8,
     property_long: &'static [u8],
+    /// The option whose value is a command line whose leading words may be pairs
+    /// (env's `-S`, `--split-string`).
+    split_short: u8,
+    split_long: &'static [u8],
     /// getopt_long accepts any unique prefix of a long option.
     prefixes: bool,
     /// A lone `-` is an option, not an operand (`env -`, the old spelling of
@@ -148,16 +156,69 @@ fn pair_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Op
         offset,
         flag,
         letter: None,
+        within: false,
     })
 }
 
-/// A `property` value that is `Environment=NAME=VALUE`: the pair inside it.
-fn property_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Option<PairAt> {
-    let value = argv.get(arg)?.get(offset..)?;
-    value
-        .starts_with(ENVIRONMENT_PROPERTY)
-        .then(|| pair_in(argv, arg, offset + ENVIRONMENT_PROPERTY.len(), flag))
-        .flatten()
+/// The start of each blank-separated word of `arg` from `offset` on, past one
+/// opening quote (`"A=1 B=2"`, `'A=1'`), and whether the words are more than one
+/// or quoted (a pair among them is then [`PairAt::within`]): as systemd reads an
+/// `Environment=` value and env reads `-S`, closely enough to find the names.
+fn word_starts(arg: &[u8], offset: usize, mut each: impl FnMut(usize, bool) -> bool) {
+    let rest = arg.get(offset..).unwrap_or(&[]);
+    let blank = |b: &u8| b.is_ascii_whitespace();
+    let quote = |b: &u8| *b == b'"' || *b == b'\'';
+    let words = rest.split(blank).filter(|w| !w.is_empty()).count();
+    let within = words > 1 || rest.iter().any(quote);
+    let mut at = offset;
+    for word in rest.split(blank) {
+        if !word.is_empty() {
+            let start = at + usize::from(word.first().is_some_and(quote));
+            if !each(start, within) {
+                return;
+            }
+        }
+        at += word.len() + 1;
+    }
+}
+
+/// The pairs of a value that holds several words, from `offset` of argument
+/// `arg`: every one, or (`leading`) those before the first word that is not a
+/// pair (env's `-S`: then the command).
+fn pairs_in_words(
+    argv: &[&[u8]],
+    arg: usize,
+    offset: usize,
+    flag: Option<usize>,
+    leading: bool,
+    f: &mut impl FnMut(PairAt),
+) {
+    let Some(&a) = argv.get(arg) else { return };
+    word_starts(a, offset, |start, within| {
+        let found = pair_in(argv, arg, start, flag);
+        if let Some(p) = found {
+            f(PairAt { within, ..p });
+        }
+        found.is_some() || !leading
+    });
+}
+
+/// A `property` value that is `Environment=...`: each pair inside it (systemd
+/// reads a list of blank-separated, optionally quoted assignments there).
+fn property_in(
+    argv: &[&[u8]],
+    arg: usize,
+    offset: usize,
+    flag: Option<usize>,
+    f: &mut impl FnMut(PairAt),
+) {
+    let Some(value) = argv.get(arg).and_then(|a| a.get(offset..)) else {
+        return;
+    };
+    if value.starts_with(ENVIRONMENT_PROPERTY) {
+        let at = offset + ENVIRONMENT_PROPERTY.len();
+        pairs_in_words(argv, arg, at, flag, false, f);
+    }
 }
 
 /// `p` with its option letter at `k` of a cluster, when other options come
@@ -182,15 +243,19 @@ fn read_option(g: &Grammar, argv: &[&[u8]], i: usize, f: &mut impl FnMut(PairAt)
         let flag = g.resolve(written);
         let is_pair_flag = !g.pair_long.is_empty() && flag == g.pair_long;
         let is_property = !g.property_long.is_empty() && flag == g.property_long;
-        let found = match attached {
-            Some(at) if is_pair_flag => pair_in(argv, i, at, None),
-            Some(at) if is_property => property_in(argv, i, at, None),
-            None if is_pair_flag => pair_in(argv, i + 1, 0, Some(i)),
-            None if is_property => property_in(argv, i + 1, 0, Some(i)),
-            _ => None,
+        let is_split = !g.split_long.is_empty() && flag == g.split_long;
+        let (value_arg, value_at, value_flag) = match attached {
+            Some(at) => (i, at, None),
+            None => (i + 1, 0, Some(i)),
         };
-        if let Some(p) = found {
-            f(p);
+        if is_pair_flag {
+            if let Some(p) = pair_in(argv, value_arg, value_at, value_flag) {
+                f(p);
+            }
+        } else if is_property {
+            property_in(argv, value_arg, value_at, value_flag, f);
+        } else if is_split {
+            pairs_in_words(argv, value_arg, value_at, value_flag, true, f);
         }
         return if attached.is_none() && g.long_takes_value(flag) {
             2
@@ -206,24 +271,25 @@ fn read_option(g: &Grammar, argv: &[&[u8]], i: usize, f: &mut impl FnMut(PairAt)
         }
         let is_pair_flag = o != 0 && o == g.pair_short;
         let is_property = o != 0 && o == g.property_short;
-        if !(is_pair_flag || is_property || g.short_value.contains(&o)) {
+        let is_split = o != 0 && o == g.split_short;
+        if !(is_pair_flag || is_property || is_split || g.short_value.contains(&o)) {
             continue;
         }
         let attached = k + 1 < arg.len();
-        let value_at = if g.short_eq_skipped && arg.get(k + 1) == Some(&b'=') {
-            k + 2
-        } else {
-            k + 1
+        let (value_arg, value_at, value_flag) = match attached {
+            true if g.short_eq_skipped && arg.get(k + 1) == Some(&b'=') => (i, k + 2, None),
+            true => (i, k + 1, None),
+            false => (i + 1, 0, Some(i)),
         };
-        let found = match (attached, is_pair_flag, is_property) {
-            (true, true, _) => pair_in(argv, i, value_at, None),
-            (true, _, true) => property_in(argv, i, value_at, None),
-            (false, true, _) => pair_in(argv, i + 1, 0, Some(i)),
-            (false, _, true) => property_in(argv, i + 1, 0, Some(i)),
-            _ => None,
-        };
-        if let Some(p) = found {
-            f(in_cluster(p, k));
+        let f = &mut |p: PairAt| f(in_cluster(p, k));
+        if is_pair_flag {
+            if let Some(p) = pair_in(argv, value_arg, value_at, value_flag) {
+                f(p);
+            }
+        } else if is_property {
+            property_in(argv, value_arg, value_at, value_flag, f);
+        } else if is_split {
+            pairs_in_words(argv, value_arg, value_at, value_flag, true, f);
         }
         return if attached { 1 } else { 2 };
     }
@@ -301,6 +367,8 @@ const DOCKER: Grammar = Grammar {
     pair_long: b"--env",
     property_short: 0,
     property_long: b"",
+    split_short: 0,
+    split_long: b"",
     lone_dash_is_option: false,
     prefixes: true,
 };
@@ -323,6 +391,8 @@ const SYSTEMD_RUN: Grammar = Grammar {
     pair_long: b"--setenv",
     property_short: b'p',
     property_long: b"--property",
+    split_short: 0,
+    split_long: b"",
     lone_dash_is_option: false,
     prefixes: true,
 };
@@ -340,6 +410,8 @@ const ENV: Grammar = Grammar {
     pair_long: b"",
     property_short: 0,
     property_long: b"",
+    split_short: b'S',
+    split_long: b"--split-string",
     lone_dash_is_option: true,
     prefixes: true,
 };
@@ -359,6 +431,8 @@ const SUDO: Grammar = Grammar {
     pair_long: b"",
     property_short: 0,
     property_long: b"",
+    split_short: 0,
+    split_long: b"",
     lone_dash_is_option: false,
     prefixes: true,
 };
@@ -374,6 +448,8 @@ const TMUX_GLOBAL: Grammar = Grammar {
     pair_long: b"",
     property_short: 0,
     property_long: b"",
+    split_short: 0,
+    split_long: b"",
     lone_dash_is_option: false,
     prefixes: false,
 };

@@ -472,12 +472,17 @@ fn arg_change(
             name_end,
             ..
         } => {
-            let name = lossy(arg.get(name_at as usize..name_end as usize).unwrap_or(&[]));
-            (
-                Some(name),
-                rule_id(rule),
-                format!("NAME=VALUE pair: {}", describe_rule(policy, rule, env)),
-            )
+            let name_bytes = arg.get(name_at as usize..name_end as usize).unwrap_or(&[]);
+            let described = describe_rule(policy, rule, env);
+            let why = if v.action == ArgAction::Refuse {
+                format!(
+                    "holds the pair {} among other words, where it cannot be dropped alone: {described}",
+                    crate::shown::word(name_bytes)
+                )
+            } else {
+                format!("NAME=VALUE pair: {described}")
+            };
+            (Some(lossy(name_bytes)), rule_id(rule), why)
         }
         ArgRule::Shape(s) => (
             None,

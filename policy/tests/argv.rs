@@ -577,3 +577,52 @@ fn a_granted_pair_replaces_the_same_name_in_the_environment() {
         .collect();
     assert_eq!(copies, [&b"REGISTRY_TOKEN=from-argv-123".to_vec()]);
 }
+
+/// A pair that is one of several words of its argument (systemd's
+/// `Environment=` list, env's `-S` command line, the shebang form `-S NAME=V
+/// cmd`) cannot be dropped alone: the exec is refused, naming the pair; pairs
+/// the policy passes go through unchanged, and the words after env's command are
+/// its arguments, not pairs.
+#[test]
+fn a_pair_among_other_words_refuses_the_exec() {
+    let c = compile("version = 1\n");
+    let refused: &[(&str, &[&str])] = &[
+        (
+            "systemd-run",
+            &["-p", "Environment=OK=1 BASH_ENV=/x", "cmd"],
+        ),
+        (
+            "systemd-run",
+            &["--property=Environment=\"BASH_ENV=/x\"", "cmd"],
+        ),
+        (
+            "systemd-run",
+            &["-p", "Environment='OK=1' 'BASH_ENV=/x'", "cmd"],
+        ),
+        ("env", &["-S", "BASH_ENV=/x cmd"]),
+        ("env", &["-vS", "OK=1 BASH_ENV=/x cmd"]),
+        ("env", &["-S BASH_ENV=/x cmd"]),
+        ("env", &["--split-string=BASH_ENV=/x cmd"]),
+        ("env", &["--sp", "OK=1  BASH_ENV=/x cmd"]),
+    ];
+    for (program, args) in refused {
+        let d = decide(&c, program, args, &[]);
+        let r = d
+            .refused()
+            .unwrap_or_else(|| panic!("{program} {args:?}: not refused"));
+        assert!(
+            r.why.contains("holds the pair BASH_ENV among other words"),
+            "{program} {args:?}: {}",
+            r.why
+        );
+    }
+    let passed: &[(&str, &[&str])] = &[
+        ("systemd-run", &["-p", "Environment=OK=1 OTHER=2", "cmd"]),
+        ("env", &["-S", "OK=1 cmd BASH_ENV=/x"]),
+    ];
+    for (program, args) in passed {
+        let d = decide(&c, program, args, &[]);
+        assert!(d.refused().is_none(), "{program} {args:?}");
+        assert_eq!(&argv(&d)[1..], *args, "{program} {args:?}");
+    }
+}

@@ -850,6 +850,19 @@ impl Report<'_, '_> {
                 m.push(b" holds ")
                     .push(s.describe_with_article().as_bytes());
             }
+            Some(ArgRule::Pair {
+                name_at, name_end, ..
+            }) => {
+                let name = match what {
+                    Refused::Argument(i) => self.args.get(i),
+                    Refused::Program(_) => None,
+                }
+                .and_then(|a| a.get(name_at as usize..name_end as usize))
+                .unwrap_or(&[]);
+                m.push(b" holds the pair ")
+                    .push_word(name)
+                    .push(b" among other words, where it cannot be dropped alone");
+            }
             _ => {
                 m.push(b" holds a secret");
             }

@@ -293,3 +293,36 @@ fn preload_adds_the_shim_and_the_policy_for_dynamic_programs() {
     assert!(PrintenvReport::parse(&o.stdout).unwrap().has("LD_PRELOAD"));
     expect_in(&o, &o.stderr_str(), "not dynamically linked");
 }
+
+/// `env -S 'NAME=VALUE cmd'` (and a shebang line `#!/usr/bin/env -S NAME=V cmd`)
+/// carries the pair inside one argument, where it cannot be dropped alone: a
+/// pair the policy does not pass refuses the exec, named, in both front ends,
+/// and never reaches the command.
+#[test]
+fn a_pair_inside_env_split_string_is_refused_by_both_front_ends() {
+    let sb = Sandbox::new("envwrap_split_pair");
+    let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+    let split = format!("JIRA_API_TOKEN={value} {}", printenv_bin().display());
+    let o = envwrap(&sb)
+        .args(["--no-preload", "--", "/usr/bin/env", "-S"])
+        .arg(&split)
+        .expect_exit(126);
+    assert!(o.stdout.is_empty(), "{o:?}");
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "holds the pair JIRA_API_TOKEN among other words",
+    );
+    let o = sb
+        .cmd("/bin/sh")
+        .args(["-c", "/usr/bin/env -S \"$1\"; echo \"exit $?\"", "sh"])
+        .arg(&split)
+        .with_shim()
+        .expect_success();
+    assert_eq!(o.stdout_str(), "exit 126\n", "{o:?}");
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "holds the pair JIRA_API_TOKEN among other words",
+    );
+}
