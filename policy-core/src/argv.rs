@@ -302,7 +302,7 @@ fn judge_pairs(
         let Some(arg) = req.argv.get(at.arg) else {
             return;
         };
-        let Some((name, value)) = arg.get(at.offset..).and_then(split_entry) else {
+        let Some((name, value)) = split_entry(at.bytes(arg)) else {
             return;
         };
         let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
@@ -510,13 +510,14 @@ fn pairs_scope(policy: &Policy<'_>, mask: u64) -> Option<u16> {
 }
 
 /// Every pair `program` carries in `argv` that the policy would not pass as it is
-/// (step 1 of [`decide_argv`]): `f(argument, where its value starts)`. For
-/// self-scrub, which can only overwrite a process's own argv in place.
+/// (step 1 of [`decide_argv`]): `f(argument, the value's byte range, whether the
+/// pair is one of several words of its argument)`. For self-scrub, which can
+/// only overwrite a process's own argv in place.
 pub fn each_refused_pair(
     policy: &Policy<'_>,
     program: &[u8],
     argv: &[&[u8]],
-    mut f: impl FnMut(usize, usize),
+    mut f: impl FnMut(usize, core::ops::Range<usize>, bool),
 ) {
     let Some(c) = carrier(program) else { return };
     if !policy.settings().env_flags {
@@ -527,13 +528,14 @@ pub fn each_refused_pair(
     for_each_pair(c, argv, |at| {
         let Some((name, value)) = argv
             .get(at.arg)
-            .and_then(|a| a.get(at.offset..))
+            .map(|a| at.bytes(a))
             .and_then(split_entry)
         else {
             return;
         };
         if decide::judge(policy, program, mask, name, value, pairs_scope).action != Action::Keep {
-            f(at.arg, at.offset + name.len() + 1);
+            let start = at.offset + name.len() + 1;
+            f(at.arg, start..start + value.len(), at.within);
         }
     });
 }

@@ -10,7 +10,7 @@
 //!
 //! | program | parser | what is read |
 //! |---|---|---|
-//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too |
+//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too; the leading pairs of the shell command those commands, `run-shell`, `if-shell` and `pipe-pane` take as their first operand |
 //! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs |
@@ -55,6 +55,19 @@ pub struct PairAt {
     /// "Environment=A=1 B=2"`, `env -S "A=1 cmd"`): it ends at the first blank,
     /// and cannot be dropped without the words around it.
     pub within: bool,
+}
+
+impl PairAt {
+    /// The pair's bytes in its argument `arg`: to the end of the argument, or,
+    /// for a pair [`within`](PairAt::within) other words, to the first blank.
+    pub fn bytes<'a>(&self, arg: &'a [u8]) -> &'a [u8] {
+        let rest = arg.get(self.offset..).unwrap_or(&[]);
+        let end = match self.within {
+            true => rest.iter().position(u8::is_ascii_whitespace),
+            false => None,
+        };
+        rest.get(..end.unwrap_or(rest.len())).unwrap_or(rest)
+    }
 }
 
 fn valid_name(name: &[u8]) -> bool {
@@ -183,8 +196,10 @@ fn word_starts(arg: &[u8], offset: usize, mut each: impl FnMut(usize, bool) -> b
 }
 
 /// The pairs of a value that holds several words, from `offset` of argument
-/// `arg`: every one, or (`leading`) those before the first word that is not a
-/// pair (env's `-S`: then the command).
+/// `arg`: every one, or (`leading`, a command line: env's `-S`, a tmux shell
+/// command) those before the first word that is not a pair, the command. A pair
+/// of a command line is always [`PairAt::within`]: dropping the argument would
+/// change the command.
 fn pairs_in_words(
     argv: &[&[u8]],
     arg: usize,
@@ -197,7 +212,10 @@ fn pairs_in_words(
     word_starts(a, offset, |start, within| {
         let found = pair_in(argv, arg, start, flag);
         if let Some(p) = found {
-            f(PairAt { within, ..p });
+            f(PairAt {
+                within: within || leading,
+                ..p
+            });
         }
         found.is_some() || !leading
     });
@@ -488,6 +506,27 @@ fn tmux_command(word: &[u8]) -> Option<&'static [u8]> {
     })
 }
 
+/// The tmux commands whose first operand is a shell command, which may begin
+/// with assignments (`tmux new -d 'NAME=VALUE cmd'`): the server keeps them in
+/// its command line, and the shell gives them to the command. Full names, then
+/// aliases.
+const TMUX_SHELL_COMMANDS: &[u8] = b"new-session new-window split-window respawn-pane \
+    respawn-window display-popup run-shell if-shell pipe-pane";
+const TMUX_SHELL_ALIASES: &[u8] = b"new neww splitw respawnp respawnw popup run if pipep";
+
+/// Whether the tmux command `word` (name, alias or unique prefix of one of
+/// those) takes a shell command as its first operand.
+fn takes_shell_command(word: &[u8]) -> bool {
+    if word.is_empty() {
+        return false;
+    }
+    if words(TMUX_SHELL_ALIASES).any(|a| a == word) {
+        return true;
+    }
+    let mut named = words(TMUX_SHELL_COMMANDS).filter(|c| c.starts_with(word));
+    matches!((named.next(), named.next()), (Some(_), None)) || words(TMUX_SHELL_COMMANDS).any(|c| c == word)
+}
+
 /// The separator of a tmux command sequence: `;` alone, or at the end of an
 /// argument (`\;` in a shell), unless escaped there.
 fn ends_command(arg: &[u8]) -> bool {
@@ -522,11 +561,15 @@ fn walk_tmux<'a>(
         ..TMUX_GLOBAL
     };
     let mut at_start = true;
+    // Whether the next operand is the command's shell command (`new-session`'s
+    // until a command is named: tmux runs it without one).
+    let mut shell_next = true;
     while let Some(&arg) = argv.get(i) {
         if at_start {
             let word = arg.strip_suffix(b";").unwrap_or(arg);
             on_command(word);
             g.short_value = tmux_command(word).unwrap_or(b"ceFfnstxy");
+            shell_next = takes_shell_command(word);
             at_start = ends_command(arg);
             i += 1;
             continue;
@@ -534,6 +577,9 @@ fn walk_tmux<'a>(
         let step = if is_option(arg) {
             read_option(&g, argv, i, on_pair)
         } else {
+            if core::mem::take(&mut shell_next) {
+                pairs_in_words(argv, i, 0, None, true, on_pair);
+            }
             1
         };
         // A separator ends the command, whether it stands alone or ends the

@@ -580,7 +580,7 @@ fn a_granted_pair_replaces_the_same_name_in_the_environment() {
 
 /// A pair that is one of several words of its argument (systemd's
 /// `Environment=` list, env's `-S` command line, the shebang form `-S NAME=V
-/// cmd`) cannot be dropped alone: the exec is refused, naming the pair; pairs
+/// cmd`, a tmux shell command) cannot be dropped alone: the exec is refused, naming the pair; pairs
 /// the policy passes go through unchanged, and the words after env's command are
 /// its arguments, not pairs.
 #[test]
@@ -604,6 +604,14 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ("env", &["-S BASH_ENV=/x cmd"]),
         ("env", &["--split-string=BASH_ENV=/x cmd"]),
         ("env", &["--sp", "OK=1  BASH_ENV=/x cmd"]),
+        // A tmux shell command that begins with assignments.
+        ("tmux", &["new", "-d", "BASH_ENV=/x sleep 1"]),
+        (
+            "tmux",
+            &["-L", "s", "neww", "-d", "-n", "w", "OK=1 BASH_ENV=/x cmd"],
+        ),
+        ("tmux", &["new", "-d", ";", "run", "BASH_ENV=/x cmd"]),
+        ("tmux", &["splitw", "-c", "/tmp", "BASH_ENV=/x"]),
     ];
     for (program, args) in refused {
         let d = decide(&c, program, args, &[]);
@@ -619,6 +627,9 @@ fn a_pair_among_other_words_refuses_the_exec() {
     let passed: &[(&str, &[&str])] = &[
         ("systemd-run", &["-p", "Environment=OK=1 OTHER=2", "cmd"]),
         ("env", &["-S", "OK=1 cmd BASH_ENV=/x"]),
+        ("tmux", &["new", "-d", "sleep 1 BASH_ENV=/x"]),
+        ("tmux", &["send-keys", "BASH_ENV=/x cmd"]),
+        ("tmux", &["new", "-d", "-n", "BASH_ENV=/x", "OK=1 cmd"]),
     ];
     for (program, args) in passed {
         let d = decide(&c, program, args, &[]);

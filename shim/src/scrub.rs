@@ -274,14 +274,20 @@ unsafe fn blank_refused_pairs(
         // SAFETY: i < n_args, each NUL-terminated (caller).
         *slot = unsafe { sys::cstr_bytes(*argv.add(i)) };
     }
-    argv::each_refused_pair(policy, prog, args, |arg, value_at| {
+    argv::each_refused_pair(policy, prog, args, |arg, value, within| {
+        // A pair alone in its argument loses its `=` too; one among the words of
+        // a shell command keeps it, so the command still runs, with `*`.
+        let from = if within {
+            value.start
+        } else {
+            value.start.saturating_sub(1)
+        };
         // SAFETY: `arg` < n_args; the string is writable (caller) and nothing else
         // refers to it now (`args` views end with this call).
         unsafe {
             let p = (*argv.add(arg)).cast_mut().cast::<u8>();
             let s = core::slice::from_raw_parts_mut(p, sys::strlen(p.cast()));
-            // From the `=` before the value.
-            if let Some(v) = s.get_mut(value_at.saturating_sub(1)..) {
+            if let Some(v) = s.get_mut(from..value.end) {
                 v.fill(b'*');
             }
         }

@@ -101,3 +101,68 @@ fn a_refused_pair_given_to_tmux_itself_sets_no_variable() {
         assert_clean_server(&sb, form, &value);
     }
 }
+
+/// A pane's shell command that begins with an assignment the policy does not
+/// pass (`tmux new -d 'JIRA_WEBHOOK_SECRET=... cmd'`) would keep the value in the
+/// server's command line for its life. A policed parent and envwrap refuse the
+/// exec, naming the pair (it cannot be dropped alone), and no server starts;
+/// tmux under the shim as the first process overwrites the value in its own
+/// argv before `main` (with `*`), and the pane still runs.
+#[test]
+fn an_assignment_in_a_pane_command_never_reaches_the_server() {
+    let sb = Sandbox::new("tmux_shell_pair");
+    let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+    let out = sb.join("pane.out");
+    let command = format!(
+        "{NAME}={value} sh -c 'env > {}; exec sleep 300'",
+        out.display()
+    );
+    let new = ["new-session", "-d", "-s", "s"];
+    let refused = [
+        sb.cmd(envwrap_bin())
+            .args(["--", "tmux"])
+            .args(sb.tmux_args())
+            .args(new)
+            .arg(&command)
+            .run(),
+        sb.cmd("/bin/sh")
+            .args(["-c", "exec \"$@\"", "sh", "tmux"])
+            .args(sb.tmux_args())
+            .args(new)
+            .arg(&command)
+            .with_shim()
+            .run(),
+    ];
+    for o in refused {
+        assert_eq!(o.status.code(), Some(126), "{}", o.report());
+        assert!(
+            o.stderr_str()
+                .contains(&format!("holds the pair {NAME} among other words")),
+            "{}",
+            o.report()
+        );
+        assert!(sb.server_pid().is_none(), "a server started");
+    }
+    sb.cmd("tmux")
+        .args(sb.tmux_args())
+        .args(new)
+        .arg(&command)
+        .with_shim()
+        .expect_success();
+    let server = sb.server_pid().expect("the server runs");
+    let cmdline = proc_cmdline(server).concat();
+    assert!(
+        !String::from_utf8_lossy(&cmdline).contains(&value),
+        "the value is in the server's command line"
+    );
+    wait_until(
+        "the pane's command",
+        || std::fs::read_to_string(&out).is_ok_and(|s| s.contains("PATH=")),
+        std::time::Duration::from_secs(30),
+    );
+    let env = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !env.contains(&value),
+        "the value reached the pane's command"
+    );
+}
