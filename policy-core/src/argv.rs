@@ -299,10 +299,7 @@ fn judge_pairs(
     let settings = *policy.settings();
     let pairs_scope = pairs_scope(policy, mask);
     for_each_pair(c, req.argv, |at| {
-        let Some(arg) = req.argv.get(at.arg) else {
-            return;
-        };
-        let Some((name, value)) = split_entry(at.bytes(arg)) else {
+        let Some((name, value)) = at.name_value(req.argv) else {
             return;
         };
         let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
@@ -526,16 +523,17 @@ pub fn each_refused_pair(
     let mask = decide::program_mask(policy, program);
     let pairs_scope = pairs_scope(policy, mask);
     for_each_pair(c, argv, |at| {
-        let Some((name, value)) = argv
-            .get(at.arg)
-            .map(|a| at.bytes(a))
-            .and_then(split_entry)
-        else {
+        let Some((name, value)) = at.name_value(argv) else {
             return;
         };
         if decide::judge(policy, program, mask, name, value, pairs_scope).action != Action::Keep {
-            let start = at.offset + name.len() + 1;
-            f(at.arg, start..start + value.len(), at.within);
+            match at.value_arg {
+                Some(v) => f(v, 0..value.len(), true),
+                None => {
+                    let start = at.offset + name.len() + 1;
+                    f(at.arg, start..start + value.len(), at.within);
+                }
+            }
         }
     });
 }

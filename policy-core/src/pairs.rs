@@ -10,7 +10,7 @@
 //!
 //! | program | parser | what is read |
 //! |---|---|---|
-//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too; the leading pairs of the shell command those commands, `run-shell`, `if-shell` and `pipe-pane` take as their first operand |
+//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too; the leading pairs of the shell command those commands, `run-shell`, `if-shell` and `pipe-pane` take as their first operand; `set-environment NAME VALUE`, a pair in two arguments |
 //! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs |
@@ -55,9 +55,22 @@ pub struct PairAt {
     /// "Environment=A=1 B=2"`, `env -S "A=1 cmd"`): it ends at the first blank,
     /// and cannot be dropped without the words around it.
     pub within: bool,
+    /// The pair is two arguments, `NAME VALUE` (`tmux set-environment NAME
+    /// VALUE`): the name is argument `arg`, whole, and the value this one. Like a
+    /// pair within other words, it cannot be dropped alone.
+    pub value_arg: Option<usize>,
 }
 
 impl PairAt {
+    /// The pair's name and value in `argv`.
+    pub fn name_value<'a>(&self, argv: &[&'a [u8]]) -> Option<(&'a [u8], &'a [u8])> {
+        let arg = argv.get(self.arg)?;
+        match self.value_arg {
+            Some(v) => Some((arg, argv.get(v)?)),
+            None => split_entry(self.bytes(arg)),
+        }
+    }
+
     /// The pair's bytes in its argument `arg`: to the end of the argument, or,
     /// for a pair [`within`](PairAt::within) other words, to the first blank.
     pub fn bytes<'a>(&self, arg: &'a [u8]) -> &'a [u8] {
@@ -170,6 +183,7 @@ fn pair_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Op
         flag,
         letter: None,
         within: false,
+        value_arg: None,
     })
 }
 
@@ -527,6 +541,12 @@ fn takes_shell_command(word: &[u8]) -> bool {
     matches!((named.next(), named.next()), (Some(_), None)) || words(TMUX_SHELL_COMMANDS).any(|c| c == word)
 }
 
+/// Whether the tmux command `word` is `set-environment` (by name, its alias
+/// `setenv`, or a unique prefix: `set-e` and longer).
+fn is_set_environment(word: &[u8]) -> bool {
+    word == b"setenv" || (word.len() >= 5 && b"set-environment".starts_with(word))
+}
+
 /// The separator of a tmux command sequence: `;` alone, or at the end of an
 /// argument (`\;` in a shell), unless escaped there.
 fn ends_command(arg: &[u8]) -> bool {
@@ -564,11 +584,19 @@ fn walk_tmux<'a>(
     // Whether the next operand is the command's shell command (`new-session`'s
     // until a command is named: tmux runs it without one).
     let mut shell_next = true;
+    // In `set-environment`: whether it is the command, and its first operand.
+    let (mut setenv, mut setenv_name) = (false, None);
     while let Some(&arg) = argv.get(i) {
         if at_start {
             let word = arg.strip_suffix(b";").unwrap_or(arg);
             on_command(word);
-            g.short_value = tmux_command(word).unwrap_or(b"ceFfnstxy");
+            setenv = is_set_environment(word);
+            setenv_name = None;
+            // set-environment's getopt string is "Fhgrt:u".
+            g.short_value = match setenv {
+                true => b"t",
+                false => tmux_command(word).unwrap_or(b"ceFfnstxy"),
+            };
             shell_next = takes_shell_command(word);
             at_start = ends_command(arg);
             i += 1;
@@ -579,6 +607,24 @@ fn walk_tmux<'a>(
         } else {
             if core::mem::take(&mut shell_next) {
                 pairs_in_words(argv, i, 0, None, true, on_pair);
+            }
+            if setenv {
+                match setenv_name {
+                    None => setenv_name = Some(i),
+                    Some(name) => {
+                        if argv.get(name).is_some_and(|n| valid_name(n)) {
+                            on_pair(PairAt {
+                                arg: name,
+                                offset: 0,
+                                flag: None,
+                                letter: None,
+                                within: true,
+                                value_arg: Some(i),
+                            });
+                        }
+                        setenv = false;
+                    }
+                }
             }
             1
         };

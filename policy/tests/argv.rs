@@ -612,6 +612,10 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ),
         ("tmux", &["new", "-d", ";", "run", "BASH_ENV=/x cmd"]),
         ("tmux", &["splitw", "-c", "/tmp", "BASH_ENV=/x"]),
+        // tmux's set-environment NAME VALUE: a pair in two arguments.
+        ("tmux", &["new", "-d", ";", "setenv", "BASH_ENV", "/x"]),
+        ("tmux", &["setenv", "-g", "BASH_ENV", "/x"]),
+        ("tmux", &["set-environment", "-Ft", "s", "BASH_ENV", "/x"]),
     ];
     for (program, args) in refused {
         let d = decide(&c, program, args, &[]);
@@ -630,6 +634,9 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ("tmux", &["new", "-d", "sleep 1 BASH_ENV=/x"]),
         ("tmux", &["send-keys", "BASH_ENV=/x cmd"]),
         ("tmux", &["new", "-d", "-n", "BASH_ENV=/x", "OK=1 cmd"]),
+        ("tmux", &["setenv", "-u", "BASH_ENV"]),
+        ("tmux", &["setenv", "-g", "OK", "1"]),
+        ("tmux", &["set-option", "BASH_ENV", "/x"]),
     ];
     for (program, args) in passed {
         let d = decide(&c, program, args, &[]);
