@@ -1018,8 +1018,10 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
             );
         }
     };
-    // envwrap explained its own failure on our stderr (exit 125).
-    let reported = matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) != 0);
+    // envwrap explained its own failure on our stderr (exit 125): a failure
+    // marker it wrote then carries that message, which is not said twice. Any
+    // other exit, and a compile that left no usable cache, is said here.
+    let reported = matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 125);
     let why: &[u8] = match map_cache(cache_c, uid) {
         Ok(m) => match judge(m, path, uid) {
             Ok(Loaded::Floor { source, warning }) => {
@@ -1034,12 +1036,6 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
         Err(MapError::Missing) => b"no compiled cache was written",
         Err(MapError::Untrusted(why)) => why,
     };
-    if reported {
-        return Loaded::Floor {
-            source: path,
-            warning: None,
-        };
-    }
     floor(
         path,
         &[

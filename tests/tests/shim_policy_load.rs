@@ -592,6 +592,34 @@ fn a_config_home_policy_that_cannot_be_read_gives_the_floor() {
     }
 }
 
+/// A compile that fails without a word (an `ENVSHIM_ENVWRAP` that exits 3; only
+/// envwrap's own exit 125 comes with its message) gives the floor with the
+/// shim's own warning, never silently.
+#[test]
+fn a_compile_that_fails_without_a_word_is_said() {
+    let w = World::new("load_silent_compile_failure");
+    let policy = w.sb.write("policy.toml", POLICY);
+    let fail = w.sb.write_executable("fail-envwrap", "#!/bin/sh\nexit 3\n");
+    let out = w
+        .shimmed("/bin/sh")
+        .args(["-c", "exec env"])
+        .env("ENVSHIM_POLICY", &policy)
+        .env("ENVSHIM_ENVWRAP", &fail)
+        .expect_success();
+    let env = out.stdout_str();
+    assert!(
+        !env.contains("MARK_A=") && !env.contains("MARK_B="),
+        "the floor is in force: {}",
+        out.report()
+    );
+    assert!(
+        out.stderr_str()
+            .contains("no compiled cache was written); using the fail-closed floor"),
+        "{}",
+        out.report()
+    );
+}
+
 /// A cache holding a weaker policy, compiled for the very same path (so it is
 /// "fresh"): only the trust check stands between it and every process.
 fn plant_weak_cache(w: &World, policy: &Path) -> PathBuf {
