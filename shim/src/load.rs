@@ -621,6 +621,13 @@ fn find_config_long(prog: &[u8]) -> Loaded {
 }
 
 /// `given_c` (NUL-terminated), made absolute in the constructor's arena.
+///
+/// A working directory that was removed has no path (`getcwd` fails): the
+/// kernel's name for it, `/proc/self/cwd`'s target (`/old/path (deleted)`), is
+/// used instead. No policy file can be in a removed directory, so the process
+/// gets the floor, with "not found", and so does every child it starts: rule 8
+/// gives them that absolute path, which no `cd` changes. (Before, the relative
+/// path went to the children as it was, and after a `cd` named another file.)
 #[inline(never)]
 fn absolute_policy_path(given_c: &[u8]) -> Result<Option<&'static [u8]>, ()> {
     let given_b = without_nul(given_c);
@@ -628,8 +635,23 @@ fn absolute_policy_path(given_c: &[u8]) -> Result<Option<&'static [u8]>, ()> {
     let mut out = [0u8; PATH_MAX + 1];
     // SAFETY: `cwd` is a writable buffer of the length passed.
     let r = unsafe { crate::sys::sys_call!(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
-    // getcwd returns the length including the NUL.
-    let cwd = cwd.get(..(r.max(1) as usize) - 1).unwrap_or(&[]);
+    // getcwd returns the length including the NUL; readlink, without it.
+    let len = if r > 0 {
+        r as usize - 1
+    } else {
+        // SAFETY: a NUL-terminated path and a writable buffer of the length
+        // passed (one byte short, so the result stays NUL-terminated).
+        let n = unsafe {
+            crate::sys::sys_call!(
+                libc::SYS_readlink,
+                c"/proc/self/cwd".as_ptr(),
+                cwd.as_mut_ptr(),
+                cwd.len() - 1
+            )
+        };
+        n.max(0) as usize
+    };
+    let cwd = cwd.get(..len).unwrap_or(&[]);
     // Leave room for the NUL.
     let made = cache_key::absolute_into(cwd, given_b, out.get_mut(..PATH_MAX).unwrap_or(&mut []));
     let n = made.ok_or(())?;

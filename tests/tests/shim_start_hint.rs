@@ -587,21 +587,27 @@ fn a_tmux_server_started_under_a_broken_policy_follows_the_edit_that_mends_it() 
     );
 }
 
-/// A relative policy path that could not be made absolute at start (the working
-/// directory was removed) gives the floor, and is not followed: after a `cd`, the
-/// same relative path names another file, which must not replace the floor. The
-/// start's message is the one said (a reload would have replaced it).
+/// A relative policy path given in a working directory that was removed: the
+/// directory has no path, and the shim names it as the kernel does
+/// (`/proc/self/cwd`: `PATH (deleted)`), where no policy file can be. The floor,
+/// with "not found"; after a `cd` into a directory that holds a file of that
+/// relative name, neither the process nor a child that loads the shim anew (a
+/// `sh`, which gets the absolute path by rule 8) loads it.
 #[test]
-fn a_relative_policy_path_that_could_not_be_made_absolute_is_not_followed() {
+fn a_relative_policy_path_in_a_removed_directory_stays_the_floor_after_cd() {
     let w = World::new("hint_relative_gone");
     std::fs::create_dir(w.sb.join("gone")).unwrap();
-    let script = edit_steps_script(
+    let mut script = edit_steps_script(
         &w.policy,
         &format!(
             "os.chdir({:?})\nos.utime('policy.toml')",
             w.sb.path().to_string_lossy()
         ),
         &[("after-cd", None)],
+    );
+    script.push_str(
+        "out = subprocess.run(['sh', '-c', 'exec env'], stdout=subprocess.PIPE, text=True).stdout\n\
+         print('grandchild', ' '.join(sorted(l.split('=')[0] for l in out.splitlines() if l.startswith('MARK_'))) or '-')\n",
     );
     // A plain sh removes its working directory, then starts python3 under the shim
     // with ENVSHIM_POLICY=policy.toml, relative, as the first process.
@@ -618,12 +624,13 @@ fn a_relative_policy_path_that_could_not_be_made_absolute_is_not_followed() {
             .expect_success();
     assert_eq!(
         out.stdout_str(),
-        "after-cd -\n",
+        "after-cd -\ngrandchild -\n",
         "the floor stays after the cd: stderr: {}",
         out.stderr_str()
     );
     assert!(
-        out.stderr_str().contains("policy.toml absolute"),
+        out.stderr_str()
+            .contains("gone (deleted)/policy.toml not found; using the fail-closed floor"),
         "{}",
         out.stderr_str()
     );
