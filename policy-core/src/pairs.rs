@@ -10,7 +10,7 @@
 //!
 //! | program | parser | what is read |
 //! |---|---|---|
-//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too; the leading pairs of the shell command those commands, `run-shell`, `if-shell` and `pipe-pane` take as their first operand; `set-environment NAME VALUE`, a pair in two arguments |
+//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too; the leading pairs of the shell command those commands, `run-shell`, `if-shell` and `pipe-pane` take as their first operand; `set-environment NAME VALUE`, a pair in two arguments; the `-e` pairs of tmux commands nested in the operands of `if-shell`, `confirm-before`, `command-prompt`, `bind-key`, `set-hook` and `display-menu`, word by word |
 //! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs |
@@ -528,17 +528,77 @@ const TMUX_SHELL_COMMANDS: &[u8] = b"new-session new-window split-window respawn
     respawn-window display-popup run-shell if-shell pipe-pane";
 const TMUX_SHELL_ALIASES: &[u8] = b"new neww splitw respawnp respawnw popup run if pipep";
 
-/// Whether the tmux command `word` (name, alias or unique prefix of one of
-/// those) takes a shell command as its first operand.
-fn takes_shell_command(word: &[u8]) -> bool {
+/// The tmux commands whose operands hold tmux commands to run (later, or on a
+/// condition), which may take `-e` pairs: full names, then aliases.
+const TMUX_NESTING_COMMANDS: &[u8] =
+    b"if-shell confirm-before command-prompt bind-key set-hook display-menu";
+const TMUX_NESTING_ALIASES: &[u8] = b"if confirm bind menu";
+
+/// Whether the tmux command `word` is one of `names` (by name, one of `aliases`,
+/// or a unique prefix).
+fn is_one_of(word: &[u8], names: &'static [u8], aliases: &'static [u8]) -> bool {
     if word.is_empty() {
         return false;
     }
-    if words(TMUX_SHELL_ALIASES).any(|a| a == word) {
+    if words(aliases).any(|a| a == word) || words(names).any(|c| c == word) {
         return true;
     }
-    let mut named = words(TMUX_SHELL_COMMANDS).filter(|c| c.starts_with(word));
-    matches!((named.next(), named.next()), (Some(_), None)) || words(TMUX_SHELL_COMMANDS).any(|c| c == word)
+    let mut named = words(names).filter(|c| c.starts_with(word));
+    matches!((named.next(), named.next()), (Some(_), None))
+}
+
+/// Whether the tmux command `word` takes a shell command as its first operand.
+fn takes_shell_command(word: &[u8]) -> bool {
+    is_one_of(word, TMUX_SHELL_COMMANDS, TMUX_SHELL_ALIASES)
+}
+
+/// The `-e` pairs of tmux commands nested in one argument, as `if-shell`,
+/// `confirm-before`, `bind-key`, `set-hook` and `command-prompt` take them
+/// (`if-shell true "neww -e NAME=VALUE cmd"`): a word `-e`, or a cluster of
+/// letters with `e` in it (`-de`), followed by a pair, or the pair attached
+/// after the `e` (`-eNAME=VALUE`, `-deNAME=VALUE`). Read by words, not by tmux's
+/// parser, erring on the side of finding a pair (see the module docs); each is
+/// [`PairAt::within`] its argument.
+fn nested_pairs(argv: &[&[u8]], arg: usize, f: &mut impl FnMut(PairAt)) {
+    let Some(&a) = argv.get(arg) else { return };
+    if !a.iter().any(u8::is_ascii_whitespace) {
+        return;
+    }
+    let mut flag_before = false;
+    word_starts(a, 0, |start, _| {
+        let word = a.get(start..).unwrap_or(&[]);
+        let word = word
+            .split(u8::is_ascii_whitespace)
+            .next()
+            .unwrap_or(&[]);
+        let pair = |offset| {
+            pair_in(argv, arg, offset, None).map(|p| PairAt { within: true, ..p })
+        };
+        if flag_before {
+            if let Some(p) = pair(start) {
+                f(p);
+            }
+        }
+        flag_before = false;
+        if word.first() == Some(&b'-') {
+            // A cluster of letters: `e` takes the rest of the word, or the next.
+            let letters = word.iter().enumerate().skip(1);
+            for (k, &o) in letters.take_while(|(_, o)| o.is_ascii_alphabetic()) {
+                if o == b'e' {
+                    match k + 1 < word.len() {
+                        true => {
+                            if let Some(p) = pair(start + k + 1) {
+                                f(p);
+                            }
+                        }
+                        false => flag_before = true,
+                    }
+                    break;
+                }
+            }
+        }
+        true
+    });
 }
 
 /// Whether the tmux command `word` is `set-environment` (by name, its alias
@@ -586,6 +646,8 @@ fn walk_tmux<'a>(
     let mut shell_next = true;
     // In `set-environment`: whether it is the command, and its first operand.
     let (mut setenv, mut setenv_name) = (false, None);
+    // Whether the command's operands hold tmux commands.
+    let mut nesting = false;
     while let Some(&arg) = argv.get(i) {
         if at_start {
             let word = arg.strip_suffix(b";").unwrap_or(arg);
@@ -598,6 +660,7 @@ fn walk_tmux<'a>(
                 false => tmux_command(word).unwrap_or(b"ceFfnstxy"),
             };
             shell_next = takes_shell_command(word);
+            nesting = is_one_of(word, TMUX_NESTING_COMMANDS, TMUX_NESTING_ALIASES);
             at_start = ends_command(arg);
             i += 1;
             continue;
@@ -607,6 +670,8 @@ fn walk_tmux<'a>(
         } else {
             if core::mem::take(&mut shell_next) {
                 pairs_in_words(argv, i, 0, None, true, on_pair);
+            } else if nesting {
+                nested_pairs(argv, i, on_pair);
             }
             if setenv {
                 match setenv_name {

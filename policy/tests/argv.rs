@@ -616,6 +616,29 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ("tmux", &["new", "-d", ";", "setenv", "BASH_ENV", "/x"]),
         ("tmux", &["setenv", "-g", "BASH_ENV", "/x"]),
         ("tmux", &["set-environment", "-Ft", "s", "BASH_ENV", "/x"]),
+        // `-e` pairs of tmux commands nested in one argument.
+        (
+            "tmux",
+            &[
+                "new",
+                "-d",
+                "sleep 1",
+                ";",
+                "if-shell",
+                "true",
+                "neww -e BASH_ENV=/x 'sleep 1'",
+            ],
+        ),
+        ("tmux", &["confirm-before", "neww -deBASH_ENV=/x cmd"]),
+        (
+            "tmux",
+            &[
+                "set-hook",
+                "-g",
+                "after-select-pane",
+                "splitw -dPe BASH_ENV=/x",
+            ],
+        ),
     ];
     for (program, args) in refused {
         let d = decide(&c, program, args, &[]);
@@ -637,6 +660,9 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ("tmux", &["setenv", "-u", "BASH_ENV"]),
         ("tmux", &["setenv", "-g", "OK", "1"]),
         ("tmux", &["set-option", "BASH_ENV", "/x"]),
+        ("tmux", &["if-shell", "true", "neww -e OK=1 'sleep 1'"]),
+        ("tmux", &["display-message", "-p", "a -x b BASH_ENV=/x"]),
+        ("tmux", &["send-keys", "echo -e BASH_ENV=/x", "Enter"]),
     ];
     for (program, args) in passed {
         let d = decide(&c, program, args, &[]);
