@@ -167,53 +167,76 @@ fn an_assignment_in_a_pane_command_never_reaches_the_server() {
     );
 }
 
-/// `tmux set-environment NAME VALUE` is a pair in two arguments: for a
-/// credential, envwrap refuses the exec, naming it, and tmux under the shim as
-/// the first process overwrites the value in its own argv before `main`, so
-/// neither the server's command line nor its global environment holds it.
+/// `tmux set-environment NAME VALUE` is a pair in two arguments, and `if-shell`
+/// holds a tmux command with an `-e` pair in one: for a credential, envwrap
+/// refuses the exec, naming it, and tmux under the shim as the first process
+/// overwrites the value in its own argv before `main`, so neither the server's
+/// command line nor its global environment holds it.
 #[test]
 fn set_environment_of_a_credential_never_reaches_the_server() {
-    let sb = Sandbox::new("tmux_setenv_pair");
-    let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
-    let form = [
-        "new-session",
-        "-d",
-        "-s",
-        "s",
-        "sleep 300",
-        ";",
-        "set-environment",
-        "-g",
-        NAME,
-        value.as_str(),
+    let forms: [fn(&str) -> Vec<String>; 2] = [
+        |value| {
+            let v = [
+                "new-session",
+                "-d",
+                "-s",
+                "s",
+                "sleep 300",
+                ";",
+                "set-environment",
+                "-g",
+                NAME,
+                value,
+            ];
+            v.iter().map(|a| a.to_string()).collect()
+        },
+        |value| {
+            let nested = format!("new-window -d -e {NAME}={value} 'sleep 300'");
+            let v = [
+                "new-session",
+                "-d",
+                "-s",
+                "s",
+                "sleep 300",
+                ";",
+                "if-shell",
+                "true",
+            ];
+            v.iter().map(|a| a.to_string()).chain([nested]).collect()
+        },
     ];
-    let o = sb
-        .cmd(envwrap_bin())
-        .args(["--", "tmux"])
-        .args(sb.tmux_args())
-        .args(form)
-        .run();
-    assert_eq!(o.status.code(), Some(126), "{}", o.report());
-    assert!(
-        o.stderr_str()
-            .contains(&format!("holds the pair {NAME} among other words")),
-        "{}",
-        o.report()
-    );
-    sb.cmd("tmux")
-        .args(sb.tmux_args())
-        .args(form)
-        .with_shim()
-        .expect_success();
-    let server = sb.server_pid().expect("the server runs");
-    let cmdline = proc_cmdline(server).concat();
-    assert!(
-        !String::from_utf8_lossy(&cmdline).contains(&value),
-        "the value is in the server's command line"
-    );
-    let global = sb.tmux_environment(None, false);
-    assert!(
-        global.get(NAME).is_none_or(|v| !v.contains(&value)),
-        "the global environment holds the value"
-    );
+    for form in forms {
+        let sb = Sandbox::new("tmux_setenv_pair");
+        let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+        let form = form(&value);
+        let o = sb
+            .cmd(envwrap_bin())
+            .args(["--", "tmux"])
+            .args(sb.tmux_args())
+            .args(&form)
+            .run();
+        assert_eq!(o.status.code(), Some(126), "{}", o.report());
+        assert!(
+            o.stderr_str()
+                .contains(&format!("holds the pair {NAME} among other words")),
+            "{}",
+            o.report()
+        );
+        sb.cmd("tmux")
+            .args(sb.tmux_args())
+            .args(&form)
+            .with_shim()
+            .expect_success();
+        let server = sb.server_pid().expect("the server runs");
+        let cmdline = proc_cmdline(server).concat();
+        assert!(
+            !String::from_utf8_lossy(&cmdline).contains(&value),
+            "the value is in the server's command line"
+        );
+        let global = sb.tmux_environment(None, false);
+        assert!(
+            global.get(NAME).is_none_or(|v| !v.contains(&value)),
+            "the global environment holds the value"
+        );
+    }
 }
