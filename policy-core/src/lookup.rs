@@ -23,16 +23,17 @@ pub const SYSTEM_POLICY: &[u8] = b"/etc/envshim/policy.toml";
 
 /// Where the user's policy file is, as a directory and the path to join under
 /// it: `$XDG_CONFIG_HOME` and `envshim/policy.toml`, else `$HOME` and
-/// `.config/envshim/policy.toml`. An empty variable counts as unset (as the XDG
-/// specification says); `None` when both are.
+/// `.config/envshim/policy.toml`. A variable that is empty or not an absolute
+/// path counts as unset, as the XDG specification says of relative paths: a
+/// relative one would find the policy relative to the working directory, so a
+/// `cd` into a directory holding `.config/envshim/policy.toml` (a cloned
+/// repository) would choose the policy. `None` when both are unset.
 pub fn user_policy<'a>(
     xdg_config_home: Option<&'a [u8]>,
     home: Option<&'a [u8]>,
 ) -> Option<(&'a [u8], &'static [u8])> {
-    match (
-        xdg_config_home.filter(|x| !x.is_empty()),
-        home.filter(|h| !h.is_empty()),
-    ) {
+    let absolute = |p: &&[u8]| p.first() == Some(&b'/');
+    match (xdg_config_home.filter(absolute), home.filter(absolute)) {
         (Some(x), _) => Some((x, b"envshim/policy.toml")),
         (None, Some(h)) => Some((h, b".config/envshim/policy.toml")),
         (None, None) => None,
@@ -72,5 +73,42 @@ impl Step {
                  ~/.config/envshim/policy.toml), no /etc/envshim/policy.toml"
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_absolute_variable_names_the_users_policy() {
+        let x: &[u8] = b"/x";
+        let h: &[u8] = b"/h";
+        assert_eq!(user_policy(Some(x), Some(h)), Some((x, &b"envshim/policy.toml"[..])));
+        assert_eq!(
+            user_policy(None, Some(h)),
+            Some((h, &b".config/envshim/policy.toml"[..]))
+        );
+        // Empty or relative: as if unset.
+        assert_eq!(
+            user_policy(Some(b""), Some(h)),
+            Some((h, &b".config/envshim/policy.toml"[..]))
+        );
+        assert_eq!(
+            user_policy(Some(b".config"), Some(h)),
+            Some((h, &b".config/envshim/policy.toml"[..]))
+        );
+        assert_eq!(user_policy(Some(b"rel"), Some(b".")), None);
+        assert_eq!(user_policy(None, Some(b"")), None);
+    }
+
+    #[test]
+    fn only_nothing_there_goes_on_to_the_next_step() {
+        assert!(stops_lookup(Ok(())));
+        assert!(!stops_lookup(Err(ENOENT)));
+        assert!(!stops_lookup(Err(ENOTDIR)));
+        // EACCES, ELOOP: something is there that cannot be used.
+        assert!(stops_lookup(Err(13)));
+        assert!(stops_lookup(Err(40)));
     }
 }

@@ -592,6 +592,32 @@ fn a_config_home_policy_that_cannot_be_read_gives_the_floor() {
     }
 }
 
+/// A relative `XDG_CONFIG_HOME` (or `HOME`) does not name the user's policy: it
+/// would be found relative to the working directory, so a `cd` into a directory
+/// that holds `.config/envshim/policy.toml` (a cloned repository) would choose
+/// the policy of the processes started there. It counts as unset, as the XDG
+/// specification says.
+#[test]
+fn a_relative_config_home_never_finds_a_policy_after_cd() {
+    let w = World::new("load_relative_xdg");
+    w.sb.mkdir("repo/.config/envshim");
+    w.sb.write(
+        "repo/.config/envshim/policy.toml",
+        "version = 1\nbase = \"all\"\nstrip = [\"MARK_B\"]\n",
+    );
+    let out = w
+        .shimmed("/bin/sh")
+        .args(["-c", "cd repo && exec sh -c 'exec env'"])
+        .env_remove("ENVSHIM_POLICY")
+        .env("XDG_CONFIG_HOME", ".config")
+        .expect_success();
+    assert!(
+        out.stdout_str().contains("MARK_B=b"),
+        "the repository's policy was loaded: {}",
+        out.report()
+    );
+}
+
 /// A compile that fails without a word (an `ENVSHIM_ENVWRAP` that exits 3; only
 /// envwrap's own exit 125 comes with its message) gives the floor with the
 /// shim's own warning, never silently.
