@@ -527,8 +527,8 @@ pub fn each_refused_pair(
             return;
         };
         if decide::judge(policy, program, mask, name, value, pairs_scope).action != Action::Keep {
-            match at.value_arg {
-                Some(v) => f(v, 0..value.len(), true),
+            match at.value_in {
+                Some((v, start)) => f(v, start..start + value.len(), true),
                 None => {
                     let start = at.offset + name.len() + 1;
                     f(at.arg, start..start + value.len(), at.within);

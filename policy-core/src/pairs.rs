@@ -10,12 +10,17 @@
 //!
 //! | program | parser | what is read |
 //! |---|---|---|
-//! | tmux | getopt, per command | global options, then commands separated by `;`; the commands that take `-e` (`new-session`, `new-window`, `split-window`, `respawn-pane`, `respawn-window`, `display-popup`, by name, alias or unique prefix) with their own option strings, so that clusters (`-de N=V`, `-dPe N=V`, `-deN=V`) and options with values (`-c DIR`, `-t`, `-n`, `-s`, `-x`, `-y`, `-F`) are read as tmux reads them; `-e` anywhere else counts too; the leading pairs of the shell command those commands, `run-shell`, `if-shell` and `pipe-pane` take as their first operand; `set-environment NAME VALUE`, a pair in two arguments; the `-e` pairs of tmux commands nested in the operands of `if-shell`, `confirm-before`, `command-prompt`, `bind-key`, `set-hook` and `display-menu`, word by word |
+//! | tmux | getopt, per command ([`tmux_argv`]) | global options, then commands separated by `;`, each with its own option string (so that clusters `-de N=V`, `-deN=V`, valued options such as `-c DIR`, `-F`, `-d DELAY` and `--` are read as tmux reads them); `-e` anywhere else counts too; the leading pairs of a shell command (`new-session`, `new-window`, `split-window`, `respawn-*`, `display-popup`, `run-shell`, `if-shell`, `pipe-pane`), and the pairs among the program's arguments when the command is given as an argv; `set-environment NAME VALUE`; loosely, word by word, every argument of the commands that hold tmux commands (`if-shell`, `run-shell`, `confirm-before`, `command-prompt`, `bind-key`, `set-hook`, `display-menu`) |
 //! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs |
 
 use crate::decide::{basename, split_entry};
+
+mod tmux_argv;
+
+pub use tmux_argv::{for_each_tmux_command, for_each_tmux_option};
+use tmux_argv::tmux_pairs;
 
 /// Programs that carry environment in argv.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,20 +60,29 @@ pub struct PairAt {
     /// "Environment=A=1 B=2"`, `env -S "A=1 cmd"`): it ends at the first blank,
     /// and cannot be dropped without the words around it.
     pub within: bool,
-    /// The pair is two arguments, `NAME VALUE` (`tmux set-environment NAME
-    /// VALUE`): the name is argument `arg`, whole, and the value this one. Like a
-    /// pair within other words, it cannot be dropped alone.
-    pub value_arg: Option<usize>,
+    /// The pair is two words, `NAME VALUE` (`tmux set-environment NAME VALUE`):
+    /// the name starts at `offset` of argument `arg`, and the value at this
+    /// (argument, offset). Like a pair within other words, it cannot be dropped
+    /// alone. A value in an argument of its own is the whole argument; one in the
+    /// name's argument (a nested `setenv NAME VALUE`) ends at the first blank.
+    pub value_in: Option<(usize, usize)>,
 }
 
 impl PairAt {
     /// The pair's name and value in `argv`.
     pub fn name_value<'a>(&self, argv: &[&'a [u8]]) -> Option<(&'a [u8], &'a [u8])> {
         let arg = argv.get(self.arg)?;
-        match self.value_arg {
-            Some(v) => Some((arg, argv.get(v)?)),
-            None => split_entry(self.bytes(arg)),
-        }
+        let Some((v, at)) = self.value_in else {
+            return split_entry(self.bytes(arg));
+        };
+        let name = arg.get(self.offset..)?;
+        let name_len = name.iter().take_while(|&&b| is_name_byte(b)).count();
+        let value = argv.get(v)?.get(at..)?;
+        let value = match v == self.arg {
+            true => value.split(u8::is_ascii_whitespace).next()?,
+            false => value,
+        };
+        Some((name.get(..name_len)?, value))
     }
 
     /// The pair's bytes in its argument `arg`: to the end of the argument, or,
@@ -83,11 +97,15 @@ impl PairAt {
     }
 }
 
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
 fn valid_name(name: &[u8]) -> bool {
     match name.split_first() {
         Some((f, rest)) => {
             (f.is_ascii_alphabetic() || *f == b'_')
-                && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                && rest.iter().all(|&b| is_name_byte(b))
         }
         None => false,
     }
@@ -183,7 +201,7 @@ fn pair_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Op
         flag,
         letter: None,
         within: false,
-        value_arg: None,
+        value_in: None,
     })
 }
 
@@ -468,259 +486,3 @@ const SUDO: Grammar = Grammar {
     lone_dash_is_option: false,
     prefixes: true,
 };
-
-/// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
-const TMUX_GLOBAL: Grammar = Grammar {
-    short_value: b"cfLST",
-    short_optional: b"",
-    short_eq_skipped: false,
-    long_value: b"",
-    long_bool: b"",
-    pair_short: 0,
-    pair_long: b"",
-    property_short: 0,
-    property_long: b"",
-    split_short: 0,
-    split_long: b"",
-    lone_dash_is_option: false,
-    prefixes: false,
-};
-
-/// The tmux commands that take `-e`.
-const TMUX_COMMANDS: &[u8] =
-    b"new-session new-window split-window respawn-pane respawn-window display-popup";
-
-/// The option letters that take a value in the getopt string of the command
-/// `word` names (by alias, name, or a prefix of exactly one of the commands that
-/// take `-e`: tmux accepts unique prefixes too), from tmux's cmd-*.c templates;
-/// `None` for any other command.
-fn tmux_command(word: &[u8]) -> Option<&'static [u8]> {
-    let word: &[u8] = match word {
-        b"new" => b"new-session",
-        b"neww" => b"new-window",
-        b"splitw" => b"split-window",
-        b"respawnp" => b"respawn-pane",
-        b"respawnw" => b"respawn-window",
-        b"popup" => b"display-popup",
-        w => w,
-    };
-    let mut named = words(TMUX_COMMANDS).filter(|c| c.starts_with(word));
-    let name = match (named.next(), named.next()) {
-        (Some(c), None) if !word.is_empty() => c,
-        (Some(c), Some(_)) if c == word => c,
-        _ => return None,
-    };
-    Some(match name {
-        b"new-session" => b"ceFfnstxy", // "Ac:dDe:EF:f:n:Ps:t:x:Xy:"
-        b"new-window" => b"ceFnt",      // "abc:de:F:kn:PSt:"
-        b"split-window" => b"ceFlpt",   // "bc:de:fF:hIl:p:Pt:vZ"
-        b"respawn-pane" => b"cet",      // "c:e:kt:"
-        b"respawn-window" => b"cet",    // "c:e:kt:"
-        _ => b"bcdehsStTwxy",           // display-popup: "Bb:Cc:d:e:Eh:s:S:t:T:w:x:y:"
-    })
-}
-
-/// The tmux commands whose first operand is a shell command, which may begin
-/// with assignments (`tmux new -d 'NAME=VALUE cmd'`): the server keeps them in
-/// its command line, and the shell gives them to the command. Full names, then
-/// aliases.
-const TMUX_SHELL_COMMANDS: &[u8] = b"new-session new-window split-window respawn-pane \
-    respawn-window display-popup run-shell if-shell pipe-pane";
-const TMUX_SHELL_ALIASES: &[u8] = b"new neww splitw respawnp respawnw popup run if pipep";
-
-/// The tmux commands whose operands hold tmux commands to run (later, or on a
-/// condition), which may take `-e` pairs: full names, then aliases.
-const TMUX_NESTING_COMMANDS: &[u8] =
-    b"if-shell confirm-before command-prompt bind-key set-hook display-menu";
-const TMUX_NESTING_ALIASES: &[u8] = b"if confirm bind menu";
-
-/// Whether the tmux command `word` is one of `names` (by name, one of `aliases`,
-/// or a unique prefix).
-fn is_one_of(word: &[u8], names: &'static [u8], aliases: &'static [u8]) -> bool {
-    if word.is_empty() {
-        return false;
-    }
-    if words(aliases).any(|a| a == word) || words(names).any(|c| c == word) {
-        return true;
-    }
-    let mut named = words(names).filter(|c| c.starts_with(word));
-    matches!((named.next(), named.next()), (Some(_), None))
-}
-
-/// Whether the tmux command `word` takes a shell command as its first operand.
-fn takes_shell_command(word: &[u8]) -> bool {
-    is_one_of(word, TMUX_SHELL_COMMANDS, TMUX_SHELL_ALIASES)
-}
-
-/// The `-e` pairs of tmux commands nested in one argument, as `if-shell`,
-/// `confirm-before`, `bind-key`, `set-hook` and `command-prompt` take them
-/// (`if-shell true "neww -e NAME=VALUE cmd"`): a word `-e`, or a cluster of
-/// letters with `e` in it (`-de`), followed by a pair, or the pair attached
-/// after the `e` (`-eNAME=VALUE`, `-deNAME=VALUE`). Read by words, not by tmux's
-/// parser, erring on the side of finding a pair (see the module docs); each is
-/// [`PairAt::within`] its argument.
-fn nested_pairs(argv: &[&[u8]], arg: usize, f: &mut impl FnMut(PairAt)) {
-    let Some(&a) = argv.get(arg) else { return };
-    if !a.iter().any(u8::is_ascii_whitespace) {
-        return;
-    }
-    let mut flag_before = false;
-    word_starts(a, 0, |start, _| {
-        let word = a.get(start..).unwrap_or(&[]);
-        let word = word
-            .split(u8::is_ascii_whitespace)
-            .next()
-            .unwrap_or(&[]);
-        let pair = |offset| {
-            pair_in(argv, arg, offset, None).map(|p| PairAt { within: true, ..p })
-        };
-        if flag_before {
-            if let Some(p) = pair(start) {
-                f(p);
-            }
-        }
-        flag_before = false;
-        if word.first() == Some(&b'-') {
-            // A cluster of letters: `e` takes the rest of the word, or the next.
-            let letters = word.iter().enumerate().skip(1);
-            for (k, &o) in letters.take_while(|(_, o)| o.is_ascii_alphabetic()) {
-                if o == b'e' {
-                    match k + 1 < word.len() {
-                        true => {
-                            if let Some(p) = pair(start + k + 1) {
-                                f(p);
-                            }
-                        }
-                        false => flag_before = true,
-                    }
-                    break;
-                }
-            }
-        }
-        true
-    });
-}
-
-/// Whether the tmux command `word` is `set-environment` (by name, its alias
-/// `setenv`, or a unique prefix: `set-e` and longer).
-fn is_set_environment(word: &[u8]) -> bool {
-    word == b"setenv" || (word.len() >= 5 && b"set-environment".starts_with(word))
-}
-
-/// The separator of a tmux command sequence: `;` alone, or at the end of an
-/// argument (`\;` in a shell), unless escaped there.
-fn ends_command(arg: &[u8]) -> bool {
-    arg == b";" || (arg.ends_with(b";") && !arg.ends_with(b"\\;"))
-}
-
-/// tmux: global options, then each command of the sequence with its own options.
-/// Every argument is read as an option when it looks like one, so a `-e` among a
-/// command's operands counts too (see the module docs).
-fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
-    walk_tmux(argv, &mut |_| {}, f);
-}
-
-/// The first argument of each tmux command in `argv`, as written (with a `;` that
-/// ends it, if any); nothing when argv names no command (tmux then runs
-/// `new-session`).
-pub fn for_each_tmux_command<'a>(argv: &[&'a [u8]], mut f: impl FnMut(&'a [u8])) {
-    walk_tmux(argv, &mut f, &mut |_| {});
-}
-
-/// The one reading of a tmux argv, for its commands and for its pairs.
-fn walk_tmux<'a>(
-    argv: &[&'a [u8]],
-    on_command: &mut impl FnMut(&'a [u8]),
-    on_pair: &mut impl FnMut(PairAt),
-) {
-    let mut i = walk_options(&TMUX_GLOBAL, argv, 1, &mut |_| {});
-    // The grammar of the command being read (new-session's until one is named).
-    let mut g = Grammar {
-        short_value: b"ceFfnstxy",
-        pair_short: b'e',
-        ..TMUX_GLOBAL
-    };
-    let mut at_start = true;
-    // Whether the next operand is the command's shell command (`new-session`'s
-    // until a command is named: tmux runs it without one).
-    let mut shell_next = true;
-    // In `set-environment`: whether it is the command, and its first operand.
-    let (mut setenv, mut setenv_name) = (false, None);
-    // Whether the command's operands hold tmux commands.
-    let mut nesting = false;
-    while let Some(&arg) = argv.get(i) {
-        if at_start {
-            let word = arg.strip_suffix(b";").unwrap_or(arg);
-            on_command(word);
-            setenv = is_set_environment(word);
-            setenv_name = None;
-            // set-environment's getopt string is "Fhgrt:u".
-            g.short_value = match setenv {
-                true => b"t",
-                false => tmux_command(word).unwrap_or(b"ceFfnstxy"),
-            };
-            shell_next = takes_shell_command(word);
-            nesting = is_one_of(word, TMUX_NESTING_COMMANDS, TMUX_NESTING_ALIASES);
-            at_start = ends_command(arg);
-            i += 1;
-            continue;
-        }
-        let step = if is_option(arg) {
-            read_option(&g, argv, i, on_pair)
-        } else {
-            if core::mem::take(&mut shell_next) {
-                pairs_in_words(argv, i, 0, None, true, on_pair);
-            } else if nesting {
-                nested_pairs(argv, i, on_pair);
-            }
-            if setenv {
-                match setenv_name {
-                    None => setenv_name = Some(i),
-                    Some(name) => {
-                        if argv.get(name).is_some_and(|n| valid_name(n)) {
-                            on_pair(PairAt {
-                                arg: name,
-                                offset: 0,
-                                flag: None,
-                                letter: None,
-                                within: true,
-                                value_arg: Some(i),
-                            });
-                        }
-                        setenv = false;
-                    }
-                }
-            }
-            1
-        };
-        // A separator ends the command, whether it stands alone or ends the
-        // last argument read (an option's value included).
-        at_start = argv.get(i + step - 1).is_some_and(|last| ends_command(last));
-        i += step;
-    }
-}
-
-/// Each of tmux's global options before its command, in order: its letter, and
-/// its value for the options that take one (`-L NAME`, `-SPATH`, `-f FILE`).
-pub fn for_each_tmux_option<'a>(argv: &[&'a [u8]], mut f: impl FnMut(u8, Option<&'a [u8]>)) {
-    let mut i = 1;
-    while let Some(&arg) = argv.get(i) {
-        if arg == b"--" || !is_option(arg) {
-            return;
-        }
-        i += 1;
-        for (k, &o) in arg.iter().enumerate().skip(1) {
-            if !TMUX_GLOBAL.short_value.contains(&o) {
-                f(o, None);
-                continue;
-            }
-            let attached = arg.get(k + 1..).filter(|rest| !rest.is_empty());
-            let value = attached.or_else(|| argv.get(i).copied());
-            if attached.is_none() {
-                i += 1;
-            }
-            f(o, value);
-            break;
-        }
-    }
-}

@@ -639,6 +639,37 @@ fn a_pair_among_other_words_refuses_the_exec() {
                 "splitw -dPe BASH_ENV=/x",
             ],
         ),
+        // Options that change what an operand is (`-F`, `-C`, `-d DELAY`), and `--`.
+        ("tmux", &["if-shell", "-F", "1", "neww -e BASH_ENV=/x"]),
+        ("tmux", &["run-shell", "-C", "neww -e BASH_ENV=/x"]),
+        ("tmux", &["run-shell", "-d", "1", "BASH_ENV=/x cmd"]),
+        ("tmux", &["new", "-d", "--", "BASH_ENV=/x cmd"]),
+        ("tmux", &["setenv", "-g", "--", "BASH_ENV", "/x"]),
+        // Nested shell commands and set-environment, at any depth of quotes.
+        ("tmux", &["if-shell", "true", "setenv -g BASH_ENV /x"]),
+        (
+            "tmux",
+            &["confirm", "-p", "ok?", "setenv -t s 'BASH_ENV' /x"],
+        ),
+        ("tmux", &["if-shell", "true", "new -d 'BASH_ENV=/x cmd'"]),
+        (
+            "tmux",
+            &[
+                "bind-key",
+                "x",
+                "if-shell",
+                "true",
+                "\"neww -eBASH_ENV=/x\"",
+            ],
+        ),
+        ("tmux", &["bind-key", "x", "new-window", "BASH_ENV=/x cmd"]),
+        // A command given as an argv (tmux 3.0 and later): the program's own pairs.
+        ("tmux", &["new", "-d", "env", "BASH_ENV=/x", "cmd"]),
+        ("tmux", &["new", "-d", "sh", "-c", "BASH_ENV=/x cmd"]),
+        (
+            "tmux",
+            &["neww", "docker", "run", "--env=BASH_ENV=/x", "img"],
+        ),
     ];
     for (program, args) in refused {
         let d = decide(&c, program, args, &[]);
@@ -663,6 +694,10 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ("tmux", &["if-shell", "true", "neww -e OK=1 'sleep 1'"]),
         ("tmux", &["display-message", "-p", "a -x b BASH_ENV=/x"]),
         ("tmux", &["send-keys", "echo -e BASH_ENV=/x", "Enter"]),
+        ("tmux", &["if-shell", "-F", "1", "neww -e OK=1"]),
+        ("tmux", &["new", "-d", "--", "OK=1 cmd"]),
+        ("tmux", &["new", "-d", "make", "CC=gcc"]),
+        ("tmux", &["if-shell", "true", "setenv -g OK 1"]),
     ];
     for (program, args) in passed {
         let d = decide(&c, program, args, &[]);

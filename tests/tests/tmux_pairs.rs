@@ -167,14 +167,16 @@ fn an_assignment_in_a_pane_command_never_reaches_the_server() {
     );
 }
 
-/// `tmux set-environment NAME VALUE` is a pair in two arguments, and `if-shell`
-/// holds a tmux command with an `-e` pair in one: for a credential, envwrap
+/// `tmux set-environment NAME VALUE` is a pair in two arguments, `if-shell`
+/// holds a tmux command with an `-e` pair in one (or, with `-F`, a nested
+/// `set-environment`), a pane command given as an argv holds the program's pair,
+/// and `--` comes before a shell command: for a credential, envwrap
 /// refuses the exec, naming it, and tmux under the shim as the first process
 /// overwrites the value in its own argv before `main`, so neither the server's
 /// command line nor its global environment holds it.
 #[test]
 fn set_environment_of_a_credential_never_reaches_the_server() {
-    let forms: [fn(&str) -> Vec<String>; 2] = [
+    let forms: [fn(&str) -> Vec<String>; 5] = [
         |value| {
             let v = [
                 "new-session",
@@ -203,6 +205,34 @@ fn set_environment_of_a_credential_never_reaches_the_server() {
                 "true",
             ];
             v.iter().map(|a| a.to_string()).chain([nested]).collect()
+        },
+        // `-F` makes the first operand a format, which moved the command.
+        |value| {
+            let nested = format!("set-environment -g {NAME} '{value}'");
+            let v = [
+                "new-session",
+                "-d",
+                "-s",
+                "s",
+                "sleep 300",
+                ";",
+                "if-shell",
+                "-F",
+                "1",
+            ];
+            v.iter().map(|a| a.to_string()).chain([nested]).collect()
+        },
+        // A pane command given as an argv: the program's own pair.
+        |value| {
+            let pair = format!("{NAME}={value}");
+            let v = ["new-session", "-d", "-s", "s", "env", &pair, "sleep", "300"];
+            v.iter().map(|a| a.to_string()).collect()
+        },
+        // `--` before the shell command.
+        |value| {
+            let command = format!("{NAME}={value} sleep 300");
+            let v = ["new-session", "-d", "-s", "s", "--", &command];
+            v.iter().map(|a| a.to_string()).collect()
         },
     ];
     for form in forms {
