@@ -44,17 +44,55 @@ pub fn user_policy<'a>(
 const ENOENT: i32 = 2;
 const ENOTDIR: i32 = 20;
 
-/// Whether the lookup stops at a path where it looks for a policy file, given
-/// how `lstat` of it ended (its errno on failure).
+/// What `lstat` (or, following a symlink, `stat`) found at a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Directory,
+    Symlink,
+    /// A regular file, or anything else that is not a directory.
+    Other,
+}
+
+/// Whether the lookup stops at the policy file `path`, given how `lstat` of it
+/// ended (`at_file`), and, when nothing is there, at the names on the way to
+/// it: `probe(prefix, follow)` is `lstat` (or, with `follow`, `stat`) of
+/// `path[..prefix]`. `dir_len` is the length of the directory the lookup starts
+/// from (`$XDG_CONFIG_HOME`, `$HOME`, `/etc`); nothing above it is looked at.
 ///
-/// Only a path where nothing is (`ENOENT`, or `ENOTDIR`: a directory on the way
-/// is a file) lets the lookup go on to its next, laxer step. A name that is
-/// there but cannot be used (a dangling or looping symlink, a file in a
-/// directory the user may not search, anything not a regular file) is the
-/// policy someone put there: the lookup stops at it, and loading it fails with
-/// a warning and the fail-closed floor.
-pub fn stops_lookup(lstat: Result<(), i32>) -> bool {
-    !matches!(lstat, Err(ENOENT | ENOTDIR))
+/// Only a path where nothing is lets the lookup go on to its next, laxer step:
+/// the first name on the way that is there is a directory (or a symlink to
+/// one), and the rest is absent; or the starting directory itself is absent
+/// (`HOME=/nonexistent`). A name that is there but cannot be used is the policy
+/// someone put there: the lookup stops at it, and loading it fails with a
+/// warning and the fail-closed floor. That is a dangling or looping symlink, a
+/// file in a directory the user may not search, anything not a regular file at
+/// the file's name, and, on the way, a dangling symlink or a file where a
+/// directory should be (`~/.config/envshim` linked into dotfiles that are not
+/// mounted).
+pub fn stops_lookup(
+    path: &[u8],
+    dir_len: usize,
+    at_file: Result<Kind, i32>,
+    mut probe: impl FnMut(usize, bool) -> Result<Kind, i32>,
+) -> bool {
+    if !matches!(at_file, Err(ENOENT | ENOTDIR)) {
+        return true;
+    }
+    // Nothing at the file: up to the first name on the way that is there.
+    let mut end = path.len();
+    while let Some(slash) = path.get(..end).and_then(|p| p.iter().rposition(|&b| b == b'/')) {
+        if slash < dir_len || slash == 0 {
+            break;
+        }
+        end = slash;
+        match probe(slash, false) {
+            Err(ENOENT | ENOTDIR) => {}
+            Ok(Kind::Directory) => return false,
+            Ok(Kind::Symlink) => return probe(slash, true) != Ok(Kind::Directory),
+            Ok(Kind::Other) | Err(_) => return true,
+        }
+    }
+    false
 }
 
 impl Step {
@@ -102,13 +140,66 @@ mod tests {
         assert_eq!(user_policy(None, Some(b"")), None);
     }
 
+    /// A file system of a few names, for [`stops_lookup`]'s probe: each name
+    /// with what `lstat` finds there and, for a symlink, what `stat` does.
+    fn probe_in<'a>(
+        path: &'a [u8],
+        names: &'a Names<'a>,
+    ) -> impl FnMut(usize, bool) -> Result<Kind, i32> + 'a {
+        move |prefix, follow| {
+            let name = core::str::from_utf8(&path[..prefix]).unwrap();
+            match names.iter().find(|(n, _, _)| *n == name) {
+                Some((_, lstat, stat)) => match follow {
+                    false => *lstat,
+                    true => *stat,
+                },
+                None => Err(ENOENT),
+            }
+        }
+    }
+
+    const PATH: &[u8] = b"/h/.config/envshim/policy.toml";
+
+    /// Names, each with what `lstat` and `stat` find there.
+    type Names<'a> = [(&'a str, Result<Kind, i32>, Result<Kind, i32>)];
+
     #[test]
     fn only_nothing_there_goes_on_to_the_next_step() {
-        assert!(stops_lookup(Ok(())));
-        assert!(!stops_lookup(Err(ENOENT)));
-        assert!(!stops_lookup(Err(ENOTDIR)));
-        // EACCES, ELOOP: something is there that cannot be used.
-        assert!(stops_lookup(Err(13)));
-        assert!(stops_lookup(Err(40)));
+        let path = PATH;
+        let dir = Ok(Kind::Directory);
+        let link = Ok(Kind::Symlink);
+        let file = Ok(Kind::Other);
+        fn at(at_file: Result<Kind, i32>, names: &Names<'_>) -> bool {
+            stops_lookup(PATH, 2, at_file, probe_in(PATH, names))
+        }
+        // At the file: something there stops the lookup, usable or not.
+        assert!(at(Ok(Kind::Other), &[]));
+        assert!(at(link, &[]));
+        assert!(at(Err(13), &[])); // EACCES
+        assert!(at(Err(40), &[])); // ELOOP
+        // Nothing at the file: the first name on the way that is there decides.
+        let home = ("/h", dir, dir);
+        let config = ("/h/.config", dir, dir);
+        assert!(!at(Err(ENOENT), &[home, config]));
+        assert!(!at(Err(ENOENT), &[home]));
+        assert!(!at(Err(ENOENT), &[])); // HOME=/nonexistent
+        assert!(!at(Err(ENOENT), &[home, config, ("/h/.config/envshim", dir, dir)]));
+        let linked_dir = ("/h/.config/envshim", link, dir);
+        assert!(!at(Err(ENOENT), &[home, config, linked_dir]));
+        let dangling = ("/h/.config/envshim", link, Err(ENOENT));
+        assert!(at(Err(ENOENT), &[home, config, dangling]));
+        let to_a_file = ("/h/.config/envshim", link, file);
+        assert!(at(Err(ENOTDIR), &[home, config, to_a_file]));
+        let a_file = ("/h/.config/envshim", file, file);
+        assert!(at(Err(ENOTDIR), &[home, config, a_file]));
+        let dangling_config = ("/h/.config", link, Err(ENOENT));
+        assert!(at(Err(ENOENT), &[home, dangling_config]));
+        assert!(at(Err(ENOENT), &[("/h", link, Err(ENOENT))]));
+        let unsearchable = ("/h/.config", Err(13), Err(13));
+        assert!(at(Err(ENOENT), &[home, unsearchable]));
+        // Above the starting directory, nothing is looked at.
+        let dangling_home = ("/h", link, Err(ENOENT));
+        assert!(!stops_lookup(path, 10, Err(ENOENT), probe_in(path, &[dangling_home])));
+        assert!(stops_lookup(path, 10, Err(ENOENT), probe_in(path, &[dangling_config])));
     }
 }

@@ -9,6 +9,7 @@
 use crate::compile::{compile, Warning};
 use crate::compiled::Policy;
 use crate::error::PolicyError;
+use crate::lookup::Kind;
 use crate::schema::PolicyFile;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -107,25 +108,45 @@ pub fn locate_in(
     let user = crate::lookup::user_policy(
         xdg.as_deref().map(OsStrExt::as_bytes),
         home.as_deref().map(OsStrExt::as_bytes),
-    )
-    .map(|(dir, under)| Path::new(OsStr::from_bytes(dir)).join(OsStr::from_bytes(under)));
-    if let Some(user) = user.filter(|p| stops_lookup(p)) {
-        return Source::User(user);
+    );
+    if let Some((dir, under)) = user {
+        let path = Path::new(OsStr::from_bytes(dir)).join(OsStr::from_bytes(under));
+        if stops_lookup(&path, dir) {
+            return Source::User(path);
+        }
     }
-    if stops_lookup(system) {
+    let system_dir = system
+        .parent()
+        .map_or(&b""[..], |d| d.as_os_str().as_bytes());
+    if stops_lookup(system, system_dir) {
         return Source::System(system.to_path_buf());
     }
     Source::Builtin
 }
 
-/// Whether the lookup stops at `path` (`crate::lookup::stops_lookup`): something
-/// is there, usable or not.
-fn stops_lookup(path: &Path) -> bool {
-    crate::lookup::stops_lookup(
-        std::fs::symlink_metadata(path)
-            .map(|_| ())
-            .map_err(|e| e.raw_os_error().unwrap_or(0)),
-    )
+/// Whether the lookup stops at `path` under the directory `dir`
+/// (`crate::lookup::stops_lookup`): something is there, usable or not, at the
+/// file or on the way to it.
+fn stops_lookup(path: &Path, dir: &[u8]) -> bool {
+    let bytes = path.as_os_str().as_bytes();
+    let probe = |prefix: &[u8], follow: bool| {
+        let prefix = Path::new(OsStr::from_bytes(prefix));
+        let meta = match follow {
+            true => std::fs::metadata(prefix),
+            false => std::fs::symlink_metadata(prefix),
+        };
+        meta.map(|m| match m.file_type() {
+            t if t.is_dir() => Kind::Directory,
+            t if t.is_symlink() => Kind::Symlink,
+            _ => Kind::Other,
+        })
+        .map_err(|e| e.raw_os_error().unwrap_or(0))
+    };
+    let dir_len = dir.len() - dir.iter().rev().take_while(|&&b| b == b'/').count();
+    let at_file = probe(bytes, false);
+    crate::lookup::stops_lookup(bytes, dir_len, at_file, |end, follow| {
+        probe(bytes.get(..end).unwrap_or(bytes), follow)
+    })
 }
 
 /// A compiled policy that owns its bytes.

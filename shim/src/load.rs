@@ -85,6 +85,7 @@ use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use envpolicy_core::cache_key::{self, Stamp};
+use envpolicy_core::lookup::Kind;
 use envpolicy_core::Records;
 
 use crate::helper::{self, Waited};
@@ -591,23 +592,56 @@ fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
         env_c(b"XDG_CONFIG_HOME").map(without_nul),
         env_c(b"HOME").map(without_nul),
     );
+    let mut dir_len = 0;
     if let Some((dir, under)) = user {
         buf.push(dir).join(under);
         if !buf.ok && short {
             return Config::TooLong;
         }
+        dir_len = dir.len() - dir.iter().rev().take_while(|&&b| b == b'/').count();
     }
     match buf.into_c_bytes() {
-        Some(c) if user.is_some() && stops_lookup(c) => Config::Found(c),
-        _ if stops_lookup(ETC_POLICY) => Config::Found(ETC_POLICY),
+        Some(c) if user.is_some() && stops_lookup(c, dir_len) => Config::Found(c),
+        _ if stops_lookup(ETC_POLICY, b"/etc".len()) => Config::Found(ETC_POLICY),
         _ => Config::None,
     }
 }
 
-/// Whether the lookup stops at `path_c` (`envpolicy_core::lookup::stops_lookup`):
-/// something is there, usable or not.
-fn stops_lookup(path_c: &[u8]) -> bool {
-    envpolicy_core::lookup::stops_lookup(stat_at(path_c, libc::AT_SYMLINK_NOFOLLOW).map(|_| ()))
+/// Whether the lookup stops at `path_c` under a directory of `dir_len` bytes
+/// (`envpolicy_core::lookup::stops_lookup`): something is there, usable or not,
+/// at the file or on the way to it.
+fn stops_lookup(path_c: &[u8], dir_len: usize) -> bool {
+    let path = without_nul(path_c);
+    let at_file = kind_at(path_c, libc::AT_SYMLINK_NOFOLLOW);
+    envpolicy_core::lookup::stops_lookup(path, dir_len, at_file, |end, follow| {
+        let prefix = path.get(..end).unwrap_or(path);
+        let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+        let mut space: ShortPath = [MaybeUninit::uninit(); 256];
+        let mut buf = PathBuf::new(&mut space);
+        buf.push(prefix);
+        match buf.into_c_bytes() {
+            Some(c) => kind_at(c, flags),
+            None => kind_at_long(prefix, flags),
+        }
+    })
+}
+
+/// [`kind_at`] of a path longer than a [`ShortPath`].
+#[inline(never)]
+fn kind_at_long(path: &[u8], flags: c_int) -> Result<Kind, c_int> {
+    let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
+    let mut buf = PathBuf::new(&mut space);
+    buf.push(path);
+    kind_at(buf.into_c_bytes().ok_or(libc::ENAMETOOLONG)?, flags)
+}
+
+/// What `fstatat(path_c, flags)` finds: a directory, a symlink, or another kind.
+fn kind_at(path_c: &[u8], flags: c_int) -> Result<Kind, c_int> {
+    stat_at(path_c, flags).map(|st| match st.st_mode & libc::S_IFMT {
+        libc::S_IFDIR => Kind::Directory,
+        libc::S_IFLNK => Kind::Symlink,
+        _ => Kind::Other,
+    })
 }
 
 /// `find_config` for a user path longer than `ShortPath`.

@@ -556,21 +556,55 @@ fn policy_in_the_config_home_is_found() {
 }
 
 /// A name at the lookup path that cannot be used (a dangling symlink, a symlink
-/// loop) is not "no policy":
-/// the shim gives the floor with a warning and envwrap exits 125, where both
-/// once went on to the laxer built-in default without a word.
+/// loop), or on the way to it (`$XDG_CONFIG_HOME/envshim` a dangling symlink, a
+/// symlink to a file, or a file; `$XDG_CONFIG_HOME` itself a dangling symlink,
+/// as with dotfiles that are not mounted), is not "no policy": the shim gives the
+/// floor with a warning and envwrap exits 125, where both once went on to the
+/// laxer built-in default without a word.
 #[test]
 fn a_config_home_policy_that_cannot_be_read_gives_the_floor() {
     let w = World::new("load_config_home_unusable");
-    let dir = w.sb.mkdir("config/envshim");
-    let at = dir.join("policy.toml");
-    for (what, target) in [("dangling", dir.join("gone.toml")), ("loop", at.clone())] {
-        let _ = std::fs::remove_file(&at);
-        std::os::unix::fs::symlink(&target, &at).unwrap();
+    fn link(target: &Path, at: &Path) {
+        std::os::unix::fs::symlink(target, at).unwrap();
+    }
+    type Setup = fn(&Path);
+    let setups: [(&str, Setup); 6] = [
+        ("a dangling policy.toml", |home| {
+            std::fs::create_dir_all(home.join("envshim")).unwrap();
+            link(
+                &home.join("envshim/gone.toml"),
+                &home.join("envshim/policy.toml"),
+            );
+        }),
+        ("a looping policy.toml", |home| {
+            std::fs::create_dir_all(home.join("envshim")).unwrap();
+            let at = home.join("envshim/policy.toml");
+            link(&at, &at);
+        }),
+        ("a dangling envshim directory", |home| {
+            std::fs::create_dir_all(home).unwrap();
+            link(&home.join("gone"), &home.join("envshim"));
+        }),
+        ("an envshim directory linked to a file", |home| {
+            std::fs::create_dir_all(home).unwrap();
+            std::fs::write(home.join("file"), "").unwrap();
+            link(&home.join("file"), &home.join("envshim"));
+        }),
+        ("a file for the envshim directory", |home| {
+            std::fs::create_dir_all(home).unwrap();
+            std::fs::write(home.join("envshim"), "").unwrap();
+        }),
+        ("a dangling configuration directory", |home| {
+            link(&home.with_extension("gone"), home);
+        }),
+    ];
+    for (n, (what, setup)) in setups.into_iter().enumerate() {
+        let home = w.sb.join(format!("config{n}"));
+        setup(&home);
         let mut c = w.shimmed("/bin/sh");
         c.args(["-c", "exec env"])
             .env_remove("ENVSHIM_POLICY")
-            .env("XDG_CONFIG_HOME", w.sb.join("config"));
+            .env("XDG_CONFIG_HOME", &home);
         let out = c.expect_success();
         assert!(
             !out.stdout_str().contains("MARK_A=") && !out.stdout_str().contains("MARK_B="),
@@ -586,9 +620,20 @@ fn a_config_home_policy_that_cannot_be_read_gives_the_floor() {
             w.sb.cmd(envwrap_bin())
                 .args(["--", "true"])
                 .env_remove("ENVSHIM_POLICY")
-                .env("XDG_CONFIG_HOME", w.sb.join("config"))
+                .env("XDG_CONFIG_HOME", &home)
                 .run();
         assert_eq!(out.status.code(), Some(125), "{what}: {}", out.report());
+    }
+    // Nothing there at all goes on, as before: no configuration directory, or
+    // one without envshim's.
+    for home in [w.sb.join("absent"), w.sb.mkdir("plain")] {
+        let mut c = w.shimmed("/bin/sh");
+        c.args(["-c", "exec env"])
+            .env_remove("ENVSHIM_POLICY")
+            .env("XDG_CONFIG_HOME", &home);
+        let out = c.expect_success();
+        assert!(out.stdout_str().contains("MARK_A="), "{}", out.report());
+        assert!(messages(&out.stderr).is_empty(), "{}", out.stderr_str());
     }
 }
 
