@@ -19,7 +19,7 @@ use crate::decide::{basename, split_entry};
 
 mod tmux_argv;
 
-pub use tmux_argv::{for_each_tmux_command, for_each_tmux_option};
+pub use tmux_argv::{for_each_tmux_command, for_each_tmux_option, tmux_command_start};
 use tmux_argv::tmux_pairs;
 
 /// Programs that carry environment in argv.

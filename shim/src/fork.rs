@@ -18,6 +18,9 @@
 //! in the parent. (`pthread_atfork` would do the same job, but registering a
 //! handler touches pages of libc that no other part of start-up touches: about
 //! 64 KiB more resident memory in every process.)
+//!
+//! In the child, a tmux client's commands are blanked from its command line
+//! (`crate::server_cmdline`).
 
 use libc::pid_t;
 
@@ -45,6 +48,7 @@ pub unsafe extern "C" fn fork() -> pid_t {
             if pid == 0 {
                 crate::policy::after_fork_in_child();
                 crate::popen::after_fork_in_child();
+                crate::server_cmdline::in_fork_child();
             }
             pid
         }

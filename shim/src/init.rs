@@ -11,7 +11,9 @@
 //! - open the policy's log file ([`crate::filter::open_log`]);
 //! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]);
 //! - in a tmux client whose command may start a process in a running server, have
-//!   envwrap clean that server's environments ([`crate::tmux_server::at_load`]).
+//!   envwrap clean that server's environments ([`crate::tmux_server::at_load`]);
+//! - in a tmux client, note where its commands lie in its argv, for the fork
+//!   child that becomes its server to blank ([`crate::server_cmdline::at_load`]).
 //!
 //! A process that never spawns pays for these and nothing else; docs/benchmarks.md
 //! has what that costs against an empty C library. On this machine most of a
@@ -57,6 +59,8 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
     }
     // SAFETY: as above.
     unsafe { crate::tmux_server::at_load(prog, argc, argv) };
+    // SAFETY: as above.
+    unsafe { crate::server_cmdline::at_load(prog, argc, argv) };
 }
 
 #[used]

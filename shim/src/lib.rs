@@ -60,6 +60,7 @@ pub mod popen;
 pub mod real;
 pub mod scratch;
 pub mod scrub;
+pub mod server_cmdline;
 pub mod spawn;
 pub mod sticky;
 pub mod sys;

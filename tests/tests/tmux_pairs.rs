@@ -270,3 +270,42 @@ fn set_environment_of_a_credential_never_reaches_the_server() {
         );
     }
 }
+
+/// A tmux server's command line is its first client's argv, for the server's
+/// life: under the shim it holds tmux's own options and none of the commands,
+/// so a value in a form no pair reading finds (a user option, a name tmux
+/// unescapes inside `if-shell`) is not in it, and the commands still ran.
+#[test]
+fn a_servers_command_line_holds_none_of_its_first_clients_commands() {
+    let sb = Sandbox::new("tmux_server_cmdline");
+    let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+    let nested = format!("set-option -g @hidden '{value}'");
+    sb.cmd("tmux")
+        .args(sb.tmux_args())
+        .args(["new-session", "-d", "-s", "s", "sleep 300", ";"])
+        .args(["set-option", "-g", "@note", &value, ";"])
+        .args(["if-shell", "true", &nested])
+        .with_shim()
+        .expect_success();
+    let server = sb.server_pid().expect("the server runs");
+    let cmdline = proc_cmdline(server);
+    let shown = String::from_utf8_lossy(&cmdline.concat()).into_owned();
+    assert!(
+        !shown.contains(&value),
+        "the value is in the server's command line"
+    );
+    assert!(
+        cmdline.first().is_some_and(|a| a.ends_with(b"tmux"))
+            && cmdline.get(1).is_some_and(|a| a == b"-L")
+            && !shown.contains("set-option"),
+        "{}",
+        sb.secrets().redact(format!("{cmdline:?}"))
+    );
+    // The commands reached the server whole: both options hold the value.
+    let length = format!("{}\n", value.len());
+    for option in ["@note", "@hidden"] {
+        let format = format!("#{{n:{option}}}");
+        let o = sb.tmux().args(["display-message", "-p", &format]).run();
+        assert_eq!(o.stdout_str(), length, "{option}: {}", o.report());
+    }
+}

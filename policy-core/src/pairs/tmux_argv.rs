@@ -362,3 +362,10 @@ pub fn for_each_tmux_option<'a>(argv: &[&'a [u8]], mut f: impl FnMut(u8, Option<
         }
     }
 }
+
+/// Where a tmux client's command begins in `argv`: the index of the first
+/// argument after tmux's own options (and their `--`); `argv.len()` when there
+/// is no command.
+pub fn tmux_command_start(argv: &[&[u8]]) -> usize {
+    walk_options(&TMUX_GLOBAL, argv, 1, &mut |_| {})
+}
