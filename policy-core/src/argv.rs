@@ -32,7 +32,7 @@
 use crate::compiled::{ArgvSecrets, Policy};
 use crate::decide::{self, split_entry, Action, Rule, Verdict};
 use crate::envfile;
-use crate::pairs::{carrier, for_each_pair, Carrier};
+use crate::pairs::{carrier, for_each_pair, Carrier, MAX_ESCAPED_NAME};
 use crate::shape::{self, Shape, ShapeSet};
 
 /// Where a credential value found in an argument came from.
@@ -299,12 +299,16 @@ fn judge_pairs(
     let settings = *policy.settings();
     let pairs_scope = pairs_scope(policy, mask);
     for_each_pair(c, req.argv, |at| {
-        let Some((name, value)) = at.name_value(req.argv) else {
+        let Some((written, value)) = at.name_value(req.argv) else {
+            return;
+        };
+        let mut unescaped = [0; MAX_ESCAPED_NAME];
+        let Some(name) = at.judged_name(written, &mut unescaped) else {
             return;
         };
         let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
         let name_at = at.offset as u16;
-        let name_end = (at.offset + name.len()).min(u16::MAX as usize) as u16;
+        let name_end = (at.offset + written.len()).min(u16::MAX as usize) as u16;
         let rule = ArgRule::Pair {
             rule: v.rule,
             name_at,
@@ -523,14 +527,18 @@ pub fn each_refused_pair(
     let mask = decide::program_mask(policy, program);
     let pairs_scope = pairs_scope(policy, mask);
     for_each_pair(c, argv, |at| {
-        let Some((name, value)) = at.name_value(argv) else {
+        let Some((written, value)) = at.name_value(argv) else {
+            return;
+        };
+        let mut unescaped = [0; MAX_ESCAPED_NAME];
+        let Some(name) = at.judged_name(written, &mut unescaped) else {
             return;
         };
         if decide::judge(policy, program, mask, name, value, pairs_scope).action != Action::Keep {
             match at.value_in {
                 Some((v, start)) => f(v, start..start + value.len(), true),
                 None => {
-                    let start = at.offset + name.len() + 1;
+                    let start = at.offset + written.len() + 1;
                     f(at.arg, start..start + value.len(), at.within);
                 }
             }

@@ -10,7 +10,7 @@
 //!
 //! | program | parser | what is read |
 //! |---|---|---|
-//! | tmux | getopt, per command ([`tmux_argv`]) | global options, then commands separated by `;`, each with its own option string (so that clusters `-de N=V`, `-deN=V`, valued options such as `-c DIR`, `-F`, `-d DELAY` and `--` are read as tmux reads them); `-e` anywhere else counts too; the leading pairs of a shell command (`new-session`, `new-window`, `split-window`, `respawn-*`, `display-popup`, `run-shell`, `if-shell`, `pipe-pane`), and the pairs among the program's arguments when the command is given as an argv; `set-environment NAME VALUE`; loosely, word by word, every argument of the commands that hold tmux commands (`if-shell`, `run-shell`, `confirm-before`, `command-prompt`, `bind-key`, `set-hook`, `display-menu`) |
+//! | tmux | getopt, per command (`tmux_argv`) | global options, then commands separated by `;`, each with its own option string (so that clusters `-de N=V`, `-deN=V`, valued options such as `-c DIR`, `-F`, `-d DELAY` and `--` are read as tmux reads them); `-e` anywhere else counts too; `set-environment NAME VALUE`; loosely, word by word, every other operand, and every argument of the commands that hold tmux commands: pairs anywhere (names unescaped as tmux and the shell read them), `-eNAME=V`, nested `set-environment` |
 //! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs |
@@ -66,35 +66,98 @@ pub struct PairAt {
     /// alone. A value in an argument of its own is the whole argument; one in the
     /// name's argument (a nested `setenv NAME VALUE`) ends at the first blank.
     pub value_in: Option<(usize, usize)>,
+    /// The name is written with quotes or backslashes that the program's parser
+    /// removes (`GH_\TOKEN`, `G"H_TOKEN"`): it is judged as
+    /// [`unescape_name`] reads it ([`PairAt::judged_name`]).
+    pub escaped: bool,
 }
 
 impl PairAt {
-    /// The pair's name and value in `argv`.
+    /// The pair's name, as written, and value in `argv`.
     pub fn name_value<'a>(&self, argv: &[&'a [u8]]) -> Option<(&'a [u8], &'a [u8])> {
         let arg = argv.get(self.arg)?;
         let Some((v, at)) = self.value_in else {
             return split_entry(self.bytes(arg));
         };
         let name = arg.get(self.offset..)?;
-        let name_len = name.iter().take_while(|&&b| is_name_byte(b)).count();
+        let name_len = match self.escaped {
+            true => name.iter().take_while(|&&b| !ends_word(b)).count(),
+            false => name.iter().take_while(|&&b| is_name_byte(b)).count(),
+        };
         let value = argv.get(v)?.get(at..)?;
         let value = match v == self.arg {
-            true => value.split(u8::is_ascii_whitespace).next()?,
+            true => value.split(|&b| ends_word(b)).next()?,
             false => value,
         };
         Some((name.get(..name_len)?, value))
     }
 
+    /// The name the rules judge: `written` itself, or, for an
+    /// [`escaped`](PairAt::escaped) name, the name it stands for, in `out`.
+    pub fn judged_name<'n>(&self, written: &'n [u8], out: &'n mut [u8]) -> Option<&'n [u8]> {
+        match self.escaped {
+            true => unescape_name(written, out),
+            false => Some(written),
+        }
+    }
+
     /// The pair's bytes in its argument `arg`: to the end of the argument, or,
-    /// for a pair [`within`](PairAt::within) other words, to the first blank.
+    /// for a pair [`within`](PairAt::within) other words, to the first blank
+    /// (or `;`, which ends a command there).
     pub fn bytes<'a>(&self, arg: &'a [u8]) -> &'a [u8] {
         let rest = arg.get(self.offset..).unwrap_or(&[]);
         let end = match self.within {
-            true => rest.iter().position(u8::is_ascii_whitespace),
+            true => rest.iter().position(|&b| ends_word(b)),
             false => None,
         };
         rest.get(..end.unwrap_or(rest.len())).unwrap_or(rest)
     }
+}
+
+/// Whether `b` ends a word of a command line: a blank, or tmux's `;`.
+fn ends_word(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == b';'
+}
+
+/// Room for the name [`unescape_name`] writes.
+pub const MAX_ESCAPED_NAME: usize = 128;
+
+/// The name `written` stands for once a shell's or tmux's parser has read it:
+/// quotes dropped (`G"H_TOKEN"`), `\` and up to three octal digits the byte
+/// they give (`\107H_TOKEN`), `\` and another byte that byte (`GH_\TOKEN`); in
+/// `out`. `None` when it does not fit or is not a valid name once read.
+pub fn unescape_name<'o>(written: &[u8], out: &'o mut [u8]) -> Option<&'o [u8]> {
+    let mut len = 0;
+    let mut bytes = written.iter().copied().peekable();
+    while let Some(b) = bytes.next() {
+        let byte = match b {
+            b'"' | b'\'' => continue,
+            b'\\' => {
+                let mut octal: Option<u32> = None;
+                for _ in 0..3 {
+                    match bytes.peek() {
+                        Some(&d @ b'0'..=b'7') => {
+                            octal = Some(octal.unwrap_or(0) * 8 + u32::from(d - b'0'));
+                            bytes.next();
+                        }
+                        _ => break,
+                    }
+                }
+                match octal {
+                    Some(o) => u8::try_from(o).ok()?,
+                    None => match bytes.next() {
+                        Some(next) => next,
+                        None => continue,
+                    },
+                }
+            }
+            b => b,
+        };
+        *out.get_mut(len)? = byte;
+        len += 1;
+    }
+    let name = out.get(..len)?;
+    valid_name(name).then_some(name)
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -202,6 +265,7 @@ fn pair_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Op
         letter: None,
         within: false,
         value_in: None,
+        escaped: false,
     })
 }
 
@@ -486,3 +550,27 @@ const SUDO: Grammar = Grammar {
     lone_dash_is_option: false,
     prefixes: true,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_escaped_name_is_read_as_its_parser_reads_it() {
+        let read = |written: &[u8]| {
+            let mut out = [0; MAX_ESCAPED_NAME];
+            unescape_name(written, &mut out).map(<[u8]>::to_vec)
+        };
+        let token = Some(b"GH_TOKEN".to_vec());
+        assert_eq!(read(b"GH_\\TOKEN"), token);
+        assert_eq!(read(b"G\"H_TOKEN\""), token);
+        assert_eq!(read(b"'GH_TOKEN'"), token);
+        assert_eq!(read(b"\\107H_TOKEN"), token);
+        assert_eq!(read(b"\\GH_TOKEN\\"), token);
+        assert_eq!(read(b"GH TOKEN"), None);
+        assert_eq!(read(b"$N"), None);
+        assert_eq!(read(b"#{l:GH_}TOKEN"), None);
+        assert_eq!(read(b"\\777X"), None);
+        assert_eq!(read(&[b'A'; MAX_ESCAPED_NAME + 1]), None);
+    }
+}

@@ -169,14 +169,15 @@ fn an_assignment_in_a_pane_command_never_reaches_the_server() {
 
 /// `tmux set-environment NAME VALUE` is a pair in two arguments, `if-shell`
 /// holds a tmux command with an `-e` pair in one (or, with `-F`, a nested
-/// `set-environment`), a pane command given as an argv holds the program's pair,
-/// and `--` comes before a shell command: for a credential, envwrap
+/// `set-environment`, its name escaped), a pane command given as an argv holds
+/// the program's pair, `--` comes before a shell command, and an assignment
+/// follows another command: for a credential, envwrap
 /// refuses the exec, naming it, and tmux under the shim as the first process
 /// overwrites the value in its own argv before `main`, so neither the server's
 /// command line nor its global environment holds it.
 #[test]
 fn set_environment_of_a_credential_never_reaches_the_server() {
-    let forms: [fn(&str) -> Vec<String>; 5] = [
+    let forms: [fn(&str) -> Vec<String>; 7] = [
         |value| {
             let v = [
                 "new-session",
@@ -234,6 +235,28 @@ fn set_environment_of_a_credential_never_reaches_the_server() {
             let v = ["new-session", "-d", "-s", "s", "--", &command];
             v.iter().map(|a| a.to_string()).collect()
         },
+        // An assignment that does not lead the shell command.
+        |value| {
+            let command = format!("export {NAME}={value}; exec sleep 300");
+            let v = ["new-session", "-d", "-s", "s", &command];
+            v.iter().map(|a| a.to_string()).collect()
+        },
+        // A name tmux unescapes (`JIRA_\WEBHOOK_SECRET`), after a `;` in a word.
+        |value| {
+            let escaped = NAME.replacen('_', "_\\", 1);
+            let nested = format!("display-message x;set-environment -g {escaped} '{value}'");
+            let v = [
+                "new-session",
+                "-d",
+                "-s",
+                "s",
+                "sleep 300",
+                ";",
+                "if-shell",
+                "true",
+            ];
+            v.iter().map(|a| a.to_string()).chain([nested]).collect()
+        },
     ];
     for form in forms {
         let sb = Sandbox::new("tmux_setenv_pair");
@@ -246,9 +269,16 @@ fn set_environment_of_a_credential_never_reaches_the_server() {
             .args(&form)
             .run();
         assert_eq!(o.status.code(), Some(126), "{}", o.report());
+        // The name as written: escaped in one form.
+        let written = form
+            .iter()
+            .any(|a| a.contains("_\\"))
+            .then(|| NAME.replacen('_', "_\\", 1));
         assert!(
-            o.stderr_str()
-                .contains(&format!("holds the pair {NAME} among other words")),
+            o.stderr_str().contains(&format!(
+                "holds the pair {} among other words",
+                written.as_deref().unwrap_or(NAME)
+            )),
             "{}",
             o.report()
         );

@@ -9,8 +9,8 @@
 //! loosely, word by word ([`loose_pairs`]), erring on the side of finding a pair.
 
 use super::{
-    is_option, is_pair, pairs_in_words, read_option, valid_name, walk_options, words,
-    Grammar, PairAt,
+    is_option, is_pair, read_option, unescape_name, valid_name, walk_options, words, Grammar,
+    PairAt, MAX_ESCAPED_NAME,
 };
 
 /// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
@@ -206,13 +206,6 @@ fn read_argument(r: &mut Reading, argv: &[&[u8]], i: usize, f: &mut impl FnMut(P
     }
     let n = r.operands;
     r.operands += 1;
-    if r.command.shell && n == 0 {
-        // A shell command that begins with assignments: `NAME=VALUE cmd`.
-        pairs_in_words(argv, i, 0, None, true, f);
-    } else if r.command.shell {
-        // Operands after the program: its own arguments (`env NAME=VALUE cmd`).
-        loose_pairs(argv, i, f);
-    }
     if r.command.setenv {
         match r.setenv_name {
             None => r.setenv_name = Some(i),
@@ -225,6 +218,12 @@ fn read_argument(r: &mut Reading, argv: &[&[u8]], i: usize, f: &mut impl FnMut(P
             }
             Some(_) => {}
         }
+    } else if !r.command.nesting {
+        // A shell command (`NAME=VALUE cmd`, `export NAME=VALUE; cmd`), a
+        // program's arguments (`env NAME=VALUE cmd`), text for `send-keys`, an
+        // option's value for `set-option`: whatever it is, it sits in the
+        // client's command line. (A nesting command's are read by the caller.)
+        loose_pairs(argv, i, f);
     }
     1
 }
@@ -238,6 +237,7 @@ fn at(arg: usize, offset: usize) -> PairAt {
         letter: None,
         within: true,
         value_in: None,
+        escaped: false,
     }
 }
 
@@ -246,64 +246,110 @@ fn is_quote(b: u8) -> bool {
     b == b'"' || b == b'\''
 }
 
-/// The pairs of argument `k`, read loosely: the argument holds a command line
-/// or tmux commands, for a parser this module does not run (a shell, tmux's own
-/// for `if-shell` and `bind-key`, a program's). Each blank-separated word, past
-/// its opening quotes, counts when it is
-/// - a pair (`NAME=VALUE`, `'NAME=VALUE`), wherever it stands;
+/// The pairs of argument `k`, read loosely: the argument holds a command line,
+/// tmux commands, or text, for a parser this module does not run (a shell,
+/// tmux's own for `if-shell` and `bind-key`, a program's). Each word (ended by
+/// a blank or a `;`), past its opening quotes, counts when it is
+/// - a pair with a value (`NAME=VALUE`, `'NAME=VALUE`), wherever it stands,
+///   its name written plainly or with quotes and backslashes that the parser
+///   would remove (`G"H_TOKEN"=V`, `GH_\TOKEN=V`: [`unescape_name`]);
 /// - an option with a pair attached: `-eNAME=VALUE`, a cluster `-deNAME=VALUE`,
 ///   `--env=NAME=VALUE`;
 /// - the name of `set-environment NAME VALUE` (`setenv -g NAME VALUE`), with the
 ///   word after it as its value.
 ///
 /// Each is [`PairAt::within`] its argument: the words around it are a command.
+/// A pair with an empty value holds nothing to keep out of a command line
+/// (`grep GH_TOKEN= file`), and is not reported.
 fn loose_pairs(argv: &[&[u8]], k: usize, f: &mut impl FnMut(PairAt)) {
     let Some(&a) = argv.get(k) else { return };
-    // In a set-environment: whether it was named, and its name's offset once read.
-    let (mut setenv, mut setenv_name) = (false, None);
-    let mut skip_value = false;
-    let mut at_word = 0;
-    for token in a.split(u8::is_ascii_whitespace) {
-        let token_at = at_word;
-        at_word += token.len() + 1;
-        let quotes = token.iter().take_while(|&&b| is_quote(b)).count();
-        let start = token_at + quotes;
-        let word = token.get(quotes..).unwrap_or(&[]);
-        if word.is_empty() {
-            continue;
+    let mut setenv = SetEnvironment::Outside;
+    let mut i = 0;
+    while i < a.len() {
+        let rest = a.get(i..).unwrap_or(&[]);
+        let len = rest
+            .iter()
+            .position(|&b| b.is_ascii_whitespace() || b == b';')
+            .unwrap_or(rest.len());
+        let quotes = rest.iter().take(len).take_while(|&&b| is_quote(b)).count();
+        let word = rest.get(quotes..len).unwrap_or(&[]);
+        if !word.is_empty() {
+            loose_word(word, k, i + quotes, &mut setenv, f);
         }
-        let bare = trim_end(word);
-        if is_pair(word) {
-            f(at(k, start));
-        } else if word.first() == Some(&b'-') {
-            if let Some(offset) = attached_pair(word) {
-                f(at(k, start + offset));
-            }
+        if rest.get(len) == Some(&b';') {
+            setenv = SetEnvironment::Outside;
         }
-        if skip_value {
-            skip_value = false;
-        } else if is_set_environment(bare) {
-            (setenv, setenv_name) = (true, None);
-        } else if setenv && word.first() == Some(&b'-') {
-            // set-environment's only valued option is `-t`, last in a cluster.
-            skip_value = word.len() > 1 && word.ends_with(b"t");
-        } else if setenv {
-            match setenv_name {
-                None if valid_name(bare) => setenv_name = Some(start),
-                Some(name) => {
-                    f(PairAt {
-                        value_in: Some((k, start)),
-                        ..at(k, name)
-                    });
-                    setenv = false;
-                }
-                None => setenv = false,
-            }
+        i += len + 1;
+    }
+}
+
+/// Where [`loose_pairs`] is in a `set-environment NAME VALUE`.
+#[derive(Clone, Copy)]
+enum SetEnvironment {
+    Outside,
+    /// Named; `skip` when the next word is `-t`'s value.
+    Options { skip: bool },
+    /// Its name read, at this offset, escaped or not.
+    Named { at: usize, escaped: bool },
+}
+
+/// One word of [`loose_pairs`], at offset `start` of argument `k`.
+fn loose_word(
+    word: &[u8],
+    k: usize,
+    start: usize,
+    setenv: &mut SetEnvironment,
+    f: &mut impl FnMut(PairAt),
+) {
+    // A line continuation (`\` before a newline) or empty quotes: no word.
+    if word.iter().all(|&b| b == b'\\' || is_quote(b)) {
+        return;
+    }
+    let option = word.first() == Some(&b'-');
+    if option {
+        if let Some(offset) = attached_pair(word) {
+            f(at(k, start + offset));
         }
-        if word.ends_with(b";") {
-            setenv = false;
+    } else if let Some(eq) = crate::bytes::memchr(b'=', word) {
+        let (name, value) = (word.get(..eq).unwrap_or(&[]), word.get(eq + 1..).unwrap_or(&[]));
+        let escaped = !valid_name(name);
+        let readable = !escaped || unescape_name(name, &mut [0; MAX_ESCAPED_NAME]).is_some();
+        if readable && value.iter().any(|&b| !is_quote(b)) {
+            f(PairAt {
+                escaped,
+                ..at(k, start)
+            });
         }
     }
+    let bare = trim_end(word);
+    *setenv = match *setenv {
+        _ if is_set_environment(bare) => SetEnvironment::Options { skip: false },
+        SetEnvironment::Options { skip: true } => SetEnvironment::Options { skip: false },
+        // set-environment's only valued option is `-t`, last in a cluster.
+        SetEnvironment::Options { .. } if option => SetEnvironment::Options {
+            skip: word.len() > 1 && word.ends_with(b"t"),
+        },
+        SetEnvironment::Options { .. } if valid_name(bare) => SetEnvironment::Named {
+            at: start,
+            escaped: false,
+        },
+        SetEnvironment::Options { .. } => match unescape_name(bare, &mut [0; MAX_ESCAPED_NAME]) {
+            Some(_) => SetEnvironment::Named {
+                at: start,
+                escaped: true,
+            },
+            None => SetEnvironment::Outside,
+        },
+        SetEnvironment::Named { at: name, escaped } => {
+            f(PairAt {
+                value_in: Some((k, start)),
+                escaped,
+                ..at(k, name)
+            });
+            SetEnvironment::Outside
+        }
+        SetEnvironment::Outside => SetEnvironment::Outside,
+    };
 }
 
 /// `word` without the quotes and the `;` that may close it.
