@@ -317,6 +317,9 @@ fn judge_pairs(
         };
         let (action, rule) = match v.action {
             Action::Keep => return,
+            // One of several words of its argument: it cannot be dropped alone,
+            // and the argument cannot be passed with it, so the exec is refused.
+            _ if at.within => (ArgAction::Refuse, rule),
             Action::Grant if c == Carrier::Container => {
                 match launders(policy, req, name, value) {
                     // Another credential's value under the granted name: an
@@ -328,9 +331,6 @@ fn judge_pairs(
                     None => (ArgAction::NameOnly, rule),
                 }
             }
-            // One of several words of its argument: it cannot be dropped alone,
-            // and the argument cannot be passed with it, so the exec is refused.
-            _ if at.within => (ArgAction::Refuse, rule),
             _ => (ArgAction::Drop, rule),
         };
         // Dropped from a cluster, the options before its letter stay.

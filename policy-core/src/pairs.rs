@@ -11,9 +11,9 @@
 //! | program | parser | what is read |
 //! |---|---|---|
 //! | tmux | getopt, per command (`tmux_argv`) | global options, then commands separated by `;`, each with its own option string (so that clusters `-de N=V`, `-deN=V`, valued options such as `-c DIR`, `-F`, `-d DELAY` and `--` are read as tmux reads them); `-e` anywhere else counts too; `set-environment NAME VALUE`; loosely, word by word, every other operand, and every argument of the commands that hold tmux commands: pairs anywhere (names unescaped as tmux and the shell read them), `-eNAME=V`, nested `set-environment` |
-//! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it |
-//! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command |
-//! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs |
+//! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it; loosely, every other argument (`command_pairs`) |
+//! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command; loosely, the command's words (`command_pairs`) |
+//! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs; sudo: loosely, the command after them |
 
 use crate::decide::{basename, split_entry};
 
@@ -132,6 +132,17 @@ pub fn unescape_name<'o>(written: &[u8], out: &'o mut [u8]) -> Option<&'o [u8]> 
     while let Some(b) = bytes.next() {
         let byte = match b {
             b'"' | b'\'' => continue,
+            b'\\' if bytes.peek() == Some(&b'x') => {
+                // `\xHH`, as systemd reads an `Environment=` value.
+                bytes.next();
+                let mut hex = 0u32;
+                for _ in 0..2 {
+                    let digit = char::from(*bytes.peek()?).to_digit(16)?;
+                    hex = hex * 16 + digit;
+                    bytes.next();
+                }
+                u8::try_from(hex).ok()?
+            }
             b'\\' => {
                 let mut octal: Option<u32> = None;
                 for _ in 0..3 {
@@ -158,6 +169,36 @@ pub fn unescape_name<'o>(written: &[u8], out: &'o mut [u8]) -> Option<&'o [u8]> 
     }
     let name = out.get(..len)?;
     valid_name(name).then_some(name)
+}
+
+/// Bytes that open or close a quoted word in a shell's, tmux's or systemd's
+/// parser.
+fn is_quote(b: u8) -> bool {
+    b == b'"' || b == b'\''
+}
+
+/// Whether the word `word` (a command line's, past its opening quotes) is a
+/// pair, `NAME=VALUE`, and then whether its name is written with quotes or
+/// backslashes that the parser removes ([`unescape_name`]).
+fn word_is_pair(word: &[u8]) -> Option<bool> {
+    let name = word.get(..crate::bytes::memchr(b'=', word)?)?;
+    match valid_name(name) {
+        true => Some(false),
+        false => unescape_name(name, &mut [0; MAX_ESCAPED_NAME]).map(|_| true),
+    }
+}
+
+/// Whether the pair `word` has a value: more than nothing or empty quotes.
+fn has_value(word: &[u8]) -> bool {
+    let value = crate::bytes::memchr(b'=', word).and_then(|eq| word.get(eq + 1..));
+    value.is_some_and(|v| v.iter().any(|&b| !is_quote(b)))
+}
+
+/// The word of argument `arg` at `start`: to a blank or a `;`.
+fn word_at<'a>(argv: &[&'a [u8]], arg: usize, start: usize) -> &'a [u8] {
+    let rest = argv.get(arg).and_then(|a| a.get(start..)).unwrap_or(&[]);
+    let end = rest.iter().position(|&b| ends_word(b)).unwrap_or(rest.len());
+    rest.get(..end).unwrap_or(rest)
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -306,7 +347,14 @@ fn pairs_in_words(
 ) {
     let Some(&a) = argv.get(arg) else { return };
     word_starts(a, offset, |start, within| {
-        let found = pair_in(argv, arg, start, flag);
+        let found = pair_in(argv, arg, start, flag).or_else(|| {
+            let escaped = word_is_pair(word_at(argv, arg, start))?;
+            Some(PairAt {
+                escaped,
+                within: true,
+                ..at(arg, start)
+            })
+        });
         if let Some(p) = found {
             f(PairAt {
                 within: within || leading,
@@ -315,6 +363,43 @@ fn pairs_in_words(
         }
         found.is_some() || !leading
     });
+}
+
+/// A pair at `offset` of argument `arg`, within other words.
+fn at(arg: usize, offset: usize) -> PairAt {
+    PairAt {
+        arg,
+        offset,
+        flag: None,
+        letter: None,
+        within: true,
+        value_in: None,
+        escaped: false,
+    }
+}
+
+/// The pairs in argument `arg` of a command a carrier starts beyond the shim's
+/// reach (systemd-run's unit, sudo's command as root, a container's process,
+/// a tmux server's pane): every word (ended by a blank or a `;`, past its
+/// opening quotes) that is a pair with a value, its name plain or escaped,
+/// wherever it stands (`env NAME=VALUE cmd`, `sh -c 'export NAME=VALUE; cmd'`),
+/// since whatever parser reads them there may set them. Each is
+/// [`PairAt::within`] its argument.
+fn command_pairs(argv: &[&[u8]], arg: usize, f: &mut impl FnMut(PairAt)) {
+    let Some(&a) = argv.get(arg) else { return };
+    let mut start = 0;
+    while start < a.len() {
+        let word = word_at(argv, arg, start);
+        let quotes = word.iter().take_while(|&&b| is_quote(b)).count();
+        let bare = word.get(quotes..).unwrap_or(&[]);
+        if let Some(escaped) = word_is_pair(bare).filter(|_| has_value(bare)) {
+            f(PairAt {
+                escaped,
+                ..at(arg, start + quotes)
+            });
+        }
+        start += word.len() + 1;
+    }
 }
 
 /// A `property` value that is `Environment=...`: each pair inside it (systemd
@@ -438,11 +523,23 @@ fn scan_to_dashdash(g: &Grammar, argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
     let mut i = 1;
     while let Some(&arg) = argv.get(i) {
         if arg == b"--" {
+            (i + 1..argv.len()).for_each(|k| command_pairs(argv, k, f));
             return;
         }
         i += if is_option(arg) {
-            read_option(g, argv, i, f)
+            // An option's value may be the command's own (`docker run img sh
+            // -c '...'`: the scan cannot know where the image is).
+            let mut paired = false;
+            let step = read_option(g, argv, i, &mut |p: PairAt| {
+                paired |= p.arg == i + 1;
+                f(p)
+            });
+            if step == 2 && !paired {
+                command_pairs(argv, i + 1, f);
+            }
+            step
         } else {
+            command_pairs(argv, i, f);
             1
         };
     }
@@ -460,6 +557,11 @@ pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
             while let Some(p) = pair_in(argv, i, 0, None) {
                 f(p);
                 i += 1;
+            }
+            // sudo's command runs as another user, where the shim is not
+            // loaded (sudo is setuid): its own pairs (`sudo env NAME=V cmd`).
+            if c == Carrier::Sudo {
+                (i..argv.len()).for_each(|k| command_pairs(argv, k, &mut f));
             }
         }
     }

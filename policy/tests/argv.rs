@@ -687,6 +687,26 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ("tmux", &["if", "true", "setenv -g \\\nBASH_ENV /x"]),
         ("tmux", &["if", "true", "BASH_\\ENV=/x"]),
         ("tmux", &["if", "true", "%hidden B'ASH_ENV'=/x"]),
+        // Escaped names in systemd's Environment= and env's -S.
+        (
+            "systemd-run",
+            &["-p", "Environment=OK=1 BASH\\x5fENV=/x", "cmd"],
+        ),
+        ("systemd-run", &["-p", "Environment=BASH_\"ENV\"=/x", "cmd"]),
+        (
+            "systemd-run",
+            &["-p", "Environment=A=1 BASH_\"ENV=/x\"", "cmd"],
+        ),
+        ("env", &["-S", "BASH_ENV\"=\"/x cmd"]),
+        // The command a carrier starts beyond the shim's reach.
+        ("systemd-run", &["env", "BASH_ENV=/x", "cmd"]),
+        (
+            "systemd-run",
+            &["--user", "--", "sh", "-c", "export BASH_ENV=/x; cmd"],
+        ),
+        ("sudo", &["-u", "bob", "env", "BASH_ENV=/x", "cmd"]),
+        ("docker", &["run", "img", "sh", "-c", "BASH_ENV=/x cmd"]),
+        ("docker", &["build", "--build-arg", "BASH_ENV=/x", "."]),
         // A command given as an argv (tmux 3.0 and later): the program's own pairs.
         ("tmux", &["new", "-d", "env", "BASH_ENV=/x", "cmd"]),
         ("tmux", &["new", "-d", "sh", "-c", "BASH_ENV=/x cmd"]),
@@ -720,6 +740,12 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ("tmux", &["new", "-d", "make", "CC=gcc"]),
         ("tmux", &["if-shell", "true", "setenv -g OK 1"]),
         ("tmux", &["new", "-d", "grep -r BASH_ENV= /etc"]),
+        ("sudo", &["make", "install", "PREFIX=/opt"]),
+        (
+            "docker",
+            &["run", "--label", "a=b", "img", "make", "CC=gcc"],
+        ),
+        ("systemd-run", &["--", "make", "CC=gcc"]),
         ("tmux", &["send-keys", "BASH_ENV=\"\" cmd"]),
         ("tmux", &["if", "true", "setenv -g O\\K 1"]),
     ];

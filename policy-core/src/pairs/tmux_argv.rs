@@ -9,8 +9,8 @@
 //! loosely, word by word ([`loose_pairs`]), erring on the side of finding a pair.
 
 use super::{
-    is_option, is_pair, read_option, unescape_name, valid_name, walk_options, words, Grammar,
-    PairAt, MAX_ESCAPED_NAME,
+    at, has_value, is_option, is_pair, is_quote, read_option, unescape_name, valid_name,
+    walk_options, word_is_pair, words, Grammar, PairAt, MAX_ESCAPED_NAME,
 };
 
 /// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
@@ -228,24 +228,6 @@ fn read_argument(r: &mut Reading, argv: &[&[u8]], i: usize, f: &mut impl FnMut(P
     1
 }
 
-/// A pair at `offset` of argument `arg`, within other words.
-fn at(arg: usize, offset: usize) -> PairAt {
-    PairAt {
-        arg,
-        offset,
-        flag: None,
-        letter: None,
-        within: true,
-        value_in: None,
-        escaped: false,
-    }
-}
-
-/// Bytes that open or close a quoted word in tmux's and the shell's parsers.
-fn is_quote(b: u8) -> bool {
-    b == b'"' || b == b'\''
-}
-
 /// The pairs of argument `k`, read loosely: the argument holds a command line,
 /// tmux commands, or text, for a parser this module does not run (a shell,
 /// tmux's own for `if-shell` and `bind-key`, a program's). Each word (ended by
@@ -310,16 +292,11 @@ fn loose_word(
         if let Some(offset) = attached_pair(word) {
             f(at(k, start + offset));
         }
-    } else if let Some(eq) = crate::bytes::memchr(b'=', word) {
-        let (name, value) = (word.get(..eq).unwrap_or(&[]), word.get(eq + 1..).unwrap_or(&[]));
-        let escaped = !valid_name(name);
-        let readable = !escaped || unescape_name(name, &mut [0; MAX_ESCAPED_NAME]).is_some();
-        if readable && value.iter().any(|&b| !is_quote(b)) {
-            f(PairAt {
-                escaped,
-                ..at(k, start)
-            });
-        }
+    } else if let Some(escaped) = word_is_pair(word).filter(|_| has_value(word)) {
+        f(PairAt {
+            escaped,
+            ..at(k, start)
+        });
     }
     let bare = trim_end(word);
     *setenv = match *setenv {
