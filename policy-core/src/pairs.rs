@@ -567,6 +567,23 @@ pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
     }
 }
 
+/// A grammar with no option of note: the tables below start from it.
+const PLAIN: Grammar = Grammar {
+    short_value: b"",
+    short_optional: b"",
+    short_eq_skipped: false,
+    long_value: b"",
+    long_bool: b"",
+    pair_short: 0,
+    pair_long: b"",
+    property_short: 0,
+    property_long: b"",
+    split_short: 0,
+    split_long: b"",
+    lone_dash_is_option: false,
+    prefixes: false,
+};
+
 /// docker's and podman's options, global and of every subcommand together
 /// (pflag: clusters of short options, `-e=VALUE`). Their long options are too
 /// many, and differ too much between versions and subcommands, to list: each is
@@ -575,25 +592,16 @@ pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
 /// has no prefixes; `--en` is read as `--env` all the same.
 const DOCKER: Grammar = Grammar {
     short_value: b"acehlmpuvwH",
-    short_optional: b"",
     short_eq_skipped: true,
-    long_value: b"",
-    long_bool: b"",
     pair_short: b'e',
     pair_long: b"--env",
-    property_short: 0,
-    property_long: b"",
-    split_short: 0,
-    split_long: b"",
-    lone_dash_is_option: false,
     prefixes: true,
+    ..PLAIN
 };
 
 /// systemd-run's options (getopt_long).
 const SYSTEMD_RUN: Grammar = Grammar {
     short_value: b"upHMEs",
-    short_optional: b"",
-    short_eq_skipped: false,
     long_value: b"--unit --description --slice --host --machine --uid --gid --nice \
         --working-directory --path-property --socket-property \
         --timer-property --on-active --on-boot --on-startup \
@@ -607,50 +615,36 @@ const SYSTEMD_RUN: Grammar = Grammar {
     pair_long: b"--setenv",
     property_short: b'p',
     property_long: b"--property",
-    split_short: 0,
-    split_long: b"",
-    lone_dash_is_option: false,
     prefixes: true,
+    ..PLAIN
 };
 
 /// env's options (GNU coreutils, getopt_long).
 const ENV: Grammar = Grammar {
     short_value: b"uCS",
-    short_optional: b"",
-    short_eq_skipped: false,
     long_value: b"--unset --chdir --split-string",
     long_bool: b"--ignore-environment --null --debug --help --version \
         --list-signal-handling --default-signal --ignore-signal \
         --block-signal",
-    pair_short: 0,
-    pair_long: b"",
-    property_short: 0,
-    property_long: b"",
     split_short: b'S',
     split_long: b"--split-string",
     lone_dash_is_option: true,
     prefixes: true,
+    ..PLAIN
 };
 
 /// sudo's options (getopt_long, "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv").
 const SUDO: Grammar = Grammar {
     short_value: b"augCprtUDRTc",
     short_optional: b"h",
-    short_eq_skipped: false,
     long_value: b"--auth-type --user --group --host --prompt --role --type --other-user \
         --chdir --chroot --close-from --command-timeout --login-class",
     long_bool: b"--askpass --background --bell --edit --help --login --list \
         --non-interactive --preserve-env --preserve-groups \
         --remove-timestamp --reset-timestamp --set-home --shell --stdin \
         --validate --version",
-    pair_short: 0,
-    pair_long: b"",
-    property_short: 0,
-    property_long: b"",
-    split_short: 0,
-    split_long: b"",
-    lone_dash_is_option: false,
     prefixes: true,
+    ..PLAIN
 };
 
 #[cfg(test)]

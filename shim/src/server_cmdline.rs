@@ -21,7 +21,7 @@
 use core::ffi::{c_char, c_int};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use envpolicy_core::pairs::{carrier, tmux_command_start, Carrier};
+use envpolicy_core::pairs::tmux_command_start;
 
 use crate::sys;
 
@@ -43,8 +43,7 @@ const MAX_OPTIONS: usize = 32;
 /// `argv` must be the process's argument vector (`argc` NUL-terminated strings),
 /// as the loader passes it before `main`.
 pub unsafe fn at_load(prog: &[u8], argc: c_int, argv: *const *const c_char) {
-    // Every process asks this: the first test costs a compare of four bytes.
-    if !prog.ends_with(b"tmux") || carrier(prog) != Some(Carrier::Tmux) || argv.is_null() {
+    if !crate::tmux_server::is_tmux(prog) || argv.is_null() {
         return;
     }
     // SAFETY: the caller's contract, passed on.

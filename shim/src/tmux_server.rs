@@ -51,12 +51,18 @@ const MAX_ARGS: usize = 128;
 /// # Safety
 /// `argv` must be the process's argument vector (`argc` NUL-terminated strings).
 pub unsafe fn at_load(prog: &[u8], argc: c_int, argv: *const *const c_char) {
-    // Every process asks this: the first test costs a compare of four bytes.
-    if !prog.ends_with(b"tmux") || carrier(prog) != Some(Carrier::Tmux) || argv.is_null() {
+    if !is_tmux(prog) || argv.is_null() {
         return;
     }
     // SAFETY: the caller's contract, passed on.
     unsafe { check_server(argc, argv) }
+}
+
+/// Whether the process started as `prog` is tmux, by its name as the pair
+/// reading knows it. Every process asks this: the first test costs a compare of
+/// four bytes.
+pub fn is_tmux(prog: &[u8]) -> bool {
+    prog.ends_with(b"tmux") && carrier(prog) == Some(Carrier::Tmux)
 }
 
 /// [`at_load`] for a tmux client: in a function of its own so that its buffers are

@@ -167,6 +167,17 @@ fn an_assignment_in_a_pane_command_never_reaches_the_server() {
     );
 }
 
+/// The words of a tmux argv.
+fn words(v: &[&str]) -> Vec<String> {
+    v.iter().map(|a| a.to_string()).collect()
+}
+
+/// `new-session -d -s s 'sleep 300' ;` and then `command`.
+fn after_a_session(command: &[&str]) -> Vec<String> {
+    let new = ["new-session", "-d", "-s", "s", "sleep 300", ";"];
+    words(&new.iter().chain(command).copied().collect::<Vec<_>>())
+}
+
 /// `tmux set-environment NAME VALUE` is a pair in two arguments, `if-shell`
 /// holds a tmux command with an `-e` pair in one (or, with `-F`, a nested
 /// `set-environment`, its name escaped), a pane command given as an argv holds
@@ -178,84 +189,36 @@ fn an_assignment_in_a_pane_command_never_reaches_the_server() {
 #[test]
 fn set_environment_of_a_credential_never_reaches_the_server() {
     let forms: [fn(&str) -> Vec<String>; 7] = [
-        |value| {
-            let v = [
-                "new-session",
-                "-d",
-                "-s",
-                "s",
-                "sleep 300",
-                ";",
-                "set-environment",
-                "-g",
-                NAME,
-                value,
-            ];
-            v.iter().map(|a| a.to_string()).collect()
-        },
+        |value| after_a_session(&["set-environment", "-g", NAME, value]),
         |value| {
             let nested = format!("new-window -d -e {NAME}={value} 'sleep 300'");
-            let v = [
-                "new-session",
-                "-d",
-                "-s",
-                "s",
-                "sleep 300",
-                ";",
-                "if-shell",
-                "true",
-            ];
-            v.iter().map(|a| a.to_string()).chain([nested]).collect()
+            after_a_session(&["if-shell", "true", &nested])
         },
         // `-F` makes the first operand a format, which moved the command.
         |value| {
             let nested = format!("set-environment -g {NAME} '{value}'");
-            let v = [
-                "new-session",
-                "-d",
-                "-s",
-                "s",
-                "sleep 300",
-                ";",
-                "if-shell",
-                "-F",
-                "1",
-            ];
-            v.iter().map(|a| a.to_string()).chain([nested]).collect()
+            after_a_session(&["if-shell", "-F", "1", &nested])
         },
         // A pane command given as an argv: the program's own pair.
         |value| {
             let pair = format!("{NAME}={value}");
-            let v = ["new-session", "-d", "-s", "s", "env", &pair, "sleep", "300"];
-            v.iter().map(|a| a.to_string()).collect()
+            words(&["new-session", "-d", "-s", "s", "env", &pair, "sleep", "300"])
         },
         // `--` before the shell command.
         |value| {
             let command = format!("{NAME}={value} sleep 300");
-            let v = ["new-session", "-d", "-s", "s", "--", &command];
-            v.iter().map(|a| a.to_string()).collect()
+            words(&["new-session", "-d", "-s", "s", "--", &command])
         },
         // An assignment that does not lead the shell command.
         |value| {
             let command = format!("export {NAME}={value}; exec sleep 300");
-            let v = ["new-session", "-d", "-s", "s", &command];
-            v.iter().map(|a| a.to_string()).collect()
+            words(&["new-session", "-d", "-s", "s", &command])
         },
         // A name tmux unescapes (`JIRA_\WEBHOOK_SECRET`), after a `;` in a word.
         |value| {
             let escaped = NAME.replacen('_', "_\\", 1);
             let nested = format!("display-message x;set-environment -g {escaped} '{value}'");
-            let v = [
-                "new-session",
-                "-d",
-                "-s",
-                "s",
-                "sleep 300",
-                ";",
-                "if-shell",
-                "true",
-            ];
-            v.iter().map(|a| a.to_string()).chain([nested]).collect()
+            after_a_session(&["if-shell", "true", &nested])
         },
     ];
     for form in forms {

@@ -10,24 +10,13 @@
 
 use super::{
     at, has_value, is_option, is_pair, is_quote, read_option, unescape_name, valid_name,
-    walk_options, word_is_pair, words, Grammar, PairAt, MAX_ESCAPED_NAME,
+    walk_options, word_is_pair, words, Grammar, PairAt, MAX_ESCAPED_NAME, PLAIN,
 };
 
 /// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
 const TMUX_GLOBAL: Grammar = Grammar {
     short_value: b"cfLST",
-    short_optional: b"",
-    short_eq_skipped: false,
-    long_value: b"",
-    long_bool: b"",
-    pair_short: 0,
-    pair_long: b"",
-    property_short: 0,
-    property_long: b"",
-    split_short: 0,
-    split_long: b"",
-    lone_dash_is_option: false,
-    prefixes: false,
+    ..PLAIN
 };
 
 /// The commands this module reads by name (any other is read for its `-e`
