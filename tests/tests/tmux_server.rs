@@ -337,6 +337,13 @@ fn a_nested_client_in_a_pane_of_a_policed_server_leaves_it_alone() {
 fn the_tool_reports_a_foreign_server_then_fixes_it() {
     let sb = Sandbox::new("tmux_server_tool");
     foreign_server(&sb);
+    // A hidden variable (tmux 3.2's `-h`): given to no process, but kept and
+    // expanded in the server's commands.
+    let hidden = sb.secrets().value("OPENAI_API_KEY").to_string();
+    sb.tmux()
+        .args(["set-environment", "-gh", "OPENAI_API_KEY", &hidden])
+        .allow_secrets_in_output()
+        .expect_success();
     let socket = sb.tmux_socket_path();
     let report = sb
         .cmd(envwrap_bin())
@@ -344,7 +351,7 @@ fn the_tool_reports_a_foreign_server_then_fixes_it() {
         .arg(&socket)
         .expect_exit(1);
     let text = report.stdout_str();
-    for name in ["GH_TOKEN", "AWS_ACCESS_KEY_ID", INNOCENT] {
+    for name in ["GH_TOKEN", "AWS_ACCESS_KEY_ID", INNOCENT, "OPENAI_API_KEY"] {
         assert!(
             text.contains(&format!("the global environment holds {name}")),
             "{name} not reported:\n{text}"
@@ -371,6 +378,11 @@ fn the_tool_reports_a_foreign_server_then_fixes_it() {
             "{name} is still in the global environment"
         );
     }
+    let listed = sb.tmux().args(["show-environment", "-gh"]).run();
+    assert!(
+        !listed.stdout_str().contains("OPENAI_API_KEY"),
+        "the hidden variable is still in the global environment"
+    );
     // The pane still holds them: only a restart removes them, and it is said.
     assert!(fixed.stdout_str().contains("restart the pane"));
 

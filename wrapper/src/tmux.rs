@@ -329,18 +329,12 @@ fn read_server(
     if s.policed && o.skip_policed {
         return Ok(());
     }
-    let global = client.run(&["show-environment", "-g"])?;
-    judge_into(
-        policy,
-        files,
-        Place::Global,
-        &entries_of(&global),
-        &mut s.held,
-    );
+    let global = environment(&client, &["-g"])?;
+    judge_into(policy, files, Place::Global, &global, &mut s.held);
     for (id, name) in sessions(&client) {
-        let env = client.run(&["show-environment", "-t", &id])?;
+        let env = environment(&client, &["-t", &id])?;
         let place = Place::Session { id, name };
-        judge_into(policy, files, place, &entries_of(&env), &mut s.held);
+        judge_into(policy, files, place, &env, &mut s.held);
     }
     // A policed server's shim filters every exec it makes, pipe-pane's and the
     // panes' included: what its own environment holds (names self-scrub left, with
@@ -420,6 +414,18 @@ impl Client<'_> {
         }
         Ok(out.stdout)
     }
+}
+
+/// The entries of one environment of the server (`-g`, or `-t SESSION`): the
+/// ones `show-environment` lists, and the hidden ones (`-h`, tmux 3.2 and
+/// later), which tmux gives to no process but keeps, and expands in its
+/// configuration and commands. A tmux without `-h` has none.
+fn environment(client: &Client<'_>, which: &[&str]) -> Result<Vec<Vec<u8>>, String> {
+    let shown = [&["show-environment"], which].concat();
+    let mut entries = entries_of(&client.run(&shown)?);
+    let hidden = [&["show-environment", "-h"], which].concat();
+    entries.extend(entries_of(&client.run(&hidden).unwrap_or_default()));
+    Ok(entries)
 }
 
 /// `NAME=VALUE` lines of `show-environment` (a `-NAME` line is a name marked for
