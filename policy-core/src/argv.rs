@@ -538,7 +538,10 @@ pub fn each_refused_pair(
             match at.value_in {
                 Some((v, start)) => f(v, start..start + value.len(), true),
                 None => {
-                    let start = at.offset + written.len() + 1;
+                    // Where the value lies in its argument (after an `=` that may
+                    // be written as an escape).
+                    let arg = argv.get(at.arg).map_or(0, |a| a.as_ptr() as usize);
+                    let start = (value.as_ptr() as usize).wrapping_sub(arg);
                     f(at.arg, start..start + value.len(), at.within);
                 }
             }

@@ -77,16 +77,21 @@ impl PairAt {
     pub fn name_value<'a>(&self, argv: &[&'a [u8]]) -> Option<(&'a [u8], &'a [u8])> {
         let arg = argv.get(self.arg)?;
         let Some((v, at)) = self.value_in else {
-            return split_entry(self.bytes(arg));
+            let pair = self.bytes(arg);
+            if !self.escaped {
+                return split_entry(pair);
+            }
+            let (name_end, value_at) = split_pair(pair)?;
+            return Some((pair.get(..name_end)?, pair.get(value_at..)?));
         };
         let name = arg.get(self.offset..)?;
         let name_len = match self.escaped {
-            true => name.iter().take_while(|&&b| !ends_word(b)).count(),
+            true => word_len(name),
             false => name.iter().take_while(|&&b| is_name_byte(b)).count(),
         };
         let value = argv.get(v)?.get(at..)?;
         let value = match v == self.arg {
-            true => value.split(|&b| ends_word(b)).next()?,
+            true => value.get(..word_len(value))?,
             false => value,
         };
         Some((name.get(..name_len)?, value))
@@ -107,68 +112,107 @@ impl PairAt {
     pub fn bytes<'a>(&self, arg: &'a [u8]) -> &'a [u8] {
         let rest = arg.get(self.offset..).unwrap_or(&[]);
         let end = match self.within {
-            true => rest.iter().position(|&b| ends_word(b)),
-            false => None,
+            true => word_len(rest),
+            false => rest.len(),
         };
-        rest.get(..end.unwrap_or(rest.len())).unwrap_or(rest)
+        rest.get(..end).unwrap_or(rest)
     }
 }
 
-/// Whether `b` ends a word of a command line: a blank, or tmux's `;`.
-fn ends_word(b: u8) -> bool {
-    b.is_ascii_whitespace() || b == b';'
+/// The length of the word `rest` starts with: up to a blank or tmux's `;`. A
+/// newline after a backslash continues the word, as the shell and tmux read it.
+fn word_len(rest: &[u8]) -> usize {
+    let ends = |i: usize, b: u8| {
+        let continued = b == b'\n' && i > 0 && rest.get(i - 1) == Some(&b'\\');
+        (b.is_ascii_whitespace() || b == b';') && !continued
+    };
+    rest.iter()
+        .enumerate()
+        .position(|(i, &b)| ends(i, b))
+        .unwrap_or(rest.len())
 }
 
 /// Room for the name [`unescape_name`] writes.
 pub const MAX_ESCAPED_NAME: usize = 128;
 
-/// The name `written` stands for once a shell's or tmux's parser has read it:
-/// quotes dropped (`G"H_TOKEN"`), `\` and up to three octal digits the byte
-/// they give (`\107H_TOKEN`), `\` and another byte that byte (`GH_\TOKEN`); in
-/// `out`. `None` when it does not fit or is not a valid name once read.
+/// The name `written` stands for once a shell's, tmux's or systemd's parser has
+/// read it ([`decode`]); a trailing `+` (bash's `NAME+=VALUE`, which appends) is
+/// not part of it. In `out`; `None` when it does not fit or is not a valid name
+/// once read.
 pub fn unescape_name<'o>(written: &[u8], out: &'o mut [u8]) -> Option<&'o [u8]> {
-    let mut len = 0;
-    let mut bytes = written.iter().copied().peekable();
-    while let Some(b) = bytes.next() {
-        let byte = match b {
-            b'"' | b'\'' => continue,
-            b'\\' if bytes.peek() == Some(&b'x') => {
-                // `\xHH`, as systemd reads an `Environment=` value.
-                bytes.next();
-                let mut hex = 0u32;
-                for _ in 0..2 {
-                    let digit = char::from(*bytes.peek()?).to_digit(16)?;
-                    hex = hex * 16 + digit;
-                    bytes.next();
-                }
-                u8::try_from(hex).ok()?
-            }
-            b'\\' => {
-                let mut octal: Option<u32> = None;
-                for _ in 0..3 {
-                    match bytes.peek() {
-                        Some(&d @ b'0'..=b'7') => {
-                            octal = Some(octal.unwrap_or(0) * 8 + u32::from(d - b'0'));
-                            bytes.next();
-                        }
-                        _ => break,
-                    }
-                }
-                match octal {
-                    Some(o) => u8::try_from(o).ok()?,
-                    None => match bytes.next() {
-                        Some(next) => next,
-                        None => continue,
-                    },
-                }
-            }
-            b => b,
-        };
-        *out.get_mut(len)? = byte;
-        len += 1;
-    }
-    let name = out.get(..len)?;
+    let name = decoded(written, out)?;
+    let name = name.strip_suffix(b"+").unwrap_or(name);
     valid_name(name).then_some(name)
+}
+
+/// `written` as its parser reads it ([`decode`]), in `out`; `None` when it does
+/// not fit.
+fn decoded<'o>(written: &[u8], out: &'o mut [u8]) -> Option<&'o [u8]> {
+    let (mut at, mut len) = (0, 0);
+    while let Some((byte, next)) = decode(written, at) {
+        if let Some(b) = byte {
+            *out.get_mut(len)? = b;
+            len += 1;
+        }
+        at = next;
+    }
+    out.get(..len)
+}
+
+/// Where a pair written with escapes splits: the end of its name and the start
+/// of its value, around the first `=` once read (`NAME\075VALUE`, `NAME\=VALUE`).
+fn split_pair(word: &[u8]) -> Option<(usize, usize)> {
+    let mut at = 0;
+    while let Some((byte, next)) = decode(word, at) {
+        if byte == Some(b'=') {
+            return Some((at, next));
+        }
+        at = next;
+    }
+    None
+}
+
+/// The byte the parsers that read a command line make of `written` at `at`, and
+/// where the next one starts; `None` at the end, and a byte of `None` for what
+/// they drop:
+/// - quotes (`G"H_TOKEN"`), and the `$` of bash's `$'...'` and `$"..."`;
+/// - a backslash before a newline (a line continued);
+/// - `\xHH`, `\uHHHH`, `\UHHHHHHHH` (systemd, tmux, bash's `$'...'`), and `\` with up
+///   to three octal digits: the byte they give, and 0xFF (never in a name) for
+///   one past ASCII or malformed;
+/// - `\` and another byte: that byte.
+fn decode(written: &[u8], at: usize) -> Option<(Option<u8>, usize)> {
+    let b = *written.get(at)?;
+    let next = written.get(at + 1).copied();
+    let hex = |from: usize, digits: usize| {
+        let code = written
+            .get(from..from + digits)?
+            .iter()
+            .try_fold(0u32, |acc, &d| Some(acc * 16 + char::from(d).to_digit(16)?))?;
+        Some(u8::try_from(code).ok().filter(u8::is_ascii).unwrap_or(0xFF))
+    };
+    Some(match (b, next) {
+        (b'"' | b'\'', _) => (None, at + 1),
+        (b'$', Some(b'"' | b'\'')) => (None, at + 1),
+        (b'\\', Some(b'\n')) => (None, at + 2),
+        (b'\\', Some(b'x')) => (Some(hex(at + 2, 2).unwrap_or(0xFF)), at + 4),
+        (b'\\', Some(b'u')) => (Some(hex(at + 2, 4).unwrap_or(0xFF)), at + 6),
+        (b'\\', Some(b'U')) => (Some(hex(at + 2, 8).unwrap_or(0xFF)), at + 10),
+        (b'\\', Some(b'0'..=b'7')) => {
+            let digits = written
+                .iter()
+                .skip(at + 1)
+                .take(3)
+                .take_while(|d| (b'0'..=b'7').contains(d))
+                .count();
+            let octal = written.get(at + 1..at + 1 + digits)?;
+            let code = octal.iter().fold(0u32, |acc, &d| acc * 8 + u32::from(d - b'0'));
+            (Some(u8::try_from(code).unwrap_or(0xFF)), at + 1 + digits)
+        }
+        (b'\\', Some(other)) => (Some(other), at + 2),
+        (b'\\', None) => (None, at + 1),
+        (b, _) => (Some(b), at + 1),
+    })
 }
 
 /// Bytes that open or close a quoted word in a shell's, tmux's or systemd's
@@ -181,24 +225,24 @@ fn is_quote(b: u8) -> bool {
 /// pair, `NAME=VALUE`, and then whether its name is written with quotes or
 /// backslashes that the parser removes ([`unescape_name`]).
 fn word_is_pair(word: &[u8]) -> Option<bool> {
-    let name = word.get(..crate::bytes::memchr(b'=', word)?)?;
-    match valid_name(name) {
-        true => Some(false),
-        false => unescape_name(name, &mut [0; MAX_ESCAPED_NAME]).map(|_| true),
+    let literal = crate::bytes::memchr(b'=', word).and_then(|eq| word.get(..eq));
+    if literal.is_some_and(valid_name) {
+        return Some(false);
     }
+    let name = word.get(..split_pair(word)?.0)?;
+    unescape_name(name, &mut [0; MAX_ESCAPED_NAME]).map(|_| true)
 }
 
 /// Whether the pair `word` has a value: more than nothing or empty quotes.
 fn has_value(word: &[u8]) -> bool {
-    let value = crate::bytes::memchr(b'=', word).and_then(|eq| word.get(eq + 1..));
+    let value = split_pair(word).and_then(|(_, at)| word.get(at..));
     value.is_some_and(|v| v.iter().any(|&b| !is_quote(b)))
 }
 
-/// The word of argument `arg` at `start`: to a blank or a `;`.
+/// The word of argument `arg` at `start` ([`word_len`]).
 fn word_at<'a>(argv: &[&'a [u8]], arg: usize, start: usize) -> &'a [u8] {
     let rest = argv.get(arg).and_then(|a| a.get(start..)).unwrap_or(&[]);
-    let end = rest.iter().position(|&b| ends_word(b)).unwrap_or(rest.len());
-    rest.get(..end).unwrap_or(rest)
+    rest.get(..word_len(rest)).unwrap_or(rest)
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -351,7 +395,8 @@ fn pairs_in_words(
             let escaped = word_is_pair(word_at(argv, arg, start))?;
             Some(PairAt {
                 escaped,
-                within: true,
+                flag,
+                within: false,
                 ..at(arg, start)
             })
         });
@@ -383,11 +428,12 @@ fn at(arg: usize, offset: usize) -> PairAt {
 /// a tmux server's pane): every word (ended by a blank or a `;`, past its
 /// opening quotes) that is a pair with a value, its name plain or escaped,
 /// wherever it stands (`env NAME=VALUE cmd`, `sh -c 'export NAME=VALUE; cmd'`),
-/// since whatever parser reads them there may set them. Each is
-/// [`PairAt::within`] its argument.
-fn command_pairs(argv: &[&[u8]], arg: usize, f: &mut impl FnMut(PairAt)) {
+/// since whatever parser reads them there may set them. From byte `from` of the
+/// argument on (an option's attached value). Each is [`PairAt::within`] its
+/// argument.
+fn command_pairs(argv: &[&[u8]], arg: usize, from: usize, f: &mut impl FnMut(PairAt)) {
     let Some(&a) = argv.get(arg) else { return };
-    let mut start = 0;
+    let mut start = from;
     while start < a.len() {
         let word = word_at(argv, arg, start);
         let quotes = word.iter().take_while(|&&b| is_quote(b)).count();
@@ -513,9 +559,51 @@ fn walk_options(g: &Grammar, argv: &[&[u8]], mut i: usize, f: &mut impl FnMut(Pa
         if !is_option(arg) {
             return i;
         }
-        i += read_option(g, argv, i, f);
+        i += read_option_and_value(g, argv, i, f);
     }
     argv.len()
+}
+
+/// [`read_option`], and then, when no pair took the option's value, that value
+/// read loosely ([`command_pairs`]): an option this table knows only as taking a
+/// value (`--build-arg NAME=VALUE`, `--label=NAME=VALUE`, `-lNAME=VALUE`,
+/// `docker run img sh -c '...'`, where the scan cannot know where the image is)
+/// may hand it to a parser that sets it, or keep it where `ps` shows it.
+fn read_option_and_value(
+    g: &Grammar,
+    argv: &[&[u8]],
+    i: usize,
+    f: &mut impl FnMut(PairAt),
+) -> usize {
+    let mut paired = false;
+    let step = read_option(g, argv, i, &mut |p: PairAt| {
+        paired |= p.arg == i || p.arg == i + 1;
+        f(p)
+    });
+    if paired {
+        return step;
+    }
+    match step {
+        2 => command_pairs(argv, i + 1, 0, f),
+        _ => {
+            let arg = argv.get(i).copied().unwrap_or(&[]);
+            if let Some(from) = attached_value(g, arg) {
+                command_pairs(argv, i, from, f);
+            }
+        }
+    }
+    step
+}
+
+/// Where the value attached to the option `arg` starts: after the `=` of a
+/// long option (`--label=V`), or after the first letter of a cluster that takes
+/// a value (`-lV`).
+fn attached_value(g: &Grammar, arg: &[u8]) -> Option<usize> {
+    if arg.starts_with(b"--") {
+        return crate::bytes::memchr(b'=', arg).map(|eq| eq + 1);
+    }
+    let k = arg.iter().skip(1).position(|o| g.short_value.contains(o))? + 1;
+    (k + 1 < arg.len()).then_some(k + 1)
 }
 
 /// Every argument from 1 on, options and operands alike, up to `--`.
@@ -523,23 +611,13 @@ fn scan_to_dashdash(g: &Grammar, argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
     let mut i = 1;
     while let Some(&arg) = argv.get(i) {
         if arg == b"--" {
-            (i + 1..argv.len()).for_each(|k| command_pairs(argv, k, f));
+            (i + 1..argv.len()).for_each(|k| command_pairs(argv, k, 0, f));
             return;
         }
         i += if is_option(arg) {
-            // An option's value may be the command's own (`docker run img sh
-            // -c '...'`: the scan cannot know where the image is).
-            let mut paired = false;
-            let step = read_option(g, argv, i, &mut |p: PairAt| {
-                paired |= p.arg == i + 1;
-                f(p)
-            });
-            if step == 2 && !paired {
-                command_pairs(argv, i + 1, f);
-            }
-            step
+            read_option_and_value(g, argv, i, f)
         } else {
-            command_pairs(argv, i, f);
+            command_pairs(argv, i, 0, f);
             1
         };
     }
@@ -561,7 +639,7 @@ pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
             // sudo's command runs as another user, where the shim is not
             // loaded (sudo is setuid): its own pairs (`sudo env NAME=V cmd`).
             if c == Carrier::Sudo {
-                (i..argv.len()).for_each(|k| command_pairs(argv, k, &mut f));
+                (i..argv.len()).for_each(|k| command_pairs(argv, k, 0, &mut f));
             }
         }
     }
@@ -668,5 +746,27 @@ mod tests {
         assert_eq!(read(b"#{l:GH_}TOKEN"), None);
         assert_eq!(read(b"\\777X"), None);
         assert_eq!(read(&[b'A'; MAX_ESCAPED_NAME + 1]), None);
+        // tmux's and systemd's \u, \U, \x; bash's $'...' and NAME+=; a
+        // continued line.
+        assert_eq!(read(b"GH_TOK\\u0045N"), token);
+        assert_eq!(read(b"GH_TOK\\U00000045N"), token);
+        assert_eq!(read(b"G\\x48_TOKEN"), token);
+        assert_eq!(read(b"$'GH_TOKEN'"), token);
+        assert_eq!(read(b"GH_TOKEN+"), token);
+        assert_eq!(read(b"GH_TOK\\\nEN"), token);
+        assert_eq!(read(b"GH_TOK\\u00c9N"), None);
+        assert_eq!(read(b"GH_TOK\\u00"), None);
+    }
+
+    #[test]
+    fn an_escaped_equals_sign_splits_the_pair() {
+        assert_eq!(split_pair(b"GH_TOKEN\\075v"), Some((8, 12)));
+        assert_eq!(split_pair(b"GH_TOKEN\\u003dv"), Some((8, 14)));
+        assert_eq!(split_pair(b"GH_TOKEN\\=v"), Some((8, 10)));
+        assert_eq!(split_pair(b"GH_TOKEN=v"), Some((8, 9)));
+        assert_eq!(split_pair(b"GH_TOKEN"), None);
+        assert_eq!(word_is_pair(b"GH_TOKEN\\075v"), Some(true));
+        assert!(!has_value(b"GH_TOKEN=''"));
+        assert_eq!(word_len(b"GH_TOK\\\nEN=v x"), 12);
     }
 }

@@ -9,8 +9,9 @@
 //! loosely, word by word ([`loose_pairs`]), erring on the side of finding a pair.
 
 use super::{
-    at, has_value, is_option, is_pair, is_quote, read_option, unescape_name, valid_name,
-    walk_options, word_is_pair, words, Grammar, PairAt, MAX_ESCAPED_NAME, PLAIN,
+    at, decoded, has_value, is_option, is_pair, is_quote, read_option_and_value, unescape_name,
+    valid_name, walk_options, word_is_pair, word_len, words, Grammar, PairAt, MAX_ESCAPED_NAME,
+    PLAIN,
 };
 
 /// tmux's own options before the command ("2c:CDdf:lL:NqS:T:uUvV").
@@ -138,7 +139,8 @@ fn walk_tmux<'a>(
     on_command: &mut impl FnMut(&'a [u8]),
     on_pair: &mut impl FnMut(PairAt),
 ) {
-    let mut i = walk_options(&TMUX_GLOBAL, argv, 1, &mut |_| {});
+    // tmux's own options: their values are read loosely too (`-T NAME=VALUE`).
+    let mut i = walk_options(&TMUX_GLOBAL, argv, 1, on_pair);
     let mut r = Reading {
         command: command(b"new-session"),
         operands: 0,
@@ -191,14 +193,19 @@ fn read_argument(r: &mut Reading, argv: &[&[u8]], i: usize, f: &mut impl FnMut(P
             pair_short: b'e',
             ..TMUX_GLOBAL
         };
-        return read_option(&g, argv, i, f);
+        return read_option_and_value(&g, argv, i, f);
     }
     let n = r.operands;
     r.operands += 1;
     if r.command.setenv {
         match r.setenv_name {
             None => r.setenv_name = Some(i),
-            Some(name) if n == 1 && argv.get(name).is_some_and(|n| valid_name(n)) => {
+            // Clearing a variable to empty keeps nothing out of a command line.
+            Some(name)
+                if n == 1
+                    && argv.get(name).is_some_and(|n| valid_name(n))
+                    && argv.get(i).is_some_and(|v| v.iter().any(|&b| !is_quote(b))) =>
+            {
                 f(PairAt {
                     within: true,
                     value_in: Some((i, 0)),
@@ -238,10 +245,7 @@ fn loose_pairs(argv: &[&[u8]], k: usize, f: &mut impl FnMut(PairAt)) {
     let mut i = 0;
     while i < a.len() {
         let rest = a.get(i..).unwrap_or(&[]);
-        let len = rest
-            .iter()
-            .position(|&b| b.is_ascii_whitespace() || b == b';')
-            .unwrap_or(rest.len());
+        let len = word_len(rest);
         let quotes = rest.iter().take(len).take_while(|&&b| is_quote(b)).count();
         let word = rest.get(quotes..len).unwrap_or(&[]);
         if !word.is_empty() {
@@ -288,8 +292,10 @@ fn loose_word(
         });
     }
     let bare = trim_end(word);
+    let mut command = [0; 32];
+    let command = decoded(bare, &mut command).unwrap_or(bare);
     *setenv = match *setenv {
-        _ if is_set_environment(bare) => SetEnvironment::Options { skip: false },
+        _ if is_set_environment(command) => SetEnvironment::Options { skip: false },
         SetEnvironment::Options { skip: true } => SetEnvironment::Options { skip: false },
         // set-environment's only valued option is `-t`, last in a cluster.
         SetEnvironment::Options { .. } if option => SetEnvironment::Options {
@@ -307,11 +313,13 @@ fn loose_word(
             None => SetEnvironment::Outside,
         },
         SetEnvironment::Named { at: name, escaped } => {
-            f(PairAt {
-                value_in: Some((k, start)),
-                escaped,
-                ..at(k, name)
-            });
+            if word.iter().any(|&b| !is_quote(b)) {
+                f(PairAt {
+                    value_in: Some((k, start)),
+                    escaped,
+                    ..at(k, name)
+                });
+            }
             SetEnvironment::Outside
         }
         SetEnvironment::Outside => SetEnvironment::Outside,
