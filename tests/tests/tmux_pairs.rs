@@ -188,7 +188,7 @@ fn after_a_session(command: &[&str]) -> Vec<String> {
 /// command line nor its global environment holds it.
 #[test]
 fn set_environment_of_a_credential_never_reaches_the_server() {
-    let forms: [fn(&str) -> Vec<String>; 7] = [
+    let forms: [fn(&str) -> Vec<String>; 8] = [
         |value| after_a_session(&["set-environment", "-g", NAME, value]),
         |value| {
             let nested = format!("new-window -d -e {NAME}={value} 'sleep 300'");
@@ -220,6 +220,13 @@ fn set_environment_of_a_credential_never_reaches_the_server() {
             let nested = format!("display-message x;set-environment -g {escaped} '{value}'");
             after_a_session(&["if-shell", "true", &nested])
         },
+        // A name with tmux's \u escape (`JIRA_W\u0045BHOOK_SECRET`), and the
+        // command's too.
+        |value| {
+            let escaped = NAME.replacen('E', "\\u0045", 1);
+            let nested = format!("s\\u0065tenv -g {escaped} '{value}'");
+            after_a_session(&["if-shell", "true", &nested])
+        },
     ];
     for form in forms {
         let sb = Sandbox::new("tmux_setenv_pair");
@@ -233,15 +240,17 @@ fn set_environment_of_a_credential_never_reaches_the_server() {
             .run();
         assert_eq!(o.status.code(), Some(126), "{}", o.report());
         // The name as written: escaped in one form.
-        let written = form
-            .iter()
-            .any(|a| a.contains("_\\"))
-            .then(|| NAME.replacen('_', "_\\", 1));
+        let escapes = [
+            NAME.replacen('_', "_\\", 1),
+            NAME.replacen('E', "\\u0045", 1),
+        ];
+        let written = escapes
+            .into_iter()
+            .find(|w| form.iter().any(|a| a.contains(w.as_str())))
+            .unwrap_or_else(|| NAME.to_string());
         assert!(
-            o.stderr_str().contains(&format!(
-                "holds the pair {} among other words",
-                written.as_deref().unwrap_or(NAME)
-            )),
+            o.stderr_str()
+                .contains(&format!("holds the pair {} among other words", written)),
             "{}",
             o.report()
         );
