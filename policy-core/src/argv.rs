@@ -317,6 +317,8 @@ fn judge_pairs(
         };
         let (action, rule) = match v.action {
             Action::Keep => return,
+            // Read from a command line another parser reads: a secret's name only.
+            _ if at.loose && !v.credential => return,
             // One of several words of its argument: it cannot be dropped alone,
             // and the argument cannot be passed with it, so the exec is refused.
             _ if at.within => (ArgAction::Refuse, rule),
@@ -534,7 +536,8 @@ pub fn each_refused_pair(
         let Some(name) = at.judged_name(written, &mut unescaped) else {
             return;
         };
-        if decide::judge(policy, program, mask, name, value, pairs_scope).action != Action::Keep {
+        let v = decide::judge(policy, program, mask, name, value, pairs_scope);
+        if v.action != Action::Keep && (v.credential || !at.loose) {
             match at.value_in {
                 Some((v, start)) => f(v, start..start + value.len(), true),
                 None => {

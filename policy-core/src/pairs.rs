@@ -70,6 +70,13 @@ pub struct PairAt {
     /// removes (`GH_\TOKEN`, `G"H_TOKEN"`): it is judged as
     /// [`unescape_name`] reads it ([`PairAt::judged_name`]).
     pub escaped: bool,
+    /// Found by reading a command line that another parser reads (a shell
+    /// command, tmux commands nested in an argument, the command a carrier
+    /// starts): the program does not set it itself, so it is refused only when
+    /// its name is a credential's, whose value would sit in that command line.
+    /// Any other name is judged where it is set, by the shim in the process
+    /// that sets it.
+    pub loose: bool,
 }
 
 impl PairAt {
@@ -233,12 +240,6 @@ fn word_is_pair(word: &[u8]) -> Option<bool> {
     unescape_name(name, &mut [0; MAX_ESCAPED_NAME]).map(|_| true)
 }
 
-/// Whether the pair `word` has a value: more than nothing or empty quotes.
-fn has_value(word: &[u8]) -> bool {
-    let value = split_pair(word).and_then(|(_, at)| word.get(at..));
-    value.is_some_and(|v| v.iter().any(|&b| !is_quote(b)))
-}
-
 /// The word of argument `arg` at `start` ([`word_len`]).
 fn word_at<'a>(argv: &[&'a [u8]], arg: usize, start: usize) -> &'a [u8] {
     let rest = argv.get(arg).and_then(|a| a.get(start..)).unwrap_or(&[]);
@@ -351,6 +352,7 @@ fn pair_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Op
         within: false,
         value_in: None,
         escaped: false,
+        loose: false,
     })
 }
 
@@ -420,7 +422,36 @@ fn at(arg: usize, offset: usize) -> PairAt {
         within: true,
         value_in: None,
         escaped: false,
+        loose: false,
     }
+}
+
+/// A pair found loosely ([`PairAt::loose`]) at `offset` of argument `arg`.
+fn loose_at(arg: usize, offset: usize, escaped: bool) -> PairAt {
+    PairAt {
+        escaped,
+        loose: true,
+        ..at(arg, offset)
+    }
+}
+
+/// Whether the word `word` is a pair read loosely: a pair ([`word_is_pair`])
+/// whose value is written in the command line (not `$VAR`, `$(cmd)`: the
+/// secret is fetched when the command runs, and is not in argv) and whose name,
+/// as read, has no lowercase letter, as an environment variable's
+/// (`ssh -o PasswordAuthentication=no`, `curl -d page_token=2`, tmux's
+/// `bg=black` are options, not variables); then whether its name is escaped.
+fn loose_pair(word: &[u8]) -> Option<bool> {
+    let escaped = word_is_pair(word)?;
+    let (name_end, value_at) = split_pair(word)?;
+    let value = word.get(value_at..)?;
+    let value = value.get(value.iter().take_while(|&&b| is_quote(b)).count()..)?;
+    if value.is_empty() || value.first() == Some(&b'$') {
+        return None;
+    }
+    let mut out = [0; MAX_ESCAPED_NAME];
+    let name = decoded(word.get(..name_end)?, &mut out)?;
+    (!name.iter().any(u8::is_ascii_lowercase)).then_some(escaped)
 }
 
 /// The pairs in argument `arg` of a command a carrier starts beyond the shim's
@@ -438,11 +469,8 @@ fn command_pairs(argv: &[&[u8]], arg: usize, from: usize, f: &mut impl FnMut(Pai
         let word = word_at(argv, arg, start);
         let quotes = word.iter().take_while(|&&b| is_quote(b)).count();
         let bare = word.get(quotes..).unwrap_or(&[]);
-        if let Some(escaped) = word_is_pair(bare).filter(|_| has_value(bare)) {
-            f(PairAt {
-                escaped,
-                ..at(arg, start + quotes)
-            });
+        if let Some(escaped) = loose_pair(bare) {
+            f(loose_at(arg, start + quotes, escaped));
         }
         start += word.len() + 1;
     }
@@ -766,7 +794,11 @@ mod tests {
         assert_eq!(split_pair(b"GH_TOKEN=v"), Some((8, 9)));
         assert_eq!(split_pair(b"GH_TOKEN"), None);
         assert_eq!(word_is_pair(b"GH_TOKEN\\075v"), Some(true));
-        assert!(!has_value(b"GH_TOKEN=''"));
+        assert_eq!(loose_pair(b"GH_TOKEN=''"), None);
+        assert_eq!(loose_pair(b"GH_TOKEN=$(gh auth token)"), None);
+        assert_eq!(loose_pair(b"PasswordAuthentication=no"), None);
+        assert_eq!(loose_pair(b"GH_TOKEN=v"), Some(false));
+        assert_eq!(loose_pair(b"GH_TOK\\u0045N=v"), Some(true));
         assert_eq!(word_len(b"GH_TOK\\\nEN=v x"), 12);
     }
 }

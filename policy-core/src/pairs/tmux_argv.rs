@@ -9,8 +9,8 @@
 //! loosely, word by word ([`loose_pairs`]), erring on the side of finding a pair.
 
 use super::{
-    at, decoded, has_value, is_option, is_pair, is_quote, read_option_and_value, unescape_name,
-    valid_name, walk_options, word_is_pair, word_len, words, Grammar, PairAt, MAX_ESCAPED_NAME,
+    at, decoded, is_option, loose_at, loose_pair, is_pair, is_quote, read_option_and_value, unescape_name,
+    valid_name, walk_options, word_len, words, Grammar, PairAt, MAX_ESCAPED_NAME,
     PLAIN,
 };
 
@@ -283,13 +283,10 @@ fn loose_word(
     let option = word.first() == Some(&b'-');
     if option {
         if let Some(offset) = attached_pair(word) {
-            f(at(k, start + offset));
+            f(loose_at(k, start + offset, false));
         }
-    } else if let Some(escaped) = word_is_pair(word).filter(|_| has_value(word)) {
-        f(PairAt {
-            escaped,
-            ..at(k, start)
-        });
+    } else if let Some(escaped) = loose_pair(word) {
+        f(loose_at(k, start, escaped));
     }
     let bare = trim_end(word);
     let mut command = [0; 32];
@@ -313,11 +310,11 @@ fn loose_word(
             None => SetEnvironment::Outside,
         },
         SetEnvironment::Named { at: name, escaped } => {
-            if word.iter().any(|&b| !is_quote(b)) {
+            let value = word.get(word.iter().take_while(|&&b| is_quote(b)).count()..);
+            if value.is_some_and(|v| !v.is_empty() && v.first() != Some(&b'$')) {
                 f(PairAt {
                     value_in: Some((k, start)),
-                    escaped,
-                    ..at(k, name)
+                    ..loose_at(k, name, escaped)
                 });
             }
             SetEnvironment::Outside
@@ -335,18 +332,22 @@ fn trim_end(word: &[u8]) -> &[u8] {
     word.get(..end).unwrap_or(word)
 }
 
-/// Where the pair attached to an option word starts: after the `e` (or `E`) of
-/// a cluster of letters (`-eN=V`, `-deN=V`), or after the first `=` of a long
-/// option (`--env=N=V`, `--setenv=N=V`).
+/// Where the pair attached to an option word starts: after the `e` of a cluster
+/// of tmux's letters (`-eN=V`, `-deN=V`, `-dPeN=V`), or after the first `=` of
+/// a long option (`--env=N=V`, `--setenv=N=V`).
 fn attached_pair(word: &[u8]) -> Option<usize> {
     if word.starts_with(b"--") {
         let eq = crate::bytes::memchr(b'=', word)?;
         return is_pair(word.get(eq + 1..)?).then_some(eq + 1);
     }
+    // tmux's `-e`, alone or after other letters of a cluster; an option such as
+    // cmake's `-DENABLE_X=ON` is not one.
     let letters = word.iter().enumerate().skip(1);
     for (j, &o) in letters.take_while(|(_, o)| o.is_ascii_alphabetic()) {
-        if o == b'e' || o == b'E' {
-            return is_pair(word.get(j + 1..)?).then_some(j + 1);
+        match o {
+            b'e' => return is_pair(word.get(j + 1..)?).then_some(j + 1),
+            b'a'..=b'z' | b'P' | b'E' | b'Z' | b'I' => {}
+            _ => return None,
         }
     }
     None
