@@ -56,8 +56,8 @@ pub enum Kind {
 /// Whether the lookup stops at the policy file `path`, given how `lstat` of it
 /// ended (`at_file`), and, when nothing is there, at the names on the way to
 /// it: `probe(prefix, follow)` is `lstat` (or, with `follow`, `stat`) of
-/// `path[..prefix]`. `dir_len` is the length of the directory the lookup starts
-/// from (`$XDG_CONFIG_HOME`, `$HOME`, `/etc`); nothing above it is looked at.
+/// `path[..prefix]`. `dir` is the directory the lookup starts from, as given
+/// (`$XDG_CONFIG_HOME`, `$HOME`, `/etc`); nothing above it is looked at.
 ///
 /// Only a path where nothing is lets the lookup go on to its next, laxer step:
 /// the first name on the way that is there is a directory (or a symlink to
@@ -71,13 +71,14 @@ pub enum Kind {
 /// mounted).
 pub fn stops_lookup(
     path: &[u8],
-    dir_len: usize,
+    dir: &[u8],
     at_file: Result<Kind, i32>,
     mut probe: impl FnMut(usize, bool) -> Result<Kind, i32>,
 ) -> bool {
     if !matches!(at_file, Err(ENOENT | ENOTDIR)) {
         return true;
     }
+    let dir_len = dir.len() - dir.iter().rev().take_while(|&&b| b == b'/').count();
     // Nothing at the file: up to the first name on the way that is there.
     let mut end = path.len();
     while let Some(slash) = path.get(..end).and_then(|p| p.iter().rposition(|&b| b == b'/')) {
@@ -170,7 +171,7 @@ mod tests {
         let link = Ok(Kind::Symlink);
         let file = Ok(Kind::Other);
         fn at(at_file: Result<Kind, i32>, names: &Names<'_>) -> bool {
-            stops_lookup(PATH, 2, at_file, probe_in(PATH, names))
+            stops_lookup(PATH, b"/h", at_file, probe_in(PATH, names))
         }
         // At the file: something there stops the lookup, usable or not.
         assert!(at(Ok(Kind::Other), &[]));
@@ -199,7 +200,7 @@ mod tests {
         assert!(at(Err(ENOENT), &[home, unsearchable]));
         // Above the starting directory, nothing is looked at.
         let dangling_home = ("/h", link, Err(ENOENT));
-        assert!(!stops_lookup(path, 10, Err(ENOENT), probe_in(path, &[dangling_home])));
-        assert!(stops_lookup(path, 10, Err(ENOENT), probe_in(path, &[dangling_config])));
+        assert!(!stops_lookup(path, b"/h/.config/", Err(ENOENT), probe_in(path, &[dangling_home])));
+        assert!(stops_lookup(path, b"/h/.config", Err(ENOENT), probe_in(path, &[dangling_config])));
     }
 }

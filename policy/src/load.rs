@@ -142,9 +142,8 @@ fn stops_lookup(path: &Path, dir: &[u8]) -> bool {
         })
         .map_err(|e| e.raw_os_error().unwrap_or(0))
     };
-    let dir_len = dir.len() - dir.iter().rev().take_while(|&&b| b == b'/').count();
     let at_file = probe(bytes, false);
-    crate::lookup::stops_lookup(bytes, dir_len, at_file, |end, follow| {
+    crate::lookup::stops_lookup(bytes, dir, at_file, |end, follow| {
         probe(bytes.get(..end).unwrap_or(bytes), follow)
     })
 }

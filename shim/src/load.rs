@@ -592,28 +592,26 @@ fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
         env_c(b"XDG_CONFIG_HOME").map(without_nul),
         env_c(b"HOME").map(without_nul),
     );
-    let mut dir_len = 0;
     if let Some((dir, under)) = user {
         buf.push(dir).join(under);
         if !buf.ok && short {
             return Config::TooLong;
         }
-        dir_len = dir.len() - dir.iter().rev().take_while(|&&b| b == b'/').count();
     }
-    match buf.into_c_bytes() {
-        Some(c) if user.is_some() && stops_lookup(c, dir_len) => Config::Found(c),
-        _ if stops_lookup(ETC_POLICY, b"/etc".len()) => Config::Found(ETC_POLICY),
+    match (buf.into_c_bytes(), user) {
+        (Some(c), Some((dir, _))) if stops_lookup(c, dir) => Config::Found(c),
+        _ if stops_lookup(ETC_POLICY, b"/etc") => Config::Found(ETC_POLICY),
         _ => Config::None,
     }
 }
 
-/// Whether the lookup stops at `path_c` under a directory of `dir_len` bytes
+/// Whether the lookup stops at `path_c` under the directory `dir`
 /// (`envpolicy_core::lookup::stops_lookup`): something is there, usable or not,
 /// at the file or on the way to it.
-fn stops_lookup(path_c: &[u8], dir_len: usize) -> bool {
+fn stops_lookup(path_c: &[u8], dir: &[u8]) -> bool {
     let path = without_nul(path_c);
     let at_file = kind_at(path_c, libc::AT_SYMLINK_NOFOLLOW);
-    envpolicy_core::lookup::stops_lookup(path, dir_len, at_file, |end, follow| {
+    envpolicy_core::lookup::stops_lookup(path, dir, at_file, |end, follow| {
         let prefix = path.get(..end).unwrap_or(path);
         let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
         let mut space: ShortPath = [MaybeUninit::uninit(); 256];
