@@ -435,33 +435,41 @@ fn loose_at(arg: usize, offset: usize, escaped: bool) -> PairAt {
     }
 }
 
-/// Whether the word `word` is a pair read loosely: a pair ([`word_is_pair`])
-/// whose value is written in the command line (not `$VAR`, `$(cmd)`: the
-/// secret is fetched when the command runs, and is not in argv) and whose name,
-/// as read, has no lowercase letter, as an environment variable's
+/// Whether the word `word` is a pair read loosely: a pair whose value is
+/// written in the command line ([`written_value`]) and whose name, as read
+/// ([`unescape_name`]), has no lowercase letter, as an environment variable's
 /// (`ssh -o PasswordAuthentication=no`, `curl -d page_token=2`, tmux's
 /// `bg=black` are options, not variables); then whether its name is escaped.
 fn loose_pair(word: &[u8]) -> Option<bool> {
-    let escaped = word_is_pair(word)?;
     let (name_end, value_at) = split_pair(word)?;
-    let value = word.get(value_at..)?;
-    let value = value.get(value.iter().take_while(|&&b| is_quote(b)).count()..)?;
-    if value.is_empty() || value.first() == Some(&b'$') {
+    if !written_value(word.get(value_at..)?) {
         return None;
     }
+    let written = word.get(..name_end)?;
     let mut out = [0; MAX_ESCAPED_NAME];
-    let name = decoded(word.get(..name_end)?, &mut out)?;
-    (!name.iter().any(u8::is_ascii_lowercase)).then_some(escaped)
+    let name = unescape_name(written, &mut out)?;
+    // Plain: a valid name and a literal `=`, as `split_entry` splits it.
+    let plain = valid_name(written) && word.get(name_end) == Some(&b'=');
+    (!name.iter().any(u8::is_ascii_lowercase)).then_some(!plain)
+}
+
+/// Whether `value` (a word, or the rest of one) holds a value written in the
+/// command line: past its opening quotes, not empty, and not `$VAR` or
+/// `$(cmd)`, whose secret is fetched when the command runs and is not in argv.
+fn written_value(value: &[u8]) -> bool {
+    let quotes = value.iter().take_while(|&&b| is_quote(b)).count();
+    value
+        .get(quotes..)
+        .is_some_and(|v| !v.is_empty() && v.first() != Some(&b'$'))
 }
 
 /// The pairs in argument `arg` of a command a carrier starts beyond the shim's
-/// reach (systemd-run's unit, sudo's command as root, a container's process,
-/// a tmux server's pane): every word (ended by a blank or a `;`, past its
-/// opening quotes) that is a pair with a value, its name plain or escaped,
-/// wherever it stands (`env NAME=VALUE cmd`, `sh -c 'export NAME=VALUE; cmd'`),
-/// since whatever parser reads them there may set them. From byte `from` of the
-/// argument on (an option's attached value). Each is [`PairAt::within`] its
-/// argument.
+/// reach (systemd-run's unit, sudo's command as root, a container's process):
+/// every word (ended by a blank or a `;`, past its opening quotes) that is a
+/// pair read loosely ([`loose_pair`]), wherever it stands (`env NAME=VALUE cmd`,
+/// `sh -c 'export NAME=VALUE; cmd'`). From byte `from` of the argument on (an
+/// option's attached value). Each is [`PairAt::within`] its argument and
+/// [`PairAt::loose`].
 fn command_pairs(argv: &[&[u8]], arg: usize, from: usize, f: &mut impl FnMut(PairAt)) {
     let Some(&a) = argv.get(arg) else { return };
     let mut start = from;

@@ -9,7 +9,7 @@
 //! loosely, word by word ([`loose_pairs`]), erring on the side of finding a pair.
 
 use super::{
-    at, decoded, is_option, loose_at, loose_pair, is_pair, is_quote, read_option_and_value, unescape_name,
+    at, decoded, is_option, loose_at, loose_pair, written_value, is_pair, is_quote, read_option_and_value, unescape_name,
     valid_name, walk_options, word_len, words, Grammar, PairAt, MAX_ESCAPED_NAME,
     PLAIN,
 };
@@ -228,17 +228,17 @@ fn read_argument(r: &mut Reading, argv: &[&[u8]], i: usize, f: &mut impl FnMut(P
 /// tmux commands, or text, for a parser this module does not run (a shell,
 /// tmux's own for `if-shell` and `bind-key`, a program's). Each word (ended by
 /// a blank or a `;`), past its opening quotes, counts when it is
-/// - a pair with a value (`NAME=VALUE`, `'NAME=VALUE`), wherever it stands,
-///   its name written plainly or with quotes and backslashes that the parser
-///   would remove (`G"H_TOKEN"=V`, `GH_\TOKEN=V`: [`unescape_name`]);
+/// - a pair read loosely ([`loose_pair`]: a value written in the command line,
+///   a name with no lowercase letter, written plainly or with quotes and
+///   escapes the parser removes, `G"H_TOKEN"=V`, `GH_\TOKEN=V`), wherever it
+///   stands;
 /// - an option with a pair attached: `-eNAME=VALUE`, a cluster `-deNAME=VALUE`,
 ///   `--env=NAME=VALUE`;
 /// - the name of `set-environment NAME VALUE` (`setenv -g NAME VALUE`), with the
-///   word after it as its value.
+///   word after it as its value, when that is written in the command line.
 ///
-/// Each is [`PairAt::within`] its argument: the words around it are a command.
-/// A pair with an empty value holds nothing to keep out of a command line
-/// (`grep GH_TOKEN= file`), and is not reported.
+/// Each is [`PairAt::within`] its argument (the words around it are a
+/// command) and [`PairAt::loose`].
 fn loose_pairs(argv: &[&[u8]], k: usize, f: &mut impl FnMut(PairAt)) {
     let Some(&a) = argv.get(k) else { return };
     let mut setenv = SetEnvironment::Outside;
@@ -310,8 +310,7 @@ fn loose_word(
             None => SetEnvironment::Outside,
         },
         SetEnvironment::Named { at: name, escaped } => {
-            let value = word.get(word.iter().take_while(|&&b| is_quote(b)).count()..);
-            if value.is_some_and(|v| !v.is_empty() && v.first() != Some(&b'$')) {
+            if written_value(word) {
                 f(PairAt {
                     value_in: Some((k, start)),
                     ..loose_at(k, name, escaped)
