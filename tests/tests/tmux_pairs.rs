@@ -149,10 +149,8 @@ fn an_assignment_in_a_pane_command_never_reaches_the_server() {
         .arg(&command)
         .with_shim()
         .expect_success();
-    let server = sb.server_pid().expect("the server runs");
-    let cmdline = proc_cmdline(server).concat();
     assert!(
-        !String::from_utf8_lossy(&cmdline).contains(&value),
+        !server_command_line(&sb).contains(&value),
         "the value is in the server's command line"
     );
     wait_until(
@@ -165,6 +163,13 @@ fn an_assignment_in_a_pane_command_never_reaches_the_server() {
         !env.contains(&value),
         "the value reached the pane's command"
     );
+}
+
+/// The running server's command line, as text.
+#[track_caller]
+fn server_command_line(sb: &Sandbox) -> String {
+    let server = sb.server_pid().expect("the server runs");
+    String::from_utf8_lossy(&proc_cmdline(server).concat()).into_owned()
 }
 
 /// The words of a tmux argv.
@@ -259,10 +264,8 @@ fn set_environment_of_a_credential_never_reaches_the_server() {
             .args(&form)
             .with_shim()
             .expect_success();
-        let server = sb.server_pid().expect("the server runs");
-        let cmdline = proc_cmdline(server).concat();
         assert!(
-            !String::from_utf8_lossy(&cmdline).contains(&value),
+            !server_command_line(&sb).contains(&value),
             "the value is in the server's command line"
         );
         let global = sb.tmux_environment(None, false);
