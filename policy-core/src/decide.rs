@@ -1321,14 +1321,22 @@ fn kept_exactly(policy: &Policy<'_>, rule: Rule) -> bool {
     }
 }
 
-/// A value equal to a credential's value is a credential too, whatever its name
-/// (`COPY=$GH_TOKEN`). Values shorter than `min_value_len` are not compared.
+/// A value that holds a credential's value is a credential too, whatever its name
+/// and whatever surrounds the copy (`COPY=$GH_TOKEN`, `AUTHZ=Bearer $GH_TOKEN`,
+/// `URL=x${GH_TOKEN}Z`). Credential values shorter than `min_value_len` are not
+/// searched for, so that `PASSWORD=x` does not refuse every value holding an `x`.
 ///
 /// A grant delivers only its own variable's value: a granted entry whose value
-/// is the value of a credential that is not delivered (`DEPLOY_TOKEN=$GH_TOKEN`,
+/// holds the value of a credential that is not delivered (`DEPLOY_TOKEN=$GH_TOKEN`,
 /// with `DEPLOY_TOKEN` granted) is refused too, loudly, so that a grant cannot
 /// launder another credential under its name (the pairs of argv follow the same
 /// rule: `argv::launders`).
+///
+/// Cost: one substring search per credential value in each value at least as
+/// long as the shortest of them (`bytes::Finder`, which compares a needle's first
+/// and last bytes 16 positions at a time); a value shorter than that is passed
+/// over by its length. docs/adr/0017-values-hold-no-credential.md says why the
+/// search is this and not a multi-pattern automaton.
 fn mark_credential_copies(
     policy: &Policy<'_>,
     req: &EnvRequest<'_>,
@@ -1336,32 +1344,8 @@ fn mark_credential_copies(
     n: usize,
 ) {
     let min = policy.settings().min_value_len as usize;
-    // The credential values: their indices, up to SMALL of them on the stack (more
-    // is rare; then every credential entry is compared, slower, same result), and
-    // their lengths modulo 64, which reject most other values without a compare.
-    const SMALL: usize = 32;
-    let mut idx = [0u32; SMALL];
-    let mut k = 0usize;
-    let mut overflow = false;
-    let mut lengths = 0u64;
-    let value_of = |i: usize| req.env.get(i).and_then(|e| split_entry(e)).map(|(_, v)| v);
-    for i in 0..n {
-        if !verdicts.get(i).is_some_and(|v| v.credential) {
-            continue;
-        }
-        let Some(value) = value_of(i).filter(|v| v.len() >= min) else {
-            continue;
-        };
-        lengths |= 1u64 << (value.len() & 63);
-        match idx.get_mut(k) {
-            Some(slot) => {
-                *slot = i as u32;
-                k += 1;
-            }
-            None => overflow = true,
-        }
-    }
-    if lengths == 0 {
+    let sources = CredentialValues::of(req.env, verdicts, n, min);
+    if sources.shortest == usize::MAX {
         return;
     }
     for i in 0..n {
@@ -1372,19 +1356,16 @@ fn mark_credential_copies(
         if v.credential && !granted {
             continue;
         }
-        let Some(value) = value_of(i) else {
+        let Some(value) = value_at(req.env, i).filter(|v| v.len() >= sources.shortest) else {
             continue;
         };
-        if value.len() < min || (lengths >> (value.len() & 63)) & 1 == 0 {
-            continue;
-        }
         let delivered = |j: usize| verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
-        let same = |j: usize| j != i && value_of(j) == Some(value) && !(granted && delivered(j));
-        let source = if overflow {
-            (0..n).find(|&j| verdicts.get(j).is_some_and(|w| w.credential) && same(j))
-        } else {
-            idx.iter().take(k).map(|&j| j as usize).find(|&j| same(j))
+        let holds = |j: usize| {
+            j != i
+                && !(granted && delivered(j))
+                && value_at(req.env, j).is_some_and(|c| holds_value(value, c))
         };
+        let source = sources.find(verdicts, n, holds);
         let rule = match source {
             Some(s) => Rule::CredentialValue(s as u32),
             None if granted => match parent_credential(policy, req, i, value) {
@@ -1413,13 +1394,85 @@ fn mark_credential_copies(
     }
 }
 
-/// The index of a credential in the caller's environment whose value is `value`
-/// under another name than entry `i`'s.
+/// Does `value` hold `credential`'s bytes anywhere? The one test of rule 4's
+/// copies, for the environment and (through [`parent_credential`]) the caller's.
+#[inline]
+pub fn holds_value(value: &[u8], credential: &[u8]) -> bool {
+    match value.len().cmp(&credential.len()) {
+        core::cmp::Ordering::Less => false,
+        core::cmp::Ordering::Equal => value == credential,
+        core::cmp::Ordering::Greater => crate::bytes::find(value, credential).is_some(),
+    }
+}
+
+/// The value of entry `i` of `env`.
+#[inline]
+fn value_at<'e>(env: &[&'e [u8]], i: usize) -> Option<&'e [u8]> {
+    env.get(i).and_then(|e| split_entry(e)).map(|(_, v)| v)
+}
+
+/// The entries whose values rule 4's copy search looks for: credentials with a
+/// value of at least `min_value_len` bytes. Up to `SMALL` of their indices are
+/// kept on the stack (more is rare; then every credential entry is tried, slower,
+/// same result).
+struct CredentialValues {
+    idx: [u32; CredentialValues::SMALL],
+    k: usize,
+    overflow: bool,
+    /// The shortest of their values (`usize::MAX`: none).
+    shortest: usize,
+}
+
+impl CredentialValues {
+    const SMALL: usize = 32;
+
+    fn of(env: &[&[u8]], verdicts: &[Verdict], n: usize, min: usize) -> CredentialValues {
+        let mut s = CredentialValues {
+            idx: [0; Self::SMALL],
+            k: 0,
+            overflow: false,
+            shortest: usize::MAX,
+        };
+        for i in 0..n {
+            if !verdicts.get(i).is_some_and(|v| v.credential) {
+                continue;
+            }
+            let Some(value) = value_at(env, i).filter(|v| v.len() >= min) else {
+                continue;
+            };
+            s.shortest = s.shortest.min(value.len());
+            match s.idx.get_mut(s.k) {
+                Some(slot) => {
+                    *slot = i as u32;
+                    s.k += 1;
+                }
+                None => s.overflow = true,
+            }
+        }
+        s
+    }
+
+    /// The first credential entry `j` for which `holds(j)`.
+    fn find(&self, verdicts: &[Verdict], n: usize, holds: impl Fn(usize) -> bool) -> Option<usize> {
+        if self.overflow {
+            (0..n).find(|&j| verdicts.get(j).is_some_and(|w| w.credential) && holds(j))
+        } else {
+            self.idx.iter().take(self.k).map(|&j| j as usize).find(|&j| holds(j))
+        }
+    }
+}
+
+/// The index of a credential in the caller's environment whose value `value`
+/// holds, under another name than entry `i`'s.
 fn parent_credential(policy: &Policy<'_>, req: &EnvRequest<'_>, i: usize, value: &[u8]) -> Option<u32> {
     let name = req.env.get(i).and_then(|e| split_entry(e)).map(|(n, _)| n)?;
+    let min = policy.settings().min_value_len as usize;
     req.parent_env.iter().position(|e| {
         split_entry(e).is_some_and(|(n, v)| {
-            n != name && v == value && crate::argv::is_credential(policy, n, v)
+            n != name
+                && v.len() >= min
+                && holds_value(value, v)
+                && crate::argv::is_credential(policy, n, v)
         })
     }).map(|j| j as u32)
 }

@@ -10,17 +10,24 @@
 //!
 //! # Boundary rule
 //!
-//! A token may only start at the beginning of the haystack or right after a
-//! byte that is not `[A-Za-z0-9_]`, so `--token=ghp_…`, `"ghp_…"` and
-//! `?t=ghp_…` match while `xghp_…` does not. Attached short options are
-//! accepted as well: a token may start right after a two-byte `-X` prefix at
-//! the very start of the haystack (`X` an ASCII letter), as in `-ughp_…`.
-//! Shapes with an exact length (GitHub classic tokens, AWS access key ids,
-//! Google API keys) must also *end* at the end of the haystack or before a
-//! byte outside their character class, so a run that is one character too
-//! short or too long is not a match. Every other shape extends greedily over
-//! its character class. For URLs the boundary rule applies to the start of the
-//! scheme, and the reported range is the password only.
+//! A token starts at the beginning of the haystack, right after a byte that is
+//! not `[A-Za-z0-9_]` (`--token=ghp_…`, `"ghp_…"`, `?t=ghp_…`, `Bearer ghp_…`),
+//! or right after a two-byte `-X` prefix at the very start of the haystack (`X`
+//! an ASCII letter, an attached short option: `-ughp_…`). A shape whose prefix
+//! is distinctive on its own (every one but the JWT: `gh?_`, `github_pat_`,
+//! `glpat-`, `xox?-`, `AKIA`, `ASIA`, `AIza`, `sk-ant-`, `sk-proj-`; see
+//! [`glued_prefix`]) also starts right after a word byte: a launcher that
+//! writes `URL="x$GH_TOKEN"` glues the token to other text, and the token is
+//! still there. A JWT (`eyJ`) keeps the boundary rule: base64 text holds `eyJ`
+//! by chance.
+//!
+//! Shapes with a fixed length (GitHub classic tokens, AWS access key ids,
+//! Google API keys) need at least that many bytes of their class and extend
+//! over a longer run (`"${GH_TOKEN}Z"` holds the token as surely as
+//! `"$GH_TOKEN"`), as every other shape extends greedily over its character
+//! class. A run one character too short is not a match. For URLs the boundary
+//! rule applies to the start of the scheme, and the reported range is the
+//! password only.
 //!
 //! # Constraints
 //!
@@ -282,6 +289,9 @@ fn may_hold_shape(hay: &[u8]) -> bool {
         if ((c & FIRST != 0 && after_non_word) || b == b':') && hit(i) {
             return true;
         }
+        if c & FIRST != 0 && !after_non_word && glued_prefix(hay.get(i..).unwrap_or(&[])) {
+            return true;
+        }
         after_non_word = c & WORD == 0;
     }
     false
@@ -302,7 +312,17 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
     while at < len {
         let start = at.min(last);
         let block: &[u8; 16] = hay.get(start..start.wrapping_add(16))?.try_into().ok()?;
-        let (non_word, first, colon) = block_classes(block);
+        // The bytes one further on, for the two-byte start of a glued token.
+        let mut next = [0u8; 16];
+        match hay.get(start.wrapping_add(1)..start.wrapping_add(17)) {
+            Some(n) => next.copy_from_slice(n),
+            None => {
+                for (d, s) in next.iter_mut().zip(block.iter().skip(1)) {
+                    *d = *s;
+                }
+            }
+        }
+        let (non_word, first, colon, glue) = block_classes(block, &next);
         // In an overlapping last block, the byte before offset `at` is inside it.
         let after_non_word = (non_word << 1) | u32::from(carry && start == at);
         let fresh = 0xffffu32 << (at - start);
@@ -314,27 +334,39 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
             }
             candidates &= candidates - 1;
         }
+        // A token glued to the word before it (`glued_prefix`).
+        let mut glued = glue & !after_non_word & fresh;
+        while glued != 0 {
+            let j = glued.trailing_zeros() as usize;
+            if glued_prefix(hay.get(start.wrapping_add(j)..).unwrap_or(&[])) {
+                return Some(true);
+            }
+            glued &= glued - 1;
+        }
         carry = (non_word >> 15) & 1 == 1;
         at = start.wrapping_add(16);
     }
     Some(false)
 }
 
-/// For one 16-byte block, three bit masks (bit j = byte j): the non-word bytes
-/// (not `[A-Za-z0-9_]`), the bytes that can start a token (`FIRST`), and `:`.
+/// For one 16-byte block, four bit masks (bit j = byte j): the non-word bytes
+/// (not `[A-Za-z0-9_]`), the bytes that can start a token (`FIRST`), `:`, and
+/// the two-byte starts of a glued token's prefix (`gh`, `gi`, `gl`, `xo`, `AK`,
+/// `AS`, `AI`, `sk`: `glued_prefix`), with `next` the 16 bytes one further on.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn block_classes(block: &[u8; 16]) -> (u32, u32, u32) {
+fn block_classes(block: &[u8; 16], next: &[u8; 16]) -> (u32, u32, u32, u32) {
     use core::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
         _mm_or_si128, _mm_set1_epi8,
     };
     // SAFETY: the intrinsics need SSE2, which this function is compiled only with
-    // (the cfg above; every x86_64 CPU has it), and the load reads the 16 bytes of
-    // `block` (unaligned loads have no alignment requirement). Inlined into the
+    // (the cfg above; every x86_64 CPU has it), and the loads read the 16 bytes of
+    // `block` and of `next` (unaligned loads have no alignment requirement). Inlined into the
     // scan loop, which a `#[target_feature]` function would not always be.
     unsafe {
         let x = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+        let y = _mm_loadu_si128(next.as_ptr().cast::<__m128i>());
         let splat = |b: u8| _mm_set1_epi8(b as i8);
         // Signed compares: bytes >= 0x80 are negative and fall outside every range.
         let in_range = |v, lo: u8, hi: u8| {
@@ -356,8 +388,25 @@ fn block_classes(block: &[u8; 16]) -> (u32, u32, u32) {
             ),
             eq(b'e'),
         );
+        let eq_next = |b: u8| _mm_cmpeq_epi8(y, splat(b));
+        let glue = _mm_or_si128(
+            _mm_or_si128(
+                _mm_and_si128(
+                    eq(b'g'),
+                    _mm_or_si128(_mm_or_si128(eq_next(b'h'), eq_next(b'i')), eq_next(b'l')),
+                ),
+                _mm_and_si128(eq(b'x'), eq_next(b'o')),
+            ),
+            _mm_or_si128(
+                _mm_and_si128(
+                    eq(b'A'),
+                    _mm_or_si128(_mm_or_si128(eq_next(b'K'), eq_next(b'S')), eq_next(b'I')),
+                ),
+                _mm_and_si128(eq(b's'), eq_next(b'k')),
+            ),
+        );
         let mask = |v| _mm_movemask_epi8(v) as u32 & 0xffff;
-        (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')))
+        (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')), mask(glue))
     }
 }
 
@@ -478,7 +527,26 @@ fn dash_letter(hay: &[u8]) -> bool {
     hay.first() == Some(&b'-') && hay.get(1).is_some_and(u8::is_ascii_alphabetic)
 }
 
-/// Whether a token may start at offset `i` of `hay`.
+/// Does `rest` start with a prefix distinctive enough that a token of its shape
+/// may start right after a word byte (module docs, "Boundary rule")? Every
+/// token prefix of four bytes or more that chance text does not hold: not the
+/// JWT's `eyJ`.
+#[inline]
+fn glued_prefix(rest: &[u8]) -> bool {
+    match rest {
+        [b'g', b'h', b'p' | b'o' | b'u' | b's' | b'r', b'_', ..] => true,
+        [b'x', b'o', b'x', b'b' | b'a' | b'p' | b'r' | b's', b'-', ..] => true,
+        [b'A', b'K' | b'S', b'I', b'A', ..] | [b'A', b'I', b'z', b'a', ..] => true,
+        _ => {
+            rest.starts_with(b"github_pat_")
+                || rest.starts_with(b"glpat-")
+                || rest.starts_with(b"sk-ant-")
+                || rest.starts_with(b"sk-proj-")
+        }
+    }
+}
+
+/// Whether a token may start at offset `i` of `hay` whatever its prefix.
 fn at_boundary(hay: &[u8], i: usize) -> bool {
     match i.checked_sub(1) {
         None => true,
@@ -492,16 +560,6 @@ fn run(s: &[u8], class: fn(u8) -> bool) -> usize {
     s.iter().take_while(|&&b| class(b)).count()
 }
 
-/// Whether `s` starts with exactly `n` bytes of `class`, followed by the end
-/// of `s` or a byte outside `class`.
-#[inline]
-fn exact(s: &[u8], n: usize, class: fn(u8) -> bool) -> bool {
-    s.iter()
-        .take(n.saturating_add(1))
-        .take_while(|&&b| class(b))
-        .count()
-        == n
-}
 
 // ---------------------------------------------------------------------------
 // Token shapes.
@@ -521,11 +579,6 @@ fn at_least(rest: &[u8], prefix: &[u8], min: usize, class: fn(u8) -> bool) -> Op
     (n >= min).then(|| prefix.len().saturating_add(n))
 }
 
-/// `prefix_len` bytes of prefix followed by exactly `n` bytes of `class`.
-fn exactly(rest: &[u8], prefix_len: usize, n: usize, class: fn(u8) -> bool) -> Option<usize> {
-    let body = rest.get(prefix_len..)?;
-    exact(body, n, class).then(|| prefix_len.saturating_add(n))
-}
 
 /// Try the token shapes that can start with the first byte of `rest`.
 fn token_at(rest: &[u8], enabled: ShapeSet, jwt_ok: bool) -> Attempt {
@@ -542,7 +595,7 @@ fn token_at(rest: &[u8], enabled: ShapeSet, jwt_ok: bool) -> Attempt {
             {
                 hit(
                     Shape::GithubToken,
-                    exactly(rest, 4, 36, |b| b.is_ascii_alphanumeric()),
+                    at_least(rest, b"ghp_", 36, |b| b.is_ascii_alphanumeric()),
                 )
             } else if enabled.contains(Shape::GithubFineGrained) && rest.starts_with(b"github_pat_")
             {
@@ -571,9 +624,9 @@ fn token_at(rest: &[u8], enabled: ShapeSet, jwt_ok: bool) -> Attempt {
             if enabled.contains(Shape::AwsAccessKeyId)
                 && (rest.starts_with(b"AKIA") || rest.starts_with(b"ASIA"))
             {
-                hit(Shape::AwsAccessKeyId, exactly(rest, 4, 16, is_upper_digit))
+                hit(Shape::AwsAccessKeyId, at_least(rest, b"AKIA", 16, is_upper_digit))
             } else if enabled.contains(Shape::GoogleApiKey) && rest.starts_with(b"AIza") {
-                hit(Shape::GoogleApiKey, exactly(rest, 4, 35, is_b64url))
+                hit(Shape::GoogleApiKey, at_least(rest, b"AIza", 35, is_b64url))
             } else {
                 Attempt::NoMatch
             }
@@ -649,10 +702,11 @@ const MIN_URL_LEN: usize = 7;
 
 /// Could a token shape lie in `name`, a variable's name? The cheap test in front
 /// of the search for names, which every exec runs for every long name. A token
-/// starts only at a boundary, after a byte that is not `[A-Za-z0-9_]`: in a name
-/// made of such bytes only (most names), that is its first byte, and a URL's
-/// credentials need a `:`. So only a name that starts like a token, or holds any
-/// other byte, is searched. A name shorter than [`MIN_TOKEN_LEN`] is not (a URL's
+/// starts at a boundary, after a byte that is not `[A-Za-z0-9_]`, or glued to a
+/// word by a distinctive prefix (`glued_prefix`): in a name made of word bytes
+/// only (most names), that is its first byte or such a prefix, and a URL's
+/// credentials need a `:`. So only a name that starts like a token, holds a
+/// glued prefix, or holds any other byte, is searched. A name shorter than [`MIN_TOKEN_LEN`] is not (a URL's
 /// credentials, the one shape that can be shorter, `a://u:p@h`, are not looked
 /// for in so short a name).
 #[inline]
@@ -661,7 +715,12 @@ pub fn name_may_hold_shape(name: &[u8]) -> bool {
     if name.len() < MIN_TOKEN_LEN {
         return false;
     }
-    name.first().is_some_and(|b| class(b) & FIRST != 0) || name.iter().any(|b| class(b) & WORD == 0)
+    name.first().is_some_and(|b| class(b) & FIRST != 0)
+        || name.iter().any(|b| class(b) & WORD == 0)
+        || (1..name.len()).any(|i| {
+            name.get(i).is_some_and(|b| class(b) & FIRST != 0)
+                && glued_prefix(name.get(i..).unwrap_or(&[]))
+        })
 }
 
 /// Bytes that can start a token shape.
@@ -720,7 +779,10 @@ fn find_token(hay: &[u8], from: usize, enabled: ShapeSet) -> Option<ShapeMatch> 
     let mut jwt_dead = 0usize;
     let mut attempt = |i: usize| -> Option<ShapeMatch> {
         let rest = hay.get(i..)?;
-        match token_at(rest, enabled, i >= jwt_dead) {
+        // A JWT starts only at a boundary; the other shapes also glued to a
+        // word (`glued_prefix`).
+        let jwt_ok = i >= jwt_dead && at_boundary(hay, i);
+        match token_at(rest, enabled, jwt_ok) {
             Attempt::Match(shape, len) => Some(ShapeMatch {
                 shape,
                 start: i,
@@ -737,7 +799,7 @@ fn find_token(hay: &[u8], from: usize, enabled: ShapeSet) -> Option<ShapeMatch> 
     let mut i = from;
     while i < 3 {
         let b = *hay.get(i)?;
-        if is_first(b) && at_boundary(hay, i) {
+        if is_first(b) && (at_boundary(hay, i) || glued_prefix(hay.get(i..)?)) {
             if let Some(m) = attempt(i) {
                 return Some(m);
             }
@@ -752,10 +814,12 @@ fn find_token(hay: &[u8], from: usize, enabled: ShapeSet) -> Option<ShapeMatch> 
     let mut at = i;
     for &b in hay.get(i..)? {
         let c = class(b);
-        if c & FIRST != 0
-            && prev & WORD == 0
-            && second_fits(b, hay.get(at.wrapping_add(1)).copied())
-        {
+        let starts = if prev & WORD == 0 {
+            second_fits(b, hay.get(at.wrapping_add(1)).copied())
+        } else {
+            glued_prefix(hay.get(at..).unwrap_or(&[]))
+        };
+        if c & FIRST != 0 && starts {
             if let Some(m) = attempt(at) {
                 return Some(m);
             }
@@ -1046,14 +1110,18 @@ mod tests {
                 };
                 assert_eq!(first(&short_min), None, "{short_min:?}");
             }
-            // Inside a longer word.
-            assert_eq!(first(&format!("x{tok}")), None, "x{tok}");
-            assert_eq!(first(&format!("_{tok}")), None, "_{tok}");
-            assert_eq!(first(&format!("9{tok}")), None, "9{tok}");
-            // Attached short option only at the start of the haystack.
-            assert_eq!(first(&format!("a -u{tok}")), None);
-            assert_eq!(first(&format!("--u{tok}")), None);
-            assert_eq!(first(&format!("-1{tok}")), None);
+            // Glued to a word: found by a distinctive prefix, and never a JWT.
+            let glued = if tok.starts_with("eyJ") { None } else { Some(1) };
+            for before in ["x", "_", "9"] {
+                let hay = format!("{before}{tok}");
+                assert_eq!(first(&hay).map(|m| m.start), glued, "{hay}");
+            }
+            // Attached short option only at the start of the haystack (a shape
+            // that may be glued is found after any word byte).
+            let after = glued.map(|_| 4);
+            assert_eq!(first(&format!("a -u{tok}")).map(|m| m.start), after);
+            assert_eq!(first(&format!("--u{tok}")).map(|m| m.start), glued.map(|_| 3));
+            assert_eq!(first(&format!("-1{tok}")).map(|m| m.start), glued.map(|_| 2));
             // Wrong prefix case.
             let upper: String = tok.chars().take(3).flat_map(char::to_uppercase).collect();
             let lower: String = tok.chars().take(3).flat_map(char::to_lowercase).collect();
@@ -1077,10 +1145,15 @@ mod tests {
             ("AIza", 35, B64),
         ] {
             assert!(first(&format!("{prefix}{}", filler(n, alpha))).is_some());
-            for len in [n - 1, n + 1, 0, 2 * n] {
+            for len in [n - 1, 0, n / 2] {
                 let hay = format!("{prefix}{}", filler(len, alpha));
                 assert_eq!(first(&hay), None, "{hay:?}");
                 assert_eq!(first(&format!("a {hay} b")), None, "{hay:?}");
+            }
+            // A longer run holds the token glued to what follows it.
+            for len in [n + 1, 2 * n] {
+                let hay = format!("a {prefix}{} b", filler(len, alpha));
+                assert_eq!(first(&hay).map(|m| m.end), Some(2 + 4 + len), "{hay:?}");
             }
         }
         // Other gh letters are not GitHub prefixes.
@@ -1320,8 +1393,8 @@ mod tests {
         loop {
             let tok =
                 (pos..hay.len())
-                    .filter(|&i| at_boundary(hay, i))
-                    .find_map(|i| match token_at(&hay[i..], enabled, true) {
+                    .filter(|&i| at_boundary(hay, i) || glued_prefix(&hay[i..]))
+                    .find_map(|i| match token_at(&hay[i..], enabled, at_boundary(hay, i)) {
                         Attempt::Match(shape, len) => Some(ShapeMatch {
                             shape,
                             start: i,

@@ -613,9 +613,9 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
         }
         Rule::CredentialShape(s) => format!("value looks like {}", s.describe_with_article()),
         Rule::CredentialNameShape(s) => format!("name looks like {}", s.describe_with_article()),
-        Rule::CredentialValue(i) => format!("value equals the value of credential {}", name_at(i)),
+        Rule::CredentialValue(i) => format!("value holds the value of credential {}", name_at(i)),
         Rule::CredentialParentValue(_) => {
-            "value equals the value of a credential of another name in the calling process's environment".into()
+            "value holds the value of a credential of another name in the calling process's environment".into()
         }
         Rule::Grant(g) => match policy.grant(g) {
             Some(r) => format!(

@@ -218,6 +218,43 @@ fn a_copy_of_a_credential_value_under_another_name_is_refused() {
 }
 
 #[test]
+fn a_value_holding_a_credential_value_anywhere_is_refused() {
+    let c = compile("version = 1\n");
+    let token = "opaque-value-123";
+    let aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let gh = format!("ghp_{}", "a1B2".repeat(9));
+    let env = [
+        format!("JIRA_API_TOKEN={token}"),
+        format!("AWS_SECRET_ACCESS_KEY={aws}"),
+        format!("AUTHZ=Bearer {token}"),
+        format!("URL=x{token}"),
+        format!("SUFFIXED={aws}Z"),
+        format!("MIDDLE=a:{token}:b"),
+        // A token shape glued to other text, with no credential entry beside it.
+        format!("GLUED=x{gh}Z"),
+        // Shorter than min_value_len: never searched for.
+        "PASSWORD=x".to_string(),
+        "HAS_X=xx".to_string(),
+        // Near misses: a prefix of the value, the value cut by one byte.
+        format!("PART=Bearer {}", &token[..token.len() - 1]),
+    ];
+    let env: Vec<&str> = env.iter().map(String::as_str).collect();
+    let d = decide(&c, "/bin/true", &[], &env);
+    assert_eq!(names(&d), ["HAS_X", "PART"]);
+    for (name, source) in [
+        ("AUTHZ", "JIRA_API_TOKEN"),
+        ("URL", "JIRA_API_TOKEN"),
+        ("SUFFIXED", "AWS_SECRET_ACCESS_KEY"),
+        ("MIDDLE", "JIRA_API_TOKEN"),
+    ] {
+        let ch = change(&d, name).unwrap();
+        assert_eq!(ch.rule, "credential.value", "{name}");
+        assert!(ch.why.contains(source), "{name}: {}", ch.why);
+    }
+    assert_eq!(change(&d, "GLUED").unwrap().rule, "credential.shape");
+}
+
+#[test]
 fn env_file_names_are_imported_to_strip_or_to_refuse() {
     let dir = Dir::new("import");
     dir.write("strip.env", "A=1\nexport B=\"two\"\n");
