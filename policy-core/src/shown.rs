@@ -9,6 +9,12 @@
 //! text with no token shape (every shape, whatever the policy enables: this is for
 //! people reading a message). Otherwise only its length and its shape are:
 //! `<53 bytes, github token>`, `<3 bytes>`.
+//!
+//! [`redact`] is the last step of every message: whatever a message was built
+//! from, every token shape and every credential value its writer knows
+//! ([`Secrets`]) is replaced by its description on the way out, so a value that
+//! arrives where no word rule expected it (a by-name credential in a program's
+//! path) is never printed either.
 
 use crate::shape::{find_shape, Shape, ShapeSet};
 
@@ -100,9 +106,168 @@ pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
     digits.get(at..).unwrap_or(&[])
 }
 
+/// The credential values a message must not show, as its writer knows them: the
+/// entries of an environment that are credentials under a policy (by name, by an
+/// imported config key, by shape), and whatever else the writer holds.
+pub trait Secrets {
+    /// Calls `f` with each value (values shorter than the policy's
+    /// `min_value_len` may be left out: they are not searched for elsewhere
+    /// either).
+    fn each(&self, f: &mut dyn FnMut(&[u8]));
+}
+
+/// No value known: only token shapes are redacted.
+pub struct NoSecrets;
+
+impl Secrets for NoSecrets {
+    fn each(&self, _: &mut dyn FnMut(&[u8])) {}
+}
+
+/// The credentials of an environment of `NAME=VALUE` entries, judged by
+/// `policy` (`argv::is_credential`) when there is one; with none, every
+/// entry whose value has a token shape.
+pub struct EnvSecrets<'a, 'p> {
+    pub policy: Option<&'a crate::Policy<'p>>,
+    pub env: &'a [&'a [u8]],
+}
+
+impl Secrets for EnvSecrets<'_, '_> {
+    fn each(&self, f: &mut dyn FnMut(&[u8])) {
+        for entry in self.env {
+            if let Some((name, value)) = crate::decide::split_entry(entry) {
+                if is_secret(self.policy, name, value) {
+                    f(value);
+                }
+            }
+        }
+    }
+}
+
+/// The credentials a decision found in the environment it judged: every entry
+/// whose verdict is a credential (by name, import, shape, or a copy), with a
+/// value of at least `min` bytes.
+pub struct Decided<'a> {
+    pub env: &'a [&'a [u8]],
+    pub verdicts: &'a [crate::decide::Verdict],
+    pub min: usize,
+}
+
+impl Secrets for Decided<'_> {
+    fn each(&self, f: &mut dyn FnMut(&[u8])) {
+        for (entry, v) in self.env.iter().zip(self.verdicts) {
+            if !v.credential {
+                continue;
+            }
+            if let Some((_, value)) = crate::decide::split_entry(entry) {
+                if value.len() >= self.min {
+                    f(value);
+                }
+            }
+        }
+    }
+}
+
+/// Both sets of secrets.
+pub struct Both<'a>(pub &'a dyn Secrets, pub &'a dyn Secrets);
+
+impl Secrets for Both<'_> {
+    fn each(&self, f: &mut dyn FnMut(&[u8])) {
+        self.0.each(f);
+        self.1.each(f);
+    }
+}
+
+/// Is `NAME=VALUE` a credential a message must not show? Under a policy: a
+/// credential by name, import or shape, at least `min_value_len` bytes long;
+/// without one: a value with any token shape.
+pub fn is_secret(policy: Option<&crate::Policy<'_>>, name: &[u8], value: &[u8]) -> bool {
+    match policy {
+        Some(p) => {
+            value.len() >= p.settings().min_value_len as usize
+                && crate::argv::is_credential(p, name, value)
+        }
+        None => find_shape(value, ShapeSet::ALL).is_some(),
+    }
+}
+
+/// The one writer of every byte the front ends show a person or write to a log:
+/// `text` goes to `out` with every token shape (every shape, whatever the policy
+/// enables) and every value of `secrets` that it holds replaced by that
+/// secret's description (`<40 bytes, github token>`, `<16 bytes>`), wherever it
+/// stands: alone, in a path, glued to other text. Allocation-free: the shim
+/// writes its messages through it between fork and exec.
+pub fn redact(text: &[u8], secrets: &dyn Secrets, out: &mut dyn FnMut(&[u8])) {
+    let mut pos = 0usize;
+    while let Some(rest) = text.get(pos..).filter(|r| !r.is_empty()) {
+        let mut first: Option<(usize, usize)> =
+            find_shape(rest, ShapeSet::ALL).map(|m| (m.start, m.end));
+        secrets.each(&mut |value| {
+            if value.is_empty() {
+                return;
+            }
+            if let Some(at) = crate::bytes::find(rest, value) {
+                let end = at + value.len();
+                let better = match first {
+                    None => true,
+                    Some((s, e)) => at < s || (at == s && end > e),
+                };
+                if better {
+                    first = Some((at, end));
+                }
+            }
+        });
+        let Some((start, end)) = first else {
+            out(rest);
+            return;
+        };
+        out(rest.get(..start).unwrap_or(&[]));
+        let mut digits = [0u8; 20];
+        let hidden = described(rest.get(start..end).unwrap_or(&[]));
+        for part in hidden.parts(&mut digits) {
+            out(part);
+        }
+        pos += end.max(1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct List<'a>(&'a [&'a [u8]]);
+    impl Secrets for List<'_> {
+        fn each(&self, f: &mut dyn FnMut(&[u8])) {
+            for v in self.0 {
+                f(v);
+            }
+        }
+    }
+
+    fn redacted(text: &[u8], values: &[&[u8]]) -> String {
+        let mut out = Vec::new();
+        redact(text, &List(values), &mut |b| out.extend_from_slice(b));
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn redact_hides_every_known_value_and_shape_wherever_it_stands() {
+        let by_name: &[u8] = b"opaque-jira-value-123";
+        let tok = format!("ghp_{}", "a1B2".repeat(9));
+        assert_eq!(
+            redacted(b"refused to run /opt/opaque-jira-value-123/prog: x", &[by_name]),
+            "refused to run /opt/<21 bytes>/prog: x"
+        );
+        assert_eq!(
+            redacted(format!("a x{tok}Z b").as_bytes(), &[]),
+            "a x<41 bytes, github token> b"
+        );
+        assert_eq!(
+            redacted(b"opaque-jira-value-123opaque-jira-value-123", &[by_name]),
+            "<21 bytes><21 bytes>"
+        );
+        assert_eq!(redacted(b"nothing here", &[by_name]), "nothing here");
+        assert_eq!(redacted(b"", &[by_name]), "");
+    }
 
     #[test]
     fn never_a_token() {

@@ -400,6 +400,23 @@ fn decide_argv_growing(
     }
 }
 
+/// `text` with every token shape and every credential of `envs` (judged by
+/// `policy`) replaced by its description: `shown::redact`, for the messages
+/// this crate builds with `format!`.
+pub fn redacted(policy: &Policy<'_>, text: &[u8], envs: &[&[Vec<u8>]]) -> String {
+    let entries: Vec<&[u8]> = envs
+        .iter()
+        .flat_map(|e| e.iter().map(Vec::as_slice))
+        .collect();
+    let secrets = crate::shown::EnvSecrets {
+        policy: Some(policy),
+        env: &entries,
+    };
+    let mut out = Vec::with_capacity(text.len());
+    crate::shown::redact(text, &secrets, &mut |b| out.extend_from_slice(b));
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// A name, program, path or pattern as a message may show it (`crate::shown`):
 /// a token that arrives as a variable's name or a program is never printed.
 fn lossy(b: &[u8]) -> String {

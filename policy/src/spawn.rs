@@ -605,7 +605,7 @@ fn decide_for(
         program: if withheld {
             "<argv[0] withheld>".into()
         } else {
-            String::from_utf8_lossy(program).into_owned()
+            outcome::redacted(policy, program, &[env, parent])
         },
         mode: match d.mode {
             Mode::Enforce => "enforce",

@@ -868,7 +868,7 @@ impl Report<'_, '_> {
             }
         }
         m.push(b" (policy ").push_word(self.source).push(b")");
-        m.write_stderr();
+        self.write(&mut m, 2);
     }
 
     /// Warnings for changes worth one in enforce mode.
@@ -926,7 +926,22 @@ impl Report<'_, '_> {
             .push(b"; policy ")
             .push_word(self.source)
             .push(b")");
-        m.write_stderr();
+        self.write(&mut m, 2);
+    }
+
+    /// Writes a line about this exec, redacting the decision's credentials (and
+    /// the caller's) on the way out (`crate::redacted`).
+    fn write<const N: usize>(&self, m: &mut Msg<N>, fd: c_int) {
+        let decided = envpolicy_core::shown::Decided {
+            env: self.env,
+            verdicts: self.verdicts,
+            min: self.policy.settings().min_value_len as usize,
+        };
+        let parent = envpolicy_core::shown::EnvSecrets {
+            policy: Some(self.policy),
+            env: self.parent,
+        };
+        m.write_fd_known(fd, &envpolicy_core::shown::Both(&decided, &parent));
     }
 
     /// One JSON line per change, to `fd`.
@@ -946,7 +961,7 @@ impl Report<'_, '_> {
             json_word(&mut m, b"name", self.env_name(i));
             json_field(&mut m, b"action", v.action.id().as_bytes());
             json_field(&mut m, b"rule", v.rule.id().as_bytes());
-            json_end(&mut m, self.source, fd);
+            json_end(&mut m, self, fd);
         }
         let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values)
             .map(|(_, name)| (name, &b"env-file.refused"[..]));
@@ -957,7 +972,7 @@ impl Report<'_, '_> {
             json_word(&mut m, b"name", name);
             json_field(&mut m, b"action", b"refuse");
             json_field(&mut m, b"rule", rule);
-            json_end(&mut m, self.source, fd);
+            json_end(&mut m, self, fd);
         }
         if let Some(rule) = self.program {
             let mut m = json_start(mode, self.prog, b"program", 0);
@@ -969,7 +984,7 @@ impl Report<'_, '_> {
             json_word(&mut m, b"name", name);
             json_field(&mut m, b"action", b"refuse");
             json_field(&mut m, b"rule", rule);
-            json_end(&mut m, self.source, fd);
+            json_end(&mut m, self, fd);
         }
         for (i, v) in self.averdicts.iter().enumerate() {
             let action: &[u8] = match v.action {
@@ -1002,7 +1017,7 @@ impl Report<'_, '_> {
             json_word(&mut m, b"name", name);
             json_field(&mut m, b"action", action);
             json_field(&mut m, b"rule", rule);
-            json_end(&mut m, self.source, fd);
+            json_end(&mut m, self, fd);
         }
     }
 }
@@ -1052,8 +1067,8 @@ fn json_word(m: &mut Msg<1024>, key: &[u8], text: &[u8]) {
     json_field(m, key, shown.push_word(text).as_bytes());
 }
 
-fn json_end(m: &mut Msg<1024>, source: &[u8], fd: c_int) {
-    json_word(m, b"policy", source);
+fn json_end(m: &mut Msg<1024>, report: &Report<'_, '_>, fd: c_int) {
+    json_word(m, b"policy", report.source);
     m.push(b"}");
-    m.write_fd(fd);
+    report.write(m, fd);
 }

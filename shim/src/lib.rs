@@ -58,6 +58,7 @@ pub mod next_object;
 pub mod policy;
 pub mod popen;
 pub mod real;
+pub mod redacted;
 pub mod scratch;
 pub mod scrub;
 pub mod server_cmdline;

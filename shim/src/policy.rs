@@ -624,6 +624,19 @@ pub fn with_peeked<R>(f: impl FnOnce(Option<&Records<'static>>) -> R) -> R {
     f(Policy::peek(bytes).ok().as_ref())
 }
 
+/// `f` with the policy already validated for this process, else the built-in
+/// default (`None` if even that fails validation): for the writer of messages
+/// (`crate::redacted`), which must neither load nor wait for a policy.
+pub fn with_ready<R>(f: impl FnOnce(Option<&Policy<'_>>) -> R) -> R {
+    if SLOT.state.load(Ordering::Acquire) == READY {
+        // SAFETY: READY publishes `active`, which is never written again.
+        if let Some(a) = unsafe { validated() } {
+            return f(Some(&a.policy));
+        }
+    }
+    f(Policy::from_bytes(DEFAULT).ok().as_ref())
+}
+
 fn builtin() -> Option<Active> {
     let policy = Policy::from_bytes(DEFAULT).ok()?;
     Some(Active {

@@ -496,22 +496,24 @@ impl<const N: usize> Msg<N> {
         self.write_fd(2);
     }
 
-    /// Writes the message (and a newline) to `fd` with one `write(2)`; errno is
+    /// Writes the message (and a newline) to `fd` with one `write(2)`, through
+    /// the one redaction of every front end (`crate::redacted`); errno is
     /// preserved.
     pub fn write_fd(&mut self, fd: c_int) {
+        self.write_fd_known(fd, &envpolicy_core::shown::NoSecrets);
+    }
+
+    /// [`Msg::write_fd`], also redacting the credentials in `known` (a decision's).
+    pub fn write_fd_known(&mut self, fd: c_int, known: &dyn envpolicy_core::shown::Secrets) {
         if self.cut {
             let keep = self.len.saturating_sub(4);
             self.len = keep;
             self.cut = false;
             self.push(b"...");
         }
-        if self.len == N {
-            self.len = N - 1;
-        }
-        self.push(b"\n");
         let saved = errno();
         // A short or failed write of a diagnostic is ignored on purpose.
-        raw_write(fd, self.as_bytes());
+        crate::redacted::write_line(fd, self.as_bytes(), known);
         set_errno(saved);
     }
 }

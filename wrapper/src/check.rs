@@ -53,7 +53,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Err(f) => return exit::finish_as(Err(f), json_out),
     };
     if want_help {
-        print!("{}", help::CHECK);
+        show!("{}", help::CHECK);
         return ExitCode::SUCCESS;
     }
     if operands.len() > 1 {
@@ -65,7 +65,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(l) => l,
         Err(f) if json_out => {
             // An invalid policy is an answer of check's: `valid` false, and why.
-            println!(
+            showln!(
                 "{}",
                 json!({ "valid": false, "error": f.message, "exit": f.code })
             );
@@ -73,12 +73,12 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
         Err(f) => {
             // The error already reads FILE:LINE:COLUMN: MESSAGE.
-            eprintln!("{}", f.message);
+            say!("{}", f.message);
             return ExitCode::from(f.code);
         }
     };
     for w in &loaded.compiled.warnings {
-        eprintln!("warning: {}", w.message);
+        say!("warning: {}", w.message);
     }
     let policy = loaded.compiled.policy();
     let s = summarize(&policy);
@@ -93,12 +93,12 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             .iter()
             .map(|w| w.message.clone())
             .collect::<Vec<_>>());
-        println!("{v}");
+        showln!("{v}");
     } else {
         let text = s.render(&loaded.name());
         // The first line names the policy; then how the lookup found it.
         let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
-        print!(
+        show!(
             "{head}\n  found by    {}\n{rest}",
             loaded.source.step().describe()
         );

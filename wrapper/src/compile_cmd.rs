@@ -38,7 +38,7 @@ pub const SPECS: &[Spec<Opt>] = &[
 ];
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("envwrap: {message}");
+    say!("envwrap: {message}");
     ExitCode::from(EXIT_OWN_ERROR)
 }
 
@@ -77,7 +77,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
         Err(f) => return fail(&f.message),
     };
     if want_help {
-        print!("{}", crate::help::COMPILE);
+        show!("{}", crate::help::COMPILE);
         return ExitCode::SUCCESS;
     }
     let mut operands = a.operands;
@@ -106,15 +106,15 @@ pub fn run(args: &[OsString]) -> ExitCode {
         Ok(warnings) => {
             let who = if by_shim { "envshim" } else { "envwrap" };
             for w in warnings {
-                eprintln!("{who}: warning: {}", w.message);
+                say!("{who}: warning: {}", w.message);
             }
         }
         Err(e) if by_shim => {
-            eprintln!("envshim: {e}; using the fail-closed floor");
+            say!("envshim: {e}; using the fail-closed floor");
             code = ExitCode::from(EXIT_OWN_ERROR);
         }
         Err(e) => {
-            eprintln!("envwrap: {e}");
+            say!("envwrap: {e}");
             code = ExitCode::from(EXIT_OWN_ERROR);
         }
     }
@@ -126,7 +126,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
         ));
     }
     if !by_shim && built.outcome.is_ok() {
-        println!(
+        showln!(
             "compiled {} into {}",
             envpolicy::error::shown(&policy),
             envpolicy::error::shown(&output)

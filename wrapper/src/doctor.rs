@@ -70,7 +70,7 @@ fn doctor(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         Ok(())
     })?;
     if want_help {
-        print!("{}", help::DOCTOR);
+        show!("{}", help::DOCTOR);
         return Ok(0);
     }
     let mut operands = a.operands;
@@ -103,9 +103,9 @@ fn doctor(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         let mut v = to_json(&report);
         v["program"] = json!(shown);
         v["shim"] = json!(shim.as_ref().map(|p| p.display().to_string()));
-        println!("{v}");
+        showln!("{v}");
     } else {
-        print!("{}", render(&report, shim.as_deref()));
+        show!("{}", render(&report, shim.as_deref()));
     }
     Ok(0)
 }

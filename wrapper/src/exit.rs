@@ -45,7 +45,7 @@ impl Failure {
 
 /// Print `envwrap: MESSAGE` on stderr and return the code.
 pub fn report(f: &Failure) -> ExitCode {
-    eprintln!("envwrap: {}", f.message);
+    say!("envwrap: {}", f.message);
     ExitCode::from(f.code)
 }
 
@@ -61,7 +61,7 @@ pub fn finish(r: Result<u8, Failure>) -> ExitCode {
 /// other outcome of that run (`{"error": MESSAGE, "exit": CODE}`), nothing on
 /// stderr.
 pub fn report_json(f: &Failure) -> ExitCode {
-    println!(
+    showln!(
         "{}",
         serde_json::json!({ "error": f.message, "exit": f.code })
     );

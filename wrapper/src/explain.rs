@@ -84,7 +84,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         Ok(())
     })?;
     if want_help {
-        print!("{}", help::EXPLAIN);
+        show!("{}", help::EXPLAIN);
         return Ok(0);
     }
     if !a.operands.is_empty() {
@@ -95,7 +95,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     }
     let loaded = source::load(policy_path.as_deref(), source::own_getenv)?;
     for w in &loaded.compiled.warnings {
-        eprintln!("envwrap: warning: {}", w.message);
+        say!("envwrap: warning: {}", w.message);
     }
     let policy = loaded.compiled.policy();
     let env = match &env_file {
@@ -168,7 +168,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
             "command": command.json(),
             "loses": losses(&arg_rows, &argv),
         });
-        println!("{v}");
+        showln!("{v}");
         return Ok(0);
     }
     let mut out = String::new();
@@ -228,7 +228,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         };
         out.push_str(&format!("\nthe exec {word}: {r}\n"));
     }
-    print!("{out}");
+    show!("{out}");
     Ok(0)
 }
 
@@ -343,7 +343,7 @@ fn read_env_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, Failure> {
                 e.extend(value);
                 env.push(e);
             }
-            Err(e) => eprintln!(
+            Err(e) => say!(
                 "envwrap: warning: {}: line {}: {} (line skipped)",
                 envpolicy::error::shown(path),
                 e.line,

@@ -51,7 +51,7 @@ impl Journal {
             (None, Some(p)) => match open_log(p) {
                 Ok(f) => Some(f),
                 Err(e) => {
-                    eprintln!(
+                    say!(
                         "envwrap: warning: cannot open the policy's log {}: {}",
                         envpolicy::error::shown(p),
                         envpolicy::error::io_reason(&e)
@@ -67,11 +67,11 @@ impl Journal {
     /// Record a change in the log.
     pub fn record(&mut self, program: &[u8], c: &Change) {
         if let Some(f) = &mut self.log {
-            let mut line = json_line(program, c);
+            let mut line = crate::value::redacted(&json_line(program, c));
             line.push('\n');
             // A failing log must not stop the command: the warning goes to stderr.
             if let Err(e) = f.write_all(line.as_bytes()) {
-                eprintln!(
+                say!(
                     "envwrap: warning: cannot write the log: {}",
                     envpolicy::error::io_reason(&e)
                 );
@@ -83,18 +83,18 @@ impl Journal {
     /// Warn about a change on stderr: `text` for people, or the change's JSON line.
     pub fn warn(&self, program: &[u8], c: &Change, text: &str) {
         if self.json {
-            eprintln!("{}", json_line(program, c));
+            say!("{}", json_line(program, c));
         } else {
-            eprintln!("envwrap: {text}");
+            say!("envwrap: {text}");
         }
     }
 
     /// A warning that is not about one change.
     pub fn note(&self, text: &str) {
         if self.json {
-            eprintln!("{}", serde_json::json!({ "warning": text }));
+            say!("{}", serde_json::json!({ "warning": text }));
         } else {
-            eprintln!("envwrap: warning: {text}");
+            say!("envwrap: warning: {text}");
         }
     }
 }

@@ -22,6 +22,8 @@
 //! command cannot be executed or the policy refused the exec; 127 not found; `scan`
 //! exits 1 when it finds a leak. Messages name variables and programs, never values.
 
+#[macro_use]
+mod value;
 mod check;
 mod cli;
 mod compile_cmd;
@@ -44,7 +46,6 @@ mod source;
 mod split;
 mod supervise;
 mod tmux;
-mod value;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -22,18 +22,18 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let own = environ::own();
     match cli::parse(args, |n| environ::get(&own, n).map(<[u8]>::to_vec)) {
         Ok(Parsed::Help) => {
-            print!("{}", help::RUN);
+            show!("{}", help::RUN);
             ExitCode::SUCCESS
         }
         Ok(Parsed::Version) => {
-            println!("envwrap {}", env!("CARGO_PKG_VERSION"));
+            showln!("envwrap {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         Ok(Parsed::Generate(kind)) => {
             let shell = kind.strip_prefix("complete-").unwrap_or("");
             match completions::script(shell) {
                 Some(s) => {
-                    print!("{s}");
+                    show!("{s}");
                     ExitCode::SUCCESS
                 }
                 None => exit::report(&exit::Failure::usage(
@@ -64,8 +64,12 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     }
 
     let loaded = source::load(o.policy.as_deref(), source::own_getenv)?;
+    // Every message from here on redacts the credentials of the child's
+    // environment too, judged by this policy (value::redacted).
+    value::judge_with(&loaded.compiled);
+    value::learn_env(&env);
     for w in &loaded.compiled.warnings {
-        eprintln!("envwrap: warning: {}", w.message);
+        say!("envwrap: warning: {}", w.message);
     }
     let policy = loaded.compiled.policy();
     let policy_log = policy

@@ -131,7 +131,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         Ok(())
     })?;
     if want_help {
-        print!("{}", help::SCAN);
+        show!("{}", help::SCAN);
         return Ok(0);
     }
     if !a.operands.is_empty() || a.after.is_some_and(|v| !v.is_empty()) {
@@ -142,7 +142,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     }
     let loaded = source::load(policy_path.as_deref(), source::own_getenv)?;
     for w in &loaded.compiled.warnings {
-        eprintln!("envwrap: warning: {}", w.message);
+        say!("envwrap: warning: {}", w.message);
     }
     let policy = loaded.compiled.policy();
     let files = outcome::read_env_files(&policy);
@@ -218,7 +218,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         .collect();
     if *json_out {
         for f in &findings {
-            println!(
+            showln!(
                 "{}",
                 json!({
                     "pid": f.pid,
@@ -230,7 +230,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                 })
             );
         }
-        println!(
+        showln!(
             "{}",
             json!({
                 "summary": {
@@ -246,7 +246,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         );
     } else {
         for f in &findings {
-            println!("{}", f.text());
+            showln!("{}", f.text());
         }
         let count =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -267,11 +267,11 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         if !skipped_text.is_empty() {
             summary.push_str(&format!("; skipped: {}", skipped_text.join(", ")));
         }
-        eprintln!("{summary}");
+        say!("{summary}");
     }
     if explicit {
         for (pid, what, why) in &incomplete {
-            eprintln!("envwrap: scan: pid {pid}: {}", skip_text(what, why));
+            say!("envwrap: scan: pid {pid}: {}", skip_text(what, why));
         }
     }
     if !findings.is_empty() {

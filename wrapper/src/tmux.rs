@@ -179,7 +179,7 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
 fn tmux_tool(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let o = read_options(args, json_out)?;
     if o.help {
-        print!("{}", help::TMUX);
+        show!("{}", help::TMUX);
         return Ok(0);
     }
     let loaded = source::load(o.policy.as_deref(), source::own_getenv)?;
@@ -202,14 +202,14 @@ fn check_servers(o: &Options, loaded: &source::Loaded) -> u8 {
         if !listens(&socket) {
             if !o.named.is_empty() && !o.quiet {
                 let shown = value::word(socket.as_os_str().as_bytes());
-                println!("no tmux server listens on {shown}");
+                showln!("no tmux server listens on {shown}");
             }
             continue;
         }
         servers.push(examine(&policy, &files, &tmux, &socket, o));
     }
     if o.json {
-        println!("{}", servers_json(&servers, &loaded.name()));
+        showln!("{}", servers_json(&servers, &loaded.name()));
     } else {
         print_servers(&servers, o, &loaded.label());
     }
@@ -564,11 +564,11 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
             None => format!("tmux server {socket}"),
         };
         if let Some(why) = &s.unreadable {
-            eprintln!("{}: {head}: not read: {why}", who());
+            say!("{}: {head}: not read: {why}", who());
             continue;
         }
         for (place, name) in &s.removed {
-            eprintln!(
+            say!(
                 "{}: {head}: removed {} from {} ({label})",
                 who(),
                 value::word(name),
@@ -580,7 +580,7 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
             continue;
         }
         if s.policed {
-            println!("{head}: runs libenvshim.so, which filters every process it starts");
+            showln!("{head}: runs libenvshim.so, which filters every process it starts");
         }
         let shown: Vec<&Held> = s.held.iter().filter(|h| !o.fix || !removable(h)).collect();
         for h in &shown {
@@ -593,14 +593,14 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
                 ),
                 _ => h.what(),
             };
-            println!("{head}: {} {what}", h.place.text());
+            showln!("{head}: {} {what}", h.place.text());
         }
         if shown.is_empty() && s.removed.is_empty() && !s.policed {
-            println!("{head}: no findings");
+            showln!("{head}: no findings");
         }
     }
     if servers.is_empty() && !o.quiet && o.named.is_empty() {
-        println!("no tmux server found");
+        showln!("no tmux server found");
     }
 }
 
@@ -613,7 +613,7 @@ fn warn_server_process(head: &str, held: &[Held]) {
         .map(|h| value::word(&h.name))
         .collect();
     if !names.is_empty() {
-        eprintln!(
+        say!(
             "{}: {head}: its own environment holds {}, which pipe-pane commands get and \
              no client can remove: restart the server under envshim",
             who(),
@@ -695,7 +695,7 @@ pub fn scan_findings(
         let s = examine(policy, files, &tmux, &socket, &o);
         let shown = value::word(socket.as_os_str().as_bytes());
         if let Some(why) = &s.unreadable {
-            eprintln!("envwrap: scan: tmux server {shown}: not read: {why}");
+            say!("envwrap: scan: tmux server {shown}: not read: {why}");
         }
         for h in s.held.iter().filter(|h| removable(h) || h.kind == "stale") {
             out.push(crate::scan::Finding {

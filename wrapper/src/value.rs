@@ -6,6 +6,8 @@
 
 use envpolicy::shape::{find_shape, ShapeSet};
 use envpolicy::shown;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::Mutex;
 
 /// `<N bytes>` or `<N bytes, SHAPE>`.
 pub fn describe(value: &[u8]) -> String {
@@ -23,6 +25,95 @@ pub fn shape(value: &[u8]) -> Option<&'static str> {
 /// rule the shim's messages follow too).
 pub fn word(text: &[u8]) -> String {
     shown::word(text).to_string()
+}
+
+/// The policy envwrap judges with, once it is loaded (`judge_with`); before
+/// that, the built-in default.
+static POLICY: Mutex<Option<envpolicy::Compiled>> = Mutex::new(None);
+/// Environments envwrap builds for a child besides its own (`NAME=VALUE`
+/// operands, an env file), whose credentials its messages must not show either.
+static OTHER_ENVS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+/// Judge what messages must not show with `policy` from now on.
+pub fn judge_with(policy: &envpolicy::Compiled) {
+    if let Ok(mut p) = POLICY.lock() {
+        *p = Some(policy.clone());
+    }
+}
+
+/// Entries of an environment envwrap builds, to redact in its messages too.
+pub fn learn_env(env: &[Vec<u8>]) {
+    if let Ok(mut known) = OTHER_ENVS.lock() {
+        known.extend(env.iter().cloned());
+    }
+}
+
+/// `text` as every message of envwrap writes it: through `shown::redact`, the
+/// one writer of every front end, with every token shape and the value of every
+/// credential envwrap knows of (its own environment and the ones it builds,
+/// judged by the policy in force) replaced by its description.
+pub fn redacted(text: &str) -> String {
+    let mut entries: Vec<Vec<u8>> = std::env::vars_os()
+        .map(|(n, v)| [n.as_bytes(), b"=", v.as_bytes()].concat())
+        .collect();
+    if let Ok(known) = OTHER_ENVS.lock() {
+        entries.extend(known.iter().cloned());
+    }
+    let compiled = POLICY
+        .lock()
+        .ok()
+        .and_then(|p| p.clone())
+        .unwrap_or_else(envpolicy::load::builtin_default);
+    let policy = compiled.policy();
+    let env: Vec<&[u8]> = entries.iter().map(Vec::as_slice).collect();
+    let secrets = shown::EnvSecrets {
+        policy: Some(&policy),
+        env: &env,
+    };
+    let mut out = Vec::with_capacity(text.len());
+    shown::redact(text.as_bytes(), &secrets, &mut |b| out.extend_from_slice(b));
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One line on stderr, [`redacted`]: every message envwrap writes goes through
+/// this (the `say!` macro), never through `eprintln!` (clippy.toml disallows it).
+pub fn say_line(text: &str) {
+    use std::io::Write;
+    let mut line = redacted(text);
+    line.push('\n');
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// Text on stdout, [`redacted`]: a tool's report (the `show!` and `showln!`
+/// macros), never through `print!` (clippy.toml disallows it). A closed stdout
+/// ends the output quietly.
+pub fn show_text(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(redacted(text).as_bytes());
+}
+
+/// `print!`, through [`show_text`].
+#[macro_export]
+macro_rules! show {
+    ($($arg:tt)*) => {
+        $crate::value::show_text(&format!($($arg)*))
+    };
+}
+
+/// `println!`, through [`show_text`].
+#[macro_export]
+macro_rules! showln {
+    ($($arg:tt)*) => {
+        $crate::value::show_text(&(format!($($arg)*) + "\n"))
+    };
+}
+
+/// `eprintln!`, through [`say_line`].
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::value::say_line(&format!($($arg)*))
+    };
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl Held {
         match load::load(path) {
             Ok(c) => self.compiled = c,
             Err(e) => {
-                eprintln!(
+                say!(
                     "envwrap: --supervise: the edited policy does not load, so the tree's execs \
                      are judged by the strict floor until it does: {e}"
                 );

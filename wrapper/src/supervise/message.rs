@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Say `line` for the target `pid`.
 pub fn tell(pid: u32, line: &str, writers: &mut Vec<std::thread::JoinHandle<()>>) {
+    let line = &crate::value::redacted(line);
     let own = std::io::stderr();
     let target = target_stderr(pid);
     let also_own = match &target {

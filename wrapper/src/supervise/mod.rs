@@ -120,7 +120,7 @@ fn supervisor(
     // SAFETY: the supervisor is single-threaded, so the child may allocate.
     let child = match unsafe { unistd::fork() } {
         Err(e) => {
-            eprintln!("envwrap: --supervise: cannot start the command: {e}");
+            say!("envwrap: --supervise: cannot start the command: {e}");
             return OWN_ERROR.into();
         }
         Ok(ForkResult::Child) => {
@@ -160,7 +160,7 @@ fn command(
     let listener = match filter::install() {
         Ok(fd) => fd,
         Err(e) => {
-            eprintln!(
+            say!(
                 "envwrap: --supervise: cannot install the seccomp filter: {} (the kernel needs \
                  seccomp user notification, Linux 5.5 or later)",
                 envpolicy::error::io_reason(&e)
@@ -177,7 +177,7 @@ fn command(
         None,
     );
     if let Err(e) = sent {
-        eprintln!("envwrap: --supervise: cannot pass the listener to the supervisor: {e}");
+        say!("envwrap: --supervise: cannot pass the listener to the supervisor: {e}");
         std::process::exit(OWN_ERROR.into());
     }
     drop(listener);
@@ -254,6 +254,6 @@ fn pidfd(pid: i32) -> Option<OwnedFd> {
 }
 
 fn own_error(message: &str) -> u8 {
-    eprintln!("envwrap: {message}");
+    say!("envwrap: {message}");
     OWN_ERROR
 }

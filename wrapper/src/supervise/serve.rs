@@ -71,7 +71,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, setup: Setup) -> 
     let sigfd = match SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("envwrap: --supervise: cannot watch the command: {e}");
+            say!("envwrap: --supervise: cannot watch the command: {e}");
             return 1;
         }
     };

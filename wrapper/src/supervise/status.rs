@@ -99,7 +99,7 @@ pub fn wait_foreground(r: OwnedFd) -> u8 {
             Err(_) => 0,
         };
         if n == 0 {
-            eprintln!(
+            say!(
                 "envwrap: --supervise: the supervisor ended before the command did; every exec \
                  in the command's tree now fails (ENOSYS, 'Function not implemented')"
             );
