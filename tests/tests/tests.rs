@@ -47,3 +47,4 @@ mod tmux_headline;
 mod tmux_pairs;
 mod tmux_sandbox;
 mod tmux_server;
+mod values_property;
