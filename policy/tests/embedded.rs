@@ -1,0 +1,117 @@
+//! The property of docs/adr/0017-values-hold-no-credential.md, with no list of
+//! forms: a credential value (a by-name credential's random bytes, or a token
+//! of a random shape) placed at a random offset inside another variable's value,
+//! an argument or the program's path, between random neighbouring bytes, never
+//! reaches the child (environment or argv, unless the exec is refused), and no
+//! text the decision produces for people (`why`, names, JSON lines, the
+//! redacted program) holds it.
+//!
+//! The front ends only assemble arrays around this decision and write its
+//! messages through `shown::redact`; tests/tests/values_property.rs runs the
+//! same forms through the real shim and envwrap.
+
+mod common;
+use common::*;
+use envpolicy::outcome;
+use proptest::prelude::*;
+
+/// Bytes that may stand next to a copy: word bytes (which glue to a token),
+/// separators, quotes, high bytes.
+fn neighbour() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(
+        prop_oneof![
+            proptest::sample::select(b"aZ9_-./: =\"'$@".to_vec()),
+            any::<u8>().prop_filter("no NUL", |b| *b != 0),
+        ],
+        0..6,
+    )
+}
+
+/// A credential: a name the built-in default refuses and a value for it.
+fn credential() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
+    let alnum = proptest::collection::vec(
+        proptest::sample::select(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".to_vec()),
+        36..=40,
+    );
+    prop_oneof![
+        (8usize..40).prop_flat_map(|n| {
+            proptest::collection::vec(
+                proptest::sample::select(b"abcdefghijklmnopqrstuvwxyz0123456789-".to_vec()),
+                n,
+            )
+            .prop_map(|v| ("JIRA_API_TOKEN", v))
+        }),
+        alnum.clone().prop_map(|v| ("GH_TOKEN", [b"ghp_".as_slice(), &v[..36]].concat())),
+        alnum.prop_map(|v| ("INNOCENT", [b"sk-ant-".as_slice(), &v].concat())),
+    ]
+}
+
+/// Where the copy goes.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    Value,
+    Argument,
+    Program,
+}
+
+fn place() -> impl Strategy<Value = Place> {
+    prop_oneof![Just(Place::Value), Just(Place::Argument), Just(Place::Program)]
+}
+
+fn holds(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn an_embedded_credential_reaches_no_child_and_no_message(
+        (name, secret) in credential(),
+        before in neighbour(),
+        after in neighbour(),
+        place in place(),
+        other_policy in any::<bool>(),
+    ) {
+        let policy_text = if other_policy {
+            "version = 1\nbase = \"all\"\nkeep = [\"CARRIER\"]\n"
+        } else {
+            "version = 1\n"
+        };
+        let c = compile(policy_text);
+        let policy = c.policy();
+        let copy = [before.as_slice(), &secret, &after].concat();
+        let mut env: Vec<Vec<u8>> = vec![
+            b"PATH=/usr/bin:/bin".to_vec(),
+            [name.as_bytes(), b"=", &secret].concat(),
+        ];
+        let mut program = b"/bin/true".to_vec();
+        let mut argv = vec![program.clone()];
+        match place {
+            Place::Value => env.push([b"CARRIER=".as_slice(), &copy].concat()),
+            Place::Argument => argv.push(copy.clone()),
+            Place::Program => {
+                program = [b"/opt/".as_slice(), &copy, b"/prog"].concat();
+                argv[0] = program.clone();
+            }
+        }
+        let files = outcome::read_env_files(&policy);
+        let d = outcome::decide(&policy, &program, &argv, &env, &[], &files);
+        let refused = d.refusal.is_some();
+        for e in &d.env {
+            prop_assert!(!holds(e, &secret), "the child's environment holds it");
+        }
+        if !refused {
+            for a in &d.argv {
+                prop_assert!(!holds(a, &secret), "the child's argv holds it");
+            }
+        }
+        let shown = outcome::redacted(&policy, &program, &[&env]);
+        prop_assert!(!holds(shown.as_bytes(), &secret), "the program as shown holds it");
+        for ch in &d.changes {
+            let line = outcome::json_line(shown.as_bytes(), ch);
+            prop_assert!(!holds(ch.why.as_bytes(), &secret), "a why holds it");
+            prop_assert!(!holds(line.as_bytes(), &secret), "a JSON line holds it");
+        }
+    }
+}
