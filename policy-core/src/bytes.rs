@@ -115,7 +115,11 @@ impl<'n> Finder<'n> {
             }
             i += 16;
         }
-        (i..=last_start).find(|&j| at(j))
+        // The rest (all of a short haystack): the first and last bytes before
+        // the whole needle, as in the vector loop.
+        (i..=last_start).find(|&j| {
+            hay.get(j) == Some(&first) && hay.get(j + n - 1) == Some(&last) && at(j)
+        })
     }
 }
 

@@ -1348,12 +1348,16 @@ fn mark_credential_copies(
     if sources.shortest == usize::MAX {
         return;
     }
+    // A removed entry is marked only for a `${NAME}` expansion to see: without
+    // sets, nothing reads it back (argv is searched for the credential itself,
+    // which any copy holds).
+    let mark_removed = policy.count(crate::compiled::sec::SETS) != 0;
     for i in 0..n {
         let Some(v) = verdicts.get(i).copied() else {
             continue;
         };
         let granted = v.action == Action::Grant;
-        if v.credential && !granted {
+        if (v.credential && !granted) || (!mark_removed && !v.action.passes()) {
             continue;
         }
         let Some(value) = value_at(req.env, i).filter(|v| v.len() >= sources.shortest) else {

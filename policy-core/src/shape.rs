@@ -312,17 +312,7 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
     while at < len {
         let start = at.min(last);
         let block: &[u8; 16] = hay.get(start..start.wrapping_add(16))?.try_into().ok()?;
-        // The bytes one further on, for the two-byte start of a glued token.
-        let mut next = [0u8; 16];
-        match hay.get(start.wrapping_add(1)..start.wrapping_add(17)) {
-            Some(n) => next.copy_from_slice(n),
-            None => {
-                for (d, s) in next.iter_mut().zip(block.iter().skip(1)) {
-                    *d = *s;
-                }
-            }
-        }
-        let (non_word, first, colon, glue) = block_classes(block, &next);
+        let (non_word, first, colon, glue) = block_classes(block);
         // In an overlapping last block, the byte before offset `at` is inside it.
         let after_non_word = (non_word << 1) | u32::from(carry && start == at);
         let fresh = 0xffffu32 << (at - start);
@@ -352,21 +342,21 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
 /// For one 16-byte block, four bit masks (bit j = byte j): the non-word bytes
 /// (not `[A-Za-z0-9_]`), the bytes that can start a token (`FIRST`), `:`, and
 /// the two-byte starts of a glued token's prefix (`gh`, `gi`, `gl`, `xo`, `AK`,
-/// `AS`, `AI`, `sk`: `glued_prefix`), with `next` the 16 bytes one further on.
+/// `AS`, `AI`, `sk`: `glued_prefix`; at the block's last byte, its first byte
+/// alone: `glued_prefix` decides).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn block_classes(block: &[u8; 16], next: &[u8; 16]) -> (u32, u32, u32, u32) {
+fn block_classes(block: &[u8; 16]) -> (u32, u32, u32, u32) {
     use core::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
         _mm_or_si128, _mm_set1_epi8,
     };
     // SAFETY: the intrinsics need SSE2, which this function is compiled only with
-    // (the cfg above; every x86_64 CPU has it), and the loads read the 16 bytes of
-    // `block` and of `next` (unaligned loads have no alignment requirement). Inlined into the
+    // (the cfg above; every x86_64 CPU has it), and the load reads the 16 bytes of
+    // `block` (unaligned loads have no alignment requirement). Inlined into the
     // scan loop, which a `#[target_feature]` function would not always be.
     unsafe {
         let x = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
-        let y = _mm_loadu_si128(next.as_ptr().cast::<__m128i>());
         let splat = |b: u8| _mm_set1_epi8(b as i8);
         // Signed compares: bytes >= 0x80 are negative and fall outside every range.
         let in_range = |v, lo: u8, hi: u8| {
@@ -388,25 +378,15 @@ fn block_classes(block: &[u8; 16], next: &[u8; 16]) -> (u32, u32, u32, u32) {
             ),
             eq(b'e'),
         );
-        let eq_next = |b: u8| _mm_cmpeq_epi8(y, splat(b));
-        let glue = _mm_or_si128(
-            _mm_or_si128(
-                _mm_and_si128(
-                    eq(b'g'),
-                    _mm_or_si128(_mm_or_si128(eq_next(b'h'), eq_next(b'i')), eq_next(b'l')),
-                ),
-                _mm_and_si128(eq(b'x'), eq_next(b'o')),
-            ),
-            _mm_or_si128(
-                _mm_and_si128(
-                    eq(b'A'),
-                    _mm_or_si128(_mm_or_si128(eq_next(b'K'), eq_next(b'S')), eq_next(b'I')),
-                ),
-                _mm_and_si128(eq(b's'), eq_next(b'k')),
-            ),
-        );
         let mask = |v| _mm_movemask_epi8(v) as u32 & 0xffff;
-        (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')), mask(glue))
+        // Bit j of `then(..)`: byte j + 1 is one of those (bit 15: unknown, so set).
+        let then = |v| (mask(v) >> 1) | 0x8000;
+        let glue = (mask(eq(b'g'))
+            & then(_mm_or_si128(_mm_or_si128(eq(b'h'), eq(b'i')), eq(b'l'))))
+            | (mask(eq(b'x')) & then(eq(b'o')))
+            | (mask(eq(b'A')) & then(_mm_or_si128(_mm_or_si128(eq(b'K'), eq(b'S')), eq(b'I'))))
+            | (mask(eq(b's')) & then(eq(b'k')));
+        (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')), glue)
     }
 }
 

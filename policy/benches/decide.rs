@@ -136,5 +136,66 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The exec decision at 100 variables with 0 or 3 credential values to search
+/// for (docs/adr/0017: every other value at least as long as the shortest is
+/// searched for each), under the built-in default and examples/loop.toml.
+fn bench_copies(c: &mut Criterion) {
+    let policies = [
+        ("builtin", envpolicy::load::builtin_default()),
+        ("loop", policy()),
+    ];
+    let mut group = c.benchmark_group("copies");
+    for (label, compiled) in &policies {
+        let policy = compiled.policy();
+        for creds in [0usize, 3] {
+            let mut env = environment(100);
+            // environment() holds one credential (JIRA_API_TOKEN): none, or three.
+            env.retain(|e| !e.starts_with(b"JIRA_API_TOKEN="));
+            if creds == 3 {
+                env.truncate(97);
+                env.push(b"JIRA_API_TOKEN=opaque-value-for-bench-0001".to_vec());
+                env.push(format!("GH_TOKEN=ghp_{}", "a1B2".repeat(9)).into_bytes());
+                env.push(
+                    b"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".to_vec(),
+                );
+            }
+            let refs: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
+            let sizes = decide::scratch_sizes(&policy, refs.len(), 0);
+            let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
+            let mut seen = vec![0u32; sizes.seen];
+            let mut emits = vec![Emit::Input(0); sizes.emits];
+            let mut bytes = vec![0u8; 4096];
+            let files = outcome::read_env_files(&policy);
+            let file_refs: Vec<Option<&[u8]>> = files.iter().map(|f| f.as_deref()).collect();
+            group.bench_function(format!("{label}/{creds}"), |b| {
+                b.iter(|| {
+                    let req = EnvRequest {
+                        program: b"/usr/bin/tmux",
+                        env: &refs,
+                        env_files: &file_refs,
+                        preload: None,
+                        policy_entry: None,
+                        hint: None,
+                        file_values: None,
+                        file_judged: None,
+                        renamed_files: 0,
+                        parent_env: &[],
+                    };
+                    let mut scratch = EnvScratch {
+                        verdicts: &mut verdicts,
+                        seen: &mut seen,
+                        emits: &mut emits,
+                        bytes: &mut bytes,
+                    };
+                    black_box(
+                        decide::decide_env(&policy, black_box(&req), &mut scratch).expect("fits"),
+                    )
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_copies);
 criterion_main!(benches);

@@ -30,7 +30,9 @@ fn neighbour() -> impl Strategy<Value = Vec<u8>> {
 /// A credential: a name the built-in default refuses and a value for it.
 fn credential() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
     let alnum = proptest::collection::vec(
-        proptest::sample::select(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".to_vec()),
+        proptest::sample::select(
+            b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".to_vec(),
+        ),
         36..=40,
     );
     prop_oneof![
@@ -41,7 +43,9 @@ fn credential() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
             )
             .prop_map(|v| ("JIRA_API_TOKEN", v))
         }),
-        alnum.clone().prop_map(|v| ("GH_TOKEN", [b"ghp_".as_slice(), &v[..36]].concat())),
+        alnum
+            .clone()
+            .prop_map(|v| ("GH_TOKEN", [b"ghp_".as_slice(), &v[..36]].concat())),
         alnum.prop_map(|v| ("INNOCENT", [b"sk-ant-".as_slice(), &v].concat())),
     ]
 }
@@ -55,7 +59,11 @@ enum Place {
 }
 
 fn place() -> impl Strategy<Value = Place> {
-    prop_oneof![Just(Place::Value), Just(Place::Argument), Just(Place::Program)]
+    prop_oneof![
+        Just(Place::Value),
+        Just(Place::Argument),
+        Just(Place::Program)
+    ]
 }
 
 fn holds(hay: &[u8], needle: &[u8]) -> bool {
