@@ -74,7 +74,7 @@ fn a_copy_inside_another_value_reaches_no_child_under_envwrap() {
 fn a_by_name_credential_in_a_program_path_is_never_printed() {
     let sb = Sandbox::new("values_path_messages");
     let jira = sb.secrets().value("JIRA_API_TOKEN").to_string();
-    let dir = sb.mkdir(&format!("opt/{jira}"));
+    let dir = sb.mkdir(format!("opt/{jira}"));
     let rel = format!("opt/{jira}/prog");
     sb.write_executable(&rel, "#!/bin/sh\necho ran > ran.txt\n");
     let prog = dir.join("prog");
