@@ -291,7 +291,8 @@ fn shim_sticky_builtin_the_attempt_is_said_once_without_the_value() {
 }
 
 /// `ENVSHIM_POLICY=:builtin` given at the start is the built-in default, with no
-/// lookup: a policy file at `$XDG_CONFIG_HOME` is not used.
+/// lookup: a policy file at `$XDG_CONFIG_HOME` is not used, by the shim or by
+/// envwrap.
 #[test]
 fn shim_sticky_builtin_the_reserved_value_names_the_built_in_default() {
     let t = Tree::new("sticky_builtin_reserved");
@@ -308,6 +309,20 @@ fn shim_sticky_builtin_the_reserved_value_names_the_built_in_default() {
     assert!(
         out.stdout_str()
             .contains("found by: ENVSHIM_POLICY=:builtin"),
+        "{}",
+        out.report()
+    );
+    // envwrap reads it the same way, and says so.
+    let out = t
+        .cmd(envwrap_bin())
+        .arg("check")
+        .env("ENVSHIM_POLICY", ":builtin")
+        .env("XDG_CONFIG_HOME", &t.lax_xdg)
+        .expect_success();
+    let text = out.stdout_str();
+    assert!(
+        text.starts_with("the built-in policy: valid")
+            && text.contains("found by    ENVSHIM_POLICY=:builtin"),
         "{}",
         out.report()
     );
