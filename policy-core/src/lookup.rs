@@ -10,6 +10,10 @@ pub enum Step {
     Explicit,
     /// `ENVSHIM_POLICY`.
     EnvVar,
+    /// `ENVSHIM_POLICY` set to [`BUILTIN_POLICY`]: the built-in default, named
+    /// (rule 8 gives it to every process of a tree started under the built-in
+    /// default).
+    EnvBuiltin,
     /// `$XDG_CONFIG_HOME/envshim/policy.toml`, else `~/.config/envshim/policy.toml`.
     User,
     /// `/etc/envshim/policy.toml`.
@@ -20,6 +24,44 @@ pub enum Step {
 
 /// The system-wide policy file.
 pub const SYSTEM_POLICY: &[u8] = b"/etc/envshim/policy.toml";
+
+/// `ENVSHIM_POLICY` set to [`BUILTIN_POLICY`], NUL-terminated: the entry the
+/// shim's rule 8 puts in every child of a tree whose policy is the built-in
+/// default, so that no descendant can pick a policy file for its subtree (by
+/// `ENVSHIM_POLICY`, or by `XDG_CONFIG_HOME` or `HOME` for the lookup). The
+/// shim points a child's envp at it as it is: it is written here once.
+pub const BUILTIN_POLICY_ENTRY: &[u8] = b"ENVSHIM_POLICY=:builtin\0";
+
+/// The value of `ENVSHIM_POLICY` that names the built-in default rather than a
+/// file ([`names_builtin`]). It does not start with `/`, so it is never a path
+/// the shim or envwrap writes (theirs are absolute); a file of that name in the
+/// working directory is still reached as `./:builtin`.
+pub const BUILTIN_POLICY: &[u8] = match BUILTIN_POLICY_ENTRY.split_at_checked(NAME_LEN + 1) {
+    Some((_, value)) => match value.split_last() {
+        Some((_, value)) => value,
+        None => b"",
+    },
+    None => b"",
+};
+
+/// `ENVSHIM_POLICY`'s length.
+const NAME_LEN: usize = crate::builtin::POLICY_VAR.len();
+
+// The value is not empty and is no absolute path; that the entry is
+// `ENVSHIM_POLICY=` + the value + NUL is a test below.
+const _: () = assert!(
+    matches!(BUILTIN_POLICY.first(), Some(b) if *b != b'/')
+        && BUILTIN_POLICY_ENTRY.len() == NAME_LEN + 1 + BUILTIN_POLICY.len() + 1
+);
+
+/// Whether `value`, a value of `ENVSHIM_POLICY` (without a NUL), names the
+/// built-in default ([`BUILTIN_POLICY`]) rather than a policy file. Every front
+/// end asks this before it reads the value as a path: the shim's constructor,
+/// envwrap and `envpolicy::load::locate` then load the built-in default, with
+/// no lookup.
+pub fn names_builtin(value: &[u8]) -> bool {
+    value == BUILTIN_POLICY
+}
 
 /// Where the user's policy file is, as a directory and the path to join under
 /// it: `$XDG_CONFIG_HOME` and `envshim/policy.toml`, else `$HOME` and
@@ -102,6 +144,10 @@ impl Step {
         match self {
             Step::Explicit => "named on the command line",
             Step::EnvVar => "ENVSHIM_POLICY",
+            Step::EnvBuiltin => {
+                "ENVSHIM_POLICY=:builtin, which names the built-in default (the policy of \
+                 a tree started with no policy file)"
+            }
             Step::User => {
                 "the user's configuration ($XDG_CONFIG_HOME/envshim/policy.toml, else \
                  ~/.config/envshim/policy.toml), with no ENVSHIM_POLICY"
@@ -118,6 +164,22 @@ impl Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reserved_value_names_the_built_in_default_and_nothing_else() {
+        assert_eq!(BUILTIN_POLICY, b":builtin");
+        assert_eq!(BUILTIN_POLICY_ENTRY, b"ENVSHIM_POLICY=:builtin\0");
+        let mut entry = crate::builtin::POLICY_VAR.to_vec();
+        entry.push(b'=');
+        entry.extend_from_slice(BUILTIN_POLICY);
+        entry.push(0);
+        assert_eq!(entry, BUILTIN_POLICY_ENTRY);
+        assert!(names_builtin(b":builtin"));
+        for other in [&b""[..], b"./:builtin", b"/:builtin", b":builtin\0", b":BUILTIN", b"builtin"] {
+            assert!(!names_builtin(other), "{other:?}");
+        }
+        assert!(Step::EnvBuiltin.describe().contains(":builtin"));
+    }
 
     #[test]
     fn only_an_absolute_variable_names_the_users_policy() {

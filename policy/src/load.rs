@@ -5,6 +5,9 @@
 //! `~/.config` when unset), `/etc/envshim/policy.toml`, then the built-in default.
 //! An explicit path or `ENVSHIM_POLICY` that names a missing file is an error: the
 //! user asked for that file. The two config locations are used only if they exist.
+//! `ENVSHIM_POLICY=:builtin` (`crate::lookup::names_builtin`) names the built-in
+//! default, with no lookup: it is what the shim gives every child of a tree
+//! started under the built-in default.
 
 use crate::compile::{compile, Warning};
 use crate::compiled::Policy;
@@ -60,6 +63,9 @@ pub enum Source {
     System(PathBuf),
     /// No file: the built-in default.
     Builtin,
+    /// `ENVSHIM_POLICY=:builtin` (`crate::lookup::BUILTIN_POLICY`): the built-in
+    /// default, named, with no lookup.
+    EnvBuiltin,
 }
 
 impl Source {
@@ -72,6 +78,7 @@ impl Source {
             Source::User(_) => Step::User,
             Source::System(_) => Step::System,
             Source::Builtin => Step::Builtin,
+            Source::EnvBuiltin => Step::EnvBuiltin,
         }
     }
 
@@ -80,7 +87,7 @@ impl Source {
             Source::Explicit(p) | Source::EnvVar(p) | Source::User(p) | Source::System(p) => {
                 Some(p)
             }
-            Source::Builtin => None,
+            Source::Builtin | Source::EnvBuiltin => None,
         }
     }
 }
@@ -102,6 +109,9 @@ pub fn locate_in(
         return Source::Explicit(p.to_path_buf());
     }
     if let Some(p) = getenv("ENVSHIM_POLICY").filter(|p| !p.is_empty()) {
+        if crate::lookup::names_builtin(p.as_bytes()) {
+            return Source::EnvBuiltin;
+        }
         return Source::EnvVar(PathBuf::from(p));
     }
     let (xdg, home) = (getenv("XDG_CONFIG_HOME"), getenv("HOME"));
@@ -241,7 +251,7 @@ pub fn builtin_floor() -> Compiled {
         .expect("built-in floor policy compiles")
 }
 
-/// Load what `source` names; `Builtin` is the default.
+/// Load what `source` names; `Builtin` and `EnvBuiltin` are the default.
 pub fn load_source(source: &Source) -> Result<Compiled, PolicyError> {
     match source.path() {
         Some(p) => load(p),

@@ -219,8 +219,32 @@ fn lookup_order() {
             env(vec![("XDG_CONFIG_HOME", dir.0.clone().into())]),
             &system
         ),
-        Source::User(user)
+        Source::User(user.clone())
     );
+    // The reserved value names the built-in default: no lookup, even with a user
+    // and a system policy there; anything else is a path.
+    let builtin = "ENVSHIM_POLICY";
+    assert_eq!(
+        locate_in(
+            None,
+            env(vec![
+                (builtin, ":builtin".into()),
+                ("XDG_CONFIG_HOME", dir.0.clone().into())
+            ]),
+            &system
+        ),
+        Source::EnvBuiltin
+    );
+    assert_eq!(Source::EnvBuiltin.path(), None);
+    assert_eq!(
+        Source::EnvBuiltin.step(),
+        envpolicy::lookup::Step::EnvBuiltin
+    );
+    assert_eq!(
+        locate_in(None, env(vec![(builtin, "./:builtin".into())]), &system),
+        Source::EnvVar("./:builtin".into())
+    );
+    assert!(load::load_source(&Source::EnvBuiltin).is_ok());
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub extern "C" fn envshim_describe() -> ! {
         Some(a) if a.source == b"<built-in>" => {
             m.push(b"policy: the built-in default\n")
                 .push(b"found by: ")
-                .push(Step::Builtin.describe().as_bytes())
+                .push(builtin_found_by().describe().as_bytes())
                 .push(b"\n");
         }
         Some(a) => {
@@ -57,6 +57,19 @@ pub extern "C" fn envshim_describe() -> ! {
     unsafe { sys::sys_call!(libc::SYS_exit_group, 0) };
     #[allow(clippy::empty_loop)]
     loop {}
+}
+
+/// Which step gave the built-in default: `ENVSHIM_POLICY=:builtin`, or the lookup
+/// finding nothing.
+fn builtin_found_by() -> Step {
+    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings, and
+    // `env_get` returns a pointer to a NUL-terminated value in it.
+    let value =
+        unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_POLICY").map(|v| sys::cstr_bytes(v)) };
+    match value {
+        Some(v) if envpolicy_core::lookup::names_builtin(v) => Step::EnvBuiltin,
+        _ => Step::Builtin,
+    }
 }
 
 /// Which step of the lookup gave `source` (a file).

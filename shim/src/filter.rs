@@ -62,6 +62,9 @@ static LOG_FD: AtomicI32 = AtomicI32::new(-1);
 /// The policy's own warning (a policy that could not be used) is printed once.
 #[link_section = ".data.envshim_zero"]
 static WARNED: AtomicBool = AtomicBool::new(false);
+/// A child's `ENVSHIM_POLICY` that rule 8 replaced is said once per process.
+#[link_section = ".data.envshim_zero"]
+static POLICY_SET_WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Opens the policy's log file, if it names one. Called by the constructor with
 /// the peeked policy (see `crate::policy::with_peeked`).
@@ -426,6 +429,7 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         program: asummary.program,
         refused_sets: summary.refused_sets,
         refused_file_values: summary.refused_file_values,
+        tree_policy: x.policy_entry,
     };
     if policy.settings().mode == Mode::Audit {
         report.all(audit_fd());
@@ -810,6 +814,8 @@ struct Report<'r, 'p> {
     refused_sets: u64,
     /// `EnvSummary::refused_file_values`.
     refused_file_values: u64,
+    /// The `ENVSHIM_POLICY=...` entry rule 8 gives the child (`ExecInput::policy_entry`).
+    tree_policy: Option<&'r [u8]>,
 }
 
 impl Report<'_, '_> {
@@ -874,6 +880,11 @@ impl Report<'_, '_> {
     /// Warnings for changes worth one in enforce mode.
     fn loud(&self) {
         for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
+            // Rule 8 replaced it, or rules 1 to 5 did not pass it (a value that
+            // looks like a token is refused): either may be an `ENVSHIM_POLICY`.
+            if (v.action == Action::Replace && v.rule == Rule::Sticky) || !v.action.passes() {
+                self.policy_set(i);
+            }
             if v.loud {
                 let verb: &[u8] = if v.action == Action::Grant {
                     b"granted "
@@ -909,6 +920,39 @@ impl Report<'_, '_> {
                 "env-file.refused",
             );
         }
+    }
+
+    /// Entry `i`, which the child does not get as it is: when it is an
+    /// `ENVSHIM_POLICY` this process set (neither the tree's nor the one it was
+    /// started with) and rule 8 gives the child the tree's, says once per process
+    /// that the tree keeps its policy. The value set is not shown: it could hold
+    /// anything.
+    #[inline(never)]
+    fn policy_set(&self, i: usize) {
+        let Some(entry) = self.env.get(i) else {
+            return;
+        };
+        if self.tree_policy.is_none()
+            || self.tree_policy == Some(*entry)
+            || self.env_name(i) != envpolicy_core::builtin::POLICY_VAR
+            || captured(sticky::policy_at_load()) == Some(*entry)
+            || POLICY_SET_WARNED.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let mut m = Msg::<1024>::new();
+        m.push(b"envshim: ENVSHIM_POLICY set by this process is ignored: the tree keeps ");
+        match self
+            .tree_policy
+            .and_then(|e| e.strip_prefix(b"ENVSHIM_POLICY="))
+        {
+            Some(v) if envpolicy_core::lookup::names_builtin(v) => {
+                m.push(b"the built-in default policy")
+            }
+            Some(v) => m.push(b"the policy ").push_word(v),
+            None => m.push(b"its policy"),
+        };
+        m.write_stderr();
     }
 
     /// `envshim: <verb> <name><where><program> (<rule>; policy <source>)`.

@@ -18,6 +18,10 @@
 //!    path is made absolute with the working directory (`cache_key::absolute_into`),
 //!    and that absolute path is the `ENVSHIM_POLICY` entry rule 8 puts back in
 //!    every child, also for a policy found by lookup (`sticky::keep_policy`).
+//!    When the lookup finds nothing, that entry is `ENVSHIM_POLICY=:builtin`
+//!    (`sticky::keep_builtin`), and a process loaded with it
+//!    (`envpolicy_core::lookup::names_builtin`) takes the built-in default with no
+//!    lookup at all: a tree started under the built-in default stays on it.
 //! 2. **Where its cache is**: `cache_key::cache_dir_parts` (`$ENVSHIM_CACHE_DIR`,
 //!    else `/run/user/<uid>/envshim` when that directory is ours, else
 //!    `/tmp/envshim-<uid>`; never under `HOME`, docs/adr/0012-cache-location.md),
@@ -554,14 +558,28 @@ pub fn load(prog: &[u8]) -> Loaded {
         };
     }
     if let Some(given_c) = env_c(b"ENVSHIM_POLICY") {
+        if envpolicy_core::lookup::names_builtin(without_nul(given_c)) {
+            // The tree's policy is the built-in default, named (rule 8 gave this
+            // entry): no lookup, and the captured entry is already the one every
+            // child gets.
+            return Loaded::Builtin { warning: None };
+        }
         return load_file(given_c, true, prog);
     }
     let mut space: ShortPath = [MaybeUninit::uninit(); 256];
     match find_config(&mut space) {
         Config::Found(c) => load_file(c, false, prog),
         Config::TooLong => find_config_long(prog),
-        Config::None => Loaded::Builtin { warning: None },
+        Config::None => nothing_found(),
     }
+}
+
+/// The lookup found no policy file: the built-in default, and the subtree keeps
+/// it (rule 8 puts `ENVSHIM_POLICY=:builtin` in every child, so that a child's
+/// `ENVSHIM_POLICY` or `XDG_CONFIG_HOME` does not choose a policy file for it).
+fn nothing_found() -> Loaded {
+    sticky::keep_builtin();
+    Loaded::Builtin { warning: None }
 }
 
 /// Where [`find_config`] looked.
@@ -648,7 +666,7 @@ fn find_config_long(prog: &[u8]) -> Loaded {
     let mut space: PathSpace = [MaybeUninit::uninit(); PATH_MAX + 1];
     match find_config(&mut space) {
         Config::Found(c) => load_file(c, false, prog),
-        Config::TooLong | Config::None => Loaded::Builtin { warning: None },
+        Config::TooLong | Config::None => nothing_found(),
     }
 }
 

@@ -5,9 +5,12 @@
 //!   found by [`crate::real::resolve_all`]; made absolute with `realpath` if the
 //!   loader recorded a relative name);
 //! * [`ld_preload`]: `"LD_PRELOAD=<value>"` as it was in the environment at load;
-//! * [`policy`]: `"ENVSHIM_POLICY=<value>"` as it was in the environment at load.
+//! * [`policy`]: `"ENVSHIM_POLICY=<value>"` as it was in the environment at load,
+//!   or the absolute path the constructor resolved ([`keep_policy`]), or, when the
+//!   lookup found no policy file, `"ENVSHIM_POLICY=:builtin"` ([`keep_builtin`]).
 //!
-//! Each is kept NUL-terminated in the constructor's arena ([`crate::ctor_arena`]),
+//! Each is kept NUL-terminated in the constructor's arena ([`crate::ctor_arena`])
+//! (the built-in entry is a static string of `envpolicy_core`),
 //! so the filter can point a child's envp entry straight at it with no allocation
 //! and no copy. The merge logic (where
 //! our entry goes in an `LD_PRELOAD` the program rewrote, `sticky = false`) belongs to
@@ -24,7 +27,7 @@
 
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crate::cold;
 use crate::sys;
@@ -109,6 +112,23 @@ impl<const N: usize> Buf<N> {
         unsafe { *self.value.get() = kept };
         self.state.store(State::Present as u8, Ordering::Release);
     }
+
+    /// Stores `entry`, a static string that ends with its only NUL, as it is.
+    /// Constructor only.
+    ///
+    /// # Safety
+    /// As [`Buf::set`].
+    unsafe fn set_static(&'static self, entry: &'static [u8]) {
+        let one_nul = matches!(entry.split_last(), Some((0, rest)) if !rest.contains(&0));
+        if !one_nul || entry.len() > N {
+            self.state.store(State::TooLong as u8, Ordering::Release);
+            return;
+        }
+        // SAFETY: constructor-only writer (caller's contract); readers see the
+        // previous state until the Release below, and a `Present` one only reads.
+        unsafe { *self.value.get() = entry };
+        self.state.store(State::Present as u8, Ordering::Release);
+    }
 }
 
 #[link_section = ".data.envshim_ctor"]
@@ -117,6 +137,12 @@ static OWN_PATH: Buf<PATH_CAP> = Buf::new();
 static LD_PRELOAD: Buf<PRELOAD_CAP> = Buf::new();
 #[link_section = ".data.envshim_ctor"]
 static POLICY: Buf<POLICY_CAP> = Buf::new();
+/// [`POLICY`] as captured, once the constructor replaced it ([`policy_at_load`]).
+#[link_section = ".data.envshim_ctor"]
+static POLICY_AT_LOAD: Buf<POLICY_CAP> = Buf::new();
+/// Whether [`POLICY_AT_LOAD`] holds the entry at load (else [`POLICY`] does).
+#[link_section = ".data.envshim_ctor"]
+static POLICY_REPLACED: AtomicBool = AtomicBool::new(false);
 
 /// This library's absolute path.
 pub fn own_path() -> Captured {
@@ -139,7 +165,54 @@ pub fn policy() -> Captured {
 pub fn keep_policy(path: &[u8]) {
     // SAFETY: called by the constructor only, after `capture` and before any
     // reader can run.
-    unsafe { POLICY.set(b"ENVSHIM_POLICY=", path) };
+    unsafe {
+        remember_policy_at_load();
+        POLICY.set(b"ENVSHIM_POLICY=", path);
+    }
+}
+
+/// Makes `"ENVSHIM_POLICY=:builtin"` the policy entry
+/// (`envpolicy_core::lookup::BUILTIN_POLICY_ENTRY`, a static string, not copied):
+/// the lookup found no policy file, so the tree's policy is the built-in default,
+/// and rule 8 gives every child this entry in place of whatever it set, so that
+/// no descendant picks a policy file for its subtree. Constructor only
+/// (`crate::load`).
+pub fn keep_builtin() {
+    // SAFETY: called by the constructor only, after `capture` and before any
+    // reader can run.
+    unsafe {
+        remember_policy_at_load();
+        POLICY.set_static(envpolicy_core::lookup::BUILTIN_POLICY_ENTRY);
+    }
+}
+
+/// Keeps the policy entry as captured in [`POLICY_AT_LOAD`], before the
+/// constructor replaces it.
+///
+/// # Safety
+/// Constructor only, as [`Buf::set`].
+unsafe fn remember_policy_at_load() {
+    if let Captured::Present(c) = POLICY.get() {
+        // SAFETY: constructor-only writer (caller's contract), before any reader;
+        // `c` is a NUL-terminated string in the arena, which lives as long as the
+        // library.
+        unsafe { *POLICY_AT_LOAD.value.get() = c.to_bytes_with_nul() };
+        POLICY_AT_LOAD
+            .state
+            .store(State::Present as u8, Ordering::Release);
+    }
+    POLICY_REPLACED.store(true, Ordering::Release);
+}
+
+/// `"ENVSHIM_POLICY=<value>"` as it was in the environment at load, when the
+/// constructor made another entry the policy entry ([`keep_policy`],
+/// [`keep_builtin`]); else [`policy`]. An entry equal to it in a child's
+/// environment was inherited, not set by this process (`crate::filter`).
+pub fn policy_at_load() -> Captured {
+    match POLICY_REPLACED.load(Ordering::Acquire) {
+        false => POLICY.get(),
+        true => POLICY_AT_LOAD.get(),
+    }
 }
 
 /// Bytes of a C string (without the NUL).

@@ -165,6 +165,9 @@ fn expected_under_shim(plain: &[Vec<u8>], removed: impl Fn(&[u8]) -> bool) -> Ve
             out.push(e.clone());
         }
     }
+    // Rule 8, under the built-in default: `ENVSHIM_POLICY=:builtin`, then the shim.
+    let entry = envpolicy::lookup::BUILTIN_POLICY_ENTRY;
+    out.push(entry.strip_suffix(b"\0").unwrap_or(entry).to_vec());
     let mut preload = format!("LD_PRELOAD={}", shim_path_string()).into_bytes();
     if let Some(v) = first_preload.filter(|v| !v.is_empty()) {
         preload.push(b':');

@@ -254,8 +254,9 @@ fn every_spawn_path_refuses_a_token_in_argv() {
 
 /// What a policy adds to an environment the caller emptied (`env={}`, as CPython's
 /// `test_empty_env` asks for; docs/policy.md, "An empty environment"): the shim's
-/// sticky `LD_PRELOAD` and, for a policy file, `ENVSHIM_POLICY` (without them the
-/// child would leave the policy), and the policy's own `set` entries. Nothing that
+/// sticky `LD_PRELOAD` and `ENVSHIM_POLICY` (the file's path, or `:builtin` for the
+/// built-in default; without them the child would leave the policy, or find
+/// another by lookup), and the policy's own `set` entries. Nothing that
 /// the parent held.
 #[test]
 fn an_empty_environment_gets_only_what_the_policy_adds() {
@@ -280,7 +281,11 @@ fn an_empty_environment_gets_only_what_the_policy_adds() {
         c.expect_success().stdout_str().trim().to_string()
     };
     let sb = Sandbox::new("py_empty_env");
-    assert_eq!(run(&sb, None), "LD_PRELOAD", "the built-in default");
+    assert_eq!(
+        run(&sb, None),
+        "ENVSHIM_POLICY LD_PRELOAD",
+        "the built-in default: the shim's own entries (rule 8, ENVSHIM_POLICY=:builtin)"
+    );
     let policy = sb.write(
         "policy.toml",
         "version = 1\nbase = \"all\"\n[set]\nTZ = \"UTC\"\n",

@@ -2,7 +2,8 @@
 //! child's environment does not leave the shim's process tree: after `env -i`,
 //! `bash -c 'exec env -i …'`, a C program passing `{NULL}` as envp, and
 //! `unsetenv("LD_PRELOAD")` then `system()`, the grandchild still has the shim in
-//! `LD_PRELOAD` (and `ENVSHIM_POLICY` when one was set), and is still policed: a
+//! `LD_PRELOAD` and `ENVSHIM_POLICY` (the policy file's path, or `:builtin` for the
+//! built-in default), and is still policed: a
 //! grandchild exec whose argv holds a token is refused.
 //!
 //! The token a grandchild tries to pass is assembled by a shell from two halves
@@ -104,6 +105,16 @@ fn assert_has_shim(r: &PrintenvReport, what: &str) {
     );
 }
 
+/// Under the built-in default, rule 8's `ENVSHIM_POLICY` names it
+/// (`:builtin`), so the child cannot pick a policy file by lookup.
+fn assert_on_the_built_in_default(r: &PrintenvReport, what: &str) {
+    assert_eq!(
+        r.get("ENVSHIM_POLICY"),
+        Some(&b":builtin"[..]),
+        "{what}: the grandchild's ENVSHIM_POLICY: {r:?}"
+    );
+}
+
 /// Run `cmd` (whose last program assembles the token and execs printenv with it) and
 /// check the shim inside the grandchild refused it.
 #[track_caller]
@@ -156,9 +167,10 @@ fn env_i_grandchild_keeps_the_shim() {
     assert_has_shim(&r, "env -i");
     assert_eq!(
         r.names(),
-        ["LD_PRELOAD"],
-        "env -i: the child holds more than the shim's entry"
+        ["ENVSHIM_POLICY", "LD_PRELOAD"],
+        "env -i: the child holds more than the shim's entries"
     );
+    assert_on_the_built_in_default(&r, "env -i");
 
     // Control: without the shim, env -i really empties the environment.
     let o = sb.cmd("env").arg("-i").arg(printenv_bin()).expect_success();
@@ -225,7 +237,8 @@ fn null_envp_from_c_keeps_the_shim_and_is_policed() {
         .expect_success();
     let r = PrintenvReport::parse(&o.stdout).unwrap_or_else(|e| o.fail(&e));
     assert_has_shim(&r, "envp {NULL}");
-    assert_eq!(r.names(), ["LD_PRELOAD"]);
+    assert_eq!(r.names(), ["ENVSHIM_POLICY", "LD_PRELOAD"]);
+    assert_on_the_built_in_default(&r, "envp {NULL}");
 
     let mut c = sb.cmd(&nullenv);
     c.args(sh_join_exec(&sb).iter().take(1))

@@ -38,6 +38,7 @@ mod shim_popen;
 mod shim_python;
 mod shim_start_hint;
 mod shim_sticky;
+mod shim_sticky_builtin;
 mod shim_threads;
 mod shim_tmux_loop;
 mod shim_transparency;

@@ -72,7 +72,8 @@ Tools ('envwrap TOOL --help' shows a tool's options):
   compile POLICY    compile a policy into the cache libenvshim.so maps (the shim
                     runs this itself when its cache is missing or stale)
 
-Policy lookup (the first that applies): --policy FILE; $ENVSHIM_POLICY;
+Policy lookup (the first that applies): --policy FILE; $ENVSHIM_POLICY
+(':builtin' names the built-in default);
 $XDG_CONFIG_HOME/envshim/policy.toml (~/.config when XDG_CONFIG_HOME is unset);
 /etc/envshim/policy.toml; the built-in default, which inherits everything,
 refuses credentials by name and by the shape of their values, and refuses

@@ -10,7 +10,8 @@
 //!
 //! What is added: the shim's path, first in `LD_PRELOAD`, and
 //! `ENVSHIM_POLICY=<absolute policy path>` so the shim in every descendant applies
-//! the same policy (nothing for the built-in policy, which the shim has built in).
+//! the same policy (`ENVSHIM_POLICY=:builtin` for the built-in policy, so that no
+//! descendant can name a policy file for its subtree, or have the lookup find one).
 //! In enforce mode with `sticky = true` the policy decision already did this (rule
 //! 7); [`ensure`] makes it hold in audit mode and with `sticky = false` as well.
 

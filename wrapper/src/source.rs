@@ -2,7 +2,8 @@
 //!
 //! The lookup order is envpolicy's (`load::locate`): `--policy FILE`, then
 //! `ENVSHIM_POLICY`, then `$XDG_CONFIG_HOME/envshim/policy.toml`, then
-//! `/etc/envshim/policy.toml`, then the built-in default. Unlike the shim, which
+//! `/etc/envshim/policy.toml`, then the built-in default (which
+//! `ENVSHIM_POLICY=:builtin` also names). Unlike the shim, which
 //! falls back to the strict floor, envwrap reports a bad policy as its own error
 //! (exit 125): the operator is there to read the message.
 
@@ -45,9 +46,14 @@ impl Loaded {
 
 impl Loaded {
     /// `ENVSHIM_POLICY=<absolute path>`, the entry that keeps a preloaded child on
-    /// this policy; `None` for the built-in policy.
+    /// this policy; for the built-in policy, `ENVSHIM_POLICY=:builtin`
+    /// (`envpolicy::lookup::BUILTIN_POLICY_ENTRY`), which keeps it on the built-in
+    /// default whatever policy file a descendant names or its lookup would find.
     pub fn policy_entry(&self) -> Option<Vec<u8>> {
-        let p = self.absolute_path()?;
+        let Some(p) = self.absolute_path() else {
+            let entry = envpolicy::lookup::BUILTIN_POLICY_ENTRY;
+            return Some(entry.strip_suffix(b"\0").unwrap_or(entry).to_vec());
+        };
         let mut e = b"ENVSHIM_POLICY=".to_vec();
         e.extend_from_slice(p.as_os_str().as_bytes());
         Some(e)
