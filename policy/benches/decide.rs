@@ -45,6 +45,37 @@ fn environment(n: usize) -> Vec<Vec<u8>> {
     env
 }
 
+/// One decision for `/usr/bin/tmux` on `env`, in the caller's buffers.
+fn decide_tmux(
+    policy: &envpolicy::Policy<'_>,
+    env: &[&[u8]],
+    env_files: &[Option<&[u8]>],
+    verdicts: &mut [Verdict],
+    seen: &mut [u32],
+    emits: &mut [Emit],
+    bytes: &mut [u8],
+) -> decide::EnvSummary {
+    let req = EnvRequest {
+        program: b"/usr/bin/tmux",
+        env,
+        env_files,
+        preload: None,
+        policy_entry: None,
+        hint: None,
+        file_values: None,
+        file_judged: None,
+        renamed_files: 0,
+        parent_env: &[],
+    };
+    let mut scratch = EnvScratch {
+        verdicts,
+        seen,
+        emits,
+        bytes,
+    };
+    black_box(decide::decide_env(policy, black_box(&req), &mut scratch).expect("fits"))
+}
+
 fn bench(c: &mut Criterion) {
     let compiled = policy();
     let policy = compiled.policy();
@@ -63,25 +94,15 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
-                let req = EnvRequest {
-                    program: b"/usr/bin/tmux",
-                    env: &refs,
-                    env_files: &file_refs,
-                    preload: None,
-                    policy_entry: None,
-                    hint: None,
-                    file_values: None,
-                    file_judged: None,
-                    renamed_files: 0,
-                    parent_env: &[],
-                };
-                let mut scratch = EnvScratch {
-                    verdicts: &mut verdicts,
-                    seen: &mut seen,
-                    emits: &mut emits,
-                    bytes: &mut bytes,
-                };
-                black_box(decide::decide_env(&policy, black_box(&req), &mut scratch).expect("fits"))
+                decide_tmux(
+                    &policy,
+                    &refs,
+                    &file_refs,
+                    &mut verdicts,
+                    &mut seen,
+                    &mut emits,
+                    &mut bytes,
+                )
             })
         });
     }
@@ -169,26 +190,14 @@ fn bench_copies(c: &mut Criterion) {
             let file_refs: Vec<Option<&[u8]>> = files.iter().map(|f| f.as_deref()).collect();
             group.bench_function(format!("{label}/{creds}"), |b| {
                 b.iter(|| {
-                    let req = EnvRequest {
-                        program: b"/usr/bin/tmux",
-                        env: &refs,
-                        env_files: &file_refs,
-                        preload: None,
-                        policy_entry: None,
-                        hint: None,
-                        file_values: None,
-                        file_judged: None,
-                        renamed_files: 0,
-                        parent_env: &[],
-                    };
-                    let mut scratch = EnvScratch {
-                        verdicts: &mut verdicts,
-                        seen: &mut seen,
-                        emits: &mut emits,
-                        bytes: &mut bytes,
-                    };
-                    black_box(
-                        decide::decide_env(&policy, black_box(&req), &mut scratch).expect("fits"),
+                    decide_tmux(
+                        &policy,
+                        &refs,
+                        &file_refs,
+                        &mut verdicts,
+                        &mut seen,
+                        &mut emits,
+                        &mut bytes,
                     )
                 })
             });
