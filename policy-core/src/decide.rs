@@ -1402,11 +1402,9 @@ fn mark_credential_copies(
 /// copies, for the environment and (through [`parent_credential`]) the caller's.
 #[inline]
 pub fn holds_value(value: &[u8], credential: &[u8]) -> bool {
-    match value.len().cmp(&credential.len()) {
-        core::cmp::Ordering::Less => false,
-        core::cmp::Ordering::Equal => value == credential,
-        core::cmp::Ordering::Greater => crate::bytes::find(value, credential).is_some(),
-    }
+    // `find` answers a shorter value at once, and an equal-length one with one
+    // compare.
+    crate::bytes::find(value, credential).is_some()
 }
 
 /// The value of entry `i` of `env`.

@@ -552,11 +552,12 @@ enum Attempt {
     JwtDead(usize),
 }
 
-/// `prefix` followed by at least `min` bytes of `class` (greedy).
-fn at_least(rest: &[u8], prefix: &[u8], min: usize, class: fn(u8) -> bool) -> Option<usize> {
-    let body = rest.get(prefix.len()..)?;
+/// A prefix of `prefix_len` bytes (which the caller matched) followed by at
+/// least `min` bytes of `class` (greedy).
+fn at_least(rest: &[u8], prefix_len: usize, min: usize, class: fn(u8) -> bool) -> Option<usize> {
+    let body = rest.get(prefix_len..)?;
     let n = run(body, class);
-    (n >= min).then(|| prefix.len().saturating_add(n))
+    (n >= min).then(|| prefix_len.saturating_add(n))
 }
 
 
@@ -575,16 +576,16 @@ fn token_at(rest: &[u8], enabled: ShapeSet, jwt_ok: bool) -> Attempt {
             {
                 hit(
                     Shape::GithubToken,
-                    at_least(rest, b"ghp_", 36, |b| b.is_ascii_alphanumeric()),
+                    at_least(rest, 4, 36, |b| b.is_ascii_alphanumeric()),
                 )
             } else if enabled.contains(Shape::GithubFineGrained) && rest.starts_with(b"github_pat_")
             {
                 hit(
                     Shape::GithubFineGrained,
-                    at_least(rest, b"github_pat_", 22, is_word),
+                    at_least(rest, b"github_pat_".len(), 22, is_word),
                 )
             } else if enabled.contains(Shape::GitlabToken) && rest.starts_with(b"glpat-") {
-                hit(Shape::GitlabToken, at_least(rest, b"glpat-", 20, is_b64url))
+                hit(Shape::GitlabToken, at_least(rest, b"glpat-".len(), 20, is_b64url))
             } else {
                 Attempt::NoMatch
             }
@@ -595,7 +596,7 @@ fn token_at(rest: &[u8], enabled: ShapeSet, jwt_ok: bool) -> Attempt {
                 && matches!(rest.get(3), Some(b'b' | b'a' | b'p' | b'r' | b's'))
                 && rest.get(4) == Some(&b'-')
             {
-                hit(Shape::SlackToken, at_least(rest, b"xoxb-", 10, is_slack))
+                hit(Shape::SlackToken, at_least(rest, 5, 10, is_slack))
             } else {
                 Attempt::NoMatch
             }
@@ -604,9 +605,9 @@ fn token_at(rest: &[u8], enabled: ShapeSet, jwt_ok: bool) -> Attempt {
             if enabled.contains(Shape::AwsAccessKeyId)
                 && (rest.starts_with(b"AKIA") || rest.starts_with(b"ASIA"))
             {
-                hit(Shape::AwsAccessKeyId, at_least(rest, b"AKIA", 16, is_upper_digit))
+                hit(Shape::AwsAccessKeyId, at_least(rest, 4, 16, is_upper_digit))
             } else if enabled.contains(Shape::GoogleApiKey) && rest.starts_with(b"AIza") {
-                hit(Shape::GoogleApiKey, at_least(rest, b"AIza", 35, is_b64url))
+                hit(Shape::GoogleApiKey, at_least(rest, 4, 35, is_b64url))
             } else {
                 Attempt::NoMatch
             }
@@ -615,12 +616,12 @@ fn token_at(rest: &[u8], enabled: ShapeSet, jwt_ok: bool) -> Attempt {
             if enabled.contains(Shape::AnthropicKey) && rest.starts_with(b"sk-ant-") {
                 hit(
                     Shape::AnthropicKey,
-                    at_least(rest, b"sk-ant-", 20, is_b64url),
+                    at_least(rest, b"sk-ant-".len(), 20, is_b64url),
                 )
             } else if enabled.contains(Shape::OpenAiProjectKey) && rest.starts_with(b"sk-proj-") {
                 hit(
                     Shape::OpenAiProjectKey,
-                    at_least(rest, b"sk-proj-", 20, is_b64url),
+                    at_least(rest, b"sk-proj-".len(), 20, is_b64url),
                 )
             } else {
                 Attempt::NoMatch
@@ -686,7 +687,8 @@ const MIN_URL_LEN: usize = 7;
 /// word by a distinctive prefix (`glued_prefix`): in a name made of word bytes
 /// only (most names), that is its first byte or such a prefix, and a URL's
 /// credentials need a `:`. So only a name that starts like a token, holds a
-/// glued prefix, or holds any other byte, is searched. A name shorter than [`MIN_TOKEN_LEN`] is not (a URL's
+/// glued prefix, or holds any other byte, is searched. A name shorter than
+/// [`MIN_TOKEN_LEN`] is not (a URL's
 /// credentials, the one shape that can be shorter, `a://u:p@h`, are not looked
 /// for in so short a name).
 #[inline]

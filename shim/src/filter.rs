@@ -952,7 +952,7 @@ impl Report<'_, '_> {
             Some(v) => m.push(b"the policy ").push_word(v),
             None => m.push(b"its policy"),
         };
-        m.write_stderr();
+        self.write(&mut m, 2);
     }
 
     /// `envshim: <verb> <name><where><program> (<rule>; policy <source>)`.

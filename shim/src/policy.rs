@@ -634,7 +634,7 @@ pub fn with_ready<R>(f: impl FnOnce(Option<&Policy<'_>>) -> R) -> R {
             return f(Some(&a.policy));
         }
     }
-    f(Policy::from_bytes(DEFAULT).ok().as_ref())
+    f(builtin().as_ref().map(|a| &a.policy))
 }
 
 fn builtin() -> Option<Active> {
