@@ -412,8 +412,14 @@ pub fn redacted(policy: &Policy<'_>, text: &[u8], envs: &[&[Vec<u8>]]) -> String
         policy: Some(policy),
         env: &entries,
     };
+    redacted_by(text, &secrets)
+}
+
+/// `text` through `shown::redact` against `secrets`, as a `String` (bytes that
+/// are not UTF-8 shown lossily).
+pub fn redacted_by(text: &[u8], secrets: &dyn crate::shown::Secrets) -> String {
     let mut out = Vec::with_capacity(text.len());
-    crate::shown::redact(text, &secrets, &mut |b| out.extend_from_slice(b));
+    crate::shown::redact(text, secrets, &mut |b| out.extend_from_slice(b));
     String::from_utf8_lossy(&out).into_owned()
 }
 

@@ -27,52 +27,86 @@ pub fn word(text: &[u8]) -> String {
     shown::word(text).to_string()
 }
 
-/// The policy envwrap judges with, once it is loaded (`judge_with`); before
-/// that, the built-in default.
-static POLICY: Mutex<Option<envpolicy::Compiled>> = Mutex::new(None);
-/// Environments envwrap builds for a child besides its own (`NAME=VALUE`
-/// operands, an env file), whose credentials its messages must not show either.
-static OTHER_ENVS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+/// What envwrap's messages must not show: the credential values of its own
+/// environment and of the environments it builds, judged by the policy in force
+/// (the built-in default until `judge_with`). Worked out at the first message
+/// after a change, not at every line (envwrap never changes its own
+/// environment).
+struct Known {
+    policy: Option<envpolicy::Compiled>,
+    /// Environments envwrap builds for a child besides its own (`NAME=VALUE`
+    /// operands, an env file).
+    envs: Vec<Vec<u8>>,
+    /// The values, once worked out.
+    values: Option<Vec<Vec<u8>>>,
+}
+
+static KNOWN: Mutex<Known> = Mutex::new(Known {
+    policy: None,
+    envs: Vec::new(),
+    values: None,
+});
+
+impl Known {
+    fn values(&mut self) -> &[Vec<u8>] {
+        let Known {
+            policy,
+            envs,
+            values,
+        } = self;
+        values.get_or_insert_with(|| {
+            let compiled = policy.get_or_insert_with(envpolicy::load::builtin_default);
+            let policy = compiled.policy();
+            let own: Vec<Vec<u8>> = std::env::vars_os()
+                .map(|(n, v)| [n.as_bytes(), b"=", v.as_bytes()].concat())
+                .collect();
+            own.iter()
+                .chain(envs.iter())
+                .filter_map(|e| envpolicy::decide::split_entry(e))
+                .filter(|(n, v)| shown::is_secret(Some(&policy), n, v))
+                .map(|(_, v)| v.to_vec())
+                .collect()
+        })
+    }
+}
+
+/// A list of values, as `shown::redact` asks for them.
+struct Values<'a>(&'a [Vec<u8>]);
+
+impl shown::Secrets for Values<'_> {
+    fn each(&self, f: &mut dyn FnMut(&[u8])) {
+        for v in self.0 {
+            f(v);
+        }
+    }
+}
 
 /// Judge what messages must not show with `policy` from now on.
 pub fn judge_with(policy: &envpolicy::Compiled) {
-    if let Ok(mut p) = POLICY.lock() {
-        *p = Some(policy.clone());
-    }
+    let mut k = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    k.policy = Some(policy.clone());
+    k.values = None;
 }
 
 /// Entries of an environment envwrap builds, to redact in its messages too.
 pub fn learn_env(env: &[Vec<u8>]) {
-    if let Ok(mut known) = OTHER_ENVS.lock() {
-        known.extend(env.iter().cloned());
-    }
+    let mut k = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    k.envs.extend(env.iter().cloned());
+    k.values = None;
 }
 
 /// `text` as every message of envwrap writes it: through `shown::redact`, the
 /// one writer of every front end, with every token shape and the value of every
-/// credential envwrap knows of (its own environment and the ones it builds,
-/// judged by the policy in force) replaced by its description.
+/// credential envwrap knows of ([`Known`]) replaced by its description.
 pub fn redacted(text: &str) -> String {
-    let mut entries: Vec<Vec<u8>> = std::env::vars_os()
-        .map(|(n, v)| [n.as_bytes(), b"=", v.as_bytes()].concat())
-        .collect();
-    if let Ok(known) = OTHER_ENVS.lock() {
-        entries.extend(known.iter().cloned());
-    }
-    let compiled = POLICY
+    let mut k = KNOWN
         .lock()
-        .ok()
-        .and_then(|p| p.clone())
-        .unwrap_or_else(envpolicy::load::builtin_default);
-    let policy = compiled.policy();
-    let env: Vec<&[u8]> = entries.iter().map(Vec::as_slice).collect();
-    let secrets = shown::EnvSecrets {
-        policy: Some(&policy),
-        env: &env,
-    };
-    let mut out = Vec::with_capacity(text.len());
-    shown::redact(text.as_bytes(), &secrets, &mut |b| out.extend_from_slice(b));
-    String::from_utf8_lossy(&out).into_owned()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    envpolicy::outcome::redacted_by(text.as_bytes(), &Values(k.values()))
 }
 
 /// One line on stderr, [`redacted`]: every message envwrap writes goes through
