@@ -289,7 +289,10 @@ fn may_hold_shape(hay: &[u8]) -> bool {
         if ((c & FIRST != 0 && after_non_word) || b == b':') && hit(i) {
             return true;
         }
-        if c & FIRST != 0 && !after_non_word && glued_prefix(hay.get(i..).unwrap_or(&[])) {
+        if !after_non_word
+            && glue_fits(b, hay.get(i.wrapping_add(1)).copied())
+            && glued_prefix(hay.get(i..).unwrap_or(&[]))
+        {
             return true;
         }
         after_non_word = c & WORD == 0;
@@ -312,7 +315,8 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
     while at < len {
         let start = at.min(last);
         let block: &[u8; 16] = hay.get(start..start.wrapping_add(16))?.try_into().ok()?;
-        let (non_word, first, colon, glue) = block_classes(block);
+        let next = hay.get(start.wrapping_add(16)).copied();
+        let (non_word, first, colon, glue) = block_classes(block, next);
         // In an overlapping last block, the byte before offset `at` is inside it.
         let after_non_word = (non_word << 1) | u32::from(carry && start == at);
         let fresh = 0xffffu32 << (at - start);
@@ -341,12 +345,12 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
 
 /// For one 16-byte block, four bit masks (bit j = byte j): the non-word bytes
 /// (not `[A-Za-z0-9_]`), the bytes that can start a token (`FIRST`), `:`, and
-/// the two-byte starts of a glued token's prefix (`gh`, `gi`, `gl`, `xo`, `AK`,
-/// `AS`, `AI`, `sk`: `glued_prefix`; at the block's last byte, its first byte
-/// alone: `glued_prefix` decides).
+/// the places a glued token's prefix may start (a superset of `glue_fits`'s
+/// pairs `gh`, `gi`, `gl`, `xo`, `AK`, `AS`, `AI`, `sk`; at the block's last
+/// byte, with `next`, the byte after the block, if any).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn block_classes(block: &[u8; 16]) -> (u32, u32, u32, u32) {
+fn block_classes(block: &[u8; 16], next: Option<u8>) -> (u32, u32, u32, u32) {
     use core::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
         _mm_or_si128, _mm_set1_epi8,
@@ -371,21 +375,28 @@ fn block_classes(block: &[u8; 16]) -> (u32, u32, u32, u32) {
             _mm_cmpeq_epi8(x, splat(b'_')),
         );
         let eq = |b: u8| _mm_cmpeq_epi8(x, splat(b));
-        let first = _mm_or_si128(
-            _mm_or_si128(
-                _mm_or_si128(eq(b'g'), eq(b'x')),
-                _mm_or_si128(eq(b'A'), eq(b's')),
-            ),
-            eq(b'e'),
+        let glue_first = _mm_or_si128(
+            _mm_or_si128(eq(b'g'), eq(b'x')),
+            _mm_or_si128(eq(b'A'), eq(b's')),
+        );
+        let first = _mm_or_si128(glue_first, eq(b'e'));
+        // A superset of the second bytes `glue_fits` accepts (`h i l o k`, `K I`
+        // as `k i`, and `S` as `s`), in two tests: `[h-o]` and `s`, either case.
+        // The few pairs it adds (`sh`, `xs`, ...) are answered by `glued_prefix`.
+        let glue_second = _mm_or_si128(
+            in_range(lower, b'h', b'o'),
+            _mm_cmpeq_epi8(lower, splat(b's')),
         );
         let mask = |v| _mm_movemask_epi8(v) as u32 & 0xffff;
-        // Bit j of `then(..)`: byte j + 1 is one of those (bit 15: unknown, so set).
-        let then = |v| (mask(v) >> 1) | 0x8000;
-        let glue = (mask(eq(b'g'))
-            & then(_mm_or_si128(_mm_or_si128(eq(b'h'), eq(b'i')), eq(b'l'))))
-            | (mask(eq(b'x')) & then(eq(b'o')))
-            | (mask(eq(b'A')) & then(_mm_or_si128(_mm_or_si128(eq(b'K'), eq(b'S')), eq(b'I'))))
-            | (mask(eq(b's')) & then(eq(b'k')));
+        let glue_first = mask(glue_first);
+        // Bit j: byte j + 1 may follow; at bit 15, the byte after the block
+        // (`next`), checked alone and only when byte 15 may start a prefix.
+        let last = if glue_first & 0x8000 != 0 && glue_fits(block[15], next) {
+            0x8000
+        } else {
+            0
+        };
+        let glue = glue_first & ((mask(glue_second) >> 1) | last);
         (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')), glue)
     }
 }
@@ -700,7 +711,7 @@ pub fn name_may_hold_shape(name: &[u8]) -> bool {
     name.first().is_some_and(|b| class(b) & FIRST != 0)
         || name.iter().any(|b| class(b) & WORD == 0)
         || (1..name.len()).any(|i| {
-            name.get(i).is_some_and(|b| class(b) & FIRST != 0)
+            name.get(i).is_some_and(|&b| glue_fits(b, name.get(i.wrapping_add(1)).copied()))
                 && glued_prefix(name.get(i..).unwrap_or(&[]))
         })
 }
@@ -733,6 +744,16 @@ static CLASS: [u8; 256] = {
     }
     t
 };
+
+/// Can `second` follow `first` at the start of a prefix that [`glued_prefix`]
+/// accepts? Its cheap first test, made before the call.
+#[inline(always)]
+fn glue_fits(first: u8, second: Option<u8>) -> bool {
+    matches!(
+        (first, second),
+        (b'g', Some(b'h' | b'l' | b'i')) | (b'x', Some(b'o')) | (b'A', Some(b'K' | b'S' | b'I')) | (b's', Some(b'k'))
+    )
+}
 
 /// Can `second` follow `first` at the start of some token shape?
 #[inline(always)]
@@ -1055,6 +1076,17 @@ mod tests {
                 let others = ShapeSet::from_bits(ShapeSet::ALL.bits() & !only.bits());
                 assert_eq!(find_shape(hay.as_bytes(), others), None, "{hay:?}");
             }
+        }
+    }
+
+    #[test]
+    fn glued_prefix_at_every_block_offset() {
+        // The vector prefilter checks the byte after a block alone (bit 15):
+        // a glued token whose prefix starts at any offset, across that edge too.
+        let token = format!("ghp_{}", filler(36, "aB3"));
+        for lead in 1..40 {
+            let hay = format!("{}{token}Z", "w".repeat(lead));
+            assert_eq!(first(&hay).map(|m| m.shape), Some(Shape::GithubToken), "lead {lead}");
         }
     }
 
