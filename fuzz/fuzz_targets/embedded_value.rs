@@ -1,11 +1,12 @@
 //! embedded_value: a credential value placed anywhere, between any bytes
 //! (docs/adr/0017-values-hold-no-credential.md), without a list of forms.
 //!
-//! Input layout: byte 0 picks where the copy goes (another variable's value, an
-//! argument, the program's path) and which credential (a by-name
+//! Input layout: byte 0 picks where the copy goes (bits 1-2: another variable's
+//! value, an argument, the program's path), which credential (bit 0: a by-name
 //! `JIRA_API_TOKEN` with the fuzzer's bytes as its value, or a GitHub token with
-//! a fixed body); the rest, split at the first NUL, is the text before and after
-//! the copy (split at its middle). Checks, panicking on a violation:
+//! a fixed body) and, for the token, whether its variable is set (bit 3); the
+//! rest, split at the first NUL, is the text before and after the copy (split at
+//! its middle). Checks, panicking on a violation:
 //! - no entry of the child's environment holds the value;
 //! - unless the exec is refused, no argument of the child's argv holds it;
 //! - no change's `why`, JSON line, or the program as `outcome::redacted` shows
@@ -49,10 +50,15 @@ fuzz_target!(|data: &[u8]| {
     let copy = [before, &secret, after].concat();
     let c = policy();
     let p = c.policy();
-    let mut env = vec![b"PATH=/usr/bin:/bin".to_vec(), [name.as_bytes(), b"=", &secret].concat()];
+    let mut env = vec![b"PATH=/usr/bin:/bin".to_vec()];
+    // The token is found by its shape alone, its variable unset (bit 3); the
+    // by-name value only when its variable is set.
+    if pick & 1 == 0 || pick & 8 == 0 {
+        env.push([name.as_bytes(), b"=", &secret].concat());
+    }
     let mut program = b"/bin/true".to_vec();
     let mut argv = vec![program.clone()];
-    match (pick >> 1) % 3 {
+    match ((pick >> 1) & 3) % 3 {
         0 => env.push([b"CARRIER=".as_slice(), &copy].concat()),
         1 => argv.push(copy.clone()),
         _ => {

@@ -18,16 +18,21 @@
 //! `glpat-`, `xox?-`, `AKIA`, `ASIA`, `AIza`, `sk-ant-`, `sk-proj-`; see
 //! [`glued_prefix`]) also starts right after a word byte: a launcher that
 //! writes `URL="x$GH_TOKEN"` glues the token to other text, and the token is
-//! still there. A JWT (`eyJ`) keeps the boundary rule: base64 text holds `eyJ`
-//! by chance.
+//! still there. A JWT (`eyJ`) starts after a word byte too: its prefix alone
+//! is not distinctive (base64 text holds `eyJ` by chance), but the whole shape
+//! is, two segments that start with `eyJ` and a third, each at least 10 bytes,
+//! and `jwt` checks all of it before a match (`_$SESSION_JWT` holds the token
+//! as surely as `$SESSION_JWT`). The prefilter needs no glued case for it: the
+//! second segment's `.eyJ` is always at a boundary.
 //!
 //! Shapes with a fixed length (GitHub classic tokens, AWS access key ids,
 //! Google API keys) need at least that many bytes of their class and extend
 //! over a longer run (`"${GH_TOKEN}Z"` holds the token as surely as
 //! `"$GH_TOKEN"`), as every other shape extends greedily over its character
-//! class. A run one character too short is not a match. For URLs the boundary
-//! rule applies to the start of the scheme, and the reported range is the
-//! password only.
+//! class. A run one character too short is not a match. A URL's scheme may
+//! start after any byte (`x_https://user:password@host` holds the password as
+//! surely as `https://…`): its `://`, `:` and `@` are distinctive enough, and
+//! the reported range is the password only.
 //!
 //! # Constraints
 //!
@@ -518,13 +523,14 @@ fn dash_letter(hay: &[u8]) -> bool {
     hay.first() == Some(&b'-') && hay.get(1).is_some_and(u8::is_ascii_alphabetic)
 }
 
-/// Does `rest` start with a prefix distinctive enough that a token of its shape
-/// may start right after a word byte (module docs, "Boundary rule")? Every
-/// token prefix of four bytes or more that chance text does not hold: not the
-/// JWT's `eyJ`.
+/// Does `rest` start with a prefix that lets a token of its shape start right
+/// after a word byte (module docs, "Boundary rule")? Every token prefix of four
+/// bytes or more that chance text does not hold, and the JWT's `eyJ`, whose
+/// whole shape `jwt` checks.
 #[inline]
 fn glued_prefix(rest: &[u8]) -> bool {
     match rest {
+        [b'e', b'y', b'J', ..] => true,
         [b'g', b'h', b'p' | b'o' | b'u' | b's' | b'r', b'_', ..] => true,
         [b'x', b'o', b'x', b'b' | b'a' | b'p' | b'r' | b's', b'-', ..] => true,
         [b'A', b'K' | b'S', b'I', b'A', ..] | [b'A', b'I', b'z', b'a', ..] => true,
@@ -746,7 +752,10 @@ static CLASS: [u8; 256] = {
 };
 
 /// Can `second` follow `first` at the start of a prefix that [`glued_prefix`]
-/// accepts? Its cheap first test, made before the call.
+/// accepts? Its cheap first test, made before the call by the prefilters. It
+/// leaves out the JWT's `ey`: a whole JWT's second segment starts with `.eyJ`,
+/// at a boundary, which the prefilters see (and a name of word bytes alone
+/// holds no JWT).
 #[inline(always)]
 fn glue_fits(first: u8, second: Option<u8>) -> bool {
     matches!(
@@ -782,9 +791,8 @@ fn find_token(hay: &[u8], from: usize, enabled: ShapeSet) -> Option<ShapeMatch> 
     let mut jwt_dead = 0usize;
     let mut attempt = |i: usize| -> Option<ShapeMatch> {
         let rest = hay.get(i..)?;
-        // A JWT starts only at a boundary; the other shapes also glued to a
-        // word (`glued_prefix`).
-        let jwt_ok = i >= jwt_dead && at_boundary(hay, i);
+        // Every shape starts at a boundary or glued to a word (`glued_prefix`).
+        let jwt_ok = i >= jwt_dead;
         match token_at(rest, enabled, jwt_ok) {
             Attempt::Match(shape, len) => Some(ShapeMatch {
                 shape,
@@ -875,16 +883,15 @@ fn find_scheme_separator(hay: &[u8]) -> Option<usize> {
 
 /// A `scheme://user:password@` whose `://` is at offset `c`.
 fn url_at(hay: &[u8], c: usize) -> Option<ShapeMatch> {
-    // Scheme: `[A-Za-z][A-Za-z0-9+.-]*` ending at `c` and starting at a boundary.
-    // The backward scan stops at the first non-scheme byte, which is at the
-    // latest the `/` of a previous `://`.
+    // Scheme: `[A-Za-z][A-Za-z0-9+.-]*` ending at `c`, starting after any byte
+    // (module docs). The backward scan stops at the first non-scheme byte, which
+    // is at the latest the `/` of a previous `://`.
     let before = hay.get(..c)?;
     let scheme_ok = before
         .iter()
-        .enumerate()
         .rev()
-        .take_while(|&(_, &b)| is_scheme(b))
-        .any(|(j, &b)| b.is_ascii_alphabetic() && at_boundary(hay, j));
+        .take_while(|&&b| is_scheme(b))
+        .any(u8::is_ascii_alphabetic);
     if !scheme_ok {
         return None;
     }
@@ -1124,8 +1131,8 @@ mod tests {
                 };
                 assert_eq!(first(&short_min), None, "{short_min:?}");
             }
-            // Glued to a word: found by a distinctive prefix, and never a JWT.
-            let glued = if tok.starts_with("eyJ") { None } else { Some(1) };
+            // Glued to a word: found by a distinctive prefix, or a JWT's whole shape.
+            let glued = Some(1);
             for before in ["x", "_", "9"] {
                 let hay = format!("{before}{tok}");
                 assert_eq!(first(&hay).map(|m| m.start), glued, "{hay}");
@@ -1285,8 +1292,6 @@ mod tests {
             "https://user:p w@host",
             "https://user:pw/x@host",
             "://user:pw@host",
-            "1https://user:pw@host",
-            "_https://user:pw@host",
             "123://user:pw@host",
             "https:/user:pw@host",
             "mailto:user:pw@host",
@@ -1294,6 +1299,12 @@ mod tests {
             "https://user:pw",
         ] {
             assert_eq!(first(hay), None, "{hay:?}");
+        }
+        // Glued to a word (`x$PROXY_URL`): the scheme starts after any byte.
+        for before in ["1", "_", "a_", "9-__"] {
+            let hay = format!("{before}https://user:pw@host");
+            let at = before.len() + "https://user:".len();
+            assert_eq!(first(&hay).map(|m| (m.start, m.end)), Some((at, at + 2)), "{hay:?}");
         }
         // Disabled.
         let no_url = ShapeSet::from_bits(
@@ -1408,7 +1419,7 @@ mod tests {
             let tok =
                 (pos..hay.len())
                     .filter(|&i| at_boundary(hay, i) || glued_prefix(&hay[i..]))
-                    .find_map(|i| match token_at(&hay[i..], enabled, at_boundary(hay, i)) {
+                    .find_map(|i| match token_at(&hay[i..], enabled, true) {
                         Attempt::Match(shape, len) => Some(ShapeMatch {
                             shape,
                             start: i,

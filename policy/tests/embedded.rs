@@ -27,26 +27,51 @@ fn neighbour() -> impl Strategy<Value = Vec<u8>> {
     )
 }
 
-/// A credential: a name the built-in default refuses and a value for it.
-fn credential() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
-    let alnum = proptest::collection::vec(
+/// A credential: a name the built-in default refuses, its value, and the bytes
+/// of it that must reach no child (the value; a URL's password).
+fn credential() -> impl Strategy<Value = (&'static str, Vec<u8>, Vec<u8>)> {
+    let by_name = (8usize..40).prop_flat_map(|n| {
+        proptest::collection::vec(
+            proptest::sample::select(b"abcdefghijklmnopqrstuvwxyz0123456789-".to_vec()),
+            n,
+        )
+        .prop_map(|v| ("JIRA_API_TOKEN", v.clone(), v))
+    });
+    prop_oneof![
+        by_name,
+        token().prop_map(|v| ("INNOCENT", v.clone(), v)),
+        alnum(8..20).prop_map(|pw| {
+            let url = [b"https://user:".as_slice(), &pw, b"@example.invalid/"].concat();
+            ("PROXY_URL", url, pw)
+        }),
+    ]
+}
+
+fn alnum(len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(
         proptest::sample::select(
             b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".to_vec(),
         ),
-        36..=40,
-    );
+        len,
+    )
+}
+
+/// A token of every shape the built-in default knows, with a random body.
+fn token() -> impl Strategy<Value = Vec<u8>> {
+    let with = |prefix: &'static [u8], len: usize| {
+        alnum(len..len + 1).prop_map(move |v| [prefix, &v].concat())
+    };
     prop_oneof![
-        (8usize..40).prop_flat_map(|n| {
-            proptest::collection::vec(
-                proptest::sample::select(b"abcdefghijklmnopqrstuvwxyz0123456789-".to_vec()),
-                n,
-            )
-            .prop_map(|v| ("JIRA_API_TOKEN", v))
-        }),
-        alnum
-            .clone()
-            .prop_map(|v| ("GH_TOKEN", [b"ghp_".as_slice(), &v[..36]].concat())),
-        alnum.prop_map(|v| ("INNOCENT", [b"sk-ant-".as_slice(), &v].concat())),
+        with(b"ghp_", 36),
+        with(b"github_pat_", 22),
+        with(b"glpat-", 20),
+        with(b"xoxb-", 24),
+        with(b"AKIA", 16).prop_map(|v| v.to_ascii_uppercase()),
+        with(b"AIza", 35),
+        with(b"sk-ant-", 40),
+        with(b"sk-proj-", 40),
+        (alnum(10..20), alnum(10..20), alnum(10..20))
+            .prop_map(|(a, b, c)| { [b"eyJ".as_slice(), &a, b".eyJ", &b, b".", &c].concat() }),
     ]
 }
 
@@ -75,11 +100,12 @@ proptest! {
 
     #[test]
     fn an_embedded_credential_reaches_no_child_and_no_message(
-        (name, secret) in credential(),
+        (name, value, secret) in credential(),
         before in neighbour(),
         after in neighbour(),
         place in place(),
         other_policy in any::<bool>(),
+        set in any::<bool>(),
     ) {
         let policy_text = if other_policy {
             "version = 1\nbase = \"all\"\nkeep = [\"CARRIER\"]\n"
@@ -88,11 +114,13 @@ proptest! {
         };
         let c = compile(policy_text);
         let policy = c.policy();
-        let copy = [before.as_slice(), &secret, &after].concat();
-        let mut env: Vec<Vec<u8>> = vec![
-            b"PATH=/usr/bin:/bin".to_vec(),
-            [name.as_bytes(), b"=", &secret].concat(),
-        ];
+        let copy = [before.as_slice(), &value, &after].concat();
+        let mut env: Vec<Vec<u8>> = vec![b"PATH=/usr/bin:/bin".to_vec()];
+        // A shaped value is found by its shape alone, its own variable unset;
+        // a by-name one only when its variable is set.
+        if set || name == "JIRA_API_TOKEN" {
+            env.push([name.as_bytes(), b"=", &value].concat());
+        }
         let mut program = b"/bin/true".to_vec();
         let mut argv = vec![program.clone()];
         match place {
