@@ -259,9 +259,10 @@ fn first_shape(hay: &[u8], enabled: ShapeSet) -> Option<ShapeMatch> {
 }
 
 /// One cheap pass that rules out most values: is there any place where a token
-/// could start (a first byte at a boundary, followed by a possible second byte),
-/// or a `://`? Every match the full search can find passes this test; values that
-/// fail it (most environment values) cost a few vector instructions per 16 bytes.
+/// could start (a byte that starts a token, followed by a possible second byte,
+/// at a boundary or with a prefix that may be glued), or a `://`? Every match
+/// the full search can find passes this test; values that fail it (most
+/// environment values) cost a few vector instructions per 16 bytes.
 #[inline(always)]
 fn may_hold_shape(hay: &[u8]) -> bool {
     if hay.len() < MIN_URL_LEN {
@@ -272,60 +273,50 @@ fn may_hold_shape(hay: &[u8]) -> bool {
     if hay.first() == Some(&b'-') {
         return true;
     }
-    // Offsets where the full search could start: a `FIRST` byte right after a
-    // non-word byte (or at 0), or a `:`. Each is checked exactly by `hit`.
+    // Offsets where the full search could start: a `FIRST` byte or a `:`, each
+    // checked exactly by `hit` (the candidates below are a superset).
     let hit = |i: usize| -> bool {
         let Some(&b) = hay.get(i) else { return false };
         let next = hay.get(i.wrapping_add(1)).copied();
         if b == b':' {
-            next == Some(b'/') && hay.get(i.wrapping_add(2)) == Some(&b'/')
-        } else {
-            second_fits(b, next)
+            return next == Some(b'/') && hay.get(i.wrapping_add(2)) == Some(&b'/');
         }
+        second_fits(b, next)
+            && match i.checked_sub(1).and_then(|p| hay.get(p)) {
+                None => true,
+                Some(&prev) => class(prev) & WORD == 0 || glued_prefix(hay.get(i..).unwrap_or(&[])),
+            }
     };
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     if let Some(found) = blocks_may_hold(hay, &hit) {
         return found;
     }
     // Short values (and other architectures): one table look-up per byte.
-    let mut after_non_word = true;
-    for (i, &b) in hay.iter().enumerate() {
-        let c = class(b);
-        if ((c & FIRST != 0 && after_non_word) || b == b':') && hit(i) {
-            return true;
-        }
-        if !after_non_word
-            && glue_fits(b, hay.get(i.wrapping_add(1)).copied())
-            && glued_prefix(hay.get(i..).unwrap_or(&[]))
-        {
-            return true;
-        }
-        after_non_word = c & WORD == 0;
-    }
-    false
+    hay.iter()
+        .enumerate()
+        .any(|(i, &b)| (class(b) & FIRST != 0 || b == b':') && hit(i))
 }
 
 /// The vector version of `may_hold_shape`'s scan for haystacks of at least 16
 /// bytes (`None` for shorter ones), 16 bytes at a time: bit j of `candidates` is
 /// set when offset `at + j` is a place to `hit`. The last block overlaps the one
 /// before it instead of reading past the end; its bits already scanned are masked.
+///
+/// A candidate is a byte that starts a token followed by a byte that may be its
+/// second (a superset, [`block_candidates`]), wherever it stands: `hit` then
+/// checks the pair, the boundary and a glued prefix exactly. Most values have
+/// no such pair at all, and no word-boundary mask is worked out for them.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
     let len = hay.len();
     let last = len.checked_sub(16)?;
-    // Whether the byte before the block is a non-word byte (true before offset 0).
-    let mut carry = true;
     let mut at = 0usize;
     while at < len {
         let start = at.min(last);
         let block: &[u8; 16] = hay.get(start..start.wrapping_add(16))?.try_into().ok()?;
-        let next = hay.get(start.wrapping_add(16)).copied();
-        let (non_word, first, colon, glue) = block_classes(block, next);
-        // In an overlapping last block, the byte before offset `at` is inside it.
-        let after_non_word = (non_word << 1) | u32::from(carry && start == at);
         let fresh = 0xffffu32 << (at - start);
-        let mut candidates = ((first & after_non_word) | colon) & fresh;
+        let mut candidates = block_candidates(block) & fresh;
         while candidates != 0 {
             let j = candidates.trailing_zeros() as usize;
             if hit(start.wrapping_add(j)) {
@@ -333,29 +324,19 @@ fn blocks_may_hold(hay: &[u8], hit: &impl Fn(usize) -> bool) -> Option<bool> {
             }
             candidates &= candidates - 1;
         }
-        // A token glued to the word before it (`glued_prefix`).
-        let mut glued = glue & !after_non_word & fresh;
-        while glued != 0 {
-            let j = glued.trailing_zeros() as usize;
-            if glued_prefix(hay.get(start.wrapping_add(j)..).unwrap_or(&[])) {
-                return Some(true);
-            }
-            glued &= glued - 1;
-        }
-        carry = (non_word >> 15) & 1 == 1;
         at = start.wrapping_add(16);
     }
     Some(false)
 }
 
-/// For one 16-byte block, four bit masks (bit j = byte j): the non-word bytes
-/// (not `[A-Za-z0-9_]`), the bytes that can start a token (`FIRST`), `:`, and
-/// the places a glued token's prefix may start (a superset of `glue_fits`'s
-/// pairs `gh`, `gi`, `gl`, `xo`, `AK`, `AS`, `AI`, `sk`; at the block's last
-/// byte, with `next`, the byte after the block, if any).
+/// For one 16-byte block, the bit mask (bit j = byte j) of the places to `hit`:
+/// `:`, and a byte that can start a token (`FIRST`) followed by a byte that may
+/// be a token's second (`h`-`o`, `s` or `y`, either case: a superset of
+/// `second_fits`'s `h i l`, `o`, `K S I`, `k`, `y`). At the block's last byte
+/// the byte after it is not looked at: a `FIRST` byte there is a candidate.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn block_classes(block: &[u8; 16], next: Option<u8>) -> (u32, u32, u32, u32) {
+fn block_candidates(block: &[u8; 16]) -> u32 {
     use core::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
         _mm_or_si128, _mm_set1_epi8,
@@ -367,42 +348,25 @@ fn block_classes(block: &[u8; 16], next: Option<u8>) -> (u32, u32, u32, u32) {
     unsafe {
         let x = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
         let splat = |b: u8| _mm_set1_epi8(b as i8);
-        // Signed compares: bytes >= 0x80 are negative and fall outside every range.
-        let in_range = |v, lo: u8, hi: u8| {
-            _mm_and_si128(
-                _mm_cmpgt_epi8(v, splat(lo.wrapping_sub(1))),
-                _mm_cmpgt_epi8(splat(hi.wrapping_add(1)), v),
-            )
-        };
+        let eq = |v, b: u8| _mm_cmpeq_epi8(v, splat(b));
+        // Signed compares: bytes >= 0x80 are negative and fall outside the range.
         let lower = _mm_or_si128(x, splat(0x20));
-        let is_word = _mm_or_si128(
-            _mm_or_si128(in_range(lower, b'a', b'z'), in_range(x, b'0', b'9')),
-            _mm_cmpeq_epi8(x, splat(b'_')),
+        let second = _mm_or_si128(
+            _mm_and_si128(
+                _mm_cmpgt_epi8(lower, splat(b'h' - 1)),
+                _mm_cmpgt_epi8(splat(b'o' + 1), lower),
+            ),
+            _mm_or_si128(eq(lower, b's'), eq(lower, b'y')),
         );
-        let eq = |b: u8| _mm_cmpeq_epi8(x, splat(b));
-        let glue_first = _mm_or_si128(
-            _mm_or_si128(eq(b'g'), eq(b'x')),
-            _mm_or_si128(eq(b'A'), eq(b's')),
-        );
-        let first = _mm_or_si128(glue_first, eq(b'e'));
-        // A superset of the second bytes `glue_fits` accepts (`h i l o k`, `K I`
-        // as `k i`, and `S` as `s`), in two tests: `[h-o]` and `s`, either case.
-        // The few pairs it adds (`sh`, `xs`, ...) are answered by `glued_prefix`.
-        let glue_second = _mm_or_si128(
-            in_range(lower, b'h', b'o'),
-            _mm_cmpeq_epi8(lower, splat(b's')),
+        let first = _mm_or_si128(
+            _mm_or_si128(_mm_or_si128(eq(x, b'g'), eq(x, b'x')), _mm_or_si128(eq(x, b'A'), eq(x, b's'))),
+            eq(x, b'e'),
         );
         let mask = |v| _mm_movemask_epi8(v) as u32 & 0xffff;
-        let glue_first = mask(glue_first);
-        // Bit j: byte j + 1 may follow; at bit 15, the byte after the block
-        // (`next`), checked alone and only when byte 15 may start a prefix.
-        let last = if glue_first & 0x8000 != 0 && glue_fits(block[15], next) {
-            0x8000
-        } else {
-            0
-        };
-        let glue = glue_first & ((mask(glue_second) >> 1) | last);
-        (!mask(is_word) & 0xffff, mask(first), mask(eq(b':')), glue)
+        let first = mask(first);
+        // Bit j: byte j + 1 may be a second byte; bit 15 always may.
+        let second = (mask(second) >> 1) | 0x8000;
+        (first & second) | mask(eq(x, b':'))
     }
 }
 
@@ -752,10 +716,9 @@ static CLASS: [u8; 256] = {
 };
 
 /// Can `second` follow `first` at the start of a prefix that [`glued_prefix`]
-/// accepts? Its cheap first test, made before the call by the prefilters. It
-/// leaves out the JWT's `ey`: a whole JWT's second segment starts with `.eyJ`,
-/// at a boundary, which the prefilters see (and a name of word bytes alone
-/// holds no JWT).
+/// accepts? Its cheap first test, made before the call by
+/// [`name_may_hold_shape`]. It leaves out the JWT's `ey`: a name of word bytes
+/// alone holds no JWT (whose segments are joined by `.`).
 #[inline(always)]
 fn glue_fits(first: u8, second: Option<u8>) -> bool {
     matches!(
