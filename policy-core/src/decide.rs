@@ -331,6 +331,9 @@ pub struct EnvSummary {
     pub changed: u32,
     /// Entries added that were not in the input (set, file values, sticky).
     pub added: u32,
+    /// The supervisor's run key (`crate::mark`), from an `ENVSHIM_SUPERVISOR`
+    /// entry that the child receives; 0 when there is none.
+    pub supervisor_key: u64,
 }
 
 /// Each set record in `bits` (`EnvSummary::refused_sets`): its index and the
@@ -916,6 +919,7 @@ pub fn decide_env(
         refused_file_values: files.refused_bits,
         changed: 0,
         added: files.added + sets.added + stayed,
+        supervisor_key: 0,
     };
     let mut replaced = false;
     for v in verdicts.iter().take(n) {
@@ -931,7 +935,20 @@ pub fn decide_env(
         drop_replaced_inputs(verdicts, &mut out);
     }
     summary.emitted = out.n_emits;
+    summary.supervisor_key = supervisor_key(req.env, verdicts, own.supervisor_at);
     Ok(summary)
+}
+
+/// The run key of the supervisor entry at `at`, if the child receives it (a
+/// set or a credential copy may have replaced or refused it).
+fn supervisor_key(env: &[&[u8]], verdicts: &[Verdict], at: Option<usize>) -> u64 {
+    let Some(i) = at.filter(|&i| verdicts.get(i).is_some_and(|v| v.action.passes())) else {
+        return 0;
+    };
+    env.get(i)
+        .and_then(|e| split_entry(e))
+        .and_then(|(_, value)| crate::mark::run_key(value))
+        .unwrap_or(0)
 }
 
 /// Where rule 8's own entries already are in the input, kept as rule 8 would put
@@ -942,6 +959,8 @@ struct OwnEntries {
     policy_at: Option<usize>,
     /// The `ENVSHIM_HINT=...` entry (`EnvRequest::hint`).
     hint_at: Option<usize>,
+    /// A well-formed `ENVSHIM_SUPERVISOR=...` entry (`crate::mark`).
+    supervisor_at: Option<usize>,
 }
 
 /// Rules 1 to 5, entry by entry, into `verdicts`: returns where the shim's own
@@ -962,6 +981,7 @@ fn judge_entries(
     // Compared per entry by hash first: a name compare at every entry costs the
     // decision more than the rest of rule 8.
     let hint_hash = crate::compiled::name_hash(crate::hint::NAME);
+    let supervisor_hash = crate::compiled::name_hash(crate::mark::NAME);
     let mut own = OwnEntries::default();
     for (i, entry) in req.env.iter().enumerate() {
         let verdict = match split_entry(entry) {
@@ -989,6 +1009,18 @@ fn judge_entries(
                     None if key.hash == hint_hash && name == crate::hint::NAME => {
                         if *entry == own_hint {
                             own.hint_at = Some(i);
+                            Verdict::new(Action::Keep, Rule::Sticky)
+                        } else {
+                            Verdict::new(Action::Strip, Rule::Sticky)
+                        }
+                    }
+                    // The supervisor's run key stays with the tree whatever
+                    // the policy's lists say (it holds no secret, and a tree
+                    // without it is only judged twice); a malformed one is
+                    // dropped, and neither is judged as a value.
+                    None if key.hash == supervisor_hash && name == crate::mark::NAME => {
+                        if crate::mark::run_key(value).is_some() {
+                            own.supervisor_at = Some(i);
                             Verdict::new(Action::Keep, Rule::Sticky)
                         } else {
                             Verdict::new(Action::Strip, Rule::Sticky)
@@ -2018,6 +2050,45 @@ program = "tool"
         // An empty environment gets all three of rule 8's entries.
         let empty = run(&[], Some(ours));
         assert_eq!(empty.len(), 3, "{empty:?}");
+    }
+
+    /// The supervisor's run key (`crate::mark`) stays in the child under a
+    /// policy that keeps nothing else, is reported, and is never judged as a
+    /// value; a malformed one is dropped, and one the child does not receive
+    /// reports no key.
+    #[test]
+    fn the_supervisor_entry_stays_and_is_reported() {
+        use super::*;
+        let run = |text: &str, env: &[&[u8]]| -> (u64, Vec<Vec<u8>>) {
+            let c = compiled(text, "/p.toml");
+            let policy = open_policy(&c);
+            let req = EnvRequest {
+                program: b"/bin/true",
+                env,
+                env_files: &[],
+                preload: None,
+                policy_entry: None,
+                hint: None,
+                file_values: None,
+                file_judged: None,
+                renamed_files: 0,
+                parent_env: &[],
+            };
+            let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
+            let child = entries_of(&policy, env, &emits[..summary.emitted], &bytes);
+            (summary.supervisor_key, child)
+        };
+        let entry = crate::mark::entry(0x0123_4567_89ab_cdef);
+        let env: &[&[u8]] = &[b"PATH=/bin", &entry];
+        let (key, child) = run("version = 1\nbase = \"none\"\n", env);
+        assert_eq!(key, 0x0123_4567_89ab_cdef);
+        assert!(child.iter().any(|e| e[..] == entry[..]), "{child:?}");
+        let (key, child) = run("version = 1\n", &[b"ENVSHIM_SUPERVISOR=0123456789ABCDEF"]);
+        assert_eq!((key, child.len()), (0, 0));
+        // A credential's value inside it: refused as a copy, and no key.
+        let cred = b"GH_TOKEN=23456789ab";
+        let (key, child) = run("version = 1\n", &[cred, &entry]);
+        assert_eq!((key, child.len()), (0, 0), "{child:?}");
     }
 
     #[test]

@@ -22,7 +22,8 @@
 //! - [`search`]: the `execvp` family's search for the program, over an exec
 //!   callback;
 //! - [`tmux`]: when a tmux client may start processes in its server, and which
-//!   server that is.
+//!   server that is;
+//! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`.
 #![cfg_attr(not(test), no_std)]
 
 /// The modules of the decision core, which runs inside other programs: no
@@ -46,8 +47,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, hint, lookup, pairs, readable, search, shape,
-    shown, tmux, writers
+    argv, bytes, cache_key, decide, envfile, glob, hint, lookup, mark, pairs, readable, search,
+    shape, shown, tmux, writers
 );
 
 pub mod builtin;

@@ -84,19 +84,38 @@ pub(crate) unsafe fn with_policy<F>(
 where
     F: FnOnce(*const *const c_char, *const *const c_char) -> c_int,
 {
+    // SAFETY: the same contract.
+    unsafe { with_policy_marked(program, argv, envp, |a, e, _| run(a, e)) }
+}
+
+/// [`with_policy`] for a hook that makes the exec itself (`execve`, the
+/// `execvp` search): `run` also gets the supervisor's mark (`Mark`).
+///
+/// # Safety
+/// As [`with_policy`].
+#[inline(always)]
+pub(crate) unsafe fn with_policy_marked<F>(
+    program: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    run: F,
+) -> Result<c_int, c_int>
+where
+    F: FnOnce(*const *const c_char, *const *const c_char, Mark) -> c_int,
+{
     let inline = Inline::uninit();
     let mut scratch = Scratch::new(&inline);
     let saved = errno();
     // SAFETY: caller's contract is `prepare`'s.
     let prepared = unsafe { filter::prepare(program, argv, envp, &mut scratch) };
     let r = match prepared {
-        Prepared::Pass => {
+        Prepared::Pass { mark } => {
             set_errno(saved);
-            Ok(run(argv, envp))
+            Ok(run(argv, envp, Mark(mark)))
         }
-        Prepared::Use { argv, envp } => {
+        Prepared::Use { argv, envp, mark } => {
             set_errno(saved);
-            Ok(run(argv, envp))
+            Ok(run(argv, envp, Mark(mark)))
         }
         Prepared::Refuse { errno } => Err(errno),
     };
@@ -115,6 +134,43 @@ fn exec_ret(r: Result<c_int, c_int>) -> c_int {
             -1
         }
     }
+}
+
+/// The supervisor's mark for one exec (`envpolicy_core::mark`): 0 when the
+/// tree has no supervisor, or the shim was not the one to decide.
+#[derive(Clone, Copy)]
+pub(crate) struct Mark(pub u64);
+
+/// The exec the policy decided, as the kernel should see it: under a
+/// supervisor, a marked `execveat` that its filter lets through unjudged (the
+/// decision here was the judgement); otherwise the real `execve`.
+///
+/// Only an absolute path is marked: the kernel ignores the directory fd then,
+/// so the mark can change nothing about which file runs. A relative path takes
+/// the notified path, as every exec that is not the shim's does.
+///
+/// # Safety
+/// Arguments as for `execve(2)`.
+#[inline]
+pub(crate) unsafe fn call_execve_marked(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    mark: Mark,
+) -> c_int {
+    // SAFETY: a non-NULL path is NUL-terminated (execve's contract), so its
+    // first byte is readable.
+    if mark.0 != 0 && !path.is_null() && unsafe { *path } == b'/' as c_char {
+        // SAFETY: execveat(2) with an absolute path, the caller's arrays and no
+        // flags; the mark travels in the directory fd's register, which the
+        // kernel reads as an int and then ignores for an absolute path.
+        let r = unsafe {
+            crate::sys::sys_call!(libc::SYS_execveat, mark.0, path, argv, envp, 0) as c_int
+        };
+        return r;
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { call_execve(path, argv, envp) }
 }
 
 /// The real `execve`, or ENOSYS if libc has none.
@@ -162,7 +218,11 @@ pub unsafe extern "C" fn envshim_execve(
     envp: *const *const c_char,
 ) -> c_int {
     // SAFETY: the caller passes execve's arguments, which is prepare's contract.
-    exec_ret(unsafe { with_policy(path, argv, envp, |a, e| call_execve(path, a, e)) })
+    exec_ret(unsafe {
+        with_policy_marked(path, argv, envp, |a, e, m| {
+            call_execve_marked(path, a, e, m)
+        })
+    })
 }
 
 /// `execv(3)`: `execve` with the calling process's `environ`.
@@ -230,7 +290,9 @@ unsafe fn execvpe_impl(
     envp: *const *const c_char,
 ) -> c_int {
     // SAFETY: execvpe's arguments satisfy prepare's contract; search_exec's too.
-    exec_ret(unsafe { with_policy(file, argv, envp, |a, e| search_exec(file, a, e, true)) })
+    exec_ret(unsafe {
+        with_policy_marked(file, argv, envp, |a, e, m| search_exec(file, a, e, true, m))
+    })
 }
 
 /// `fexecve(3)`; the policy sees the program as the path the descriptor was
@@ -381,6 +443,7 @@ pub(crate) unsafe fn search_exec(
     argv: *const *const c_char,
     envp: *const *const c_char,
     exec_script: bool,
+    mark: Mark,
 ) -> c_int {
     if file.is_null() {
         // glibc would crash here; the kernel's answer for a bad pointer is EFAULT.
@@ -406,7 +469,7 @@ pub(crate) unsafe fn search_exec(
             search::Run::Direct => {
                 // SAFETY: `cand` is NUL-terminated (`search` builds it so); the
                 // arrays are the caller's, as for `execve`.
-                unsafe { call_execve(cand, argv, envp) };
+                unsafe { call_execve_marked(cand, argv, envp, mark) };
             }
             // SAFETY: as above.
             search::Run::Script => unsafe { script_exec(cand, argv, envp) },

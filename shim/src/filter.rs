@@ -42,12 +42,13 @@ use crate::sys::{self, Msg};
 /// What one exec should do after the policy has been applied.
 pub enum Prepared {
     /// Call the real function with the original argv/envp.
-    Pass,
+    Pass { mark: u64 },
     /// Call the real function with these arrays (NULL-terminated, live as long as
     /// `scratch`).
     Use {
         argv: *const *const c_char,
         envp: *const *const c_char,
+        mark: u64,
     },
     /// Do not exec: fail with this errno (EPERM for a refusal, E2BIG when the shim
     /// cannot proceed). A one-line message has already been written to stderr.
@@ -431,9 +432,11 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         refused_file_values: summary.refused_file_values,
         tree_policy: x.policy_entry,
     };
+    // The exec as decided here, for a supervisor of the tree (0: none).
+    let mark = supervisor_mark(policy, summary.supervisor_key);
     if policy.settings().mode == Mode::Audit {
         report.all(audit_fd());
-        return Attempt::Done(Prepared::Pass);
+        return Attempt::Done(Prepared::Pass { mark });
     }
     // A refused program that is not there: the exec would fail with ENOENT, and says
     // so, with no line. A PATH search (CPython's subprocess, a shell) tries one
@@ -459,7 +462,7 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
     }
     report.loud();
     if summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
-        return Attempt::Done(Prepared::Pass);
+        return Attempt::Done(Prepared::Pass { mark });
     }
     let (Some(out_env), Some(out_argv)) = (
         scratch.take_ptrs(summary.emitted + asummary.moved as usize + 1),
@@ -481,7 +484,19 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
     Attempt::Done(Prepared::Use {
         argv: out_argv_ptr,
         envp: out_env.as_ptr(),
+        mark,
     })
+}
+
+/// The supervisor's mark for an exec decided with `policy`
+/// (`envpolicy_core::mark`): 0 when the child's environment holds no run key.
+#[inline]
+fn supervisor_mark(policy: &Policy<'_>, key: u64) -> u64 {
+    use envpolicy_core::mark;
+    if key == 0 {
+        return 0;
+    }
+    mark::mark(key, mark::identity(policy.as_bytes()))
 }
 
 /// Bytes of scratch an attempt with `plan` needs, all takes with their alignment.

@@ -403,43 +403,180 @@ fn tmux_panes_are_supervised_after_the_client_exits() {
 
 #[test]
 fn a_killed_supervisor_fails_the_next_exec_loudly_and_nothing_hangs() {
-    let sb = Sandbox::new("supervise_killed");
-    let ppid = sb.join("ppid");
-    let fifo = sb.mkfifo("go");
-    // Only builtins until the FIFO is opened for writing, then one exec.
-    let script = format!(
-        "echo $PPID > {p}; read x < {g}; /bin/true; echo rc=$?",
-        p = sh_quote(&ppid.to_string_lossy()),
-        g = sh_quote(&fifo.to_string_lossy()),
-    );
-    let mut c = supervised(&sb, true);
-    c.args(["sh", "-c", &script])
-        .timeout(Duration::from_secs(30));
-    let o = std::thread::scope(|s| {
-        let h = s.spawn(|| c.run());
-        assert!(
-            sb.wait_for(|| read_pid(&ppid).is_some(), Duration::from_secs(10)),
-            "the command did not start"
+    // --judge-all: every exec of the tree waits for the supervisor, so every
+    // exec fails once it is gone. By default the shim's marked execs run
+    // without it (the shim judged them), and an exec it did not make fails.
+    for judge_all in [true, false] {
+        let sb = Sandbox::new("supervise_killed");
+        let raw = c_program("supervise_raw_execve", RAW_SYSCALL, &[]);
+        let tok = token_file(&sb);
+        let ppid = sb.join("ppid");
+        let fifo = sb.mkfifo("go");
+        // Only builtins until the FIFO is opened for writing, then the execs.
+        let script = format!(
+            "echo $PPID > {p}; read x < {g}; /bin/true; echo rc=$?; {raw} {tok}; echo raw=$?",
+            p = sh_quote(&ppid.to_string_lossy()),
+            g = sh_quote(&fifo.to_string_lossy()),
+            raw = sh_quote(&raw.to_string_lossy()),
+            tok = sh_quote(&tok.to_string_lossy()),
         );
-        let sup = read_pid(&ppid).unwrap();
-        // SAFETY: kill(2) on the pid of the supervisor the command reported.
-        unsafe { libc::kill(sup, libc::SIGKILL) };
-        std::fs::write(&fifo, "go\n").unwrap();
-        h.join().unwrap()
-    });
+        let mut c = supervised(&sb, true);
+        if judge_all {
+            c.arg("--judge-all");
+        }
+        c.args(["sh", "-c", &script])
+            .timeout(Duration::from_secs(30));
+        let o = std::thread::scope(|s| {
+            let h = s.spawn(|| c.run());
+            assert!(
+                sb.wait_for(|| read_pid(&ppid).is_some(), Duration::from_secs(10)),
+                "the command did not start"
+            );
+            let sup = read_pid(&ppid).unwrap();
+            // SAFETY: kill(2) on the pid of the supervisor the command reported.
+            unsafe { libc::kill(sup, libc::SIGKILL) };
+            std::fs::write(&fifo, "go\n").unwrap();
+            h.join().unwrap()
+        });
+        assert!(
+            !o.timed_out,
+            "envwrap hung after its supervisor died: {}",
+            o.report()
+        );
+        let err = o.stderr_str();
+        expect_in(&o, &err, "the supervisor ended before the command did");
+        expect_in(&o, &err, "Function not implemented");
+        let out = o.stdout_str();
+        if judge_all {
+            assert!(!out.contains("rc=0"), "{}", o.report());
+            assert!(!err.contains("the shim did not judge"), "{}", o.report());
+        } else {
+            expect_in(&o, &out, "rc=0");
+            expect_in(
+                &o,
+                &err,
+                "every exec in the command's tree the shim did not judge",
+            );
+        }
+        // The raw execve (with a token) fails either way, and never runs
+        // (under --judge-all, sh cannot even start the program).
+        if !judge_all {
+            expect_in(&o, &out, "raw=3");
+        }
+        assert!(!out.contains("child got GH_TOKEN"), "{}", o.report());
+        // SAFETY: geteuid(2) cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        assert_eq!(
+            err.contains("unless a process of the tree, which runs as root"),
+            root,
+            "{}",
+            o.report()
+        );
+        assert_eq!(o.status.code(), Some(125), "{}", o.report());
+    }
+}
+
+/// The supervisor's `voluntary_ctxt_switches`: it blocks once per notification.
+fn switches_script(n: usize) -> String {
+    format!(
+        "s() {{ sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$PPID/status; }}; \
+         a=$(s); i=0; while [ $i -lt {n} ]; do /bin/true; i=$((i+1)); done; b=$(s); \
+         echo judged=$((b-a))"
+    )
+}
+
+fn judged(o: &Outcome) -> usize {
+    let out = o.stdout_str();
+    out.lines()
+        .find_map(|l| l.strip_prefix("judged="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| o.fail("no count of the supervisor's wake-ups"))
+}
+
+/// The mark (docs/adr/0016, "The mark"): an exec the shim made with the
+/// supervisor's policy runs without waking the supervisor; with --judge-all,
+/// or without the shim, each wakes it. Read from the supervisor's own
+/// context switches, which the command (its child) reads in /proc.
+#[test]
+fn the_shims_execs_are_not_judged_twice_unless_judge_all() {
+    let sb = Sandbox::new("supervise_marks");
+    let n = 60;
+    let policy = sb.write("policy.toml", "version = 1\n");
+    sb.write(
+        "rel.toml",
+        "version = 1\n[credentials]\nnames = [\"REL_X\"]\n",
+    );
+    let run = |extra: &[&str], preload: bool| {
+        let mut c = supervised(&sb, preload);
+        c.args(extra).args(["sh", "-c", &switches_script(n)]);
+        let o = c.expect_success();
+        judged(&o)
+    };
+    // The built-in default, a policy file by absolute path, and by relative path.
+    let abs = policy.to_string_lossy().into_owned();
+    for policy_args in [
+        &[][..],
+        &["--policy", abs.as_str()][..],
+        &["--policy", "rel.toml"][..],
+    ] {
+        let marked = run(policy_args, true);
+        let all: Vec<&str> = policy_args.iter().copied().chain(["--judge-all"]).collect();
+        let judged_all = run(&all, true);
+        assert!(
+            marked < n / 4,
+            "{policy_args:?}: {marked} wake-ups of the supervisor for {n} execs the shim made"
+        );
+        assert!(
+            judged_all >= n,
+            "{policy_args:?}: --judge-all woke the supervisor {judged_all} times for {n} execs"
+        );
+    }
     assert!(
-        !o.timed_out,
-        "envwrap hung after its supervisor died: {}",
-        o.report()
+        run(&[], false) >= n,
+        "without the shim every exec is judged"
+    );
+}
+
+const FORGED_MARK: &str = r#"
+#include <sys/syscall.h>
+
+/* execveat with a mark in the fd register that is not the run's (the key
+   itself, read from the environment), and a token in the child's environment. */
+int main(int argc, char **argv) {
+    char tok[256] = {0};
+    if (read_token(argv[1], tok, sizeof tok) != 0) return 2;
+    const char *key = getenv("ENVSHIM_SUPERVISOR");
+    if (!key) { fprintf(stderr, "no run key\n"); return 4; }
+    unsigned long long mark = strtoull(key, NULL, 16);
+    char entry[300];
+    snprintf(entry, sizeof entry, "GH_TOKEN=%s", tok);
+    char *envp[] = {entry, NULL};
+    char *args[] = {"/bin/sh", "-c", "test -n \"$GH_TOKEN\" && echo child got GH_TOKEN", NULL};
+    syscall(SYS_execveat, mark, "/bin/sh", args, envp, 0);
+    perror("marked execveat");
+    return 3;
+}
+"#;
+
+/// A mark that is not the run's, in a program that bypasses the shim, is
+/// judged like any other exec: the token is refused.
+#[test]
+fn a_forged_mark_is_judged() {
+    let sb = Sandbox::new("supervise_forged");
+    let bin = c_program("supervise_forged_mark", FORGED_MARK, &[]);
+    let tok = token_file(&sb);
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_exit(3);
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "marked execveat: Operation not permitted",
     );
     expect_in(
         &o,
         &o.stderr_str(),
-        "the supervisor ended before the command did",
+        "envwrap: refused to run sh: it would receive GH_TOKEN",
     );
-    expect_in(&o, &o.stderr_str(), "Function not implemented");
-    assert!(!o.stdout_str().contains("rc=0"), "{}", o.report());
-    assert_eq!(o.status.code(), Some(125), "{}", o.report());
+    assert!(!o.stdout_str().contains("child got"), "{}", o.report());
 }
 
 const STORM: &str = r#"
@@ -676,4 +813,105 @@ fn an_exec_the_policy_would_only_change_is_refused_or_audited_as_the_policy_says
         "audit: let env run unchanged: the policy would strip FOO_X",
     );
     assert!(logged.contains("FOO_X"), "not logged: {logged}");
+}
+
+const REACH_SUPERVISOR: &str = r#"
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+/* Run as the supervised command: its parent is the supervisor. Try each way a
+   same-user process reaches another's fds or memory; print one line per way
+   ("blocked NAME" or "reached NAME") and exit 0 only when all are blocked. */
+int main(void) {
+    pid_t sup = getppid();
+    int reached = 0;
+    char path[64];
+    int pidfd = (int)syscall(SYS_pidfd_open, sup, 0);
+    int took = -1;
+    for (int fd = 0; pidfd >= 0 && fd < 64 && took < 0; fd++) {
+        int got = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+        if (got >= 0) took = fd;
+    }
+    if (took >= 0) { printf("reached pidfd_getfd %d\n", took); reached = 1; }
+    else printf("blocked pidfd_getfd\n");
+    snprintf(path, sizeof path, "/proc/%d/fd", sup);
+    DIR *d = opendir(path);
+    if (d) { printf("reached /proc/PID/fd\n"); reached = 1; closedir(d); }
+    else printf("blocked /proc/PID/fd\n");
+    snprintf(path, sizeof path, "/proc/%d/mem", sup);
+    int mem = open(path, O_RDWR);
+    if (mem >= 0) { printf("reached /proc/PID/mem\n"); reached = 1; close(mem); }
+    else printf("blocked /proc/PID/mem\n");
+    char buf[8] = {0};
+    struct iovec local = {buf, sizeof buf}, remote = {(void *)&buf, sizeof buf};
+    if (syscall(SYS_process_vm_writev, sup, &local, 1, &remote, 1, 0) >= 0 || errno == EFAULT) {
+        printf("reached process_vm_writev\n"); reached = 1;
+    } else printf("blocked process_vm_writev\n");
+    if (ptrace(PTRACE_SEIZE, sup, 0, 0) == 0) {
+        printf("reached ptrace\n"); reached = 1; ptrace(PTRACE_DETACH, sup, 0, 0);
+    } else printf("blocked ptrace\n");
+    return reached;
+}
+"#;
+
+/// Closed to the tree (docs/threat-model.md, "Closed to the tree"): a process
+/// of the supervised tree that runs as the same user as the supervisor cannot
+/// copy its listener, open its fds or memory, write its memory or ptrace it.
+/// As root (CAP_SYS_PTRACE) it can, which the threat model says: run as root,
+/// the same program reaches it, which shows the attempts are real ones.
+#[test]
+fn a_process_of_the_tree_cannot_reach_the_supervisor() {
+    let sb = Sandbox::new("supervise_closed");
+    let bin = c_program("supervise_reach", REACH_SUPERVISOR, &[]);
+    // A directory and a copy that another user can read and run.
+    let dir = std::env::temp_dir().join(format!("envshim-reach-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("reach");
+    std::fs::copy(&bin, &prog).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // SAFETY: geteuid(2) cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut c = if root {
+        // As an unprivileged user: nobody.
+        let mut c = sb.cmd("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(envwrap_bin());
+        c
+    } else {
+        sb.cmd(envwrap_bin())
+    };
+    // The built-in default: the policy files of the user running the tests are
+    // not another user's to read.
+    c.args(["--supervise", "--no-preload", "--"])
+        .arg(&prog)
+        .current_dir(&dir)
+        .env("ENVSHIM_POLICY", ":builtin")
+        .timeout(Duration::from_secs(60));
+    let o = c.run();
+    for way in [
+        "pidfd_getfd",
+        "/proc/PID/fd",
+        "/proc/PID/mem",
+        "process_vm_writev",
+        "ptrace",
+    ] {
+        expect_in(&o, &o.stdout_str(), &format!("blocked {way}"));
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", o.report());
+    if root {
+        let o = sb
+            .cmd(envwrap_bin())
+            .args(["--supervise", "--no-preload", "--"])
+            .arg(&prog)
+            .env("ENVSHIM_POLICY", ":builtin")
+            .timeout(Duration::from_secs(60))
+            .run();
+        expect_in(&o, &o.stdout_str(), "reached pidfd_getfd");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

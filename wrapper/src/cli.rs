@@ -38,6 +38,7 @@ pub enum RunOpt {
     Preload,
     NoPreload,
     Supervise,
+    JudgeAll,
     Help,
     Version,
     Generate,
@@ -56,6 +57,7 @@ pub const SPECS: &[Spec<RunOpt>] = &[
     Spec::flag(RunOpt::Preload, "preload"),
     Spec::flag(RunOpt::NoPreload, "no-preload"),
     Spec::flag(RunOpt::Supervise, "supervise"),
+    Spec::flag(RunOpt::JudgeAll, "judge-all"),
     Spec::help(RunOpt::Help),
     Spec::flag(RunOpt::Version, "version"),
     Spec::with_value(RunOpt::Generate, "generate"),
@@ -76,6 +78,8 @@ pub struct RunOptions {
     pub preload: Want,
     /// `--supervise`: judge every exec of the tree (supervise/).
     pub supervise: bool,
+    /// `--judge-all`: the supervisor judges the execs the shim marks too.
+    pub judge_all: bool,
     /// `NAME=VALUE` operands, in order (the name is never empty).
     pub assignments: Vec<Vec<u8>>,
     /// The command and its arguments (never empty).
@@ -108,6 +112,7 @@ pub fn parse(
         json: false,
         preload: Want::Auto,
         supervise: false,
+        judge_all: false,
         assignments: Vec::new(),
         command: Vec::new(),
     };
@@ -159,10 +164,17 @@ pub fn parse(
             RunOpt::Preload => o.preload = Want::On,
             RunOpt::NoPreload => o.preload = Want::Off,
             RunOpt::Supervise => o.supervise = true,
+            RunOpt::JudgeAll => o.judge_all = true,
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),
         }
+    }
+    if o.judge_all && !o.supervise {
+        return Err(Failure::usage(
+            "--judge-all is an option of --supervise: give both",
+            HELP_HINT,
+        ));
     }
     // `envwrap --policy FILE check`: a tool's name where the command goes. The tools
     // come first; a program of that name goes after `--` (see --help).

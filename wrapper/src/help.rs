@@ -43,9 +43,12 @@ Policy options:
                              user notification): an exec the policy refuses, or
                              would change (unless the policy says [supervise]
                              changes = \"audit\"), fails with EPERM and a
-                             message. As a
-                             user who is not root this sets no_new_privs, so
+                             message. An exec the preloaded shim already
+                             judged with the same policy is not judged again. As
+                             a user who is not root this sets no_new_privs, so
                              setuid programs (sudo) lose their privileges there
+      --judge-all            with --supervise: judge the execs the shim already
+                             judged too (slower; see docs/threat-model.md)
   -h, --help                 show this help
       --version              show the version
       --generate=KIND        print a shell completion script: complete-bash,

@@ -178,6 +178,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             loaded,
             journal,
             mode: o.mode,
+            trust_marks: shim.is_some() && !o.judge_all,
         };
         return Ok(supervise::run(&program, child_argv, &child_env, setup));
     }

@@ -20,6 +20,12 @@
 //! nothing waiting for them waits for it. The foreground envwrap exits with the
 //! command's status as soon as the command ends, so a shell sees what it would
 //! see without `--supervise`.
+//!
+//! The supervisor judges what the shim cannot see. With the shim preloaded (and
+//! no `--judge-all`), it picks a random run key, puts `ENVSHIM_SUPERVISOR=<key>`
+//! in the command's environment, and installs the filter with the mark of that
+//! key and its own policy (`envpolicy::mark`): an exec the shim decided with the
+//! same policy runs without a notification, and every other exec is judged.
 
 mod filter;
 mod held;
@@ -48,6 +54,48 @@ pub struct Setup {
     pub journal: Journal,
     /// `--mode`, over the policy's own.
     pub mode: Option<envpolicy::compiled::Mode>,
+    /// Let the execs the shim marks run unjudged: the shim is preloaded and
+    /// `--judge-all` is not given.
+    pub trust_marks: bool,
+}
+
+/// The run key and the filter's mark, for a run that trusts the shim's marks;
+/// `None` when the kernel gives no random bytes (then every exec is judged).
+fn run_mark(loaded: &Loaded) -> Option<(u64, u64)> {
+    let mut key = [0u8; 8];
+    // SAFETY: getrandom(2) writes at most `key.len()` bytes into `key`.
+    let n = unsafe { libc::getrandom(key.as_mut_ptr().cast(), key.len(), 0) };
+    if n != key.len() as isize {
+        return None;
+    }
+    let key = u64::from_le_bytes(key);
+    if key == 0 {
+        return None;
+    }
+    Some((key, envpolicy::mark::mark(key, policy_identity(loaded))))
+}
+
+/// The identity of the policy as the tree's shims hold it: a policy file
+/// compiled from its absolute path (the `ENVSHIM_POLICY` they are given, and the
+/// source their cache records), or the built-in default.
+fn policy_identity(loaded: &Loaded) -> u64 {
+    let compiled = loaded
+        .absolute_path()
+        .and_then(|p| envpolicy::load::load(&p).ok());
+    let bytes = compiled.as_ref().unwrap_or(&loaded.compiled).bytes();
+    envpolicy::mark::identity(bytes)
+}
+
+/// `env` with the run key's entry in place of any inherited one.
+fn with_run_key(env: &[Vec<u8>], key: u64) -> Vec<Vec<u8>> {
+    let name = envpolicy::mark::NAME;
+    let mut out: Vec<Vec<u8>> = env
+        .iter()
+        .filter(|e| !(e.starts_with(name) && e.get(name.len()) == Some(&b'=')))
+        .cloned()
+        .collect();
+    out.push(envpolicy::mark::entry(key).to_vec());
+    out
 }
 
 /// The signals the supervisor ignores: the terminal's, which reach the whole
@@ -78,32 +126,58 @@ pub fn run(program: &Path, argv: &[Vec<u8>], env: &[Vec<u8>], setup: Setup) -> u
         Ok(p) => p,
         Err(e) => return own_error(&format!("--supervise: cannot make a pipe: {e}")),
     };
+    let marked = if setup.trust_marks {
+        run_mark(&setup.loaded)
+    } else {
+        None
+    };
     // SAFETY: envwrap is single-threaded here, so the child may allocate.
     match unsafe { unistd::fork() } {
         Err(e) => own_error(&format!("--supervise: cannot start the supervisor: {e}")),
         Ok(ForkResult::Child) => {
             drop(status_r);
-            let code = supervisor(program, argv, env, setup, up, down, status_w);
+            let ends = Ends { up, down, status_w };
+            let code = supervisor(program, argv, env, setup, ends, marked);
             std::process::exit(code)
         }
         Ok(ForkResult::Parent { .. }) => {
             drop((up, down, status_w));
-            status::wait_foreground(status_r)
+            status::wait_foreground(status_r, marked.is_some())
         }
     }
 }
 
+/// The supervisor's ends of the socket pair (the listener comes `up` from the
+/// command, which holds `down`) and of the status pipe to the foreground.
+struct Ends {
+    up: OwnedFd,
+    down: OwnedFd,
+    status_w: OwnedFd,
+}
+
 /// The supervisor: start the command, take its listener, serve until no
-/// process holds the filter.
+/// process holds the filter. `marked`: the run key and the filter's mark.
 fn supervisor(
     program: &Path,
     argv: &[Vec<u8>],
     env: &[Vec<u8>],
     setup: Setup,
-    up: OwnedFd,
-    down: OwnedFd,
-    status_w: OwnedFd,
+    ends: Ends,
+    marked: Option<(u64, u64)>,
 ) -> i32 {
+    let Ends { up, down, status_w } = ends;
+    // Closed to the tree before it holds anything worth taking: a process that
+    // is not dumpable has its /proc files owned by root, and a same-UID process
+    // can neither ptrace it, read or write its memory, nor copy its listener
+    // with pidfd_getfd(2) (all need ptrace access, docs/threat-model.md). Only
+    // CAP_SYS_PTRACE (root) still can. The command, forked from here, is made
+    // dumpable again once it has passed the listener up.
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        say!(
+            "envwrap: --supervise: cannot close the supervisor to the tree (PR_SET_DUMPABLE): {e}"
+        );
+        return OWN_ERROR.into();
+    }
     let saved: Vec<(Signal, SigHandler)> = TERMINAL_SIGNALS
         .iter()
         .filter_map(|&s| {
@@ -125,7 +199,11 @@ fn supervisor(
         }
         Ok(ForkResult::Child) => {
             drop((up, status_w));
-            command(program, argv, env, &saved, &old_mask, down)
+            let Some((key, mark)) = marked else {
+                command(program, argv, env, &saved, &old_mask, down, None)
+            };
+            let env = with_run_key(env, key);
+            command(program, argv, &env, &saved, &old_mask, down, Some(mark))
         }
         Ok(ForkResult::Parent { child }) => child,
     };
@@ -141,7 +219,8 @@ fn supervisor(
     serve::serve(listener, child, status_w, setup)
 }
 
-/// The command's side: install the filter, send the listener up, exec.
+/// The command's side: install the filter (with the run's mark, if any), send
+/// the listener up, exec.
 fn command(
     program: &Path,
     argv: &[Vec<u8>],
@@ -149,6 +228,7 @@ fn command(
     saved: &[(Signal, SigHandler)],
     mask: &SigSet,
     down: OwnedFd,
+    mark: Option<u64>,
 ) -> ! {
     for &(s, h) in saved {
         // SAFETY: the dispositions the foreground envwrap had, handed back.
@@ -157,7 +237,7 @@ fn command(
         }
     }
     let _ = signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(mask), None);
-    let listener = match filter::install() {
+    let listener = match filter::install(mark) {
         Ok(fd) => fd,
         Err(e) => {
             say!(
@@ -182,6 +262,9 @@ fn command(
     }
     drop(listener);
     drop(down);
+    // Dumpable again now that it holds no listener: the supervisor reads this
+    // exec from its memory before the kernel performs it (which would reset it).
+    let _ = nix::sys::prctl::set_dumpable(true);
     let err = exec::exec(program, argv, env);
     let code = if err.kind() == std::io::ErrorKind::NotFound {
         NOT_FOUND

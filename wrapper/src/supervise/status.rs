@@ -57,7 +57,9 @@ pub fn reap_only(child: Pid, w: OwnedFd) -> i32 {
 }
 
 /// The foreground envwrap: wait for the command's status and exit as it did.
-pub fn wait_foreground(r: OwnedFd) -> u8 {
+/// `marked`: the shim's marked execs run without the supervisor (its line
+/// after a supervisor's end says which execs fail).
+pub fn wait_foreground(r: OwnedFd, marked: bool) -> u8 {
     let mut forwarded = SigSet::empty();
     for s in [
         Signal::SIGTERM,
@@ -99,9 +101,15 @@ pub fn wait_foreground(r: OwnedFd) -> u8 {
             Err(_) => 0,
         };
         if n == 0 {
+            let which = if marked {
+                " the shim did not judge (a static or Go program's, a raw system call)"
+            } else {
+                ""
+            };
             say!(
                 "envwrap: --supervise: the supervisor ended before the command did; every exec \
-                 in the command's tree now fails (ENOSYS, 'Function not implemented')"
+                 in the command's tree{which} now fails (ENOSYS, 'Function not implemented'){}",
+                unless_root_took_it()
             );
             if let Some(c) = child {
                 wait_for_end(c);
@@ -122,6 +130,20 @@ pub fn wait_foreground(r: OwnedFd) -> u8 {
 
 /// Wait until `child` (not envwrap's own child) has ended: its status is lost
 /// with the supervisor, but the shell still waits as long as the command runs.
+/// What the line after a supervisor's end must add to stay true: a process of
+/// a tree that runs as root (CAP_SYS_PTRACE) may have copied the listener
+/// before the supervisor ended, and answer the tree's execs itself
+/// (docs/threat-model.md). A tree started by another user cannot gain root: the
+/// filter sets no_new_privs for it.
+fn unless_root_took_it() -> &'static str {
+    // SAFETY: geteuid(2) takes nothing and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        ", unless a process of the tree, which runs as root, took the supervisor's listener"
+    } else {
+        ""
+    }
+}
+
 fn wait_for_end(child: Pid) {
     let Some(fd) = super::pidfd(child.as_raw()) else {
         return;
