@@ -292,9 +292,12 @@ fn may_hold_shape(hay: &[u8]) -> bool {
         return found;
     }
     // Short values (and other architectures): one table look-up per byte.
-    hay.iter()
-        .enumerate()
-        .any(|(i, &b)| (class(b) & FIRST != 0 || b == b':') && hit(i))
+    for (i, &b) in hay.iter().enumerate() {
+        if (class(b) & FIRST != 0 || b == b':') && hit(i) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The vector version of `may_hold_shape`'s scan for haystacks of at least 16
