@@ -434,7 +434,9 @@ const SHELL: &[u8] = b"/bin/sh\0";
 /// already chose: the search is `envpolicy_core::search` (its rules, and its unit
 /// tests, are there); this runs each candidate, and `/bin/sh` for a script when
 /// `exec_script`. `PATH` comes from the *calling process's* environment, not
-/// `envp`. Returns -1 with errno set (it returns only on failure).
+/// `envp`. Each absolute candidate is run with the supervisor's `mark`
+/// (`call_execve_marked`); a script's `/bin/sh` is not, and is judged. Returns
+/// -1 with errno set (it returns only on failure).
 ///
 /// # Safety
 /// `file` NULL or NUL-terminated; `argv`, `envp` as for `execve`.

@@ -476,7 +476,9 @@ fn a_killed_supervisor_fails_the_next_exec_loudly_and_nothing_hangs() {
     }
 }
 
-/// The supervisor's `voluntary_ctxt_switches`: it blocks once per notification.
+/// The supervisor's `voluntary_ctxt_switches` across `n` execs: it blocks
+/// after each notification it answers, unless the next one is already there
+/// (on a loaded machine), so about one per judged exec.
 fn switches_script(n: usize) -> String {
     format!(
         "s() {{ sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$PPID/status; }}; \
@@ -527,12 +529,12 @@ fn the_shims_execs_are_not_judged_twice_unless_judge_all() {
             "{policy_args:?}: {marked} wake-ups of the supervisor for {n} execs the shim made"
         );
         assert!(
-            judged_all >= n,
+            judged_all >= n / 2,
             "{policy_args:?}: --judge-all woke the supervisor {judged_all} times for {n} execs"
         );
     }
     assert!(
-        run(&[], false) >= n,
+        run(&[], false) >= n / 2,
         "without the shim every exec is judged"
     );
 }
