@@ -935,20 +935,17 @@ pub fn decide_env(
         drop_replaced_inputs(verdicts, &mut out);
     }
     summary.emitted = out.n_emits;
-    summary.supervisor_key = supervisor_key(req.env, verdicts, own.supervisor_at);
+    summary.supervisor_key = supervisor_key(verdicts, own.supervisor);
     Ok(summary)
 }
 
-/// The run key of the supervisor entry at `at`, if the child receives it (a
-/// set or a credential copy may have replaced or refused it).
-fn supervisor_key(env: &[&[u8]], verdicts: &[Verdict], at: Option<usize>) -> u64 {
-    let Some(i) = at.filter(|&i| verdicts.get(i).is_some_and(|v| v.action.passes())) else {
-        return 0;
-    };
-    env.get(i)
-        .and_then(|e| split_entry(e))
-        .and_then(|(_, value)| crate::mark::run_key(value))
-        .unwrap_or(0)
+/// The run key of the supervisor entry (`OwnEntries::supervisor`), if the
+/// child receives it (a credential copy may have refused it since).
+fn supervisor_key(verdicts: &[Verdict], supervisor: Option<(usize, u64)>) -> u64 {
+    match supervisor {
+        Some((i, key)) if verdicts.get(i).is_some_and(|v| v.action.passes()) => key,
+        _ => 0,
+    }
 }
 
 /// Where rule 8's own entries already are in the input, kept as rule 8 would put
@@ -959,8 +956,9 @@ struct OwnEntries {
     policy_at: Option<usize>,
     /// The `ENVSHIM_HINT=...` entry (`EnvRequest::hint`).
     hint_at: Option<usize>,
-    /// A well-formed `ENVSHIM_SUPERVISOR=...` entry (`crate::mark`).
-    supervisor_at: Option<usize>,
+    /// A well-formed `ENVSHIM_SUPERVISOR=...` entry (`crate::mark`) and its
+    /// run key.
+    supervisor: Option<(usize, u64)>,
 }
 
 /// Rules 1 to 5, entry by entry, into `verdicts`: returns where the shim's own
@@ -1019,11 +1017,12 @@ fn judge_entries(
                     // without it is only judged twice); a malformed one is
                     // dropped, and neither is judged as a value.
                     None if key.hash == supervisor_hash && name == crate::mark::NAME => {
-                        if crate::mark::run_key(value).is_some() {
-                            own.supervisor_at = Some(i);
-                            Verdict::new(Action::Keep, Rule::Sticky)
-                        } else {
-                            Verdict::new(Action::Strip, Rule::Sticky)
+                        match crate::mark::run_key(value) {
+                            Some(key) => {
+                                own.supervisor = Some((i, key));
+                                Verdict::new(Action::Keep, Rule::Sticky)
+                            }
+                            None => Verdict::new(Action::Strip, Rule::Sticky),
                         }
                     }
                     None => {

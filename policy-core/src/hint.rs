@@ -78,7 +78,7 @@ pub fn entry(
     let (name, rest) = head.split_at_mut(NAME.len());
     name.copy_from_slice(NAME);
     rest.copy_from_slice(b"=1-");
-    put_hex(digest(policy_path, argv0), hex);
+    crate::hex::put(digest(policy_path, argv0), hex);
     Some(out)
 }
 
@@ -90,18 +90,8 @@ pub fn matches(value: &[u8], policy_path: &[u8], argv0: &[u8]) -> bool {
         return false;
     };
     let mut want = [0u8; 16];
-    put_hex(digest(policy_path, argv0), &mut want);
+    crate::hex::put(digest(policy_path, argv0), &mut want);
     policy_path.first() == Some(&b'/') && hex == want
-}
-
-fn put_hex(v: u64, out: &mut [u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let n = out.len();
-    for (i, slot) in out.iter_mut().enumerate() {
-        let shift = 4 * (n - 1 - i) as u32;
-        let nibble = v.checked_shr(shift).unwrap_or(0) & 0xf;
-        *slot = HEX.get(nibble as usize).copied().unwrap_or(b'0');
-    }
 }
 
 #[cfg(test)]

@@ -47,8 +47,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, hint, lookup, mark, pairs, readable, search,
-    shape, shown, tmux, writers
+    argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, pairs, readable,
+    search, shape, shown, tmux, writers
 );
 
 pub mod builtin;

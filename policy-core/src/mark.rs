@@ -46,17 +46,12 @@ pub fn run_key(value: &[u8]) -> Option<u64> {
 
 /// `ENVSHIM_SUPERVISOR=<key>`, for the supervisor's command.
 pub fn entry(key: u64) -> [u8; ENTRY_LEN] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = [0u8; ENTRY_LEN];
     let (name, rest) = out.split_at_mut(NAME.len());
     name.copy_from_slice(NAME);
     if let Some((eq, hex)) = rest.split_first_mut() {
         *eq = b'=';
-        for (i, slot) in hex.iter_mut().enumerate() {
-            let shift = 4 * (15 - i as u32);
-            let nibble = key.checked_shr(shift).unwrap_or(0) & 0xf;
-            *slot = HEX.get(nibble as usize).copied().unwrap_or(b'0');
-        }
+        crate::hex::put(key, hex);
     }
     out
 }

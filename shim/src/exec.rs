@@ -12,7 +12,7 @@
 
 use core::ffi::{c_char, c_int};
 
-use crate::filter::{self, Inline, Prepared, Scratch};
+use crate::filter::{self, Inline, Mark, Prepared, Scratch};
 use crate::real;
 use crate::sys::{self, errno, set_errno};
 use envpolicy_core::search;
@@ -111,11 +111,11 @@ where
     let r = match prepared {
         Prepared::Pass { mark } => {
             set_errno(saved);
-            Ok(run(argv, envp, Mark(mark)))
+            Ok(run(argv, envp, mark))
         }
         Prepared::Use { argv, envp, mark } => {
             set_errno(saved);
-            Ok(run(argv, envp, Mark(mark)))
+            Ok(run(argv, envp, mark))
         }
         Prepared::Refuse { errno } => Err(errno),
     };
@@ -135,11 +135,6 @@ fn exec_ret(r: Result<c_int, c_int>) -> c_int {
         }
     }
 }
-
-/// The supervisor's mark for one exec (`envpolicy_core::mark`): 0 when the
-/// tree has no supervisor, or the shim was not the one to decide.
-#[derive(Clone, Copy)]
-pub(crate) struct Mark(pub u64);
 
 /// The exec the policy decided, as the kernel should see it: under a
 /// supervisor, a marked `execveat` that its filter lets through unjudged (the

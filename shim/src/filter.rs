@@ -42,18 +42,23 @@ use crate::sys::{self, Msg};
 /// What one exec should do after the policy has been applied.
 pub enum Prepared {
     /// Call the real function with the original argv/envp.
-    Pass { mark: u64 },
+    Pass { mark: Mark },
     /// Call the real function with these arrays (NULL-terminated, live as long as
     /// `scratch`).
     Use {
         argv: *const *const c_char,
         envp: *const *const c_char,
-        mark: u64,
+        mark: Mark,
     },
     /// Do not exec: fail with this errno (EPERM for a refusal, E2BIG when the shim
     /// cannot proceed). A one-line message has already been written to stderr.
     Refuse { errno: c_int },
 }
+
+/// The supervisor's mark for one exec (`envpolicy_core::mark`): 0 when the
+/// tree has no supervisor, or the shim was not the one to decide.
+#[derive(Clone, Copy)]
+pub struct Mark(pub u64);
 
 /// The audit and warning log, opened once at load (`O_APPEND|O_CLOEXEC`); -1 = none.
 /// On the constructor's page (see `crate::init`): every exec reads it, and in a
@@ -489,14 +494,14 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
 }
 
 /// The supervisor's mark for an exec decided with `policy`
-/// (`envpolicy_core::mark`): 0 when the child's environment holds no run key.
+/// (`envpolicy_core::mark`): none when the child's environment holds no run key.
 #[inline]
-fn supervisor_mark(policy: &Policy<'_>, key: u64) -> u64 {
+fn supervisor_mark(policy: &Policy<'_>, key: u64) -> Mark {
     use envpolicy_core::mark;
     if key == 0 {
-        return 0;
+        return Mark(0);
     }
-    mark::mark(key, mark::identity(policy.as_bytes()))
+    Mark(mark::mark(key, mark::identity(policy.as_bytes())))
 }
 
 /// Bytes of scratch an attempt with `plan` needs, all takes with their alignment.

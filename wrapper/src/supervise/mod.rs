@@ -77,23 +77,21 @@ fn run_mark(loaded: &Loaded) -> Option<(u64, u64)> {
 
 /// The identity of the policy as the tree's shims hold it: a policy file
 /// compiled from its absolute path (the `ENVSHIM_POLICY` they are given, and the
-/// source their cache records), or the built-in default.
+/// source their cache records), or the built-in default. Compiled again only
+/// when envwrap loaded it by another path (relative, or through a symlink).
 fn policy_identity(loaded: &Loaded) -> u64 {
-    let compiled = loaded
+    let again = loaded
         .absolute_path()
+        .filter(|p| loaded.source.path() != Some(p.as_path()))
         .and_then(|p| envpolicy::load::load(&p).ok());
-    let bytes = compiled.as_ref().unwrap_or(&loaded.compiled).bytes();
+    let bytes = again.as_ref().unwrap_or(&loaded.compiled).bytes();
     envpolicy::mark::identity(bytes)
 }
 
 /// `env` with the run key's entry in place of any inherited one.
 fn with_run_key(env: &[Vec<u8>], key: u64) -> Vec<Vec<u8>> {
-    let name = envpolicy::mark::NAME;
-    let mut out: Vec<Vec<u8>> = env
-        .iter()
-        .filter(|e| !(e.starts_with(name) && e.get(name.len()) == Some(&b'=')))
-        .cloned()
-        .collect();
+    let mut out = env.to_vec();
+    crate::environ::unset(&mut out, envpolicy::mark::NAME);
     out.push(envpolicy::mark::entry(key).to_vec());
     out
 }
