@@ -10,64 +10,160 @@
 //! module says when a client's argv needs that, and which server it talks to, as
 //! tmux itself reads its argv and environment.
 
-use crate::pairs::{for_each_tmux_command, for_each_tmux_option};
+use crate::pairs::{for_each_tmux_command, for_each_tmux_option, tmux_command_start};
 
-/// The commands that start a process from the server's environment, or may run
-/// commands that do: at once (`source-file`), or later for this client and
-/// others (a client that attaches or switches has its status line's `#()` jobs
-/// run; a hook, a key binding, a prompt, a confirmation or a menu runs its
-/// command when it fires). Full names, then their aliases.
-const STARTS_PROCESSES: &[u8] = b"new-session new-window split-window respawn-pane \
-    respawn-window display-popup run-shell if-shell pipe-pane source-file \
-    attach-session switch-client set-hook bind-key command-prompt confirm-before \
-    display-menu";
-const ALIASES: &[u8] =
-    b"new neww splitw respawnp respawnw popup run if pipep source attach switchc bind \
-    confirm menu";
-/// Aliases of other commands that are prefixes of those above: tmux takes an
-/// alias before a prefix (`display` is `display-message`, `set` is
-/// `set-option`).
-const OTHER_ALIASES: &[u8] = b"display set";
+/// The commands that start no process, now or later, by their own effect: each
+/// with its alias in tmux's command table and why it is harmless. A client whose
+/// every command is one of these (as written: not a prefix, not another alias)
+/// with arguments that run nothing ([`runs_nothing`]) leaves the server alone;
+/// any other command has the server cleaned first. The list is short on
+/// purpose: a command missing from it costs one cleaning, a command wrongly on
+/// it costs a leak (docs/adr/0014-tmux-servers.md says why each is here).
+const HARMLESS: &[(&[u8], &[u8])] = &[
+    // Answers whether a session exists.
+    (b"has-session", b"has"),
+    // Print an environment, options, hooks, a buffer or the message log; `-s`
+    // prints shell commands, it does not run them.
+    (b"show-environment", b"showenv"),
+    (b"show-options", b"show"),
+    (b"show-window-options", b"showw"),
+    (b"show-hooks", b""),
+    (b"show-buffer", b"showb"),
+    (b"show-messages", b"showmsgs"),
+    // Copies what a pane shows into a buffer or to stdout.
+    (b"capture-pane", b"capturep"),
+    // Writes keys to a pane's terminal: the pane's process is running already,
+    // with the environment it has. Not with `-X` (copy mode's commands, of which
+    // `copy-pipe` runs a shell command) or `-K` (keys read through the key
+    // bindings, which may run anything): see [`sends_keys_only`].
+    (b"send-keys", b"send"),
+    // Change what a client shows.
+    (b"select-pane", b"selectp"),
+    (b"select-window", b"selectw"),
+    (b"select-layout", b"selectl"),
+    (b"resize-pane", b"resizep"),
+    (b"resize-window", b"resizew"),
+    // End panes, windows, sessions or the server: they start nothing.
+    (b"kill-pane", b"killp"),
+    (b"kill-window", b"killw"),
+    (b"kill-session", b""),
+    (b"kill-server", b""),
+    // Print lists; their `-F` and `-f` are formats, read by [`runs_nothing`].
+    (b"list-sessions", b"ls"),
+    (b"list-windows", b"lsw"),
+    (b"list-panes", b"lsp"),
+    (b"list-clients", b"lsc"),
+    (b"list-buffers", b"lsb"),
+    (b"list-keys", b"lsk"),
+    (b"list-commands", b"lscm"),
+    // Prints or shows a message: a format, read by [`runs_nothing`].
+    (b"display-message", b"display"),
+];
 
-/// True when the tmux client `argv` may start a process in its server: no command
-/// at all (tmux then runs `new-session`), or a command that is one of those above,
-/// by name, alias or a prefix of one (tmux takes a unique prefix; an ambiguous one
-/// is counted too, since counting costs a check and missing one costs a leak).
-/// `-c` (the client runs a shell itself) and `-V` (prints its version) reach no
-/// server.
+/// True when the tmux client `argv` may start a process in its server, so that
+/// a foreign server must be cleaned first: unless every command of its sequence
+/// is [`HARMLESS`] and runs nothing. No command at all counts (tmux then runs
+/// `new-session`), and so does a prefix, an alias of another command (stock or
+/// set with `command-alias`), a command tmux adds later, or one this reading
+/// cannot tell. `-c` (the client runs a shell itself) and `-V` (prints its
+/// version) reach no server.
 pub fn reaches_server_environment(argv: &[&[u8]]) -> bool {
+    if client_only(argv) {
+        return false;
+    }
+    !harmless_sequence(argv)
+}
+
+fn client_only(argv: &[&[u8]]) -> bool {
     let mut client_only = false;
     for_each_tmux_option(argv, |letter, _| {
         client_only |= letter == b'c' || letter == b'V';
     });
-    if client_only {
-        return false;
-    }
-    let (mut commands, mut reaching) = (0usize, false);
-    for_each_tmux_command(argv, |word| {
-        commands += 1;
-        reaching |= starts_processes(word);
-    });
-    commands == 0 || reaching
+    client_only
 }
 
-/// True when the tmux client `argv` runs `pipe-pane` (by name, alias or prefix).
-/// tmux starts a pipe-pane command with the server's own process environment, not
-/// with the environments a client can change: a server started without envshim
-/// gives that command whatever its first client held.
+/// Every command of `argv` is harmless, and there is at least one.
+fn harmless_sequence(argv: &[&[u8]]) -> bool {
+    let start = tmux_command_start(argv);
+    let rest = argv.get(start..).unwrap_or(&[]);
+    if rest.is_empty() || !rest.iter().all(|a| runs_nothing(a)) {
+        return false;
+    }
+    // Each command with its arguments: up to where the next one starts.
+    let mut all_harmless = true;
+    let mut previous: Option<(usize, &[u8])> = None;
+    let mut judge = |from: usize, word: &[u8], to: usize| {
+        let args = argv.get(from + 1..to).unwrap_or(&[]);
+        all_harmless &= is_harmless(word) && (!is_send_keys(word) || sends_keys_only(args));
+    };
+    for_each_tmux_command(argv, |at, word| {
+        if let Some((from, w)) = previous.replace((at, word)) {
+            judge(from, w, at);
+        }
+    });
+    match previous {
+        Some((from, w)) => judge(from, w, argv.len()),
+        None => return false,
+    }
+    all_harmless
+}
+
+/// `word` names a [`HARMLESS`] command, by its full name or its table alias.
+fn is_harmless(word: &[u8]) -> bool {
+    !word.is_empty() && HARMLESS.iter().any(|&(name, alias)| word == name || word == alias)
+}
+
+fn is_send_keys(word: &[u8]) -> bool {
+    word == b"send-keys" || word == b"send"
+}
+
+/// `send-keys`'s options ask for neither `-X` nor `-K` (nor, read loosely, any
+/// argument that looks like an option holding either letter).
+fn sends_keys_only(args: &[&[u8]]) -> bool {
+    !args.iter().any(|a| {
+        a.len() > 1 && a.first() == Some(&b'-') && a != b"--" && a.iter().any(|&b| b == b'X' || b == b'K')
+    })
+}
+
+/// An argument that runs nothing when tmux reads it as a format: no `#(` job,
+/// and no `E:` or `T:` modifier (`#{E:status-right}` expands an option's value
+/// as a format, and that may hold a job). Read as bytes, wherever they stand:
+/// a `#(` in a name or in text costs a cleaning, not a leak.
+pub fn runs_nothing(arg: &[u8]) -> bool {
+    let job = arg.windows(2).any(|w| w == b"#(");
+    let expands = arg.windows(2).any(|w| w == b"#{")
+        && arg
+            .windows(2)
+            .any(|w| matches!(w, [b'E' | b'T', b':' | b';']));
+    !job && !expands
+}
+
+/// Commands known by name to start a process without piping a pane, and their
+/// aliases: for [`pipes_a_pane`]'s warning only.
+const STARTS_PROCESSES: &[u8] = b"new-session new-window split-window respawn-pane \
+    respawn-window display-popup run-shell if-shell source-file \
+    attach-session switch-client set-hook bind-key command-prompt confirm-before \
+    display-menu set-option set-environment";
+const ALIASES: &[u8] =
+    b"new neww splitw respawnp respawnw popup run if source attach a switchc bind \
+    confirm menu set setenv";
+
+/// True when the tmux client `argv` may run `pipe-pane`: by name, alias or
+/// prefix, or through a command this reading does not know by name (another
+/// alias, a `command-alias`). tmux starts a pipe-pane command with the server's
+/// own process environment, not with the environments a client can change: a
+/// server started without envshim gives that command whatever its first client
+/// held.
 pub fn pipes_a_pane(argv: &[&[u8]]) -> bool {
     let mut found = false;
-    for_each_tmux_command(argv, |word| {
-        found |= !word.is_empty() && (word == b"pipep" || b"pipe-pane".starts_with(word));
+    for_each_tmux_command(argv, |_, word| {
+        let pipe = !word.is_empty() && (word == b"pipep" || b"pipe-pane".starts_with(word));
+        let known = is_harmless(word)
+            || words(ALIASES).any(|a| a == word)
+            || words(STARTS_PROCESSES).any(|c| c == word);
+        found |= pipe || !known;
     });
     found
-}
-
-fn starts_processes(word: &[u8]) -> bool {
-    if word.is_empty() || words(OTHER_ALIASES).any(|a| a == word) {
-        return false;
-    }
-    words(ALIASES).any(|a| a == word) || words(STARTS_PROCESSES).any(|c| c.starts_with(word))
 }
 
 fn words(list: &'static [u8]) -> impl Iterator<Item = &'static [u8]> {
@@ -197,25 +293,55 @@ mod tests {
     }
 
     #[test]
+    fn what_is_not_proven_harmless_reaches_the_server() {
+        // Aliases that tmux's command table or its default `command-alias` gives,
+        // prefixes, names set with `command-alias`, names tmux may add.
+        for word in ["splitp", "split-pane", "info", "choose-session", "list-s", "displ", "ls-x", "spawn", ""] {
+            assert!(reaches(&["tmux", "-L", "x", word, "-t", "s"]), "{word}");
+        }
+        // Commands that change what runs later.
+        assert!(reaches(&["tmux", "set", "-g", "status", "off"]));
+        assert!(reaches(&["tmux", "set-option", "-s", "command-alias[9]", "x=neww"]));
+        // One command that is not harmless in a sequence of harmless ones.
+        assert!(reaches(&["tmux", "ls", ";", "has", "-t", "s;", "splitp"]));
+    }
+
+    #[test]
+    fn a_harmless_command_with_a_job_or_an_expansion_reaches_the_server() {
+        assert!(reaches(&["tmux", "ls", "-F", "#(env > f)"]));
+        assert!(reaches(&["tmux", "lsw", "-f", "#{==:#(id),x}"]));
+        assert!(reaches(&["tmux", "display", "-p", "#{E:status-right}"]));
+        assert!(reaches(&["tmux", "display", "-p", "#{=10;T:status-left}"]));
+        assert!(reaches(&["tmux", "selectp", "-T", "#(id)"]));
+        assert!(reaches(&["tmux", "send-keys", "-X", "copy-pipe", "env > f"]));
+        assert!(reaches(&["tmux", "send", "-lK", "x"]));
+    }
+
+    #[test]
     fn pipe_pane_is_told_apart() {
         let argv = |a: &[&'static str]| a.iter().map(|s| s.as_bytes()).collect::<Vec<_>>();
         assert!(pipes_a_pane(&argv(&["tmux", "pipe-pane", "cat"])));
         assert!(pipes_a_pane(&argv(&["tmux", "neww;", "pipep", "-o", "cat"])));
+        // A name this reading does not know may be a `command-alias` of it.
+        assert!(pipes_a_pane(&argv(&["tmux", "pp", "cat"])));
         assert!(!pipes_a_pane(&argv(&["tmux", "new-window", "pipe-pane"])));
+        assert!(!pipes_a_pane(&argv(&["tmux", "ls", ";", "neww"])));
     }
 
     #[test]
-    fn other_commands_do_not() {
+    fn harmless_commands_do_not() {
         assert!(!reaches(&["tmux", "show-environment", "-g"]));
         assert!(!reaches(&["tmux", "-L", "x", "display", "-p", "#{pid}"]));
         assert!(!reaches(&["tmux", "kill-server"]));
         assert!(!reaches(&["tmux", "display", "-p", "x"]));
         assert!(!reaches(&["tmux", "-c", "env"]));
         assert!(!reaches(&["tmux", "-V"]));
-        assert!(!reaches(&["tmux", "set", "-g", "status", "off"]));
+        assert!(!reaches(&["tmux", "ls", "-F", "#{session_name} #{T}"]));
+        assert!(!reaches(&["tmux", "has", "-t", "s", ";", "capturep", "-p"]));
         assert!(!reaches(&["tmux", "select-pane", "-t", "new-window"]));
         // A command's operand is not a command.
         assert!(!reaches(&["tmux", "send-keys", "new-window", "Enter"]));
+        assert!(!reaches(&["tmux", "send", "-t", "s", "-l", "C-X"]));
     }
 
     fn path(args: &[&str], tmux: Option<&str>, tmpdir: Option<&str>) -> String {

@@ -585,3 +585,172 @@ fn a_server_under_the_shim_is_no_finding_and_every_named_server_is_read() {
         .arg("kill-server")
         .run();
 }
+
+/// Run `form` (with `{f}` standing for the dump's path) by a client whose parent
+/// runs under the shim, on a new foreign server, and check what the server
+/// started. `prepare` runs first, as a client without envshim.
+#[track_caller]
+fn assert_form_is_clean(what: &str, prepare: &[&str], form: &[&str]) {
+    let sb = Sandbox::new("tmux_server_denied");
+    foreign_server(&sb);
+    let file = dump(&sb, "form");
+    let with_file = |form: &[&str]| -> Vec<String> {
+        form.iter()
+            .map(|a| a.replace("{f}", &file.display().to_string()))
+            .collect()
+    };
+    if !prepare.is_empty() {
+        sb.tmux().args(with_file(prepare)).expect_success();
+    }
+    let args = with_file(form);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    client_under_shim(&sb, &args).expect_success();
+    assert_clean_dump(&sb, &file, what);
+}
+
+/// The aliases of the commands that open a pane, as the tmux under test names
+/// them: its command table (`list-commands`) and its default `command-alias`.
+fn pane_opening_aliases() -> Vec<String> {
+    let sb = Sandbox::new("tmux_server_aliases");
+    sb.tmux()
+        .args(["new-session", "-d", "sleep 60"])
+        .expect_success();
+    let table = sb
+        .tmux()
+        .args([
+            "list-commands",
+            "-F",
+            "#{command_list_name} #{command_list_alias}",
+        ])
+        .expect_success()
+        .stdout_str();
+    let aliases = sb
+        .tmux()
+        .args(["show-options", "-sv", "command-alias"])
+        .expect_success()
+        .stdout_str();
+    let opens = |command: &str| command == "split-window" || command == "new-window";
+    let mut found: Vec<String> = table
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(name, alias)| opens(name) && !alias.is_empty())
+        .map(|(_, alias)| alias.to_string())
+        .collect();
+    found.extend(
+        aliases
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .filter(|(_, to)| opens(to.split(' ').next().unwrap_or("")))
+            .map(|(alias, _)| alias.to_string()),
+    );
+    assert!(
+        found.iter().any(|a| a == "splitp") && found.iter().any(|a| a == "neww"),
+        "the tmux under test names no aliases: {found:?}"
+    );
+    found
+}
+
+/// Deny by default: a command that is not proven harmless has the server
+/// cleaned, whatever it is called. Every alias the real tmux gives the commands
+/// that open a pane, a unique prefix, and a `command-alias` set by a client
+/// without envshim.
+#[test]
+fn every_alias_prefix_and_command_alias_of_a_pane_gets_a_clean_one() {
+    for alias in pane_opening_aliases() {
+        let what = format!("tmux {alias}");
+        assert_form_is_clean(
+            &what,
+            &[],
+            &[&alias, "-d", "-t", "first", "env > {f}; sleep 600"],
+        );
+    }
+    assert_form_is_clean(
+        "a unique prefix",
+        &[],
+        &["split-w", "-d", "-t", "first", "env > {f}; sleep 600"],
+    );
+    assert_form_is_clean(
+        "a command-alias",
+        &[
+            "set-option",
+            "-s",
+            "command-alias[90]",
+            "spawn=new-window -d",
+        ],
+        &["spawn", "-t", "first", "env > {f}; sleep 600"],
+    );
+}
+
+/// A format's `#()` job runs in the server, with its global environment: in a
+/// command that prints, in a message, through an option a format expands. A
+/// client under the shim has the server cleaned before such a command.
+#[test]
+fn a_job_in_a_format_of_a_harmless_command_has_the_server_cleaned_first() {
+    let forms: &[(&str, &[&str], &[&str])] = &[
+        ("ls -F", &[], &["list-sessions", "-F", "#(true)"]),
+        ("display -p", &[], &["display", "-p", "x #(true)"]),
+        (
+            "display #{E:}",
+            &["set-option", "-g", "@job", "#(true)"],
+            &["display-message", "-p", "#{E:@job}"],
+        ),
+    ];
+    for (what, prepare, form) in forms {
+        let sb = Sandbox::new("tmux_server_format_job");
+        foreign_server(&sb);
+        if !prepare.is_empty() {
+            sb.tmux().args(*prepare).expect_success();
+        }
+        let out = client_under_shim(&sb, form).expect_success();
+        assert!(
+            !sb.tmux_environment(None, false).is_set("GH_TOKEN"),
+            "{what}: the server was not cleaned"
+        );
+        assert!(
+            out.stderr_str().contains("removed GH_TOKEN"),
+            "{what}: {}",
+            out.stderr_str()
+        );
+    }
+}
+
+/// And the job itself holds nothing. tmux kills a command client's format jobs
+/// when the client leaves, often before they run: the job ignores the signal,
+/// and the client runs until one has written its dump.
+#[test]
+fn a_format_job_of_a_client_under_the_shim_holds_no_token() {
+    let sb = Sandbox::new("tmux_server_format_job_dump");
+    foreign_server(&sb);
+    let file = dump(&sb, "job");
+    let job = format!("#(trap '' TERM; env > {})", file.display());
+    let written = (0..40).any(|_| {
+        client_under_shim(&sb, &["list-sessions", "-F", &job]).expect_success();
+        sb.wait_for(
+            || std::fs::metadata(&file).is_ok_and(|m| m.len() > 0),
+            Duration::from_millis(300),
+        )
+    });
+    assert!(written, "no format job wrote its dump in 40 runs");
+    assert_clean_dump(&sb, &file, "a format job");
+}
+
+/// The other side of deny by default: a command proven harmless leaves the
+/// server alone (no check runs, so the foreign server still holds what it held),
+/// which is what keeps a status line's `tmux display` cheap.
+#[test]
+fn a_harmless_command_leaves_a_foreign_server_alone() {
+    let sb = Sandbox::new("tmux_server_harmless");
+    foreign_server(&sb);
+    let out =
+        client_under_shim(&sb, &["display-message", "-p", "#{session_name}"]).expect_success();
+    assert_eq!(out.stdout_str().trim(), "first");
+    assert!(
+        sb.tmux_environment(None, true).is_set("GH_TOKEN"),
+        "a harmless command had the server cleaned"
+    );
+    client_under_shim(&sb, &["splitp", "-d", "-t", "first", "sleep 60"]).expect_success();
+    assert!(
+        !sb.tmux_environment(None, false).is_set("GH_TOKEN"),
+        "splitp did not have the server cleaned"
+    );
+}

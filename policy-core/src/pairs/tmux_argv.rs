@@ -113,13 +113,13 @@ fn ends_command(arg: &[u8]) -> bool {
 /// like one, so a `-e` among a command's operands counts too (see the module
 /// docs).
 pub(super) fn tmux_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
-    walk_tmux(argv, &mut |_| {}, f);
+    walk_tmux(argv, &mut |_, _| {}, f);
 }
 
-/// The first argument of each tmux command in `argv`, as written (with a `;` that
-/// ends it, if any); nothing when argv names no command (tmux then runs
-/// `new-session`).
-pub fn for_each_tmux_command<'a>(argv: &[&'a [u8]], mut f: impl FnMut(&'a [u8])) {
+/// Each tmux command in `argv`: the index of its first argument, and that
+/// argument without a `;` that ends it; nothing when argv names no command (tmux
+/// then runs `new-session`).
+pub fn for_each_tmux_command<'a>(argv: &[&'a [u8]], mut f: impl FnMut(usize, &'a [u8])) {
     walk_tmux(argv, &mut f, &mut |_| {});
 }
 
@@ -136,7 +136,7 @@ struct Reading {
 /// The one reading of a tmux argv, for its commands and for its pairs.
 fn walk_tmux<'a>(
     argv: &[&'a [u8]],
-    on_command: &mut impl FnMut(&'a [u8]),
+    on_command: &mut impl FnMut(usize, &'a [u8]),
     on_pair: &mut impl FnMut(PairAt),
 ) {
     // tmux's own options: their values are read loosely too (`-T NAME=VALUE`).
@@ -151,7 +151,7 @@ fn walk_tmux<'a>(
     while let Some(&arg) = argv.get(i) {
         if at_start {
             let word = arg.strip_suffix(b";").unwrap_or(arg);
-            on_command(word);
+            on_command(i, word);
             r = Reading {
                 command: command(word),
                 operands: 0,
