@@ -48,7 +48,7 @@ macro_rules! no_panic_modules {
 
 no_panic_modules!(
     argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, pairs, readable,
-    search, shape, shown, tmux, writers
+    screen, search, shape, shown, tmux, writers
 );
 
 pub mod builtin;

@@ -37,6 +37,11 @@ secrets = \"refuse\"
 # environment and argv for its life and hands them to every pane.
 [program.tmux]
 self_scrub = true
+
+# GNU screen forks its session's server the same way, and hands its
+# environment to every window.
+[program.screen]
+self_scrub = true
 ";
 
 /// The fail-closed policy: used when a configured policy cannot be read or is

@@ -21,6 +21,7 @@ mod library_parity;
 mod package;
 mod proc_scan;
 mod readme;
+mod screen_server;
 mod secret_sweep;
 mod secret_words;
 mod shim_agentmux;

@@ -172,6 +172,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     if shim.is_none() {
         // The shim in tmux would do it (docs/adr/0014); without one, here.
         tmux::fix_before_client(&loaded, &program, child_argv, &child_env);
+        tmux::fix_before_screen_client(&loaded, &program, child_argv, &child_env);
     }
     if o.supervise {
         let setup = supervise::Setup {

@@ -54,6 +54,8 @@ pub(crate) enum Opt {
     WarnServerEnviron,
     Quiet,
     Tmux,
+    Screen,
+    ScreenProgram,
     Json,
     Help,
 }
@@ -67,6 +69,8 @@ pub(crate) const SPECS: &[Spec<Opt>] = &[
     Spec::flag(Opt::WarnServerEnviron, "warn-server-environ"),
     Spec::flag(Opt::Quiet, "quiet").short(b'q'),
     Spec::with_value(Opt::Tmux, "tmux"),
+    Spec::with_value(Opt::Screen, "screen"),
+    Spec::with_value(Opt::ScreenProgram, "screen-program"),
     Spec::flag(Opt::Json, "json"),
     Spec::help(Opt::Help),
 ];
@@ -87,6 +91,9 @@ struct Options {
     warn_server_environ: bool,
     quiet: bool,
     tmux: Option<PathBuf>,
+    /// The screen sessions `--screen` named ("": every one of the user's).
+    screens: Vec<String>,
+    screen: Option<PathBuf>,
     json: bool,
     help: bool,
 }
@@ -162,6 +169,8 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
             Opt::WarnServerEnviron => o.warn_server_environ = true,
             Opt::Quiet => o.quiet = true,
             Opt::Tmux => o.tmux = Some(PathBuf::from(v)),
+            Opt::Screen => o.screens.push(v.to_string_lossy().into_owned()),
+            Opt::ScreenProgram => o.screen = Some(PathBuf::from(v)),
             Opt::Json => {
                 o.json = true;
                 *json_out = true;
@@ -192,11 +201,12 @@ fn check_servers(o: &Options, loaded: &source::Loaded) -> u8 {
     let policy = loaded.compiled.policy();
     let files = outcome::read_env_files(&policy);
     let tmux = o.tmux.clone().unwrap_or_else(|| PathBuf::from("tmux"));
-    let sockets = if o.named.is_empty() {
-        user_sockets()
-    } else {
-        o.named.clone()
+    let sockets = match (o.named.is_empty(), o.screens.is_empty()) {
+        (true, true) => user_sockets(),
+        (true, false) => Vec::new(),
+        _ => o.named.clone(),
     };
+    let sessions = screen_sessions(o, &policy, &files);
     let mut servers = Vec::new();
     for socket in sockets {
         if !listens(&socket) {
@@ -209,18 +219,58 @@ fn check_servers(o: &Options, loaded: &source::Loaded) -> u8 {
         servers.push(examine(&policy, &files, &tmux, &socket, o));
     }
     if o.json {
-        showln!("{}", servers_json(&servers, &loaded.name()));
+        showln!("{}", servers_json(&servers, &sessions, &loaded.name()));
     } else {
-        print_servers(&servers, o, &loaded.label());
+        if !servers.is_empty() || sessions.is_empty() {
+            print_servers(&servers, o, &loaded.label());
+        }
+        crate::screen::print(&sessions, who(), o.quiet, o.fix, &loaded.label());
     }
     let remaining = servers
         .iter()
-        .any(|s| s.unreadable.is_some() || s.held.iter().any(|h| !o.fix || !removable(h)));
+        .any(|s| s.unreadable.is_some() || s.held.iter().any(|h| !o.fix || !removable(h)))
+        || sessions
+            .iter()
+            .any(|s| s.unreadable.is_some() || s.held.len() > s.removed.len());
     if remaining && !o.quiet {
         FINDINGS
     } else {
         0
     }
+}
+
+/// The screen sessions the options name (every one when they name no tmux
+/// server and no session), read, and fixed with `--fix`.
+fn screen_sessions(
+    o: &Options,
+    policy: &Policy<'_>,
+    files: &[Option<Vec<u8>>],
+) -> Vec<crate::screen::Session> {
+    let screen = o.screen.as_ref().map_or_else(
+        || "screen".to_string(),
+        |p| p.to_string_lossy().into_owned(),
+    );
+    let wanted: Vec<Option<&str>> = match (o.named.is_empty(), o.screens.is_empty()) {
+        (true, true) => vec![None],
+        (_, false) => o
+            .screens
+            .iter()
+            .map(|s| Some(s.as_str()).filter(|s| !s.is_empty()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut found: Vec<(String, u32)> = Vec::new();
+    for w in wanted {
+        for s in crate::screen::sessions(&screen, w) {
+            if !found.contains(&s) {
+                found.push(s);
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|s| crate::screen::examine(policy, files, &screen, s, o.skip_policed, o.fix))
+        .collect()
 }
 
 /// True when a server listens on `socket` (a socket file outlives a server that
@@ -464,7 +514,7 @@ fn panes(client: &Client<'_>) -> Vec<(String, u32)> {
 }
 
 /// True when process `pid` maps libenvshim.so: it filters its own execs.
-fn maps_the_shim(pid: u32) -> bool {
+pub(crate) fn maps_the_shim(pid: u32) -> bool {
     procfs::read(pid, "maps").is_ok_and(|m| {
         m.split(|&b| b == b'\n')
             .any(|l| l.ends_with(crate::preload::SHIM_NAME.as_bytes()))
@@ -545,7 +595,7 @@ fn remove(client: &Client<'_>, held: &[Held]) -> Result<Vec<(Place, Vec<u8>)>, S
 
 /// Who a line on stderr is from: "envshim" when libenvshim.so ran this check in a
 /// tmux client (the user ran tmux under the shim, not envwrap), else "envwrap".
-fn who() -> &'static str {
+pub(crate) fn who() -> &'static str {
     if std::env::var_os(SHIM_CHECK).is_some() {
         "envshim"
     } else {
@@ -630,7 +680,7 @@ fn past(kind: &str) -> &'static str {
     }
 }
 
-fn servers_json(servers: &[Server], policy: &str) -> String {
+fn servers_json(servers: &[Server], sessions: &[crate::screen::Session], policy: &str) -> String {
     let list: Vec<_> = servers
         .iter()
         .map(|s| {
@@ -661,7 +711,26 @@ fn servers_json(servers: &[Server], policy: &str) -> String {
             })
         })
         .collect();
-    json!({"policy": policy, "servers": list}).to_string()
+    let screens: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let held: Vec<_> = s
+                .held
+                .iter()
+                .map(|(n, why, kind)| json!({"variable": value::word(n), "kind": kind, "why": why}))
+                .collect();
+            let removed: Vec<_> = s.removed.iter().map(|n| value::word(n)).collect();
+            json!({
+                "session": value::word(s.id.as_bytes()),
+                "pid": s.pid,
+                "policed": s.policed,
+                "held": held,
+                "removed": removed,
+                "unreadable": s.unreadable,
+            })
+        })
+        .collect();
+    json!({"policy": policy, "servers": list, "screen_sessions": screens}).to_string()
 }
 
 fn place_json(p: &Place) -> serde_json::Value {
@@ -713,6 +782,34 @@ pub fn scan_findings(
         }
     }
     out
+}
+
+/// For `envwrap -- screen ...` without the shim in screen: clean the session the
+/// client `argv` talks to before it runs, when it may start a process there
+/// (`envpolicy::screen`). As [`fix_before_client`] for tmux.
+pub fn fix_before_screen_client(
+    loaded: &source::Loaded,
+    screen: &Path,
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+) {
+    let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+    let sty = crate::environ::get(env, b"STY");
+    if !envpolicy::screen::is_screen(screen.as_os_str().as_bytes())
+        || !envpolicy::screen::reaches_server_environment(&args, sty)
+    {
+        return;
+    }
+    let session = envpolicy::screen::session(&args, sty).unwrap_or_default();
+    let o = Options {
+        screens: vec![String::from_utf8_lossy(session).into_owned()],
+        fix: true,
+        skip_policed: true,
+        quiet: true,
+        screen: Some(screen.to_path_buf()),
+        ..Options::default()
+    };
+    check_servers(&o, loaded);
 }
 
 /// For `envwrap -- tmux ...` without the shim in tmux: fix the server the client

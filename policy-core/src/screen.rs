@@ -1,0 +1,228 @@
+//! What a GNU screen client reaches in its server.
+//!
+//! A screen session is a server process (`SCREEN`) that hands its own
+//! environment to every window it opens, as a tmux server hands its global
+//! environment to every pane. A session started without envshim, by a shell that
+//! held credentials, gives them to every window, whatever the client that asks
+//! for the window runs under. So, as for tmux (docs/adr/0014), the front ends
+//! have such a server's environment cleaned before a client's command reaches
+//! it, unless the client is proven harmless: this module says when, and which
+//! session the client talks to, as screen reads its argv and environment.
+//!
+//! screen reads its options by hand, one argument at a time (screen.c): a
+//! cluster of letters, some of which take the rest of the argument or the next
+//! one as a value, then the operands, which are a new window's command, or
+//! with `-X` and `-Q`, a command for the server.
+
+use crate::decide::basename;
+
+/// Whether `program` is GNU screen, by its basename as the exec names it.
+pub fn is_screen(program: &[u8]) -> bool {
+    program.ends_with(b"screen") && basename(program) == b"screen"
+}
+
+/// The server commands (`-X` and `-Q`) that start no process, now or later, by
+/// their own effect, each with why; any other command cleans first
+/// (docs/adr/0014 has the table with the tmux one).
+const HARMLESS_COMMANDS: &[&[u8]] = &[
+    // Print or show text, or report the session.
+    b"echo", b"info", b"windows", b"number", b"time", b"lastmsg",
+    // Change which window a display shows, or its title.
+    b"select", b"title",
+    // Write text into a window's input: its process runs already, with the
+    // environment it has.
+    b"stuff",
+    // Detach a display, or end windows and the session: they start nothing.
+    b"detach", b"kill", b"quit",
+];
+
+/// How a screen client's argv reads: what it asks of a server, and which session.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Client<'a> {
+    /// `-X` or `-Q`: the operands are a command for the server.
+    command: bool,
+    /// `-r`, `-R` or `-x`: attach to a session.
+    attach: bool,
+    /// `-d` or `-D`: detach a session (with `-m`: start one detached).
+    detach: bool,
+    /// `-m`: a new session even inside one.
+    new_session: bool,
+    /// `-ls`, `-list`, `-wipe`, `-v`: the client reaches no server's environment.
+    client_only: bool,
+    /// An option this reading does not know.
+    unknown: bool,
+    /// `-S NAME`, or the operand of `-r`, `-x`, `-d`, `-D`, `-R`.
+    pub session: Option<&'a [u8]>,
+    /// The operand taken as a session name, and its index.
+    operand_session: Option<(usize, &'a [u8])>,
+    /// Where the operands start.
+    operands: usize,
+}
+
+/// Option letters that take a value: attached, or the next argument.
+const VALUED: &[u8] = b"ceEfhpsStT";
+
+/// Read `argv` as screen's option parser does, closely enough to tell what it
+/// asks of a server.
+pub fn read_client<'a>(argv: &[&'a [u8]]) -> Client<'a> {
+    let mut c = Client::default();
+    let mut i = 1;
+    let mut wants_session = false;
+    while let Some(&arg) = argv.get(i) {
+        if arg == b"--" {
+            i += 1;
+            break;
+        }
+        let Some(letters) = arg.strip_prefix(b"-").filter(|l| !l.is_empty()) else {
+            if wants_session && c.operand_session.is_none() {
+                c.operand_session = Some((i, arg));
+                wants_session = false;
+                i += 1;
+                continue;
+            }
+            break;
+        };
+        i += 1;
+        match letters {
+            b"ls" | b"list" | b"wipe" => {
+                c.client_only = true;
+                continue;
+            }
+            b"Logfile" => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        for (k, &letter) in letters.iter().enumerate() {
+            if VALUED.contains(&letter) {
+                let attached = letters.get(k + 1..).filter(|v| !v.is_empty());
+                let value = attached.or_else(|| {
+                    i += 1;
+                    argv.get(i - 1).copied()
+                });
+                if letter == b'S' {
+                    c.session = value;
+                }
+                break;
+            }
+            match letter {
+                b'X' | b'Q' => c.command = true,
+                b'r' | b'R' | b'x' => {
+                    c.attach = true;
+                    wants_session = true;
+                }
+                b'd' | b'D' => {
+                    c.detach = true;
+                    wants_session = true;
+                }
+                b'm' => c.new_session = true,
+                b'v' => c.client_only = true,
+                b'a' | b'A' | b'i' | b'l' | b'n' | b'L' | b'O' | b'q' | b'U' | b'w' => {}
+                _ => c.unknown = true,
+            }
+        }
+    }
+    // `-dm`: a new session started detached, whose operands are its command.
+    if c.new_session && !c.attach {
+        if let Some((at, _)) = c.operand_session.take() {
+            i = at;
+        }
+    }
+    c.session = c.session.or(c.operand_session.map(|(_, s)| s));
+    c.operands = i;
+    c
+}
+
+/// True when the screen client `argv` may start a process in a running server,
+/// so that a foreign one must be cleaned first. `sty` is `$STY`, set inside a
+/// session's window: there, a client with neither `-m` nor another target opens
+/// its window in that session. Deny by default: unless the client reaches no
+/// server (`-ls`, `-v`), starts a session of its own (forked from itself, so
+/// policed with it), or sends only a command proven harmless.
+pub fn reaches_server_environment(argv: &[&[u8]], sty: Option<&[u8]>) -> bool {
+    let c = read_client(argv);
+    if c.unknown {
+        return true;
+    }
+    if c.client_only {
+        return false;
+    }
+    if c.command {
+        let operands = argv.get(c.operands..).unwrap_or(&[]);
+        return !operands
+            .first()
+            .is_some_and(|cmd| HARMLESS_COMMANDS.contains(cmd));
+    }
+    if c.attach || (c.detach && !c.new_session) {
+        return true;
+    }
+    // A new window: in the session of `$STY` unless `-m`, else a new session.
+    !c.new_session && sty.is_some_and(|s| !s.is_empty())
+}
+
+/// The session the client `argv` talks to: `-S`, the operand of an attaching
+/// option, else `$STY`'s; `None`: whichever session screen picks (the only
+/// one), so every session of the user is to be checked.
+pub fn session<'a>(argv: &[&'a [u8]], sty: Option<&'a [u8]>) -> Option<&'a [u8]> {
+    read_client(argv)
+        .session
+        .or(sty)
+        .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reaches(args: &[&str], sty: Option<&str>) -> bool {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        reaches_server_environment(&argv, sty.map(str::as_bytes))
+    }
+
+    #[test]
+    fn commands_and_attaching_reach_the_server() {
+        assert!(reaches(&["screen", "-S", "s", "-X", "screen", "sh", "-c", "env"], None));
+        assert!(reaches(&["screen", "-Ss", "-X", "exec", "env"], None));
+        assert!(reaches(&["screen", "-X", "setenv", "A", "B"], Some("1.s")));
+        assert!(reaches(&["screen", "-S", "s", "-X", "eval", "echo hi", "screen"], None));
+        assert!(reaches(&["screen", "-S", "s", "-X", "source", "/tmp/rc"], None));
+        assert!(reaches(&["screen", "-r", "s"], None));
+        assert!(reaches(&["screen", "-x"], None));
+        assert!(reaches(&["screen", "-dR", "s"], None));
+        assert!(reaches(&["screen", "-D", "-r"], None));
+        // A window inside a session opens in that session.
+        assert!(reaches(&["screen", "env"], Some("12.s")));
+        // Unknown options, and a command with no name, count.
+        assert!(reaches(&["screen", "-Z", "x"], None));
+        assert!(reaches(&["screen", "-S", "s", "-X"], None));
+    }
+
+    #[test]
+    fn harmless_clients_and_new_sessions_do_not() {
+        assert!(!reaches(&["screen", "-ls"], None));
+        assert!(!reaches(&["screen", "-list"], Some("1.s")));
+        assert!(!reaches(&["screen", "-v"], None));
+        assert!(!reaches(&["screen", "-S", "s", "-X", "quit"], None));
+        assert!(!reaches(&["screen", "-S", "s", "-X", "stuff", "ls\n"], None));
+        assert!(!reaches(&["screen", "-S", "s", "-Q", "windows"], None));
+        assert!(!reaches(&["screen", "-dmS", "s", "sleep", "9"], None));
+        assert!(!reaches(&["screen", "-d", "-m", "sleep", "9"], Some("1.s")));
+        assert!(!reaches(&["screen", "-m", "env"], Some("12.s")));
+        assert!(!reaches(&["screen", "env"], None));
+    }
+
+    #[test]
+    fn the_session_is_found_as_screen_finds_it() {
+        let s = |args: &[&'static str], sty: Option<&'static str>| {
+            let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+            session(&argv, sty.map(str::as_bytes)).map(|b| String::from_utf8(b.to_vec()).unwrap())
+        };
+        assert_eq!(s(&["screen", "-S", "a", "-X", "x"], None).as_deref(), Some("a"));
+        assert_eq!(s(&["screen", "-Sa", "-X", "x"], Some("1.b")).as_deref(), Some("a"));
+        assert_eq!(s(&["screen", "-r", "c"], None).as_deref(), Some("c"));
+        assert_eq!(s(&["screen", "-d", "-r", "c"], None).as_deref(), Some("c"));
+        assert_eq!(s(&["screen", "-X", "x"], Some("1.b")).as_deref(), Some("1.b"));
+        assert_eq!(s(&["screen", "-X", "x"], None), None);
+    }
+}

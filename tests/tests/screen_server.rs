@@ -1,0 +1,293 @@
+//! GNU screen, governed as tmux is (docs/adr/0014): a screen session's server
+//! hands its own environment to every window it opens. A session started without
+//! envshim by a shell that held credentials gives them to every window, so a
+//! screen client under the shim or envwrap has envwrap clean the session before a
+//! command that may open one, deny by default; a session started under the shim
+//! scrubs itself. Real screen from Debian's package, each session in the
+//! sandbox's own `SCREENDIR` and quit at the end, also on failure.
+
+use envshim_e2e::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A name that says nothing, holding a token by its shape only.
+const INNOCENT: &str = "BUILD_NOTE";
+
+/// One screen session in the sandbox's own socket directory, quit on drop.
+struct Session<'a> {
+    sb: &'a Sandbox,
+    name: String,
+}
+
+impl<'a> Session<'a> {
+    fn name_for(sb: &Sandbox) -> String {
+        let leaf = sb
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        format!("s{}", leaf.rsplit('-').next().unwrap_or("x"))
+    }
+
+    /// `screen` with the sandbox's `SCREENDIR`.
+    fn screen(sb: &Sandbox) -> TestCommand {
+        Self::in_screendir(sb, "screen")
+    }
+
+    /// `program` with the sandbox's `SCREENDIR` (made, mode 0700, as screen
+    /// wants it).
+    fn in_screendir(sb: &Sandbox, program: impl AsRef<std::ffi::OsStr>) -> TestCommand {
+        let dir = sb.join("screen");
+        if !dir.exists() {
+            std::fs::create_dir(&dir).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let mut c = sb.cmd(program);
+        c.env("SCREENDIR", &dir).timeout(Duration::from_secs(20));
+        c
+    }
+
+    /// Started the way a user's shell did before envshim: every seeded
+    /// credential in its environment, and one more under an innocent name.
+    fn foreign(sb: &'a Sandbox) -> Self {
+        let s = Session {
+            sb,
+            name: Self::name_for(sb),
+        };
+        let mut c = Self::screen(sb);
+        c.args(["-dmS", &s.name, "sleep", "600"])
+            .env_secrets()
+            .env(INNOCENT, sb.secrets().value("GH_TOKEN"));
+        c.expect_success();
+        s.wait_up();
+        s
+    }
+
+    /// Started under the shim, with every seeded credential.
+    fn policed(sb: &'a Sandbox) -> Self {
+        let s = Session {
+            sb,
+            name: Self::name_for(sb),
+        };
+        let mut c = Self::screen(sb);
+        c.args(["-dmS", &s.name, "sleep", "600"])
+            .env_secrets()
+            .with_shim();
+        c.expect_success();
+        s.wait_up();
+        s
+    }
+
+    fn wait_up(&self) {
+        assert!(
+            self.sb
+                .wait_for(|| self.pid().is_some(), Duration::from_secs(10)),
+            "screen session {} did not start",
+            self.name
+        );
+    }
+
+    /// The server's PID, from its socket's name (`PID.NAME`).
+    fn pid(&self) -> Option<u32> {
+        let dir = self.sb.join("screen");
+        std::fs::read_dir(dir).ok()?.find_map(|e| {
+            let n = e.ok()?.file_name().to_string_lossy().into_owned();
+            let (pid, name) = n.split_once('.')?;
+            (name == self.name).then(|| pid.parse().ok())?
+        })
+    }
+
+    /// A client of this session whose parent runs under the shim.
+    fn client_under_shim(&self, args: &[&str]) -> TestCommand {
+        let mut c = Self::screen(self.sb);
+        c.args(["-S", &self.name]).args(args).with_shim();
+        c
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        let _ = Self::screen(self.sb)
+            .args(["-S", &self.name, "-X", "quit"])
+            .run();
+        if let Some(pid) = self.pid() {
+            // SAFETY: a plain kill(2) of a process this test started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+}
+
+fn dump(sb: &Sandbox, name: &str) -> PathBuf {
+    sb.join(format!("{name}.env"))
+}
+
+/// Wait for the file a window writes, and check it holds no seeded value and
+/// none of the credential names.
+#[track_caller]
+fn assert_clean_dump(sb: &Sandbox, file: &PathBuf, what: &str) {
+    assert!(
+        sb.wait_for(
+            || std::fs::metadata(file).is_ok_and(|m| m.len() > 0),
+            Duration::from_secs(10)
+        ),
+        "{what}: the window did not write {}",
+        file.display()
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let bytes = std::fs::read(file).expect("read the dump");
+    sb.secrets().assert_absent(what, &bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    for name in sb.secrets().names().chain([INNOCENT]) {
+        assert!(
+            !text.lines().any(|l| l.starts_with(&format!("{name}="))),
+            "{what}: the window holds {name}"
+        );
+    }
+}
+
+/// The window a command opens, writing its environment to `file`.
+fn window(file: &std::path::Path) -> [String; 5] {
+    [
+        "-X",
+        "screen",
+        "sh",
+        "-c",
+        &format!("env > {}; sleep 60", file.display()),
+    ]
+    .map(String::from)
+}
+
+#[test]
+fn a_window_a_client_under_the_shim_opens_in_a_foreign_session_is_clean() {
+    let sb = Sandbox::new("screen_shim");
+    let s = Session::foreign(&sb);
+    let file = dump(&sb, "window");
+    let w = window(&file);
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    let out = s.client_under_shim(&args).expect_success();
+    assert_clean_dump(&sb, &file, "a window opened through the shim");
+    let said = out.stderr_str();
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("envshim: screen session") && l.contains("removed GH_TOKEN")),
+        "the shim did not say what it removed:\n{said}"
+    );
+}
+
+#[test]
+fn a_window_envwrap_opens_in_a_foreign_session_is_clean() {
+    let sb = Sandbox::new("screen_envwrap");
+    let s = Session::foreign(&sb);
+    let file = dump(&sb, "window");
+    let mut c = Session::in_screendir(&sb, envwrap_bin());
+    c.args(["--no-preload", "--", "screen", "-S", &s.name])
+        .args(window(&file));
+    c.expect_success();
+    assert_clean_dump(&sb, &file, "a window opened through envwrap");
+}
+
+/// What a client without envshim set after the session started (`-X setenv`)
+/// lives in the server's heap, not in its /proc/PID/environ: it is read where
+/// the server keeps it, and removed too.
+#[test]
+fn what_a_foreign_client_set_later_is_removed_too() {
+    let sb = Sandbox::new("screen_setenv");
+    let s = Session::foreign(&sb);
+    let mut set = Session::screen(&sb);
+    set.args([
+        "-S",
+        &s.name,
+        "-X",
+        "setenv",
+        "LATER_NOTE",
+        sb.secrets().value("GH_TOKEN"),
+    ]);
+    set.expect_success();
+    let file = dump(&sb, "window");
+    let w = window(&file);
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    s.client_under_shim(&args).expect_success();
+    assert_clean_dump(&sb, &file, "a window after a foreign setenv");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(!text.contains("LATER_NOTE="), "the window holds LATER_NOTE");
+}
+
+/// Deny by default: a command proven harmless leaves the session alone (no
+/// check runs), any other has it cleaned, whatever its name.
+#[test]
+fn only_a_harmless_command_leaves_a_foreign_session_alone() {
+    let sb = Sandbox::new("screen_harmless");
+    let s = Session::foreign(&sb);
+    let report = || {
+        let mut c = Session::in_screendir(&sb, envwrap_bin());
+        c.args(["tmux-env", "--screen", &s.name]);
+        c.run()
+    };
+    s.client_under_shim(&["-X", "echo", "hi"]).expect_success();
+    assert_eq!(
+        report().status.code(),
+        Some(1),
+        "a harmless command had the session cleaned"
+    );
+    s.client_under_shim(&["-X", "bindkey", "^x", "echo", "x"])
+        .expect_success();
+    let after = report();
+    assert_eq!(
+        after.status.code(),
+        Some(0),
+        "bindkey did not have the session cleaned:\n{}",
+        after.stdout_str()
+    );
+}
+
+/// A session started under the shim scrubs its own environment: the server
+/// process holds no seeded value, in /proc/PID/environ or anywhere in it.
+#[test]
+fn a_session_started_under_the_shim_holds_no_token() {
+    let sb = Sandbox::new("screen_scrub");
+    let s = Session::policed(&sb);
+    let pid = s.pid().expect("the session's pid");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).expect("read its environ");
+    sb.secrets()
+        .assert_absent("the policed screen server's environ", &environ);
+    let file = dump(&sb, "window");
+    let w = window(&file);
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    s.client_under_shim(&args).expect_success();
+    assert_clean_dump(&sb, &file, "a window of a policed session");
+}
+
+/// `envwrap tmux-env` reports a foreign session's names, and `--fix` removes
+/// them: named by `--screen`, and among every server when nothing is named.
+#[test]
+fn the_tool_reports_a_foreign_session_then_fixes_it() {
+    let sb = Sandbox::new("screen_tool");
+    let s = Session::foreign(&sb);
+    let tool = |args: &[&str]| {
+        let mut c = Session::in_screendir(&sb, envwrap_bin());
+        c.arg("tmux-env").args(args);
+        c.run()
+    };
+    let all = tool(&[]);
+    assert_eq!(all.status.code(), Some(1));
+    let said = all.stdout_str();
+    assert!(
+        said.contains(&format!(".{} ", s.name))
+            && said.contains("holds GH_TOKEN")
+            && said.contains(INNOCENT),
+        "{said}"
+    );
+    let fixed = tool(&["--screen", &s.name, "--fix"]);
+    assert!(
+        fixed
+            .stderr_str()
+            .contains("removed GH_TOKEN from its environment"),
+        "{}",
+        fixed.stderr_str()
+    );
+    let after = tool(&["--screen", &s.name]);
+    assert_eq!(after.status.code(), Some(0), "{}", after.stdout_str());
+    assert!(after.stdout_str().contains("no findings"));
+}

@@ -1,0 +1,154 @@
+//! GNU screen sessions for `envwrap tmux-env`: what a session's server holds
+//! that the policy would not pass to a window, and, with `--fix`, removing it.
+//!
+//! A screen session's server (`SCREEN`) gives each window it opens its own
+//! process environment, as changed by `setenv` and `unsetenv` since it started
+//! (docs/adr/0014). So that is what is read ([`crate::live_environ`], with
+//! `/proc/PID/environ` when the live one cannot be), judged as a window's
+//! environment (as a tmux pane's, [`crate::tmux::judge`]), and cleared with one
+//! `screen -S SESSION -X unsetenv NAME` per name. A server that maps
+//! libenvshim.so filters every exec it makes: `--skip-policed` leaves it alone.
+//!
+//! Sessions are found as `screen -ls` lists them (`PID.NAME`), so wherever
+//! this screen keeps its sockets. Messages name sessions and variables, never a
+//! value.
+
+use crate::{live_environ, procfs, tmux, value};
+use envpolicy::compiled::Policy;
+use std::process::{Command, Stdio};
+
+/// One screen session, as far as it was read.
+pub struct Session {
+    /// `PID.NAME`, as `screen -ls` shows it.
+    pub id: String,
+    pub pid: u32,
+    pub policed: bool,
+    /// Names the server holds that a window must not get: name, why, kind.
+    pub held: Vec<(Vec<u8>, String, &'static str)>,
+    pub removed: Vec<Vec<u8>>,
+    pub unreadable: Option<String>,
+}
+
+/// Every session of this user that `wanted` names (`None`: all): by `PID.NAME`,
+/// PID, NAME, or a prefix of NAME, as screen matches `-S`.
+pub fn sessions(screen: &str, wanted: Option<&str>) -> Vec<(String, u32)> {
+    let Ok(out) = Command::new(screen)
+        .arg("-ls")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let id = l.trim_start().split(['\t', ' ']).next()?;
+            let (pid, name) = id.split_once('.')?;
+            let pid: u32 = pid.parse().ok()?;
+            let matches =
+                wanted.is_none_or(|w| w == id || w == pid.to_string() || name.starts_with(w));
+            matches.then(|| (id.to_string(), pid))
+        })
+        .collect()
+}
+
+/// Read one session's server, and with `fix` clear what it holds.
+pub fn examine(
+    policy: &Policy<'_>,
+    files: &[Option<Vec<u8>>],
+    screen: &str,
+    (id, pid): (String, u32),
+    skip_policed: bool,
+    fix: bool,
+) -> Session {
+    let mut s = Session {
+        id,
+        pid,
+        policed: tmux::maps_the_shim(pid),
+        held: Vec::new(),
+        removed: Vec::new(),
+        unreadable: None,
+    };
+    if s.policed && skip_policed {
+        return s;
+    }
+    let entries = match live_environ::read(pid) {
+        Ok(entries) => entries,
+        Err(_) => match procfs::read(pid, "environ") {
+            Ok(raw) => procfs::split_nul(&raw),
+            Err(why) => {
+                s.unreadable = Some(why.describe());
+                return s;
+            }
+        },
+    };
+    s.held = tmux::judge(policy, files, &entries)
+        .into_iter()
+        .filter(|(_, _, kind)| *kind != "stale")
+        .collect();
+    if fix {
+        for (name, _, _) in &s.held {
+            let Ok(name_str) = std::str::from_utf8(name) else {
+                continue;
+            };
+            let done = Command::new(screen)
+                .args(["-S", &s.id, "-X", "unsetenv", name_str])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|st| st.success());
+            if done {
+                s.removed.push(name.clone());
+            }
+        }
+    }
+    s
+}
+
+/// Say what was removed from, or is held by, each session.
+pub fn print(sessions: &[Session], who: &str, quiet: bool, fix: bool, label: &str) {
+    for s in sessions {
+        let head = format!(
+            "screen session {} (pid {})",
+            value::word(s.id.as_bytes()),
+            s.pid
+        );
+        if let Some(why) = &s.unreadable {
+            say!("{who}: {head}: not read: {why}");
+            continue;
+        }
+        for name in &s.removed {
+            say!(
+                "{who}: {head}: removed {} from its environment ({label})",
+                value::word(name)
+            );
+        }
+        if quiet {
+            continue;
+        }
+        if s.policed {
+            showln!("{head}: runs libenvshim.so, which filters every process it starts");
+        }
+        let left: Vec<_> = s
+            .held
+            .iter()
+            .filter(|(n, _, _)| !fix || !s.removed.contains(n))
+            .collect();
+        for (name, why, kind) in &left {
+            let verb = if *kind == "refused" {
+                "refuses"
+            } else {
+                "strips"
+            };
+            showln!(
+                "{head}: its environment holds {}, which the policy {verb} ({why}); windows it opens get it",
+                value::word(name)
+            );
+        }
+        if left.is_empty() && s.removed.is_empty() && !s.policed {
+            showln!("{head}: no findings");
+        }
+    }
+}
