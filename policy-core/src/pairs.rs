@@ -11,7 +11,8 @@
 //! | program | parser | what is read |
 //! |---|---|---|
 //! | tmux | getopt, per command (`tmux_argv`) | global options, then commands separated by `;`, each with its own option string (so that clusters `-de N=V`, `-deN=V`, valued options such as `-c DIR`, `-F`, `-d DELAY` and `--` are read as tmux reads them); `-e` anywhere else counts too; `set-environment NAME VALUE`; loosely, word by word, every other operand, and every argument of the commands that hold tmux commands: pairs anywhere (names unescaped as tmux and the shell read them), `-eNAME=V`, nested `set-environment` |
-//! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it; loosely, every other argument (`command_pairs`) |
+//! | screen | by hand, letter by letter (`envpolicy_core::screen::read_client`) | `-X`/`-Q setenv NAME VALUE`; loosely, every argument (a window's command line, `-X stuff` text, `-X eval` commands) |
+| docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it; loosely, every other argument (`command_pairs`) |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command; loosely, the command's words (`command_pairs`) |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs; sudo: loosely, the command after them |
 
@@ -30,6 +31,7 @@ pub enum Carrier {
     Env,
     Sudo,
     SystemdRun,
+    Screen,
 }
 
 /// The carrier `program` is, by its basename.
@@ -40,6 +42,7 @@ pub fn carrier(program: &[u8]) -> Option<Carrier> {
         b"env" => Carrier::Env,
         b"sudo" => Carrier::Sudo,
         b"systemd-run" => Carrier::SystemdRun,
+        b"screen" => Carrier::Screen,
         _ => return None,
     })
 }
@@ -659,12 +662,34 @@ fn scan_to_dashdash(g: &Grammar, argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
     }
 }
 
+/// GNU screen: `-X setenv NAME VALUE` (and `-Q`), the pair a session's server
+/// keeps and gives every window; loosely, every argument (a window's command
+/// line, `-X stuff` text, `-X eval` commands).
+fn screen_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
+    if let Some(cmd) = crate::screen::server_command(argv) {
+        let name = cmd + 1;
+        let named = argv.get(name).is_some_and(|n| valid_name(n));
+        let valued = argv
+            .get(name + 1)
+            .is_some_and(|v| v.iter().any(|&b| !is_quote(b)));
+        if argv.get(cmd) == Some(&&b"setenv"[..]) && named && valued {
+            f(PairAt {
+                within: true,
+                value_in: Some((name + 1, 0)),
+                ..at(name, 0)
+            });
+        }
+    }
+    (1..argv.len()).for_each(|k| command_pairs(argv, k, 0, f));
+}
+
 /// Call `f` for each pair a carrier program has in its argv.
 pub fn for_each_pair(c: Carrier, argv: &[&[u8]], mut f: impl FnMut(PairAt)) {
     match c {
         Carrier::Tmux => tmux_pairs(argv, &mut f),
         Carrier::Container => scan_to_dashdash(&DOCKER, argv, &mut f),
         Carrier::SystemdRun => scan_to_dashdash(&SYSTEMD_RUN, argv, &mut f),
+        Carrier::Screen => screen_pairs(argv, &mut f),
         Carrier::Env | Carrier::Sudo => {
             let g = if c == Carrier::Env { &ENV } else { &SUDO };
             let mut i = walk_options(g, argv, 1, &mut f);

@@ -134,6 +134,12 @@ pub fn read_client<'a>(argv: &[&'a [u8]]) -> Client<'a> {
     c
 }
 
+/// Where the server command of a `-X` or `-Q` client is in `argv`, if it has one.
+pub fn server_command(argv: &[&[u8]]) -> Option<usize> {
+    let c = read_client(argv);
+    (c.command && c.operands < argv.len()).then_some(c.operands)
+}
+
 /// True when the screen client `argv` may start a process in a running server,
 /// so that a foreign one must be cleaned first. `sty` is `$STY`, set inside a
 /// session's window: there, a client with neither `-m` nor another target opens

@@ -619,6 +619,25 @@ fn a_pair_among_other_words_refuses_the_exec() {
         ),
         ("tmux", &["new", "-d", ";", "run", "GH_TOKEN=/x cmd"]),
         ("tmux", &["splitw", "-c", "/tmp", "GH_TOKEN=/x"]),
+        // GNU screen's setenv NAME VALUE, a window's command line, stuff text.
+        ("screen", &["-S", "s", "-X", "setenv", "BASH_ENV", "/x"]),
+        ("screen", &["-Ss", "-Q", "setenv", "BASH_ENV", "/x"]),
+        ("screen", &["-dmS", "s", "sh", "-c", "GH_TOKEN=/x cmd"]),
+        (
+            "screen",
+            &["-S", "s", "-X", "stuff", "export GH_TOKEN=/x\n"],
+        ),
+        (
+            "screen",
+            &[
+                "-S",
+                "s",
+                "-X",
+                "eval",
+                "setenv A b",
+                "screen env GH_TOKEN=/x",
+            ],
+        ),
         // tmux's set-environment NAME VALUE: a pair in two arguments.
         ("tmux", &["new", "-d", ";", "setenv", "BASH_ENV", "/x"]),
         ("tmux", &["setenv", "-g", "BASH_ENV", "/x"]),
