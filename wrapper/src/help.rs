@@ -206,7 +206,7 @@ called clean.
 
 /// `envwrap tmux-env --help`.
 pub const TMUX: &str = "\
-Usage: envwrap tmux-env [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
+Usage: envwrap tmux-env [--fix] [-L NAME | -S PATH | --screen SESSION] [--policy FILE] [--json]
 
 A tmux server gives every new pane, and every command it runs (run-shell,
 if-shell, pipe-pane), its global environment and the session's. This reads them
@@ -226,6 +226,13 @@ never the value. libenvshim.so and envwrap run 'envwrap tmux-env --fix
 --skip-policed --quiet' themselves before a tmux command that may start a
 process in a server.
 
+A GNU screen session's server gives every window it opens its own process
+environment, as setenv and unsetenv left it: with no option, or --screen, that
+environment is read (where the server keeps it, not only /proc/PID/environ) and
+judged the same way, and --fix removes what it reports with 'screen -X
+unsetenv'. libenvshim.so and envwrap run this too before a screen command that
+may open a window in a running session.
+
   -L, --socket-name=NAME  the server of 'tmux -L NAME'
   -S, --socket-path=PATH  the server listening on PATH
       --fix               remove the variables it reports from the server, with
@@ -238,6 +245,11 @@ process in a server.
                           environment (for a client that runs pipe-pane)
   -q, --quiet             print only what --fix removed, and errors
       --tmux=PROGRAM      the tmux client to run (default: tmux, from PATH)
+      --screen=SESSION    the screen session SESSION (PID.NAME, PID, NAME or a
+                          prefix of NAME, as screen -S matches; empty: every
+                          session of this user)
+      --screen-program=PROGRAM
+                          the screen client to run (default: screen, from PATH)
       --policy=FILE       the policy (default: the policy lookup of
                           'envwrap --help')
       --json              print one JSON object
