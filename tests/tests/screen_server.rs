@@ -291,3 +291,44 @@ fn the_tool_reports_a_foreign_session_then_fixes_it() {
     assert_eq!(after.status.code(), Some(0), "{}", after.stdout_str());
     assert!(after.stdout_str().contains("no findings"));
 }
+
+/// `envwrap scan` reports what a foreign session would give a new window,
+/// and, once the session is fixed, that finding is gone.
+#[test]
+fn scan_reports_what_a_foreign_session_would_give_new_windows() {
+    let sb = Sandbox::new("screen_scan");
+    let s = Session::foreign(&sb);
+    let scan = || {
+        let mut c = Session::in_screendir(&sb, envwrap_bin());
+        c.args(["scan", "--json"]);
+        c.run()
+    };
+    let is_ours = |f: &serde_json::Value| {
+        f["kind"] == "screen.held"
+            && f["why"]
+                .as_str()
+                .is_some_and(|w| w.contains(&format!(".{}", s.name)))
+    };
+    // One JSON object per line: each finding, then the summary.
+    let findings = |o: &Outcome| -> Vec<serde_json::Value> {
+        o.stdout_str()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("scan --json line"))
+            .collect()
+    };
+    let before = findings(&scan());
+    assert!(
+        before
+            .iter()
+            .any(|f| is_ours(f) && f["variable"] == "GH_TOKEN"),
+        "scan does not report the session: {before:?}"
+    );
+    let mut fix = Session::in_screendir(&sb, envwrap_bin());
+    fix.args(["tmux-env", "--fix", "--quiet", "--screen", &s.name]);
+    fix.expect_success();
+    let after = findings(&scan());
+    assert!(
+        !after.iter().any(is_ours),
+        "still reported after --fix: {after:?}"
+    );
+}

@@ -70,8 +70,9 @@ Tools ('envwrap TOOL --help' shows a tool's options):
   doctor PROGRAM    say whether libenvshim.so can police PROGRAM, or only envwrap
                     can (static, Go, setuid or setgid, file capabilities, ELF
                     class)
-  tmux-env          find what tmux servers hold that the policy would not pass
-                    to a new pane, and remove it with --fix
+  tmux-env          find what tmux servers and screen sessions hold that the
+                    policy would not pass to a new pane or window, and remove
+                    it with --fix
   compile POLICY    compile a policy into the cache libenvshim.so maps (the shim
                     runs this itself when its cache is missing or stale)
 
@@ -182,7 +183,9 @@ Find leaks that exist now, in live processes, from /proc/PID/cmdline and
     policy strips or refuses, or a stale passthrough value: every new pane
     would get it ('envwrap tmux-env --fix' removes it). The servers are this
     user's (the sockets in ${TMUX_TMPDIR:-/tmp}/tmux-UID/), and those -L and -S
-    name.
+    name;
+  - a GNU screen session whose server's environment (as setenv left it) holds
+    such a variable: every new window would get it (without --pid, -L or -S).
 Each finding names the PID, the program and the variable, never the value. A
 process that vanishes or cannot be read is skipped; scan says how many were
 skipped, and why.

@@ -60,7 +60,7 @@ pub struct Finding {
     pub pid: u32,
     pub program: String,
     /// `argv.value`, `argv.shape`, `environ.refused`, `environ.stale`,
-    /// `tmux.held`, `tmux.stale`.
+    /// `tmux.held`, `tmux.stale`, `screen.held`.
     pub kind: &'static str,
     /// The variable, when one is known (for a bare token shape it is not).
     pub variable: Option<String>,
@@ -73,7 +73,7 @@ impl Finding {
     fn text(&self) -> String {
         let what = match (self.kind, self.index) {
             ("argv.value" | "argv.shape", Some(i)) => format!("argument {i} "),
-            ("tmux.held" | "tmux.stale", _) => String::new(),
+            ("tmux.held" | "tmux.stale" | "screen.held", _) => String::new(),
             _ => "its environment ".to_string(),
         };
         format!("pid {} ({}): {what}{}", self.pid, self.program, self.why)
@@ -209,6 +209,11 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let sockets = (!tmux_sockets.is_empty()).then_some(tmux_sockets);
     if !explicit || sockets.is_some() {
         findings.extend(crate::tmux::scan_findings(&policy, &files, sockets));
+    }
+    // screen sessions: what each server would give a new window (its live
+    // environment, which /proc/PID/environ does not show after setenv).
+    if !explicit {
+        findings.extend(crate::screen::scan_findings(&policy, &files));
     }
 
     let processes: std::collections::BTreeSet<u32> = findings.iter().map(|f| f.pid).collect();

@@ -152,3 +152,35 @@ pub fn print(sessions: &[Session], who: &str, quiet: bool, fix: bool, label: &st
         }
     }
 }
+
+/// For `envwrap scan`: what every screen session of this user would give a
+/// window it opens, as scan findings.
+pub fn scan_findings(policy: &Policy<'_>, files: &[Option<Vec<u8>>]) -> Vec<crate::scan::Finding> {
+    let mut out = Vec::new();
+    for found in sessions("screen", None) {
+        let s = examine(policy, files, "screen", found, true, false);
+        let id = value::word(s.id.as_bytes());
+        if let Some(why) = &s.unreadable {
+            say!("envwrap: scan: screen session {id}: not read: {why}");
+        }
+        for (name, why, kind) in &s.held {
+            let verb = if *kind == "refused" {
+                "refuses"
+            } else {
+                "strips"
+            };
+            out.push(crate::scan::Finding {
+                pid: s.pid,
+                program: "screen session".to_string(),
+                kind: "screen.held",
+                variable: Some(value::word(name)),
+                index: None,
+                why: format!(
+                    "session {id}: its environment holds {}, which the policy {verb} ({why}), and windows it opens get it; envwrap tmux-env --fix --screen {id} removes it",
+                    value::word(name)
+                ),
+            });
+        }
+    }
+    out
+}
