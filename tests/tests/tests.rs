@@ -13,6 +13,7 @@ mod completions;
 mod envwrap_doctor;
 mod envwrap_errors;
 mod envwrap_explain;
+mod envwrap_pipes;
 mod envwrap_run;
 mod envwrap_scan;
 mod envwrap_static;

@@ -120,10 +120,27 @@ pub fn say_line(text: &str) {
 
 /// Text on stdout, [`redacted`]: a tool's report (the `show!` and `showln!`
 /// macros), never through `print!` (clippy.toml disallows it). A closed stdout
-/// ends the output quietly.
+/// ends the tool at once, quietly, as it ends coreutils' (`envwrap scan | head
+/// -1`): [`end_by_sigpipe`].
 pub fn show_text(text: &str) {
     use std::io::Write;
-    let _ = std::io::stdout().write_all(redacted(text).as_bytes());
+    let written = std::io::stdout().write_all(redacted(text).as_bytes());
+    if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+        end_by_sigpipe();
+    }
+}
+
+/// End the process as a program that never ignored `SIGPIPE` would end when its
+/// reader went away: killed by it, which a shell reports as 141 and a pipeline
+/// with `head` expects. (The Rust runtime ignores `SIGPIPE`, so a write fails
+/// with `EPIPE` instead.)
+pub fn end_by_sigpipe() -> ! {
+    use nix::sys::signal::{raise, signal, SigHandler, Signal};
+    // SAFETY: restores the default action, which runs no code of this process;
+    // nothing else in envwrap changes SIGPIPE's action.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+    let _ = raise(Signal::SIGPIPE);
+    std::process::exit(128 + libc::SIGPIPE)
 }
 
 /// `print!`, through [`show_text`].
