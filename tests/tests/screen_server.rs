@@ -52,29 +52,28 @@ impl<'a> Session<'a> {
     /// Started the way a user's shell did before envshim: every seeded
     /// credential in its environment, and one more under an innocent name.
     fn foreign(sb: &'a Sandbox) -> Self {
-        let s = Session {
-            sb,
-            name: Self::name_for(sb),
-        };
-        let mut c = Self::screen(sb);
-        c.args(["-dmS", &s.name, "sleep", "600"])
-            .env_secrets()
-            .env(INNOCENT, sb.secrets().value("GH_TOKEN"));
-        c.expect_success();
-        s.wait_up();
-        s
+        Self::start(sb, |c| {
+            c.env(INNOCENT, sb.secrets().value("GH_TOKEN"));
+        })
     }
 
     /// Started under the shim, with every seeded credential.
     fn policed(sb: &'a Sandbox) -> Self {
+        Self::start(sb, |c| {
+            c.with_shim();
+        })
+    }
+
+    /// `screen -dmS NAME sleep 600` with every seeded credential, as `setup`
+    /// changes it; waits for the session.
+    fn start(sb: &'a Sandbox, setup: impl FnOnce(&mut TestCommand)) -> Self {
         let s = Session {
             sb,
             name: Self::name_for(sb),
         };
         let mut c = Self::screen(sb);
-        c.args(["-dmS", &s.name, "sleep", "600"])
-            .env_secrets()
-            .with_shim();
+        c.args(["-dmS", &s.name, "sleep", "600"]).env_secrets();
+        setup(&mut c);
         c.expect_success();
         s.wait_up();
         s
@@ -123,28 +122,10 @@ fn dump(sb: &Sandbox, name: &str) -> PathBuf {
     sb.join(format!("{name}.env"))
 }
 
-/// Wait for the file a window writes, and check it holds no seeded value and
-/// none of the credential names.
+/// [`envshim_e2e::assert_clean_dump`], with the innocent name too.
 #[track_caller]
-fn assert_clean_dump(sb: &Sandbox, file: &PathBuf, what: &str) {
-    assert!(
-        sb.wait_for(
-            || std::fs::metadata(file).is_ok_and(|m| m.len() > 0),
-            Duration::from_secs(10)
-        ),
-        "{what}: the window did not write {}",
-        file.display()
-    );
-    std::thread::sleep(Duration::from_millis(100));
-    let bytes = std::fs::read(file).expect("read the dump");
-    sb.secrets().assert_absent(what, &bytes);
-    let text = String::from_utf8_lossy(&bytes);
-    for name in sb.secrets().names().chain([INNOCENT]) {
-        assert!(
-            !text.lines().any(|l| l.starts_with(&format!("{name}="))),
-            "{what}: the window holds {name}"
-        );
-    }
+fn assert_clean_dump(sb: &Sandbox, file: &std::path::Path, what: &str) {
+    envshim_e2e::assert_clean_dump(sb, file, what, &[INNOCENT]);
 }
 
 /// The window a command opens, writing its environment to `file`.

@@ -36,29 +36,10 @@ fn dump(sb: &Sandbox, name: &str) -> PathBuf {
     sb.join(format!("{name}.env"))
 }
 
-/// Wait for the file a pane writes, and check it holds no seeded value and none
-/// of the credential names.
+/// [`envshim_e2e::assert_clean_dump`], with the innocent name too.
 #[track_caller]
-fn assert_clean_dump(sb: &Sandbox, file: &PathBuf, what: &str) {
-    assert!(
-        sb.wait_for(
-            || std::fs::metadata(file).is_ok_and(|m| m.len() > 0),
-            Duration::from_secs(10)
-        ),
-        "{what}: the pane did not write {}",
-        file.display()
-    );
-    // Written in one go by `env > FILE`; give the shell a moment to finish.
-    std::thread::sleep(Duration::from_millis(100));
-    let bytes = std::fs::read(file).expect("read the dump");
-    sb.secrets().assert_absent(what, &bytes);
-    let text = String::from_utf8_lossy(&bytes);
-    for name in sb.secrets().names().chain([INNOCENT]) {
-        assert!(
-            !text.lines().any(|l| l.starts_with(&format!("{name}="))),
-            "{what}: the process holds {name}"
-        );
-    }
+fn assert_clean_dump(sb: &Sandbox, file: &std::path::Path, what: &str) {
+    envshim_e2e::assert_clean_dump(sb, file, what, &[INNOCENT]);
 }
 
 /// A tmux client run by a parent under the shim (a shell that execs it).
