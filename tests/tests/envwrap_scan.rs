@@ -166,3 +166,50 @@ fn scan_all_reports_and_counts() {
     expect_in(&o, &o.stderr_str(), "scanned under");
     holder.kill();
 }
+
+/// A tmux server started as the README says (the shim preloaded, the shell's
+/// credentials in its environment) keeps their names with values self-scrub
+/// overwrote: scan reports nothing there, and tmux-env says the server runs
+/// the shim. After the shim file is replaced on disk (a reinstall), tmux-env
+/// says the server runs an older shim, which still filters what it starts.
+#[test]
+fn a_server_under_the_shim_is_no_leak_before_and_after_the_shim_is_replaced() {
+    let sb = Sandbox::new("envwrap_scan_scrubbed");
+    let shim = sb.join("libenvshim.so");
+    std::fs::copy(shim_so(), &shim).expect("copy the shim");
+    sb.tmux()
+        .env_secrets()
+        .env("LD_PRELOAD", &shim)
+        .args(["new-session", "-d", "-s", "s", "sleep 300"])
+        .expect_success();
+    let server = sb.server_pid().expect("tmux server");
+    let environ = proc_environ(server);
+    assert!(
+        environ
+            .iter()
+            .any(|(n, v)| n == b"GH_TOKEN" && !v.is_empty() && v.iter().all(|&b| b == b'*')),
+        "self-scrub did not overwrite GH_TOKEN in the server"
+    );
+    let o = scan(&sb, server).expect_success();
+    assert!(o.stdout.is_empty(), "scan reports a scrubbed server: {o:?}");
+    let tool = || {
+        let mut c = envwrap(&sb);
+        c.args(["tmux-env", "-L"]).arg(sb.tmux_socket());
+        c.expect_success()
+    };
+    let before = tool().stdout_str();
+    assert!(
+        before.contains(": runs libenvshim.so, which filters"),
+        "{before}"
+    );
+    // A reinstall: a new file in the old one's place.
+    let fresh = sb.join("libenvshim.so.new");
+    std::fs::copy(shim_so(), &fresh).expect("copy the shim again");
+    std::fs::rename(&fresh, &shim).expect("replace the shim");
+    let after = tool().stdout_str();
+    assert!(
+        after.contains(": runs an older libenvshim.so (replaced on disk since the server started), which filters"),
+        "{after}"
+    );
+    assert!(!after.contains("restart"), "{after}");
+}

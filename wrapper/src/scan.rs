@@ -408,6 +408,11 @@ fn scan_argv(
     }
 }
 
+/// A value self-scrub overwrote: not empty, and every byte `*`.
+fn is_overwritten(value: &[u8]) -> bool {
+    !value.is_empty() && value.iter().all(|&b| b == b'*')
+}
+
 fn scan_environ(
     policy: &Policy<'_>,
     files: &[Option<Vec<u8>>],
@@ -426,9 +431,14 @@ fn scan_environ(
         if matches!(v.rule, decide::Rule::Duplicate(_)) {
             continue;
         }
-        let Some((name, _)) = split_entry(&entries[i]) else {
+        let Some((name, value)) = split_entry(&entries[i]) else {
             continue;
         };
+        // Self-scrub overwrote this value with `*` in a process under the shim
+        // (a tmux or screen server): a name with no value is no leak.
+        if is_overwritten(value) {
+            continue;
+        }
         let name = value::word(name);
         let how = if v.action == Action::Refuse {
             "refuses"

@@ -376,7 +376,9 @@ fn read_server(
     let pid = client.run(&["display-message", "-p", "#{pid}"])?;
     s.pid = String::from_utf8_lossy(&pid).trim().parse().ok();
     s.policed = s.pid.is_some_and(maps_the_shim);
-    if s.policed && o.skip_policed {
+    // A policed server's shim filters every exec it makes: what its
+    // environments hold reaches no process, so it is no finding.
+    if s.policed {
         return Ok(());
     }
     let global = environment(&client, &["-g"])?;
@@ -515,10 +517,37 @@ fn panes(client: &Client<'_>) -> Vec<(String, u32)> {
 
 /// True when process `pid` maps libenvshim.so: it filters its own execs.
 pub(crate) fn maps_the_shim(pid: u32) -> bool {
-    procfs::read(pid, "maps").is_ok_and(|m| {
-        m.split(|&b| b == b'\n')
-            .any(|l| l.ends_with(crate::preload::SHIM_NAME.as_bytes()))
-    })
+    shim_mapped(pid).is_some()
+}
+
+/// Whether process `pid` maps libenvshim.so, and if so whether the file it maps
+/// was replaced since (`(deleted)` in its maps: a reinstall or an upgrade). A
+/// replaced shim is still the one in the process, and still filters its execs.
+pub(crate) fn shim_mapped(pid: u32) -> Option<Mapped> {
+    let maps = procfs::read(pid, "maps").ok()?;
+    let name = crate::preload::SHIM_NAME.as_bytes();
+    let mut found = None;
+    for line in maps.split(|&b| b == b'\n') {
+        if line.ends_with(name) {
+            return Some(Mapped::Current);
+        }
+        if line
+            .strip_suffix(b" (deleted)")
+            .is_some_and(|l| l.ends_with(name))
+        {
+            found = Some(Mapped::Replaced);
+        }
+    }
+    found
+}
+
+/// What [`shim_mapped`] found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mapped {
+    /// The shim file that is on disk now.
+    Current,
+    /// One that was replaced on disk since the process started.
+    Replaced,
 }
 
 /// Judge `entries` as a pane's environment: every name the policy strips or
@@ -630,7 +659,13 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
             continue;
         }
         if s.policed {
-            showln!("{head}: runs libenvshim.so, which filters every process it starts");
+            let shim = match s.pid.and_then(shim_mapped) {
+                Some(Mapped::Replaced) => {
+                    "an older libenvshim.so (replaced on disk since the server started)"
+                }
+                _ => "libenvshim.so",
+            };
+            showln!("{head}: runs {shim}, which filters every process it starts");
         }
         let shown: Vec<&Held> = s.held.iter().filter(|h| !o.fix || !removable(h)).collect();
         for h in &shown {
