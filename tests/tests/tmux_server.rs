@@ -735,3 +735,38 @@ fn a_harmless_command_leaves_a_foreign_server_alone() {
         "splitp did not have the server cleaned"
     );
 }
+
+/// The shim's own variables are the shim's to set afresh at every exec: a
+/// server that holds them (a pane's shell exported them, a user copied them)
+/// is not told to lose them, and `--fix` leaves them, `LD_PRELOAD` with them.
+#[test]
+fn the_shims_own_variables_are_no_finding() {
+    let sb = Sandbox::new("tmux_server_own_vars");
+    // cargo's own LD_LIBRARY_PATH would be a finding of its own.
+    sb.tmux()
+        .env_remove("LD_LIBRARY_PATH")
+        .args(["new-session", "-d", "-s", "s", "sleep 300"])
+        .expect_success();
+    let shim = shim_so();
+    let own = [
+        ("ENVSHIM_HINT", "1-0123456789abcdef".to_string()),
+        ("ENVSHIM_POLICY", ":builtin".to_string()),
+        ("LD_PRELOAD", shim.display().to_string()),
+    ];
+    for (name, value) in &own {
+        sb.tmux()
+            .args(["set-environment", "-g", name, value])
+            .expect_success();
+    }
+    let mut c = sb.cmd(envwrap_bin());
+    c.args(["tmux-env", "--fix", "-L", sb.tmux_socket()]);
+    let out = c.expect_success();
+    let said = format!("{}{}", out.stdout_str(), out.stderr_str());
+    for (name, _) in &own {
+        assert!(!said.contains(name), "{name} reported:\n{said}");
+        assert!(
+            sb.tmux_environment(None, false).is_set(name),
+            "{name} removed"
+        );
+    }
+}

@@ -580,7 +580,10 @@ pub fn judge(
     for (entry, v) in entries.iter().zip(&d.env_verdicts) {
         let kind = match v.action {
             Action::Refuse => "refused",
-            Action::Strip if !matches!(v.rule, Rule::Duplicate(_)) => "stripped",
+            // A later copy of a name is judged by its first; the shim's own
+            // variables (`ENVSHIM_HINT`, ...) are the shim's to set afresh at
+            // every exec, and hold nothing a pane should not have.
+            Action::Strip if !matches!(v.rule, Rule::Duplicate(_) | Rule::Sticky) => "stripped",
             _ => continue,
         };
         let Some((name, _)) = split_entry(entry) else {
