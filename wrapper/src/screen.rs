@@ -7,7 +7,8 @@
 //! `/proc/PID/environ` when the live one cannot be), judged as a window's
 //! environment (as a tmux pane's, [`crate::tmux::judge`]), and cleared with one
 //! `screen -S SESSION -X unsetenv NAME` per name. A server that maps
-//! libenvshim.so filters every exec it makes: `--skip-policed` leaves it alone.
+//! libenvshim.so filters every exec it makes: it is left alone, and is no
+//! finding.
 //!
 //! Sessions are found as `screen -ls` lists them (`PID.NAME`), so wherever
 //! this screen keeps its sockets. Messages name sessions and variables, never a
@@ -59,7 +60,6 @@ pub fn examine(
     files: &[Option<Vec<u8>>],
     screen: &str,
     (id, pid): (String, u32),
-    skip_policed: bool,
     fix: bool,
 ) -> Session {
     let mut s = Session {
@@ -70,7 +70,9 @@ pub fn examine(
         removed: Vec::new(),
         unreadable: None,
     };
-    if s.policed && skip_policed {
+    // A policed server's shim filters every exec it makes: what its
+    // environment holds reaches no window, so it is no finding.
+    if s.policed {
         return s;
     }
     let entries = match live_environ::read(pid) {
@@ -158,7 +160,7 @@ pub fn print(sessions: &[Session], who: &str, quiet: bool, fix: bool, label: &st
 pub fn scan_findings(policy: &Policy<'_>, files: &[Option<Vec<u8>>]) -> Vec<crate::scan::Finding> {
     let mut out = Vec::new();
     for found in sessions("screen", None) {
-        let s = examine(policy, files, "screen", found, true, false);
+        let s = examine(policy, files, "screen", found, false);
         let id = value::word(s.id.as_bytes());
         if let Some(why) = &s.unreadable {
             say!("envwrap: scan: screen session {id}: not read: {why}");

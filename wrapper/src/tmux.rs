@@ -269,7 +269,7 @@ fn screen_sessions(
     }
     found
         .into_iter()
-        .map(|s| crate::screen::examine(policy, files, &screen, s, o.skip_policed, o.fix))
+        .map(|s| crate::screen::examine(policy, files, &screen, s, o.fix))
         .collect()
 }
 
