@@ -16,6 +16,7 @@
 
 use crate::{live_environ, procfs, tmux, value};
 use envpolicy::compiled::Policy;
+use serde_json::json;
 use std::process::{Command, Stdio};
 
 /// One screen session, as far as it was read.
@@ -28,6 +29,27 @@ pub struct Session {
     pub held: Vec<(Vec<u8>, String, &'static str)>,
     pub removed: Vec<Vec<u8>>,
     pub unreadable: Option<String>,
+}
+
+impl Session {
+    /// As `envwrap tmux-env --json` lists it, beside the tmux servers: what it
+    /// holds (name, kind, why) and what `--fix` removed, never a value.
+    pub fn json(&self) -> serde_json::Value {
+        let held: Vec<_> = self
+            .held
+            .iter()
+            .map(|(n, why, kind)| json!({"variable": value::word(n), "kind": kind, "why": why}))
+            .collect();
+        let removed: Vec<_> = self.removed.iter().map(|n| value::word(n)).collect();
+        json!({
+            "session": value::word(self.id.as_bytes()),
+            "pid": self.pid,
+            "policed": self.policed,
+            "held": held,
+            "removed": removed,
+            "unreadable": self.unreadable,
+        })
+    }
 }
 
 /// Every session of this user that `wanted` names (`None`: all): by `PID.NAME`,

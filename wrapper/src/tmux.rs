@@ -749,25 +749,7 @@ fn servers_json(servers: &[Server], sessions: &[crate::screen::Session], policy:
             })
         })
         .collect();
-    let screens: Vec<_> = sessions
-        .iter()
-        .map(|s| {
-            let held: Vec<_> = s
-                .held
-                .iter()
-                .map(|(n, why, kind)| json!({"variable": value::word(n), "kind": kind, "why": why}))
-                .collect();
-            let removed: Vec<_> = s.removed.iter().map(|n| value::word(n)).collect();
-            json!({
-                "session": value::word(s.id.as_bytes()),
-                "pid": s.pid,
-                "policed": s.policed,
-                "held": held,
-                "removed": removed,
-                "unreadable": s.unreadable,
-            })
-        })
-        .collect();
+    let screens: Vec<_> = sessions.iter().map(crate::screen::Session::json).collect();
     json!({"policy": policy, "servers": list, "screen_sessions": screens}).to_string()
 }
 
