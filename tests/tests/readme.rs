@@ -106,6 +106,15 @@ fn readme_commands_work_from_a_fresh_copy() {
         .expect_success();
     assert!(!o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
     assert!(o.stdout_str().contains("libenvshim.so"), "{}", o.report());
+    // Started as `sh legacy.sh`, by a relative name that is no command.
+    let o = sb
+        .cmd("sh")
+        .arg("legacy.sh")
+        .env("PATH", &path)
+        .env_secrets()
+        .expect_success();
+    assert!(!o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
+    assert!(o.stdout_str().contains("libenvshim.so"), "{}", o.report());
     // With envwrap alone (no shim beside it, as `cargo install` leaves it), the
     // recipe stops with envwrap's message instead of running itself again.
     let alone = sb.mkdir("alone");
