@@ -666,7 +666,7 @@ fn scan_to_dashdash(g: &Grammar, argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
 /// keeps and gives every window; loosely, every argument (a window's command
 /// line, `-X stuff` text, `-X eval` commands).
 fn screen_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
-    if let Some(cmd) = crate::screen::server_command(argv) {
+    if let Some(cmd) = crate::screen::read_client(argv).server_command_at() {
         let name = cmd + 1;
         let named = argv.get(name).is_some_and(|n| valid_name(n));
         let valued = argv

@@ -14,13 +14,6 @@
 //! one as a value, then the operands, which are a new window's command, or
 //! with `-X` and `-Q`, a command for the server.
 
-use crate::decide::basename;
-
-/// Whether `program` is GNU screen, by its basename as the exec names it.
-pub fn is_screen(program: &[u8]) -> bool {
-    program.ends_with(b"screen") && basename(program) == b"screen"
-}
-
 /// The server commands (`-X` and `-Q`) that start no process, now or later, by
 /// their own effect, each with why; any other command cleans first
 /// (docs/adr/0014 has the table with the tmux one).
@@ -41,6 +34,8 @@ const HARMLESS_COMMANDS: &[&[u8]] = &[
 pub struct Client<'a> {
     /// `-X` or `-Q`: the operands are a command for the server.
     command: bool,
+    /// That command's name, when it has one.
+    server_command: Option<&'a [u8]>,
     /// `-r`, `-R` or `-x`: attach to a session.
     attach: bool,
     /// `-d` or `-D`: detach a session (with `-m`: start one detached).
@@ -131,50 +126,50 @@ pub fn read_client<'a>(argv: &[&'a [u8]]) -> Client<'a> {
     }
     c.session = c.session.or(c.operand_session.map(|(_, s)| s));
     c.operands = i;
+    if c.command {
+        c.server_command = argv.get(i).copied();
+    }
     c
 }
 
-/// Where the server command of a `-X` or `-Q` client is in `argv`, if it has one.
-pub fn server_command(argv: &[&[u8]]) -> Option<usize> {
-    let c = read_client(argv);
-    (c.command && c.operands < argv.len()).then_some(c.operands)
-}
+impl<'a> Client<'a> {
+    /// Where the server command of a `-X` or `-Q` client is in its argv, if it
+    /// has one.
+    pub fn server_command_at(&self) -> Option<usize> {
+        self.server_command.map(|_| self.operands)
+    }
 
-/// True when the screen client `argv` may start a process in a running server,
-/// so that a foreign one must be cleaned first. `sty` is `$STY`, set inside a
-/// session's window: there, a client with neither `-m` nor another target opens
-/// its window in that session. Deny by default: unless the client reaches no
-/// server (`-ls`, `-v`), starts a session of its own (forked from itself, so
-/// policed with it), or sends only a command proven harmless.
-pub fn reaches_server_environment(argv: &[&[u8]], sty: Option<&[u8]>) -> bool {
-    let c = read_client(argv);
-    if c.unknown {
-        return true;
+    /// True when the client may start a process in a running server, so that a
+    /// foreign one must be cleaned first. `sty` is `$STY`, set inside a
+    /// session's window: there, a client with neither `-m` nor another target
+    /// opens its window in that session. Deny by default: unless the client
+    /// reaches no server (`-ls`, `-v`), starts a session of its own (forked from
+    /// itself, so policed with it), or sends only a command proven harmless.
+    pub fn reaches_server_environment(&self, sty: Option<&[u8]>) -> bool {
+        if self.unknown {
+            return true;
+        }
+        if self.client_only {
+            return false;
+        }
+        if self.command {
+            return !self
+                .server_command
+                .is_some_and(|cmd| HARMLESS_COMMANDS.contains(&cmd));
+        }
+        if self.attach || (self.detach && !self.new_session) {
+            return true;
+        }
+        // A new window: in the session of `$STY` unless `-m`, else a new session.
+        !self.new_session && sty.is_some_and(|s| !s.is_empty())
     }
-    if c.client_only {
-        return false;
-    }
-    if c.command {
-        let operands = argv.get(c.operands..).unwrap_or(&[]);
-        return !operands
-            .first()
-            .is_some_and(|cmd| HARMLESS_COMMANDS.contains(cmd));
-    }
-    if c.attach || (c.detach && !c.new_session) {
-        return true;
-    }
-    // A new window: in the session of `$STY` unless `-m`, else a new session.
-    !c.new_session && sty.is_some_and(|s| !s.is_empty())
-}
 
-/// The session the client `argv` talks to: `-S`, the operand of an attaching
-/// option, else `$STY`'s; `None`: whichever session screen picks (the only
-/// one), so every session of the user is to be checked.
-pub fn session<'a>(argv: &[&'a [u8]], sty: Option<&'a [u8]>) -> Option<&'a [u8]> {
-    read_client(argv)
-        .session
-        .or(sty)
-        .filter(|s| !s.is_empty())
+    /// The session the client talks to: `-S`, the operand of an attaching
+    /// option, else `$STY`'s; `None`: whichever session screen picks (the only
+    /// one), so every session of the user is to be checked.
+    pub fn session(&self, sty: Option<&'a [u8]>) -> Option<&'a [u8]> {
+        self.session.or(sty).filter(|s| !s.is_empty())
+    }
 }
 
 #[cfg(test)]
@@ -183,7 +178,7 @@ mod tests {
 
     fn reaches(args: &[&str], sty: Option<&str>) -> bool {
         let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        reaches_server_environment(&argv, sty.map(str::as_bytes))
+        read_client(&argv).reaches_server_environment(sty.map(str::as_bytes))
     }
 
     #[test]
@@ -222,7 +217,9 @@ mod tests {
     fn the_session_is_found_as_screen_finds_it() {
         let s = |args: &[&'static str], sty: Option<&'static str>| {
             let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-            session(&argv, sty.map(str::as_bytes)).map(|b| String::from_utf8(b.to_vec()).unwrap())
+            read_client(&argv)
+                .session(sty.map(str::as_bytes))
+                .map(|b| String::from_utf8(b.to_vec()).unwrap())
         };
         assert_eq!(s(&["screen", "-S", "a", "-X", "x"], None).as_deref(), Some("a"));
         assert_eq!(s(&["screen", "-Sa", "-X", "x"], Some("1.b")).as_deref(), Some("a"));

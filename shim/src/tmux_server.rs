@@ -57,7 +57,7 @@ pub unsafe fn at_load(prog: &[u8], argc: c_int, argv: *const *const c_char) {
     if is_tmux(prog) {
         // SAFETY: the caller's contract, passed on.
         unsafe { check_server(argc, argv) }
-    } else if screen::is_screen(prog) {
+    } else if is_screen(prog) {
         // SAFETY: the caller's contract, passed on.
         unsafe { check_screen_session(argc, argv) }
     }
@@ -107,10 +107,11 @@ unsafe fn check_screen_session(argc: c_int, argv: *const *const c_char) {
     let n_args = unsafe { read_args(argc, argv, &mut args) };
     let read = args.get(..n_args.min(MAX_ARGS)).unwrap_or(&[]);
     let sty = env(b"STY");
-    if n_args <= MAX_ARGS && !screen::reaches_server_environment(read, sty) {
+    let client = screen::read_client(read);
+    if n_args <= MAX_ARGS && !client.reaches_server_environment(sty) {
         return;
     }
-    let session = screen::session(read, sty).unwrap_or(b"");
+    let session = client.session(sty).unwrap_or(b"");
     let mut session_space = [0u8; PATH_MAX + 1];
     let Some(session_c) = session_space.get_mut(..=session.len()) else {
         return;
@@ -133,6 +134,11 @@ unsafe fn check_screen_session(argc: c_int, argv: *const *const c_char) {
 /// four bytes.
 pub fn is_tmux(prog: &[u8]) -> bool {
     prog.ends_with(b"tmux") && carrier(prog) == Some(Carrier::Tmux)
+}
+
+/// Whether the process started as `prog` is GNU screen, the same way.
+pub fn is_screen(prog: &[u8]) -> bool {
+    prog.ends_with(b"screen") && carrier(prog) == Some(Carrier::Screen)
 }
 
 /// [`at_load`] for a tmux client: in a function of its own so that its buffers are
@@ -265,21 +271,21 @@ fn run_check(target: Target<'_>, source: &[u8], pipes: bool) {
 
 /// The process's `SCREENDIR=...` entry, when it has one.
 fn screendir_entry() -> Option<*const c_char> {
-    const NAME: &[u8] = b"SCREENDIR=";
+    const NAME: &[u8] = b"SCREENDIR";
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings,
     // not changed before `main`.
-    let value = unsafe { sys::env_get(sys::environ_ptr(), NAME.strip_suffix(b"=")?) }?;
+    let value = unsafe { sys::env_get(sys::environ_ptr(), NAME) }?;
     // SAFETY: `env_get` returns the value of an entry `SCREENDIR=VALUE`, so the
-    // entry starts `NAME.len()` bytes before it, in the same string.
-    Some(unsafe { value.sub(NAME.len()) })
+    // entry starts `NAME.len() + 1` bytes before it, in the same string.
+    Some(unsafe { value.sub(NAME.len() + 1) })
 }
 
 /// One line on stderr: the server was not checked, and why. Names the socket,
 /// as `shown` allows, never a value.
 fn warn(target: Target<'_>, why: &[u8]) {
-    let (head, c_name) = match target {
-        Target::Tmux(s) => (&b"envshim: the tmux server at "[..], s),
-        Target::Screen(s) => (&b"envshim: the screen session "[..], s),
+    let (head, c_name, what) = match target {
+        Target::Tmux(s) => (&b"envshim: the tmux server at "[..], s, &b"panes"[..]),
+        Target::Screen(s) => (&b"envshim: the screen session "[..], s, &b"windows"[..]),
     };
     let name = c_name.strip_suffix(b"\0").unwrap_or(c_name);
     sys::Msg::<1024>::new()
@@ -287,6 +293,8 @@ fn warn(target: Target<'_>, why: &[u8]) {
         .push_word(name)
         .push(b" was not checked (")
         .push(why)
-        .push(b"): panes it starts may hold what the policy removes; see envwrap tmux-env --help")
+        .push(b"): ")
+        .push(what)
+        .push(b" it starts may hold what the policy removes; see envwrap tmux-env --help")
         .write_stderr();
 }

@@ -242,7 +242,8 @@ may open a window in a running session.
                           set-environment -u, globally and per session, and say
                           what it removed (panes and stale values are reported
                           only)
-      --skip-policed      leave alone a server that runs libenvshim.so
+      --skip-policed      leave alone a server that runs libenvshim.so (what is
+                          always done: such a server is no finding)
       --warn-server-environ
                           with --quiet, still warn about the server's own
                           environment (for a client that runs pipe-pane)

@@ -161,11 +161,7 @@ pub fn print(sessions: &[Session], who: &str, quiet: bool, fix: bool, label: &st
             .filter(|(n, _, _)| !fix || !s.removed.contains(n))
             .collect();
         for (name, why, kind) in &left {
-            let verb = if *kind == "refused" {
-                "refuses"
-            } else {
-                "strips"
-            };
+            let verb = tmux::past(kind);
             showln!(
                 "{head}: its environment holds {}, which the policy {verb} ({why}); windows it opens get it",
                 value::word(name)
@@ -188,11 +184,7 @@ pub fn scan_findings(policy: &Policy<'_>, files: &[Option<Vec<u8>>]) -> Vec<crat
             say!("envwrap: scan: screen session {id}: not read: {why}");
         }
         for (name, why, kind) in &s.held {
-            let verb = if *kind == "refused" {
-                "refuses"
-            } else {
-                "strips"
-            };
+            let verb = tmux::past(kind);
             out.push(crate::scan::Finding {
                 pid: s.pid,
                 program: "screen session".to_string(),

@@ -18,8 +18,9 @@
 //! - `--fix` removes the names with `set-environment -u`, globally and per
 //!   session, and says what it removed. Stale values are reported, not changed.
 //!
-//! A server whose process maps libenvshim.so already filters every exec it makes;
-//! `--skip-policed` leaves such servers alone. libenvshim.so runs
+//! A server whose process maps libenvshim.so already filters every exec it makes:
+//! it is left alone, and is no finding (`--skip-policed` says so; it is what is
+//! always done). libenvshim.so runs
 //! `envwrap tmux-env --fix --skip-policed --quiet -S SOCKET` in a tmux client whose
 //! command may start a process in its server (`envpolicy::tmux`), and `envwrap --
 //! tmux ...` does the same when it does not preload the shim into tmux.
@@ -87,7 +88,6 @@ struct Options {
     /// The sockets `-L` and `-S` named, in order (empty: every one of the user's).
     named: Vec<PathBuf>,
     fix: bool,
-    skip_policed: bool,
     warn_server_environ: bool,
     quiet: bool,
     tmux: Option<PathBuf>,
@@ -142,7 +142,9 @@ struct Held {
 struct Server {
     socket: PathBuf,
     pid: Option<u32>,
-    policed: bool,
+    /// Whether the server maps libenvshim.so (then its shim filters every exec
+    /// it makes, and nothing else is read), and which.
+    shim: Option<Mapped>,
     held: Vec<Held>,
     /// Names removed by `--fix`, with where from.
     removed: Vec<(Place, Vec<u8>)>,
@@ -165,7 +167,8 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
             Opt::Label => o.named.push(label_socket(v.as_bytes())),
             Opt::Path => o.named.push(PathBuf::from(v)),
             Opt::Fix => o.fix = true,
-            Opt::SkipPoliced => o.skip_policed = true,
+            // What is always done now; kept for the shims that pass it.
+            Opt::SkipPoliced => {}
             Opt::WarnServerEnviron => o.warn_server_environ = true,
             Opt::Quiet => o.quiet = true,
             Opt::Tmux => o.tmux = Some(PathBuf::from(v)),
@@ -201,12 +204,8 @@ fn check_servers(o: &Options, loaded: &source::Loaded) -> u8 {
     let policy = loaded.compiled.policy();
     let files = outcome::read_env_files(&policy);
     let tmux = o.tmux.clone().unwrap_or_else(|| PathBuf::from("tmux"));
-    let sockets = match (o.named.is_empty(), o.screens.is_empty()) {
-        (true, true) => user_sockets(),
-        (true, false) => Vec::new(),
-        _ => o.named.clone(),
-    };
-    let sessions = screen_sessions(o, &policy, &files);
+    let (sockets, wanted_sessions) = targets(o);
+    let sessions = screen_sessions(o, &wanted_sessions, &policy, &files);
     let mut servers = Vec::new();
     for socket in sockets {
         if !listens(&socket) {
@@ -239,10 +238,28 @@ fn check_servers(o: &Options, loaded: &source::Loaded) -> u8 {
     }
 }
 
-/// The screen sessions the options name (every one when they name no tmux
-/// server and no session), read, and fixed with `--fix`.
+/// What the options name: tmux sockets (`-L`, `-S`) and screen sessions
+/// (`--screen`; `None` for every one of the user's). With neither, every tmux
+/// server and every screen session of the user.
+fn targets(o: &Options) -> (Vec<PathBuf>, Vec<Option<&str>>) {
+    match (o.named.is_empty(), o.screens.is_empty()) {
+        (true, true) => (user_sockets(), vec![None]),
+        (named, _) => {
+            let sockets = if named { Vec::new() } else { o.named.clone() };
+            let sessions = o
+                .screens
+                .iter()
+                .map(|s| Some(s.as_str()).filter(|s| !s.is_empty()))
+                .collect();
+            (sockets, sessions)
+        }
+    }
+}
+
+/// The screen sessions `wanted` names, read, and fixed with `--fix`.
 fn screen_sessions(
     o: &Options,
+    wanted: &[Option<&str>],
     policy: &Policy<'_>,
     files: &[Option<Vec<u8>>],
 ) -> Vec<crate::screen::Session> {
@@ -250,17 +267,8 @@ fn screen_sessions(
         || "screen".to_string(),
         |p| p.to_string_lossy().into_owned(),
     );
-    let wanted: Vec<Option<&str>> = match (o.named.is_empty(), o.screens.is_empty()) {
-        (true, true) => vec![None],
-        (_, false) => o
-            .screens
-            .iter()
-            .map(|s| Some(s.as_str()).filter(|s| !s.is_empty()))
-            .collect(),
-        _ => Vec::new(),
-    };
     let mut found: Vec<(String, u32)> = Vec::new();
-    for w in wanted {
+    for &w in wanted {
         for s in crate::screen::sessions(&screen, w) {
             if !found.contains(&s) {
                 found.push(s);
@@ -351,7 +359,7 @@ fn examine(
     let mut s = Server {
         socket: socket.to_path_buf(),
         pid: None,
-        policed: false,
+        shim: None,
         held: Vec::new(),
         removed: Vec::new(),
         unreadable: None,
@@ -375,10 +383,12 @@ fn read_server(
     };
     let pid = client.run(&["display-message", "-p", "#{pid}"])?;
     s.pid = String::from_utf8_lossy(&pid).trim().parse().ok();
-    s.policed = s.pid.is_some_and(maps_the_shim);
-    // A policed server's shim filters every exec it makes: what its
-    // environments hold reaches no process, so it is no finding.
-    if s.policed {
+    s.shim = s.pid.and_then(shim_mapped);
+    // A policed server's shim filters every exec it makes, pipe-pane's and the
+    // panes' included: what its environments and its own process hold (names
+    // self-scrub left, with their values overwritten) reach no process, so they
+    // are no finding.
+    if s.shim.is_some() {
         return Ok(());
     }
     let global = environment(&client, &["-g"])?;
@@ -388,17 +398,14 @@ fn read_server(
         let place = Place::Session { id, name };
         judge_into(policy, files, place, &env, &mut s.held);
     }
-    // A policed server's shim filters every exec it makes, pipe-pane's and the
-    // panes' included: what its own environment holds (names self-scrub left, with
-    // their values overwritten) reaches none of them.
-    if let (Some(pid), true) = (s.pid, !s.policed && (!o.quiet || o.warn_server_environ)) {
+    if let (Some(pid), true) = (s.pid, !o.quiet || o.warn_server_environ) {
         if let Ok(raw) = procfs::read(pid, "environ") {
             let entries = procfs::split_nul(&raw);
             let place = Place::ServerProcess { pid };
             judge_into(policy, files, place, &entries, &mut s.held);
         }
     }
-    if !o.quiet && !s.policed {
+    if !o.quiet {
         for (id, pid) in panes(&client) {
             let Ok(raw) = procfs::read(pid, "environ") else {
                 continue;
@@ -661,12 +668,12 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
             warn_server_process(&head, &s.held);
             continue;
         }
-        if s.policed {
-            let shim = match s.pid.and_then(shim_mapped) {
-                Some(Mapped::Replaced) => {
+        if let Some(mapped) = s.shim {
+            let shim = match mapped {
+                Mapped::Replaced => {
                     "an older libenvshim.so (replaced on disk since the server started)"
                 }
-                _ => "libenvshim.so",
+                Mapped::Current => "libenvshim.so",
             };
             showln!("{head}: runs {shim}, which filters every process it starts");
         }
@@ -683,7 +690,7 @@ fn print_servers(servers: &[Server], o: &Options, label: &str) {
             };
             showln!("{head}: {} {what}", h.place.text());
         }
-        if shown.is_empty() && s.removed.is_empty() && !s.policed {
+        if shown.is_empty() && s.removed.is_empty() && s.shim.is_none() {
             showln!("{head}: no findings");
         }
     }
@@ -710,7 +717,8 @@ fn warn_server_process(head: &str, held: &[Held]) {
     }
 }
 
-fn past(kind: &str) -> &'static str {
+/// The policy's verb for a held name of `kind` (`refused` or `stripped`).
+pub(crate) fn past(kind: &str) -> &'static str {
     if kind == "refused" {
         "refuses"
     } else {
@@ -742,7 +750,7 @@ fn servers_json(servers: &[Server], sessions: &[crate::screen::Session], policy:
             json!({
                 "socket": value::word(s.socket.as_os_str().as_bytes()),
                 "pid": s.pid,
-                "policed": s.policed,
+                "policed": s.shim.is_some(),
                 "held": held,
                 "removed": removed,
                 "unreadable": s.unreadable,
@@ -815,16 +823,16 @@ pub fn fix_before_screen_client(
 ) {
     let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
     let sty = crate::environ::get(env, b"STY");
-    if !envpolicy::screen::is_screen(screen.as_os_str().as_bytes())
-        || !envpolicy::screen::reaches_server_environment(&args, sty)
-    {
+    let client = envpolicy::screen::read_client(&args);
+    let is_screen = envpolicy::pairs::carrier(screen.as_os_str().as_bytes())
+        == Some(envpolicy::pairs::Carrier::Screen);
+    if !is_screen || !client.reaches_server_environment(sty) {
         return;
     }
-    let session = envpolicy::screen::session(&args, sty).unwrap_or_default();
+    let session = client.session(sty).unwrap_or_default();
     let o = Options {
         screens: vec![String::from_utf8_lossy(session).into_owned()],
         fix: true,
-        skip_policed: true,
         quiet: true,
         screen: Some(screen.to_path_buf()),
         ..Options::default()
@@ -854,7 +862,6 @@ pub fn fix_before_client(loaded: &source::Loaded, tmux: &Path, argv: &[Vec<u8>],
     let o = Options {
         named: vec![socket],
         fix: true,
-        skip_policed: true,
         warn_server_environ: envpolicy::tmux::pipes_a_pane(&args),
         quiet: true,
         tmux: Some(tmux.to_path_buf()),
