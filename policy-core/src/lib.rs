@@ -21,8 +21,8 @@
 //!   [`pairs`]: where each program that carries environment in argv keeps it;
 //! - [`search`]: the `execvp` family's search for the program, over an exec
 //!   callback;
-//! - [`tmux`]: when a tmux client may start processes in its server, and which
-//!   server that is;
+//! - [`mux`]: what a terminal multiplexer is (tmux, GNU screen): when its client
+//!   may start processes in its server, and which server that is;
 //! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`.
 #![cfg_attr(not(test), no_std)]
 
@@ -47,8 +47,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, pairs, readable,
-    screen, search, shape, shown, tmux, writers
+    argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, mux, pairs, readable,
+    search, shape, shown, writers
 );
 
 pub mod builtin;

@@ -1,5 +1,5 @@
 //! Running envwrap from inside a program: the compile of a policy (`crate::load`)
-//! and the check of a tmux server (`crate::tmux_server`).
+//! and the check of a multiplexer's server (`crate::mux_client`).
 //!
 //! envwrap is started with libc's own `posix_spawn` (not our hook) and waited for
 //! with raw system calls, with every signal blocked meanwhile ([`QuietChild`]): a

@@ -10,8 +10,9 @@
 //!   validation, wait for the first exec);
 //! - open the policy's log file ([`crate::filter::open_log`]);
 //! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]);
-//! - in a tmux client whose command may start a process in a running server, have
-//!   envwrap clean that server's environments ([`crate::tmux_server::at_load`]);
+//! - in a multiplexer's client (tmux, screen) whose command may start a process
+//!   in a running server, have envwrap clean that server's environments
+//!   ([`crate::mux_client::at_load`]);
 //! - in a tmux client, note where its commands lie in its argv, for the fork
 //!   child that becomes its server to blank ([`crate::server_cmdline::at_load`]).
 //!
@@ -57,10 +58,12 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
             unsafe { crate::scrub::at_load(peeked, prog, argc, argv) };
         });
     }
-    // SAFETY: as above.
-    unsafe { crate::tmux_server::at_load(prog, argc, argv) };
-    // SAFETY: as above.
-    unsafe { crate::server_cmdline::at_load(prog, argc, argv) };
+    if let Some(mux) = envpolicy_core::mux::by_program(prog) {
+        // SAFETY: as above.
+        unsafe { crate::mux_client::at_load(mux, argc, argv) };
+        // SAFETY: as above.
+        unsafe { crate::server_cmdline::at_load(mux, argc, argv) };
+    }
 }
 
 #[used]

@@ -54,6 +54,7 @@ pub mod helper;
 pub mod hint;
 pub mod init;
 pub mod load;
+pub mod mux_client;
 pub mod next_object;
 pub mod policy;
 pub mod popen;
@@ -66,7 +67,6 @@ pub mod spawn;
 pub mod sticky;
 pub mod sys;
 pub mod system;
-pub mod tmux_server;
 
 #[cfg(not(test))]
 #[panic_handler]

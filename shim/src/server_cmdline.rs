@@ -21,7 +21,7 @@
 use core::ffi::{c_char, c_int};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use envpolicy_core::pairs::tmux_command_start;
+use envpolicy_core::mux::{CommandsStart, Multiplexer};
 
 use crate::sys;
 
@@ -37,25 +37,30 @@ static TO: AtomicUsize = AtomicUsize::new(0);
 /// The options read to find the command; a client with more blanks nothing.
 const MAX_OPTIONS: usize = 32;
 
-/// Called by the constructor with `argv[0]`'s bytes and the process's argv.
+/// Called by the constructor with the multiplexer the process is a client of
+/// and the process's argv: for one whose row says where a client's commands
+/// start (tmux's), note them.
 ///
 /// # Safety
 /// `argv` must be the process's argument vector (`argc` NUL-terminated strings),
 /// as the loader passes it before `main`.
-pub unsafe fn at_load(prog: &[u8], argc: c_int, argv: *const *const c_char) {
-    if !crate::tmux_server::is_tmux(prog) || argv.is_null() {
+pub unsafe fn at_load(mux: &Multiplexer, argc: c_int, argv: *const *const c_char) {
+    let Some(commands_start) = mux.commands_start else {
+        return;
+    };
+    if argv.is_null() {
         return;
     }
     // SAFETY: the caller's contract, passed on.
-    unsafe { note_commands(argc, argv) }
+    unsafe { note_commands(commands_start, argc, argv) }
 }
 
-/// [`at_load`] for a tmux client.
+/// [`at_load`] for a client whose commands start where `commands_start` says.
 ///
 /// # Safety
 /// As `at_load`.
 #[inline(never)]
-unsafe fn note_commands(argc: c_int, argv: *const *const c_char) {
+unsafe fn note_commands(commands_start: CommandsStart, argc: c_int, argv: *const *const c_char) {
     let n_args = usize::try_from(argc).unwrap_or(0);
     // SAFETY: `i < argc`: one of the process's NUL-terminated arguments.
     let arg = |i: usize| unsafe { sys::cstr_bytes(*argv.add(i)) };
@@ -64,7 +69,7 @@ unsafe fn note_commands(argc: c_int, argv: *const *const c_char) {
     for (i, slot) in options.iter_mut().enumerate().take(read) {
         *slot = arg(i);
     }
-    let start = tmux_command_start(options.get(..read).unwrap_or(&[]));
+    let start = commands_start(options.get(..read).unwrap_or(&[]));
     if start >= read || start >= n_args {
         return;
     }

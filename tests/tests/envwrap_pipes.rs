@@ -26,6 +26,8 @@ const FORMS: &[&[&str]] = &[
     &["doctor", "--help"],
     &["tmux-env"],
     &["tmux-env", "--help"],
+    &["mux-env", "--json"],
+    &["mux-env", "--help"],
     &["compile", "--help"],
 ];
 

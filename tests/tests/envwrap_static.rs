@@ -124,7 +124,7 @@ fn man_pages_are_true_to_help_and_policy_reference() {
         &["explain"],
         &["scan"],
         &["doctor"],
-        &["tmux-env"],
+        &["mux-env"],
     ] {
         let o = envwrap(&sb).args(tool).arg("--help").expect_success();
         let help = o.stdout_str();

@@ -460,7 +460,7 @@ fn scan_reports_what_a_foreign_server_would_give_new_panes() {
     for name in ["GH_TOKEN", INNOCENT] {
         assert!(
             text.lines().any(|l| l
-                .contains(&format!("socket {}", sb.tmux_socket_path().display()))
+                .contains(&format!("tmux server {}", sb.tmux_socket_path().display()))
                 && l.contains(&format!("the global environment holds {name}"))),
             "{name} in the server's global environment is not reported:\n{text}"
         );

@@ -22,7 +22,9 @@ use std::path::PathBuf;
 pub const HELP_HINT: &str = "envwrap --help";
 
 /// The tools, which come first on envwrap's command line.
-pub const TOOLS: &[&str] = &["check", "explain", "scan", "doctor", "tmux-env", "compile"];
+pub const TOOLS: &[&str] = &[
+    "check", "explain", "scan", "doctor", "mux-env", "tmux-env", "compile",
+];
 
 /// The options of the run mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,7 +36,8 @@ fn tables() -> Vec<(&'static str, Vec<Opt>)> {
         ("explain", opts(crate::explain::SPECS)),
         ("scan", opts(crate::scan::SPECS)),
         ("doctor", opts(crate::doctor::SPECS)),
-        ("tmux-env", opts(crate::tmux::SPECS)),
+        ("mux-env", opts(crate::mux::SPECS)),
+        ("tmux-env", opts(crate::mux::SPECS)),
         ("compile", opts(crate::compile_cmd::SPECS)),
         ("", opts(crate::cli::SPECS)),
     ];

@@ -8,7 +8,8 @@ Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
        envwrap explain [OPTION]... [-- COMMAND [ARG]...]
        envwrap scan [--pid N]... [--all] [-L NAME | -S PATH]... [--policy FILE] [--json]
        envwrap doctor [--json] PROGRAM
-       envwrap tmux-env [--fix] [-L NAME | -S PATH] [--policy FILE] [--json]
+       envwrap mux-env [--fix] [--mux NAME [--server SERVER]... | -L NAME | -S PATH]...
+                       [--policy FILE] [--json]
        envwrap compile [--output FILE] POLICY
 
 Run COMMAND the way env(1) does, with the environment and arguments an envshim
@@ -56,7 +57,7 @@ Policy options:
 
 Options stop at the first argument that is not one. Long options may be
 shortened to any unambiguous prefix. To run a program named like a tool (check,
-explain, scan, doctor, tmux-env, compile), put '--' before it.
+explain, scan, doctor, mux-env, tmux-env, compile), put '--' before it.
 
 Tools ('envwrap TOOL --help' shows a tool's options):
   check [POLICY]    validate a policy: each error as FILE:LINE:COLUMN, or a
@@ -70,9 +71,9 @@ Tools ('envwrap TOOL --help' shows a tool's options):
   doctor PROGRAM    say whether libenvshim.so can police PROGRAM, or only envwrap
                     can (static, Go, setuid or setgid, file capabilities, ELF
                     class)
-  tmux-env          find what tmux servers and screen sessions hold that the
+  mux-env           find what tmux servers and screen sessions hold that the
                     policy would not pass to a new pane or window, and remove
-                    it with --fix
+                    it with --fix (also 'tmux-env')
   compile POLICY    compile a policy into the cache libenvshim.so maps (the shim
                     runs this itself when its cache is missing or stale)
 
@@ -181,7 +182,7 @@ Find leaks that exist now, in live processes, from /proc/PID/cmdline and
     the file's value today: the drift check to run after changing a policy;
   - a tmux server whose global or session environment holds a variable the
     policy strips or refuses, or a stale passthrough value: every new pane
-    would get it ('envwrap tmux-env --fix' removes it). The servers are this
+    would get it ('envwrap mux-env --fix' removes it). The servers are this
     user's (the sockets in ${TMUX_TMPDIR:-/tmp}/tmux-UID/), and those -L and -S
     name;
   - a GNU screen session whose server's environment (as setenv left it) holds
@@ -207,53 +208,55 @@ option or policy, or when a process named with --pid could not be read in full
 called clean.
 ";
 
-/// `envwrap tmux-env --help`.
-pub const TMUX: &str = "\
-Usage: envwrap tmux-env [--fix] [-L NAME | -S PATH | --screen SESSION] [--policy FILE] [--json]
+/// `envwrap mux-env --help` (also `envwrap tmux-env --help`).
+pub const MUX: &str = "\
+Usage: envwrap mux-env [--fix] [--mux NAME [--server SERVER]... | -L NAME | -S PATH]...
+                       [--policy FILE] [--json]
+       envwrap tmux-env ...   (the same tool)
 
-A tmux server gives every new pane, and every command it runs (run-shell,
-if-shell, pipe-pane), its global environment and the session's. This reads them
-from every server of this user (the sockets in ${TMUX_TMPDIR:-/tmp}/tmux-UID/),
-or from the one -L or -S names, and reports:
+A terminal multiplexer's server (tmux, GNU screen) gives every pane or window it
+opens, and every command it runs (tmux's run-shell, if-shell, pipe-pane), its own
+environment, not the client's. This reads the servers of every multiplexer it
+knows (tmux: every socket in ${TMUX_TMPDIR:-/tmp}/tmux-UID/; screen: every
+session screen -ls lists), or the ones the options name, and reports:
   - each variable there that the policy strips or refuses (a server started
     without envshim by a shell that held credentials holds them all);
   - each passthrough variable whose value differs from its env file's today;
-  - each pane whose process holds such a variable: only a restart of the pane
-    removes it;
-  - each such variable in the server's own process environment, which tmux
-    gives to pipe-pane commands and no client can change: only a restart of
-    the server removes it.
+  - tmux: each pane whose process holds such a variable (only a restart of the
+    pane removes it), and each such variable in the server's own process
+    environment, which tmux gives to pipe-pane commands and no client can
+    change (only a restart of the server removes it);
+  - screen: the server's environment as setenv and unsetenv left it (where the
+    server keeps it, not only /proc/PID/environ).
 A server that runs libenvshim.so filters every process it starts; it is said
-so. Each finding names the socket, the session or pane, and the variable,
-never the value. libenvshim.so and envwrap run 'envwrap tmux-env --fix
---skip-policed --quiet' themselves before a tmux command that may start a
-process in a server.
+so. Each finding names the server, the session or pane, and the variable,
+never the value. libenvshim.so and envwrap run 'envwrap mux-env --fix
+--skip-policed --quiet' themselves before a client's command that may start a
+process in a running server.
 
-A GNU screen session's server gives every window it opens its own process
-environment, as setenv and unsetenv left it: with no option, or --screen, that
-environment is read (where the server keeps it, not only /proc/PID/environ) and
-judged the same way, and --fix removes what it reports with 'screen -X
-unsetenv'. libenvshim.so and envwrap run this too before a screen command that
-may open a window in a running session.
-
-  -L, --socket-name=NAME  the server of 'tmux -L NAME'
-  -S, --socket-path=PATH  the server listening on PATH
-      --fix               remove the variables it reports from the server, with
-                          set-environment -u, globally and per session, and say
-                          what it removed (panes and stale values are reported
-                          only)
+  --mux=NAME              read NAME's servers only: tmux or screen (repeatable)
+  --server=SERVER         of the --mux before it, only this server: a tmux
+                          socket's path; a screen session (PID.NAME, PID, NAME
+                          or a prefix of NAME, as screen -S matches; empty:
+                          every session of this user)
+  --program=PROGRAM       the client of the --mux before it to run (default:
+                          its name, from PATH)
+  -L, --socket-name=NAME  the tmux server of 'tmux -L NAME'
+  -S, --socket-path=PATH  the tmux server listening on PATH
+      --fix               remove the variables it reports from the servers
+                          (tmux: set-environment -u, globally and per session;
+                          screen: -X unsetenv), and say what it removed (panes
+                          and stale values are reported only)
       --skip-policed      leave alone a server that runs libenvshim.so (what is
                           always done: such a server is no finding)
       --warn-server-environ
                           with --quiet, still warn about the server's own
                           environment (for a client that runs pipe-pane)
   -q, --quiet             print only what --fix removed, and errors
-      --tmux=PROGRAM      the tmux client to run (default: tmux, from PATH)
-      --screen=SESSION    the screen session SESSION (PID.NAME, PID, NAME or a
-                          prefix of NAME, as screen -S matches; empty: every
-                          session of this user)
+      --tmux=PROGRAM      the same as --mux tmux --program PROGRAM
+      --screen=SESSION    the same as --mux screen --server SESSION
       --screen-program=PROGRAM
-                          the screen client to run (default: screen, from PATH)
+                          the same as --mux screen --program PROGRAM
       --policy=FILE       the policy (default: the policy lookup of
                           'envwrap --help')
       --json              print one JSON object

@@ -37,17 +37,16 @@ mod explain;
 mod help;
 mod journal;
 mod live_environ;
+mod mux;
 mod opts;
 mod preload;
 mod procfs;
 mod resolve;
 mod run;
 mod scan;
-mod screen;
 mod source;
 mod split;
 mod supervise;
-mod tmux;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -60,13 +59,13 @@ fn main() -> ExitCode {
     }
     let tool = args.first().and_then(|a| a.to_str()).map(str::to_owned);
     match tool.as_deref() {
-        Some(t @ ("check" | "explain" | "scan" | "doctor" | "tmux-env")) => {
+        Some(t @ ("check" | "explain" | "scan" | "doctor" | "mux-env" | "tmux-env")) => {
             args.remove(0);
             match t {
                 "check" => check::main(args),
                 "explain" => explain::main(args),
                 "scan" => scan::main(args),
-                "tmux-env" => tmux::main(args),
+                "mux-env" | "tmux-env" => mux::main(args),
                 _ => doctor::main(args),
             }
         }

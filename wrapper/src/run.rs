@@ -9,7 +9,7 @@ use crate::cli::{self, Parsed, RunOptions};
 use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
-use crate::{completions, environ, exec, help, preload, source, supervise, tmux, value};
+use crate::{completions, environ, exec, help, mux, preload, source, supervise, value};
 use envpolicy::compiled::Mode;
 use envpolicy::outcome::{self, Change, Decision};
 use std::ffi::{OsStr, OsString};
@@ -170,9 +170,9 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         prepare_childs_cache(&path, &child_env);
     }
     if shim.is_none() {
-        // The shim in tmux would do it (docs/adr/0014); without one, here.
-        tmux::fix_before_client(&loaded, &program, child_argv, &child_env);
-        tmux::fix_before_screen_client(&loaded, &program, child_argv, &child_env);
+        // The shim in a multiplexer's client would do it (docs/adr/0014);
+        // without one, here.
+        mux::fix_before_client(&loaded, &program, child_argv, &child_env);
     }
     if o.supervise {
         let setup = supervise::Setup {

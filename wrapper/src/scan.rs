@@ -120,7 +120,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                 }
             }
             Opt::All => all = true,
-            Opt::TmuxLabel => tmux_sockets.push(crate::tmux::label_socket(
+            Opt::TmuxLabel => tmux_sockets.push(crate::mux::tmux::label_socket(
                 v.unwrap_or_default().as_encoded_bytes(),
             )),
             Opt::TmuxPath => tmux_sockets.push(PathBuf::from(v.unwrap_or_default())),
@@ -204,16 +204,13 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         scanned += 1;
     }
 
-    // tmux servers: every one of this user's, or those -L and -S name (with --pid,
-    // only those).
+    // Multiplexers' servers: what each would give a new pane or window (a
+    // screen server's live environment, which /proc/PID/environ does not show
+    // after setenv). Every one of this user's, or only the tmux servers -L and
+    // -S name (with --pid, only those).
     let sockets = (!tmux_sockets.is_empty()).then_some(tmux_sockets);
     if !explicit || sockets.is_some() {
-        findings.extend(crate::tmux::scan_findings(&policy, &files, sockets));
-    }
-    // screen sessions: what each server would give a new window (its live
-    // environment, which /proc/PID/environ does not show after setenv).
-    if !explicit {
-        findings.extend(crate::screen::scan_findings(&policy, &files));
+        findings.extend(crate::mux::scan_findings(&policy, &files, sockets));
     }
 
     let processes: std::collections::BTreeSet<u32> = findings.iter().map(|f| f.pid).collect();

@@ -10,7 +10,32 @@
 //! module says when a client's argv needs that, and which server it talks to, as
 //! tmux itself reads its argv and environment.
 
-use crate::pairs::{for_each_tmux_command, for_each_tmux_option, tmux_command_start};
+use super::{Multiplexer, Request, Server, Socket};
+use crate::pairs::{for_each_tmux_command, for_each_tmux_option, tmux_command_start, Carrier};
+
+/// tmux's row of [`super::MULTIPLEXERS`].
+pub static MULTIPLEXER: Multiplexer = Multiplexer {
+    name: "tmux",
+    c_name: c"tmux",
+    programs: &[b"tmux"],
+    client_vars: &[b"TMUX", b"TMUX_TMPDIR"],
+    helper_vars: &[],
+    server: "server",
+    windows: "panes",
+    carrier: Some(Carrier::Tmux),
+    read_client,
+    commands_start: Some(tmux_command_start),
+};
+
+/// [`Multiplexer::read_client`] for tmux: `vars` are `TMUX` and `TMUX_TMPDIR`.
+fn read_client<'a>(argv: &[&'a [u8]], vars: &[Option<&'a [u8]>]) -> Request<'a> {
+    let var = |i: usize| vars.get(i).copied().flatten();
+    Request {
+        reaches_server: reaches_server_environment(argv),
+        server: Server::Socket(socket(argv, var(0), var(1))),
+        server_process_env: pipes_a_pane(argv),
+    }
+}
 
 /// The commands that start no process, now or later, by their own effect: each
 /// with its alias in tmux's command table and why it is harmless. A client whose
@@ -170,22 +195,12 @@ fn words(list: &'static [u8]) -> impl Iterator<Item = &'static [u8]> {
     list.split(|&b| b == b' ').filter(|w| !w.is_empty())
 }
 
-/// Where a server's socket is, as tmux finds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Socket<'a> {
-    /// `-S PATH`, or the first field of `$TMUX` when neither `-S` nor `-L` is
-    /// given (a client run inside a pane).
-    Path(&'a [u8]),
-    /// `-L NAME` (`default` without one): `TMPDIR/tmux-UID/NAME`, where TMPDIR is
-    /// `$TMUX_TMPDIR` when set and not empty, else `/tmp`.
-    Label {
-        tmpdir: &'a [u8],
-        label: &'a [u8],
-    },
-}
-
-/// The server the client `argv` talks to. `tmux_var` and `tmux_tmpdir` are the
-/// values of `TMUX` and `TMUX_TMPDIR` in the client's environment.
+/// The server the client `argv` talks to, as tmux finds its socket: `-S
+/// PATH`; else the first field of `$TMUX` when `-L` is not given either (a
+/// client run inside a pane); else `TMPDIR/tmux-UID/NAME` for `-L NAME`
+/// (`default` without one), where TMPDIR is `$TMUX_TMPDIR` when set and not
+/// empty, else `/tmp`. `tmux_var` and `tmux_tmpdir` are the values of `TMUX`
+/// and `TMUX_TMPDIR` in the client's environment.
 pub fn socket<'a>(
     argv: &[&'a [u8]],
     tmux_var: Option<&'a [u8]>,
@@ -205,58 +220,16 @@ pub fn socket<'a>(
         .filter(|p| !p.is_empty());
     match (label, inherited) {
         (None, Some(p)) => Socket::Path(p),
-        _ => Socket::Label {
-            tmpdir: tmux_tmpdir.filter(|d| !d.is_empty()).unwrap_or(b"/tmp"),
-            label: label.unwrap_or(b"default"),
-        },
+        _ => label_socket(tmux_tmpdir, label.unwrap_or(b"default")),
     }
 }
 
-impl Socket<'_> {
-    /// The socket's path for user `uid`, written into `out` (without a NUL);
-    /// `None` when it does not fit.
-    pub fn write_path<'o>(&self, uid: u32, out: &'o mut [u8]) -> Option<&'o [u8]> {
-        let mut w = Writer { out, len: 0 };
-        match *self {
-            Socket::Path(p) => w.put(p)?,
-            Socket::Label { tmpdir, label } => {
-                w.put(tmpdir.strip_suffix(b"/").unwrap_or(tmpdir))?;
-                w.put(b"/tmux-")?;
-                w.put_decimal(uid)?;
-                w.put(b"/")?;
-                w.put(label)?;
-            }
-        }
-        let Writer { out, len } = w;
-        out.get(..len)
-    }
-}
-
-struct Writer<'o> {
-    out: &'o mut [u8],
-    len: usize,
-}
-
-impl Writer<'_> {
-    fn put(&mut self, s: &[u8]) -> Option<()> {
-        let end = self.len.checked_add(s.len())?;
-        self.out.get_mut(self.len..end)?.copy_from_slice(s);
-        self.len = end;
-        Some(())
-    }
-
-    fn put_decimal(&mut self, mut n: u32) -> Option<()> {
-        let mut digits = [0u8; 10];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            *digits.get_mut(start)? = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.put(digits.get(start..)?)
+/// The socket `-L LABEL` names, with `$TMUX_TMPDIR`'s value `tmux_tmpdir`.
+pub fn label_socket<'a>(tmux_tmpdir: Option<&'a [u8]>, label: &'a [u8]) -> Socket<'a> {
+    Socket::Label {
+        tmpdir: tmux_tmpdir.filter(|d| !d.is_empty()).unwrap_or(b"/tmp"),
+        per_user: b"tmux-",
+        label,
     }
 }
 

@@ -14,6 +14,36 @@
 //! one as a value, then the operands, which are a new window's command, or
 //! with `-X` and `-Q`, a command for the server.
 
+use super::{Multiplexer, Request, Server};
+use crate::pairs::Carrier;
+
+/// GNU screen's row of [`super::MULTIPLEXERS`]. Its server is forked from its
+/// first client too, but renames itself (`SCREEN`) and its command line is its
+/// windows' first command, whose pairs the pair reading drops: nothing to blank.
+pub static MULTIPLEXER: Multiplexer = Multiplexer {
+    name: "screen",
+    c_name: c"screen",
+    programs: &[b"screen"],
+    client_vars: &[b"STY"],
+    helper_vars: &[b"SCREENDIR"],
+    server: "session",
+    windows: "windows",
+    carrier: Some(Carrier::Screen),
+    read_client: read_request,
+    commands_start: None,
+};
+
+/// [`Multiplexer::read_client`] for screen: `vars` is `STY`.
+fn read_request<'a>(argv: &[&'a [u8]], vars: &[Option<&'a [u8]>]) -> Request<'a> {
+    let sty = vars.first().copied().flatten();
+    let client = read_client(argv);
+    Request {
+        reaches_server: client.reaches_server_environment(sty),
+        server: Server::Session(client.session(sty)),
+        server_process_env: false,
+    }
+}
+
 /// The server commands (`-X` and `-Q`) that start no process, now or later, by
 /// their own effect, each with why; any other command cleans first
 /// (docs/adr/0014 has the table with the tmux one).

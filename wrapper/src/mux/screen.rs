@@ -1,0 +1,125 @@
+//! GNU screen sessions for `envwrap mux-env`: read through `/proc`, cleared
+//! with `screen -X unsetenv`.
+//!
+//! A screen session's server (`SCREEN`) gives each window it opens its own
+//! process environment, as changed by `setenv` and `unsetenv` since it started
+//! (docs/adr/0014). So that is what is read ([`crate::live_environ`], with
+//! `/proc/PID/environ` when the live one cannot be), judged as a window's
+//! environment, and cleared with one `screen -S SESSION -X unsetenv NAME` per
+//! name.
+//!
+//! Sessions are found as `screen -ls` lists them (`PID.NAME`), so wherever
+//! this screen keeps its sockets (`SCREENDIR`, which the shim passes on).
+
+use super::{judge_into, shim_mapped, Judge, Options, Place, Server, Servers};
+use crate::{live_environ, procfs};
+use envpolicy::mux::Multiplexer;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// GNU screen, for [`super::IMPLEMENTATIONS`].
+pub(crate) struct Screen;
+
+impl Servers for Screen {
+    fn row(&self) -> &'static Multiplexer {
+        &envpolicy::mux::screen::MULTIPLEXER
+    }
+
+    /// Every session of this user that `named` names (an empty name, or none:
+    /// all): by `PID.NAME`, PID, NAME, or a prefix of NAME, as screen matches
+    /// `-S`.
+    fn find(&self, program: &Path, named: &[String], _quiet: bool) -> Vec<String> {
+        let listed = list(program);
+        let wanted = |id: &str| {
+            let (pid, name) = id.split_once('.').unwrap_or((id, ""));
+            named.is_empty()
+                || named
+                    .iter()
+                    .any(|w| w.is_empty() || w == id || w == pid || name.starts_with(w.as_str()))
+        };
+        listed.into_iter().filter(|id| wanted(id)).collect()
+    }
+
+    fn examine(&self, judge: &Judge<'_>, program: &Path, id: &str, o: &Options) -> Server {
+        let mut s = Server::new(&Screen, id);
+        s.pid = id.split_once('.').and_then(|(pid, _)| pid.parse().ok());
+        let Some(pid) = s.pid else {
+            s.unreadable = Some("no process id in its name".to_string());
+            return s;
+        };
+        s.shim = shim_mapped(pid);
+        // A policed server's shim filters every exec it makes: what its
+        // environment holds reaches no window, so it is no finding.
+        if s.shim.is_some() {
+            return s;
+        }
+        let entries = match live_environ::read(pid) {
+            Ok(entries) => entries,
+            Err(_) => match procfs::read(pid, "environ") {
+                Ok(raw) => procfs::split_nul(&raw),
+                Err(why) => {
+                    s.unreadable = Some(why.describe());
+                    return s;
+                }
+            },
+        };
+        judge_into(judge, Place::Global, &entries, &mut s.held);
+        // What screen keeps is the server's own environment: no env file is
+        // read for it afresh, so a stale value is not its finding.
+        s.held.retain(|h| h.kind != "stale");
+        if o.fix {
+            s.removed = unset(program, id, &s.held);
+        }
+        s
+    }
+
+    fn finding_kinds(&self) -> (&'static str, &'static str) {
+        ("screen.held", "screen.stale")
+    }
+
+    fn global_text(&self) -> &'static str {
+        "its environment"
+    }
+}
+
+/// The sessions `screen -ls` lists, as `PID.NAME`.
+fn list(program: &Path) -> Vec<String> {
+    let Ok(out) = Command::new(program)
+        .arg("-ls")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let id = l.trim_start().split(['\t', ' ']).next()?;
+            let (pid, _) = id.split_once('.')?;
+            pid.parse::<u32>().ok()?;
+            Some(id.to_string())
+        })
+        .collect()
+}
+
+/// `screen -S ID -X unsetenv NAME` for each held name; what was removed.
+fn unset(program: &Path, id: &str, held: &[super::Held]) -> Vec<(Place, Vec<u8>)> {
+    let mut removed = Vec::new();
+    for h in held {
+        let Ok(name) = std::str::from_utf8(&h.name) else {
+            continue;
+        };
+        let done = Command::new(program)
+            .args(["-S", id, "-X", "unsetenv", name])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|st| st.success());
+        if done {
+            removed.push((Place::Global, h.name.clone()));
+        }
+    }
+    removed
+}
