@@ -163,3 +163,71 @@ fn man_pages_are_true_to_help_and_policy_reference() {
     }
     assert!(keys > 20, "read only {keys} keys from policy.md");
 }
+
+/// The tool a mention of `envwrap WORD ...` in the docs (README.md, docs/,
+/// docs/adr/, the man pages) names, when WORD is not an option: every code span
+/// and every code line that starts with `envwrap `.
+fn tool_mentions(text: &str) -> Vec<String> {
+    let mut spans: Vec<&str> = text.split('`').skip(1).step_by(2).collect();
+    // Lines of fenced code blocks.
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if fenced {
+            spans.push(line.trim_start());
+        }
+    }
+    // roff: `.B envwrap tmux\-env`.
+    let roff: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(".B "))
+        .map(|l| l.replace("\\-", "-").trim_matches('"').to_string())
+        .collect();
+    spans.extend(roff.iter().map(String::as_str));
+    spans
+        .iter()
+        .filter_map(|s| s.strip_prefix("envwrap "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|w| !w.starts_with('-') && w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every tool name the docs use is one envwrap has: `envwrap WORD --help` prints
+/// WORD's own usage (a word that is not a tool would run a program of that
+/// name instead, as `envwrap tmux` runs tmux).
+#[test]
+fn every_tool_the_docs_name_is_a_tool() {
+    let sb = Sandbox::new("envwrap_doc_tools");
+    let root = workspace_root();
+    let mut files = vec![root.join("README.md"), root.join("docs/man/envwrap.1")];
+    for dir in ["docs", "docs/adr"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "md") {
+                files.push(p);
+            }
+        }
+    }
+    // The reading finds a wrong name: `envwrap tmux` is not the tool.
+    assert_eq!(tool_mentions("run `envwrap tmux -L x` and"), ["tmux"]);
+    assert_eq!(tool_mentions("```sh\nenvwrap tmux\n```\nenvwrap runs"), ["tmux"]);
+    let mut checked = std::collections::BTreeSet::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for tool in tool_mentions(&text) {
+            if !checked.insert(tool.clone()) {
+                continue;
+            }
+            let o = envwrap(&sb).args([tool.as_str(), "--help"]).run();
+            assert!(
+                o.stdout_str().starts_with(&format!("Usage: envwrap {tool}"))
+                    || (tool == "tmux-env" && o.stdout_str().contains("envwrap tmux-env ...")),
+                "{} names `envwrap {tool}`, which is not one of envwrap's tools",
+                f.display()
+            );
+        }
+    }
+    assert!(checked.contains("mux-env") && checked.contains("scan"), "{checked:?}");
+}

@@ -255,8 +255,10 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
         match id {
             Opt::Policy => o.policy = Some(PathBuf::from(&v)),
             Opt::Mux => {
-                let row = envpolicy::mux::by_name(v.as_bytes())
-                    .ok_or_else(|| Failure::usage("--mux takes tmux or screen", HINT))?;
+                let row = envpolicy::mux::by_name(v.as_bytes()).ok_or_else(|| {
+                    let names: Vec<&str> = IMPLEMENTATIONS.iter().map(|i| i.row().name).collect();
+                    Failure::usage(format!("--mux takes one of: {}", names.join(", ")), HINT)
+                })?;
                 o.choose(row)?;
             }
             Opt::Server => o.last("--server")?.named.push(text()),
