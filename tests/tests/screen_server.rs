@@ -313,3 +313,21 @@ fn scan_reports_what_a_foreign_session_would_give_new_windows() {
         "still reported after --fix: {after:?}"
     );
 }
+
+/// A client attaching to another user's multiuser session (`-x USER/NAME`):
+/// that session is neither listed nor readable, and the client says it was not
+/// checked rather than passing in silence.
+#[test]
+fn another_users_session_is_said_to_be_unchecked() {
+    let sb = Sandbox::new("screen_other_user");
+    let mut c = Session::screen(&sb);
+    c.env("LD_PRELOAD", shim_so()).args(["-x", "someone/work"]);
+    let o = c.run();
+    let said = o.stderr_str();
+    assert!(
+        said.lines().any(|l| l.starts_with(
+            "envshim: screen session someone/work: another user's session, not read"
+        )),
+        "no word that the session was not checked:\n{said}"
+    );
+}

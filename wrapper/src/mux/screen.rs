@@ -12,7 +12,7 @@
 //! this screen keeps its sockets (`SCREENDIR`, which the shim passes on).
 
 use super::{judge_into, shim_mapped, Judge, Options, Place, Server, Servers};
-use crate::{live_environ, procfs};
+use crate::{live_environ, procfs, value};
 use envpolicy::mux::Multiplexer;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -29,6 +29,16 @@ impl Servers for Screen {
     /// all): by `PID.NAME`, PID, NAME, or a prefix of NAME, as screen matches
     /// `-S`.
     fn find(&self, program: &Path, named: &[String], _quiet: bool) -> Vec<String> {
+        // `-x USER/NAME`: another user's multiuser session, which `-ls` does
+        // not list and whose server this user cannot read. Said, as a check
+        // that could not be made is (also with --quiet).
+        for other in named.iter().filter(|n| n.contains('/')) {
+            say!(
+                "{}: screen session {}: another user's session, not read: windows it opens may hold what the policy removes",
+                super::who(),
+                value::word(other.as_bytes())
+            );
+        }
         let listed = list(program);
         let wanted = |id: &str| {
             let (pid, name) = id.split_once('.').unwrap_or((id, ""));
