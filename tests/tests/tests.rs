@@ -19,6 +19,7 @@ mod envwrap_scan;
 mod envwrap_static;
 mod envwrap_supervise;
 mod library_parity;
+mod mux_loop;
 mod package;
 mod proc_scan;
 mod readme;

@@ -45,8 +45,9 @@ fn read_request<'a>(argv: &[&'a [u8]], vars: &[Option<&'a [u8]>]) -> Request<'a>
 }
 
 /// The server commands (`-X` and `-Q`) that start no process, now or later, by
-/// their own effect, each with why; any other command cleans first
-/// (docs/adr/0014 has the table with the tmux one).
+/// their own effect, each with why, when their operands run nothing
+/// ([`runs_nothing`]); any other command cleans first (docs/adr/0014 has the
+/// table with the tmux one).
 const HARMLESS_COMMANDS: &[&[u8]] = &[
     // Print or show text, or report the session.
     b"echo", b"info", b"windows", b"number", b"time", b"lastmsg",
@@ -74,6 +75,8 @@ pub struct Client<'a> {
     new_session: bool,
     /// `-ls`, `-list`, `-wipe`, `-v`: the client reaches no server's environment.
     client_only: bool,
+    /// An operand holds a backtick: see [`runs_nothing`].
+    backtick: bool,
     /// An option this reading does not know.
     unknown: bool,
     /// `-S NAME`, or the operand of `-r`, `-x`, `-d`, `-D`, `-R`.
@@ -159,7 +162,17 @@ pub fn read_client<'a>(argv: &[&'a [u8]]) -> Client<'a> {
     if c.command {
         c.server_command = argv.get(i).copied();
     }
+    c.backtick = !argv.get(i..).unwrap_or(&[]).iter().all(|a| runs_nothing(a));
     c
+}
+
+/// An operand that runs nothing when screen expands it as a string: no
+/// backtick. `echo -p`, `windows` and every other string screen expands with
+/// its escapes run backtick command N for `%N\``, with the session's
+/// environment; read as bytes, wherever a backtick stands, it costs a
+/// cleaning, not a leak (as tmux's `#(`, `envpolicy_core::mux::tmux::runs_nothing`).
+pub fn runs_nothing(arg: &[u8]) -> bool {
+    !arg.contains(&b'`')
 }
 
 impl<'a> Client<'a> {
@@ -183,9 +196,10 @@ impl<'a> Client<'a> {
             return false;
         }
         if self.command {
-            return !self
+            let harmless = self
                 .server_command
                 .is_some_and(|cmd| HARMLESS_COMMANDS.contains(&cmd));
+            return !harmless || self.backtick;
         }
         if self.attach || (self.detach && !self.new_session) {
             return true;
@@ -227,6 +241,10 @@ mod tests {
         // Unknown options, and a command with no name, count.
         assert!(reaches(&["screen", "-Z", "x"], None));
         assert!(reaches(&["screen", "-S", "s", "-X"], None));
+        // A harmless command whose string runs a backtick command.
+        assert!(reaches(&["screen", "-S", "s", "-X", "echo", "-p", "%1`"], None));
+        assert!(reaches(&["screen", "-S", "s", "-X", "windows", "%`"], None));
+        assert!(reaches(&["screen", "-S", "s", "-Q", "title", "a`b"], None));
     }
 
     #[test]
