@@ -47,7 +47,7 @@ pub use artifacts::{envwrap_bin, example_policy, shim_so, target_dir, workspace_
 pub use collect::{collect_dir, collect_file, COLLECT_ENV};
 pub use command::{Background, Outcome, TestCommand, DEFAULT_TIMEOUT};
 pub use compile::{cc_cache_dir, compile_c, compile_c_in, compile_c_with};
-pub use dump::assert_clean_dump;
+pub use dump::{assert_clean_dump, read_dump};
 pub use printenv::{printenv_bin, PrintenvReport, PRINTENV_C};
 pub use procfs::{
     all_pids, assert_no_process_holds, pid_alive, proc_cmdline, proc_comm, proc_environ, proc_ppid,

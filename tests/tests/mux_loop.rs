@@ -333,17 +333,7 @@ fn assert_holds_the_token(sb: &Sandbox, file: &Path, what: &str) {
 /// a failure never shows a value.
 #[track_caller]
 fn held_in_dump(sb: &Sandbox, file: &Path, what: &str) -> Vec<&'static str> {
-    assert!(
-        sb.wait_for(
-            || std::fs::metadata(file).is_ok_and(|m| m.len() > 0),
-            Duration::from_secs(10)
-        ),
-        "{what}: the process did not write {}",
-        file.display()
-    );
-    // Written in one go by `env > FILE`; give the shell a moment to finish.
-    std::thread::sleep(Duration::from_millis(100));
-    let bytes = std::fs::read(file).expect("read the dump");
+    let bytes = read_dump(sb, file, what);
     let mut held: Vec<&'static str> = sb
         .secrets()
         .find_all(&bytes)
