@@ -59,8 +59,8 @@ const HINT: &str = "envwrap scan --help";
 pub struct Finding {
     pub pid: u32,
     pub program: String,
-    /// `argv.value`, `argv.shape`, `environ.refused`, `environ.stale`,
-    /// `tmux.held`, `tmux.stale`, `screen.held`.
+    /// `argv.value`, `argv.shape`, `environ.refused`, `environ.stale`, and a
+    /// multiplexer's `NAME.held`, `NAME.stale` (`tmux.held`, `screen.held`).
     pub kind: &'static str,
     /// The variable, when one is known (for a bare token shape it is not).
     pub variable: Option<String>,
@@ -73,11 +73,18 @@ impl Finding {
     fn text(&self) -> String {
         let what = match (self.kind, self.index) {
             ("argv.value" | "argv.shape", Some(i)) => format!("argument {i} "),
-            ("tmux.held" | "tmux.stale" | "screen.held", _) => String::new(),
+            (kind, _) if is_server_kind(kind) => String::new(),
             _ => "its environment ".to_string(),
         };
         format!("pid {} ({}): {what}{}", self.pid, self.program, self.why)
     }
+}
+
+/// A finding about a multiplexer's server (`tmux.held`, `screen.held`, ...),
+/// whose text names its own place.
+fn is_server_kind(kind: &str) -> bool {
+    kind.split_once('.')
+        .is_some_and(|(mux, _)| envpolicy::mux::by_name(mux.as_bytes()).is_some())
 }
 
 /// The credential values the scan looks for, and whose they are.

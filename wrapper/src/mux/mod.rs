@@ -60,6 +60,9 @@ pub(crate) trait Servers: Sync {
     fn finding_kinds(&self) -> (&'static str, &'static str);
     /// What a message calls [`Place::Global`] in its server.
     fn global_text(&self) -> &'static str;
+    /// What a message says gets [`Place::ServerProcess`], the server's own
+    /// process environment, which no client can change ("pipe-pane commands").
+    fn server_process_users(&self) -> &'static str;
 }
 
 /// Every multiplexer envwrap can read, one implementation each.

@@ -46,7 +46,7 @@ fn print_server(s: &Server, o: &Options, label: &str) {
         );
     }
     if o.quiet {
-        warn_server_process(&head, &s.held);
+        warn_server_process(s, &head);
         return;
     }
     if let Some(mapped) = s.shim {
@@ -64,8 +64,10 @@ fn print_server(s: &Server, o: &Options, label: &str) {
         let what = match &h.place {
             Place::Pane { .. } => format!("holds {name} ({}): restart the pane", h.why),
             Place::ServerProcess { .. } => format!(
-                "holds {name} ({}), which pipe-pane commands get: restart the server under envshim",
-                h.why
+                "holds {name} ({}), which {} get: restart the {} under envshim",
+                h.why,
+                s.servers.server_process_users(),
+                s.servers.row().server,
             ),
             _ => h.what(),
         };
@@ -78,18 +80,21 @@ fn print_server(s: &Server, o: &Options, label: &str) {
 
 /// In a client's check (`--quiet --warn-server-environ`): one line naming what the
 /// server's own environment holds, which no client can change.
-fn warn_server_process(head: &str, held: &[Held]) {
-    let names: Vec<String> = held
+fn warn_server_process(s: &Server, head: &str) {
+    let names: Vec<String> = s
+        .held
         .iter()
         .filter(|h| matches!(h.place, Place::ServerProcess { .. }) && h.kind != "stale")
         .map(|h| value::word(&h.name))
         .collect();
     if !names.is_empty() {
         say!(
-            "{}: {head}: its own environment holds {}, which pipe-pane commands get and \
-             no client can remove: restart the server under envshim",
+            "{}: {head}: its own environment holds {}, which {} get and \
+             no client can remove: restart the {} under envshim",
             who(),
-            names.join(", ")
+            names.join(", "),
+            s.servers.server_process_users(),
+            s.servers.row().server,
         );
     }
 }

@@ -90,6 +90,12 @@ impl Servers for Screen {
     fn global_text(&self) -> &'static str {
         "its environment"
     }
+
+    /// The server's own environment is [`Place::Global`] here, which `--fix`
+    /// changes: never reported as this place.
+    fn server_process_users(&self) -> &'static str {
+        "new windows"
+    }
 }
 
 /// The sessions `screen -ls` lists, as `PID.NAME`.

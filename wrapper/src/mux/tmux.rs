@@ -72,6 +72,10 @@ impl Servers for Tmux {
     fn global_text(&self) -> &'static str {
         "the global environment"
     }
+
+    fn server_process_users(&self) -> &'static str {
+        "pipe-pane commands"
+    }
 }
 
 /// True when a server listens on `socket` (a socket file outlives a server that
