@@ -47,18 +47,19 @@ fn read_request<'a>(argv: &[&'a [u8]], vars: &[Option<&'a [u8]>]) -> Request<'a>
 /// The server commands (`-X` and `-Q`) that start no process, now or later, by
 /// their own effect, each with why, when their operands run nothing
 /// ([`runs_nothing`]); any other command cleans first (docs/adr/0014 has the
-/// table with the tmux one).
-const HARMLESS_COMMANDS: &[&[u8]] = &[
+/// table with the tmux one). Blank-separated words, as tmux's list is, so that
+/// the loader relocates nothing for it.
+const HARMLESS_COMMANDS: &str = concat!(
     // Print or show text, or report the session.
-    b"echo", b"info", b"windows", b"number", b"time", b"lastmsg",
+    "echo info windows number time lastmsg ",
     // Change which window a display shows, or its title.
-    b"select", b"title",
+    "select title ",
     // Write text into a window's input: its process runs already, with the
     // environment it has.
-    b"stuff",
+    "stuff ",
     // Detach a display, or end windows and the session: they start nothing.
-    b"detach", b"kill", b"quit",
-];
+    "detach kill quit",
+);
 
 /// How a screen client's argv reads: what it asks of a server, and which session.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -198,7 +199,11 @@ impl<'a> Client<'a> {
         if self.command {
             let harmless = self
                 .server_command
-                .is_some_and(|cmd| HARMLESS_COMMANDS.contains(&cmd));
+                .is_some_and(|cmd| {
+                    HARMLESS_COMMANDS
+                        .split(' ')
+                        .any(|w| !w.is_empty() && w.as_bytes() == cmd)
+                });
             return !harmless || self.backtick;
         }
         if self.attach || (self.detach && !self.new_session) {

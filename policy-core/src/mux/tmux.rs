@@ -44,46 +44,35 @@ fn read_client<'a>(argv: &[&'a [u8]], vars: &[Option<&'a [u8]>]) -> Request<'a> 
 /// any other command has the server cleaned first. The list is short on
 /// purpose: a command missing from it costs one cleaning, a command wrongly on
 /// it costs a leak (docs/adr/0014-tmux-servers.md says why each is here).
-const HARMLESS: &[(&[u8], &[u8])] = &[
+///
+/// One string of blank-separated words, not a table of slices: a table of
+/// slices is data the loader relocates in every process, on the page the
+/// constructor's statics share (docs/adr/0008).
+const HARMLESS: &str = concat!(
     // Answers whether a session exists.
-    (b"has-session", b"has"),
+    "has-session has ",
     // Print an environment, options, hooks, a buffer or the message log; `-s`
     // prints shell commands, it does not run them.
-    (b"show-environment", b"showenv"),
-    (b"show-options", b"show"),
-    (b"show-window-options", b"showw"),
-    (b"show-hooks", b""),
-    (b"show-buffer", b"showb"),
-    (b"show-messages", b"showmsgs"),
+    "show-environment showenv show-options show show-window-options showw ",
+    "show-hooks show-buffer showb show-messages showmsgs ",
     // Copies what a pane shows into a buffer or to stdout.
-    (b"capture-pane", b"capturep"),
+    "capture-pane capturep ",
     // Writes keys to a pane's terminal: the pane's process is running already,
     // with the environment it has. Not with `-X` (copy mode's commands, of which
     // `copy-pipe` runs a shell command) or `-K` (keys read through the key
     // bindings, which may run anything): see [`sends_keys_only`].
-    (b"send-keys", b"send"),
+    "send-keys send ",
     // Change what a client shows.
-    (b"select-pane", b"selectp"),
-    (b"select-window", b"selectw"),
-    (b"select-layout", b"selectl"),
-    (b"resize-pane", b"resizep"),
-    (b"resize-window", b"resizew"),
+    "select-pane selectp select-window selectw select-layout selectl ",
+    "resize-pane resizep resize-window resizew ",
     // End panes, windows, sessions or the server: they start nothing.
-    (b"kill-pane", b"killp"),
-    (b"kill-window", b"killw"),
-    (b"kill-session", b""),
-    (b"kill-server", b""),
+    "kill-pane killp kill-window killw kill-session kill-server ",
     // Print lists; their `-F` and `-f` are formats, read by [`runs_nothing`].
-    (b"list-sessions", b"ls"),
-    (b"list-windows", b"lsw"),
-    (b"list-panes", b"lsp"),
-    (b"list-clients", b"lsc"),
-    (b"list-buffers", b"lsb"),
-    (b"list-keys", b"lsk"),
-    (b"list-commands", b"lscm"),
+    "list-sessions ls list-windows lsw list-panes lsp list-clients lsc ",
+    "list-buffers lsb list-keys lsk list-commands lscm ",
     // Prints or shows a message: a format, read by [`runs_nothing`].
-    (b"display-message", b"display"),
-];
+    "display-message display",
+);
 
 /// True when the tmux client `argv` may start a process in its server, so that
 /// a foreign server must be cleaned first: unless every command of its sequence
@@ -135,7 +124,7 @@ fn harmless_sequence(argv: &[&[u8]]) -> bool {
 
 /// `word` names a [`HARMLESS`] command, by its full name or its table alias.
 fn is_harmless(word: &[u8]) -> bool {
-    !word.is_empty() && HARMLESS.iter().any(|&(name, alias)| word == name || word == alias)
+    words(HARMLESS.as_bytes()).any(|w| w == word)
 }
 
 fn is_send_keys(word: &[u8]) -> bool {
