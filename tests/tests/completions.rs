@@ -132,3 +132,143 @@ fn zsh_script_parses_and_names_every_tool_and_option() {
         }
     }
 }
+
+/// What bash's `_envwrap` offers for the words `line` (split at blanks; the last
+/// one, possibly empty, is being completed), with `env` set.
+fn bash_offers(
+    sb: &Sandbox,
+    script: &std::path::Path,
+    line: &str,
+    env: &[(&str, &str)],
+) -> Vec<String> {
+    let mut c = sb.cmd("bash");
+    c.args([
+        "-c",
+        "source \"$1\"; read -ra COMP_WORDS <<<\"$2\"; [[ $2 == *' ' ]] && COMP_WORDS+=(''); \
+         COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _envwrap; printf '%s\\n' \"${COMPREPLY[@]}\"",
+        "bash",
+    ])
+    .arg(script)
+    .arg(line);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.expect_success()
+        .stdout_str()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A tmux server on its own socket, under a `TMUX_TMPDIR` of the sandbox's, so
+/// that `-L` has a real socket name to offer; killed by the sandbox.
+fn tmux_socket_dir(sb: &Sandbox) -> std::path::PathBuf {
+    let dir = sb.mkdir("tmuxtmp");
+    sb.cmd("tmux")
+        .env("TMUX_TMPDIR", &dir)
+        .args(["-L", "compsock", "new-session", "-d", "sleep 60"])
+        .expect_success();
+    dir
+}
+
+fn kill_socket_server(sb: &Sandbox, dir: &std::path::Path) {
+    let _ = sb
+        .cmd("tmux")
+        .env("TMUX_TMPDIR", dir)
+        .args(["-L", "compsock", "kill-server"])
+        .run();
+}
+
+/// The command after `--` (or after the options and pairs) is completed as a
+/// command, and option values as the option takes them: bash.
+#[test]
+fn bash_completes_the_command_and_option_values() {
+    let sb = Sandbox::new("completions_bash_values");
+    let script = generate(&sb, "bash");
+    let has = |line: &str, want: &str| {
+        let got = bash_offers(&sb, &script, line, &[]);
+        assert!(
+            got.iter().any(|g| g == want),
+            "bash: `{line}` does not offer {want}: {got:?}"
+        );
+    };
+    has("envwrap -- tmu", "tmux");
+    has("envwrap --policy p.toml -- pyth", "python3");
+    has("envwrap -i A=1 tmu", "tmux");
+    has("envwrap -u HOME tmu", "tmux");
+    has("envwrap --mode ", "audit");
+    has("envwrap --mode au", "audit");
+    has("envwrap --generate complete-", "complete-fish");
+    has("envwrap mux-env --mux s", "screen");
+    has("envwrap -u PAT", "PATH");
+    // An option's value is not a command: `--mode a` offers the modes only.
+    let got = bash_offers(&sb, &script, "envwrap --mode a", &[]);
+    assert_eq!(got, ["audit"], "bash: --mode's value");
+    let dir = tmux_socket_dir(&sb);
+    let dir_s = dir.to_string_lossy().into_owned();
+    let got = bash_offers(
+        &sb,
+        &script,
+        "envwrap scan -L comp",
+        &[("TMUX_TMPDIR", &dir_s)],
+    );
+    kill_socket_server(&sb, &dir);
+    assert_eq!(got, ["compsock"], "bash: -L's socket names");
+}
+
+/// The same in fish, through `complete -C`.
+#[test]
+fn fish_completes_the_command_and_option_values() {
+    let sb = Sandbox::new("completions_fish_values");
+    let script = generate(&sb, "fish");
+    let offers = |line: &str, env: &[(&str, &str)]| -> Vec<String> {
+        let mut c = sb.cmd("fish");
+        c.args(["--no-config", "-c", "source $argv[1]; complete -C $argv[2]"])
+            .arg(&script)
+            .arg(line);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.expect_success()
+            .stdout_str()
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or("").to_string())
+            .collect()
+    };
+    let has = |line: &str, want: &str| {
+        let got = offers(line, &[]);
+        assert!(
+            got.iter().any(|g| g == want),
+            "fish: `{line}` does not offer {want}: {got:?}"
+        );
+    };
+    has("envwrap -- tmu", "tmux");
+    has("envwrap --policy p.toml -- pyth", "python3");
+    has("envwrap --mode ", "audit");
+    has("envwrap --generate complete-", "complete-zsh");
+    has("envwrap mux-env --mux t", "tmux");
+    let dir = tmux_socket_dir(&sb);
+    let dir_s = dir.to_string_lossy().into_owned();
+    let got = offers("envwrap scan -L comp", &[("TMUX_TMPDIR", &dir_s)]);
+    kill_socket_server(&sb, &dir);
+    assert!(
+        got.iter().any(|g| g == "compsock"),
+        "fish: -L's socket names: {got:?}"
+    );
+}
+
+/// zsh: the value and command branches are in the script (it parses: above).
+#[test]
+fn zsh_script_completes_the_command_and_option_values() {
+    let sb = Sandbox::new("completions_zsh_values");
+    let text = std::fs::read_to_string(generate(&sb, "zsh")).unwrap();
+    for want in [
+        "_command_names -e",
+        "_normal",
+        "':--mode') compadd -- audit enforce",
+        "'mux-env:--mux') compadd -- tmux screen",
+        "compset -P '*='",
+    ] {
+        assert!(text.contains(want), "zsh script lacks {want}");
+    }
+}
