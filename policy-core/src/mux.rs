@@ -75,7 +75,11 @@ pub type CommandsStart = fn(&[&[u8]]) -> usize;
 /// The most [`Multiplexer::client_vars`] a row may have.
 pub const MAX_CLIENT_VARS: usize = 4;
 
-/// Every multiplexer envshim knows, one row each.
+/// Every multiplexer envshim knows, one row each. The rows hold addresses, so
+/// they are data the loader relocates in every process, on the page the
+/// constructor's statics share (docs/adr/0008): keep each small, and its lists
+/// as strings of words where they grow (as [`tmux`]'s harmless commands);
+/// tests/tests/shim_layout.rs fails when they push those statics off the page.
 pub static MULTIPLEXERS: &[&Multiplexer] = &[&tmux::MULTIPLEXER, &screen::MULTIPLEXER];
 
 /// What a client asks of its server, as [`Multiplexer::read_client`] reads it.
