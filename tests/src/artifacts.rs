@@ -3,9 +3,9 @@
 //!
 //! The tests build what they run, as ripgrep's tests get their binary: the first
 //! test of a process that needs an artifact runs the README's build command for it
-//! (`cargo build --release -p envshim`, `-p envwrap`) when the artifact is missing
-//! or older than a source it is built from, so a plain `cargo test` on a fresh
-//! clone works. Cargo's own lock on the target directory serialises test processes
+//! (`cargo build --release -p envshim`, `-p envwrap`, and `ci/build-static` for
+//! the static envwrap) when the artifact is missing or older than a source it is
+//! built from, so a plain `cargo test` on a fresh clone works. Cargo's own lock on the target directory serialises test processes
 //! that build at once. `ENVSHIM_SO` and `ENVWRAP_BIN` name other builds, which are
 //! used as they are.
 
@@ -62,31 +62,41 @@ fn locate(what: &str, env_var: &str, file: &str, package: &str) -> PathBuf {
     built
 }
 
-/// The packages built in this process so far (each is checked once).
+/// The artifacts built in this process so far (each is checked once).
 static CHECKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Runs `cargo build --release -p PACKAGE` when `artifact` is missing or older than
 /// a source file of the workspace's crates; once per package and process.
 fn build_if_stale(package: &str, artifact: &Path) {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = std::process::Command::new(&cargo);
+    build.args(["build", "--release", "-p", package]);
+    run_if_stale(
+        &format!("cargo build --release -p {package}"),
+        build,
+        artifact,
+    );
+}
+
+/// Runs `build` (named `what`, in the workspace, with this target directory)
+/// when `artifact` is missing or older than a source file of the workspace's
+/// crates; once per artifact and process.
+fn run_if_stale(what: &str, mut build: std::process::Command, artifact: &Path) {
     let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
-    if checked.iter().any(|p| p == package) {
+    let key = artifact.display().to_string();
+    if checked.contains(&key) {
         return;
     }
     let built_at = std::fs::metadata(artifact).and_then(|m| m.modified()).ok();
     if built_at.is_none_or(|t| newest_source().is_some_and(|s| s > t)) {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = std::process::Command::new(&cargo)
+        let status = build
             .current_dir(workspace_root())
-            .args(["build", "--release", "-p", package])
             .env("CARGO_TARGET_DIR", target_dir())
             .status()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", Path::new(&cargo).display()));
-        assert!(
-            status.success(),
-            "cargo build --release -p {package} failed ({status})"
-        );
+            .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+        assert!(status.success(), "{what} failed ({status})");
     }
-    checked.push(package.to_string());
+    checked.push(key);
 }
 
 /// The newest modification time among the sources the artifacts are built from.
@@ -124,6 +134,25 @@ pub fn shim_so() -> PathBuf {
 /// The `envwrap` binary: `ENVWRAP_BIN`, else target/release (built if stale).
 pub fn envwrap_bin() -> PathBuf {
     locate("envwrap", "ENVWRAP_BIN", "envwrap", "envwrap")
+}
+
+/// The static envwrap (`ci/build-static`, which makes only envwrap static), at
+/// `target/x86_64-unknown-linux-gnu/release/envwrap`: built if stale, as the
+/// other artifacts are, so the tests that need it (the static binary's own,
+/// the package's) run on a fresh clone too.
+pub fn static_envwrap_bin() -> PathBuf {
+    let built = target_dir()
+        .join("x86_64-unknown-linux-gnu")
+        .join("release")
+        .join("envwrap");
+    let build = std::process::Command::new(workspace_root().join("ci/build-static"));
+    run_if_stale("ci/build-static", build, &built);
+    assert!(
+        built.is_file(),
+        "the static envwrap not found at {} after building it",
+        built.display()
+    );
+    built
 }
 
 /// `<workspace>/examples/<name>`; panics if it does not exist.

@@ -43,7 +43,9 @@ pub mod storm;
 pub mod tmux;
 pub mod wait;
 
-pub use artifacts::{envwrap_bin, example_policy, shim_so, target_dir, workspace_root};
+pub use artifacts::{
+    envwrap_bin, example_policy, shim_so, static_envwrap_bin, target_dir, workspace_root,
+};
 pub use collect::{collect_dir, collect_file, COLLECT_ENV};
 pub use command::{Background, Outcome, TestCommand, DEFAULT_TIMEOUT};
 pub use compile::{cc_cache_dir, compile_c, compile_c_in, compile_c_with};

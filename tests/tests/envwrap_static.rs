@@ -10,13 +10,7 @@ use envshim_e2e::*;
 
 #[test]
 fn static_binary_is_not_dynamic_and_runs_in_an_empty_chroot() {
-    let Some(bin) = static_envwrap() else {
-        require(
-            false,
-            "the static envwrap is not built (run ci/build-static)",
-        );
-        return;
-    };
+    let bin = static_envwrap_bin();
     let sb = Sandbox::new("envwrap_static");
     let o = sb.cmd("ldd").arg(&bin).run();
     expect_in(&o, &both(&o), "not a dynamic executable");
@@ -47,13 +41,7 @@ fn static_binary_is_not_dynamic_and_runs_in_an_empty_chroot() {
 
 #[test]
 fn install_puts_everything_in_place() {
-    let Some(_) = static_envwrap() else {
-        require(
-            false,
-            "the static envwrap is not built (run ci/build-static)",
-        );
-        return;
-    };
+    static_envwrap_bin();
     let shim = shim_so();
     let sb = Sandbox::new("envwrap_install");
     let prefix = sb.join("prefix");
@@ -212,7 +200,10 @@ fn every_tool_the_docs_name_is_a_tool() {
     }
     // The reading finds a wrong name: `envwrap tmux` is not the tool.
     assert_eq!(tool_mentions("run `envwrap tmux -L x` and"), ["tmux"]);
-    assert_eq!(tool_mentions("```sh\nenvwrap tmux\n```\nenvwrap runs"), ["tmux"]);
+    assert_eq!(
+        tool_mentions("```sh\nenvwrap tmux\n```\nenvwrap runs"),
+        ["tmux"]
+    );
     let mut checked = std::collections::BTreeSet::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -222,12 +213,16 @@ fn every_tool_the_docs_name_is_a_tool() {
             }
             let o = envwrap(&sb).args([tool.as_str(), "--help"]).run();
             assert!(
-                o.stdout_str().starts_with(&format!("Usage: envwrap {tool}"))
+                o.stdout_str()
+                    .starts_with(&format!("Usage: envwrap {tool}"))
                     || (tool == "tmux-env" && o.stdout_str().contains("envwrap tmux-env ...")),
                 "{} names `envwrap {tool}`, which is not one of envwrap's tools",
                 f.display()
             );
         }
     }
-    assert!(checked.contains("mux-env") && checked.contains("scan"), "{checked:?}");
+    assert!(
+        checked.contains("mux-env") && checked.contains("scan"),
+        "{checked:?}"
+    );
 }

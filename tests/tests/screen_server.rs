@@ -325,9 +325,8 @@ fn another_users_session_is_said_to_be_unchecked() {
     let o = c.run();
     let said = o.stderr_str();
     assert!(
-        said.lines().any(|l| l.starts_with(
-            "envshim: screen session someone/work: another user's session, not read"
-        )),
+        said.lines().any(|l| l
+            .starts_with("envshim: screen session someone/work: another user's session, not read")),
         "no word that the session was not checked:\n{said}"
     );
 }

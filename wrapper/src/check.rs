@@ -349,10 +349,25 @@ impl Summary {
         if self.base == "all" && !kept.is_empty() {
             keeps.push_str(&format!("; keep {kept}"));
         }
-        if !self.keep_credentials.is_empty() {
+        // A kept credential is refused, but where a grant passes it on.
+        let granted = |name: &String| {
+            self.grants
+                .iter()
+                .any(|g| g.starts_with(&format!("{name} to ")))
+        };
+        let (with_grant, refused): (Vec<&String>, Vec<&String>) =
+            self.keep_credentials.iter().partition(|n| granted(n));
+        let names = |v: &[&String]| v.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ");
+        if !refused.is_empty() {
             keeps.push_str(&format!(
                 " ({} named a credential: refused all the same)",
-                self.keep_credentials.join(", ")
+                names(&refused)
+            ));
+        }
+        if !with_grant.is_empty() {
+            keeps.push_str(&format!(
+                " ({}: a credential, passed only to the program its grant names)",
+                names(&with_grant)
             ));
         }
         line("keeps", keeps);

@@ -54,15 +54,6 @@ pub fn require(ok: bool, why: &str) -> bool {
     false
 }
 
-/// The static envwrap ci/build-static makes, if it was built.
-pub fn static_envwrap() -> Option<PathBuf> {
-    let p = target_dir()
-        .join("x86_64-unknown-linux-gnu")
-        .join("release")
-        .join("envwrap");
-    p.is_file().then_some(p)
-}
-
 /// libenvshim.so beside the envwrap under test (where `--preload` looks).
 pub fn shim_beside_envwrap() -> Option<PathBuf> {
     let p = envwrap_bin().parent()?.join("libenvshim.so");
