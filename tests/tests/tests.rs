@@ -18,6 +18,7 @@ mod envwrap_run;
 mod envwrap_scan;
 mod envwrap_static;
 mod envwrap_supervise;
+mod first_policy;
 mod library_parity;
 mod mux_loop;
 mod package;
