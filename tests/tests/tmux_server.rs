@@ -1,11 +1,11 @@
 //! Whatever the server holds: a tmux server started earlier, without envshim, by a
 //! shell that held credentials, gives them to every pane and every command it
 //! runs. A tmux client under the shim or under envwrap has that server cleaned
-//! before its command runs (`envwrap tmux-env --fix --skip-policed`, ADR 0014), so
+//! before its command runs (`envwrap mux-env --fix --skip-policed`, ADR 0014), so
 //! the processes it starts there hold none of them: through envwrap, through a
 //! parent under the shim, and as the first process under the shim; for every
-//! command that starts a process in the server. And `envwrap tmux-env` reports and
-//! fixes such servers by hand. Real tmux on its own `-L` socket, seeded fake
+//! command that starts a process in the server. And `envwrap tmux-env` (the other
+//! name of `mux-env`) reports and fixes such servers by hand. Real tmux on its own `-L` socket, seeded fake
 //! tokens; every output is checked for them by the harness.
 
 use envshim_e2e::*;

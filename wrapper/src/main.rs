@@ -6,7 +6,7 @@
 //! envwrap explain [OPTION]... [-- COMMAND [ARG]...]                explain.rs
 //! envwrap scan [--pid N | --all]                                   scan.rs
 //! envwrap doctor PROGRAM                                           doctor.rs
-//! envwrap tmux-env [--fix] [-L NAME | -S PATH]                         tmux.rs
+//! envwrap mux-env [--fix] [--mux NAME [--server S]] (also tmux-env)   mux/
 //! envwrap compile [--output FILE] POLICY                           compile_cmd.rs
 //! ```
 //!

@@ -6,7 +6,7 @@
 //! (`run-shell`, `if-shell`, `pipe-pane`). A server started without envshim, by
 //! a shell that held credentials, hands them to every pane, whatever the client
 //! runs under. Before such a command reaches a server, the front ends have the
-//! server's environments cleaned (`envwrap tmux-env --fix`, docs/adr/0014); this
+//! server's environments cleaned (`envwrap mux-env --fix`, docs/adr/0014); this
 //! module says when a client's argv needs that, and which server it talks to, as
 //! tmux itself reads its argv and environment.
 
