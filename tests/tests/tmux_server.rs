@@ -5,8 +5,9 @@
 //! the processes it starts there hold none of them: through envwrap, through a
 //! parent under the shim, and as the first process under the shim; for every
 //! command that starts a process in the server. And `envwrap tmux-env` (the other
-//! name of `mux-env`) reports and fixes such servers by hand. Real tmux on its own `-L` socket, seeded fake
-//! tokens; every output is checked for them by the harness.
+//! name of `mux-env`) reports and fixes such servers by hand. Real tmux on its
+//! own `-L` socket, seeded fake tokens; every output is checked for them by the
+//! harness.
 
 use envshim_e2e::*;
 use std::path::PathBuf;
