@@ -213,3 +213,50 @@ fn a_server_under_the_shim_is_no_leak_before_and_after_the_shim_is_replaced() {
     );
     assert!(!after.contains("restart"), "{after}");
 }
+
+/// `scan -L NAME` alone scans that server and what it started, not every
+/// process: a pane holding a token is found, a process outside the server
+/// holding one is not scanned.
+#[test]
+fn scan_with_a_socket_scans_that_server_and_its_panes_only() {
+    let sb = Sandbox::new("envwrap_scan_socket");
+    let gh = sb.secrets().get("GH_TOKEN").assignment();
+    sb.tmux()
+        .env_secrets()
+        .args(["new-session", "-d", "-s", "w", "env", &gh, "sleep", "300"])
+        .expect_success();
+    let server = sb.server_pid().expect("tmux server");
+    let mut outside = sb.cmd("sleep");
+    outside.env_secrets().arg("300");
+    let outside = outside.spawn_background();
+    let o = envwrap(&sb)
+        .env_remove("LD_LIBRARY_PATH")
+        .args(["scan", "--json", "-L", sb.tmux_socket()])
+        .expect_exit(1);
+    let lines: Vec<serde_json::Value> = o
+        .stdout_str()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let pids: Vec<u64> = lines.iter().filter_map(|f| f["pid"].as_u64()).collect();
+    let pane: u64 = sb
+        .tmux()
+        .args(["list-panes", "-F", "#{pane_pid}"])
+        .expect_success()
+        .stdout_str()
+        .trim()
+        .parse()
+        .expect("the pane's pid");
+    assert!(
+        pane != u64::from(server),
+        "the pane is a process of its own"
+    );
+    assert!(
+        pids.contains(&pane),
+        "the pane's GH_TOKEN is not reported: {lines:?}"
+    );
+    assert!(
+        !pids.contains(&u64::from(outside.pid())),
+        "a process outside the server was scanned: {lines:?}"
+    );
+}

@@ -194,10 +194,11 @@ skipped, and why.
   --pid=N          scan process N (repeatable)
   --all            scan every process (the default)
   -L, --socket-name=NAME
-                   also read the tmux server of 'tmux -L NAME' (with --pid:
-                   only the servers named)
+                   scan the tmux server of 'tmux -L NAME' and the processes it
+                   started (its panes and what they run) instead of every
+                   process; with --pid or --all, read that server besides
   -S, --socket-path=PATH
-                   also read the tmux server listening on PATH
+                   the same for the tmux server listening on PATH
   --policy=FILE    the policy (default: the policy lookup of 'envwrap --help')
   --json           print each finding, then a summary, as JSON lines
   -h, --help       show this help

@@ -55,21 +55,50 @@ pub fn pids() -> io::Result<Vec<u32>> {
     Ok(out)
 }
 
+/// The fields of /proc/PID/stat after its command name (which may hold spaces
+/// and parentheses: they follow the LAST `)`): state, parent, ...
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = read(pid, "stat").ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = String::from_utf8_lossy(stat.get(close + 1..)?).into_owned();
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// The processes of the trees that `roots` start: each root and every process
+/// whose chain of parents reaches one, ascending. A process that vanishes
+/// meanwhile is left out.
+pub fn trees(roots: &[u32]) -> io::Result<Vec<u32>> {
+    let parent: Vec<(u32, u32)> = pids()?
+        .into_iter()
+        .filter_map(|pid| {
+            let ppid = stat_fields(pid)?.get(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut out: Vec<u32> = roots.to_vec();
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for &(pid, ppid) in &parent {
+            if out.contains(&ppid) && !out.contains(&pid) {
+                out.push(pid);
+                grew = true;
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
 /// A process with no user memory to read: a kernel thread, or a zombie. Its
 /// `environ` reads fail with ESRCH although the process is there.
 pub fn has_no_memory(pid: u32) -> bool {
     /// `PF_KTHREAD` in the flags field of /proc/PID/stat.
     const PF_KTHREAD: u64 = 0x0020_0000;
-    let Ok(stat) = read(pid, "stat") else {
+    let Some(fields) = stat_fields(pid) else {
         return false;
     };
-    // comm may hold spaces and parentheses: the fields follow the LAST ')'.
-    let Some(close) = stat.iter().rposition(|&b| b == b')') else {
-        return false;
-    };
-    let rest = String::from_utf8_lossy(&stat[close + 1..]).into_owned();
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let zombie = matches!(fields.first(), Some(&"Z") | Some(&"X"));
+    let zombie = matches!(fields.first().map(String::as_str), Some("Z" | "X"));
     let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
     zombie || flags & PF_KTHREAD != 0
 }

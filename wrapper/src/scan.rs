@@ -158,15 +158,24 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
 
     let explicit = !pids.is_empty();
     let me = std::process::id();
+    let cannot_list = |e: std::io::Error| {
+        Failure::new(
+            OWN_ERROR,
+            format!("cannot list /proc: {}", envpolicy::error::io_reason(&e)),
+        )
+    };
     let targets = if explicit {
         pids
+    } else if !all && !tmux_sockets.is_empty() {
+        // `-L`/`-S` alone: the servers named and what they started (their
+        // panes, and what those run), not every process.
+        let roots: Vec<u32> = tmux_sockets
+            .iter()
+            .filter_map(|s| crate::mux::tmux::server_pid(s))
+            .collect();
+        procfs::trees(&roots).map_err(cannot_list)?
     } else {
-        procfs::pids().map_err(|e| {
-            Failure::new(
-                OWN_ERROR,
-                format!("cannot list /proc: {}", envpolicy::error::io_reason(&e)),
-            )
-        })?
+        procfs::pids().map_err(cannot_list)?
     };
     let mut findings = Vec::new();
     let mut scanned = 0usize;

@@ -78,6 +78,16 @@ impl Servers for Tmux {
     }
 }
 
+/// The process of the tmux server on `socket`, when one answers there.
+pub fn server_pid(socket: &Path) -> Option<u32> {
+    let client = Client {
+        tmux: Path::new("tmux"),
+        socket,
+    };
+    let out = client.run(&["display-message", "-p", "#{pid}"]).ok()?;
+    String::from_utf8_lossy(&out).trim().parse().ok()
+}
+
 /// True when a server listens on `socket` (a socket file outlives a server that
 /// was killed).
 fn listens(socket: &Path) -> bool {
