@@ -59,17 +59,31 @@ fn unknown_flags() {
     );
 }
 
+/// Without a command, envwrap prints the environment a child would get, as
+/// env(1) prints its own: what the policy refuses is not there; `-0` ends each
+/// entry with NUL, and is refused with a command.
 #[test]
-fn missing_command() {
+fn no_command_prints_the_environment_a_child_would_get() {
     let sb = Sandbox::new("envwrap_no_command");
-    fails_with(&sb, &[], 125, &["no command given"]);
-    fails_with(&sb, &["-i", "A=1"], 125, &["no command given"]);
-    fails_with(
-        &sb,
-        &["--policy", "/dev/null", "--"],
-        125,
-        &["no command given"],
+    let o = envwrap(&sb)
+        .env_secrets()
+        .env("BUILD_NOTE", "plain")
+        .expect_success();
+    let out = o.stdout_str();
+    assert!(out.lines().any(|l| l == "BUILD_NOTE=plain"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("GH_TOKEN=")),
+        "GH_TOKEN printed"
     );
+    sb.secrets()
+        .assert_absent("envwrap's environment listing", &o.stdout);
+    let o = envwrap(&sb)
+        .args(["-0", "-i", "A=1", "B=x y"])
+        .expect_success();
+    assert_eq!(o.stdout, b"A=1\0B=x y\0");
+    let o = envwrap(&sb).args(["-i", "--", "A=1"]).expect_success();
+    assert_eq!(o.stdout, b"A=1\n");
+    fails_with(&sb, &["-0", "true"], 125, &["takes no command"]);
 }
 
 #[test]

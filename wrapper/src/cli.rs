@@ -44,6 +44,7 @@ pub enum RunOpt {
     Help,
     Version,
     Generate,
+    Null,
 }
 
 /// The run mode's options, as the scanner reads them.
@@ -63,6 +64,7 @@ pub const SPECS: &[Spec<RunOpt>] = &[
     Spec::help(RunOpt::Help),
     Spec::flag(RunOpt::Version, "version"),
     Spec::with_value(RunOpt::Generate, "generate"),
+    Spec::flag(RunOpt::Null, "null").short(b'0'),
 ];
 
 /// A run: what to change, under which policy, and the command.
@@ -84,8 +86,11 @@ pub struct RunOptions {
     pub judge_all: bool,
     /// `NAME=VALUE` operands, in order (the name is never empty).
     pub assignments: Vec<Vec<u8>>,
-    /// The command and its arguments (never empty).
+    /// The command and its arguments; empty: print the environment a child
+    /// would get, as env(1) does without a command.
     pub command: Vec<OsString>,
+    /// `-0`: end each printed entry with NUL, not newline (no command only).
+    pub null: bool,
 }
 
 /// What the command line asks for.
@@ -117,6 +122,7 @@ pub fn parse(
         judge_all: false,
         assignments: Vec::new(),
         command: Vec::new(),
+        null: false,
     };
     let mut p = Parser::new(args, SPECS, HELP_HINT);
     let mut first_operand = None;
@@ -170,6 +176,7 @@ pub fn parse(
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),
+            RunOpt::Null => o.null = true,
         }
     }
     if o.judge_all && !o.supervise {
@@ -213,8 +220,11 @@ pub fn parse(
         o.assignments.push(a);
     }
     o.command = operands.collect();
-    if o.command.is_empty() {
-        return Err(Failure::usage("no command given", HELP_HINT));
+    if o.null && !o.command.is_empty() {
+        return Err(Failure::usage(
+            "-0 (--null) is for printing the environment: it takes no command",
+            HELP_HINT,
+        ));
     }
     Ok(Parsed::Run(o))
 }
@@ -262,11 +272,13 @@ mod tests {
 
     #[test]
     fn bad_input() {
-        assert!(run(&[]).unwrap_err().message.contains("no command"));
-        assert!(run(&["-i", "A=1"])
+        // No command prints the environment, as env(1) does.
+        assert!(run(&[]).unwrap().command.is_empty());
+        assert!(run(&["-0", "-i", "A=1"]).unwrap().null);
+        assert!(run(&["-0", "true"])
             .unwrap_err()
             .message
-            .contains("no command"));
+            .contains("takes no command"));
         assert!(run(&["=x", "cmd"])
             .unwrap_err()
             .message
@@ -287,7 +299,7 @@ mod tests {
             .unwrap_err()
             .message
             .contains("unrecognized"));
-        for e in [run(&[]), run(&["--bogus"])] {
+        for e in [run(&["-0", "true"]), run(&["--bogus"])] {
             assert_eq!(e.unwrap_err().code, 125);
         }
     }

@@ -3,7 +3,7 @@
 
 /// `envwrap --help`.
 pub const RUN: &str = "\
-Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
+Usage: envwrap [OPTION]... [-] [NAME=VALUE]... [--] [COMMAND [ARG]...]
        envwrap check [--json] [[--policy] POLICY]
        envwrap explain [OPTION]... [-- COMMAND [ARG]...]
        envwrap scan [--pid N]... [--all] [-L NAME | -S PATH]... [--policy FILE] [--json]
@@ -23,8 +23,11 @@ env(1) options:
   -u, --unset=NAME           remove NAME from the environment
   -C, --chdir=DIR            change the working directory to DIR first
   -S, --split-string=STRING  split STRING into arguments, as for a #! line
+  -0, --null                 without COMMAND: end each entry with NUL, not newline
   NAME=VALUE                 set NAME; the policy judges it like any other
                              variable, so a credential given this way is refused
+Without COMMAND, print the environment a child would get under the policy (for
+no program in particular), one entry a line, as env(1) prints its own.
 
 Policy options:
       --policy=FILE          the policy file (default: see Policy lookup)

@@ -93,7 +93,9 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         })?;
     }
 
-    let command = o.command[0].as_bytes();
+    let Some(command) = o.command.first().map(|c| c.as_bytes()) else {
+        return print_environment(&policy, &env, &own, o.mode, o.null);
+    };
     let shown = value::word(command);
     let program = match resolve::resolve(command, environ::get(&env, b"PATH")) {
         Resolved::Found(p) => p,
@@ -308,4 +310,29 @@ fn past(action: &str) -> &str {
         "redact" => "redacted",
         other => other,
     }
+}
+
+/// env(1) without a command: print the environment a child would get under the
+/// policy (decided for no program in particular, so no `[program.*]` section or
+/// grant applies), one entry a line, or NUL-terminated with `-0`. What the policy
+/// refuses or strips is not printed; the lines go through the same redaction as
+/// every output.
+fn print_environment(
+    policy: &envpolicy::compiled::Policy<'_>,
+    env: &[Vec<u8>],
+    own: &[Vec<u8>],
+    mode: Option<envpolicy::compiled::Mode>,
+    null: bool,
+) -> Result<u8, Failure> {
+    let files = outcome::read_env_files(policy);
+    let parent: &[Vec<u8>] = if env == own { &[] } else { own };
+    let mut d = outcome::decide_with(policy, b"", &[], env, parent, &files, None, None);
+    if let Some(m) = mode {
+        d.mode = m;
+    }
+    let end = if null { b'\0' } else { b'\n' };
+    for entry in d.effective_env(env) {
+        value::show_record(entry, end);
+    }
+    Ok(0)
 }

@@ -130,6 +130,22 @@ pub fn show_text(text: &str) {
     }
 }
 
+/// One record on stdout, then `end`: its bytes as they are (an environment entry
+/// need not be UTF-8), [`redacted`] when they are text. A closed stdout ends the
+/// tool as [`show_text`] does.
+pub fn show_record(record: &[u8], end: u8) {
+    use std::io::Write;
+    let mut out = match std::str::from_utf8(record) {
+        Ok(text) => redacted(text).into_bytes(),
+        Err(_) => record.to_vec(),
+    };
+    out.push(end);
+    let written = std::io::stdout().write_all(&out);
+    if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+        end_by_sigpipe();
+    }
+}
+
 /// End the process as a program that never ignored `SIGPIPE` would end when its
 /// reader went away: killed by it, which a shell reports as 141 and a pipeline
 /// with `head` expects. (The Rust runtime ignores `SIGPIPE`, so a write fails
