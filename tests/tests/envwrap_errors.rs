@@ -411,3 +411,30 @@ fn a_shebang_line_without_s_gets_a_hint() {
     let o = sb.cmd(&with).expect_success();
     expect_in(&o, &o.stdout_str(), "ran under envwrap");
 }
+
+/// `-v` (`--debug`) says each step on stderr, as GNU env does, with names and
+/// arguments as messages show them: never a seeded value (the harness checks
+/// every output for them).
+#[test]
+fn debug_says_each_step_without_a_value() {
+    let sb = Sandbox::new("envwrap_debug");
+    let o = envwrap(&sb)
+        .env_secrets()
+        .args(["--no-preload", "-v", "-u", "HOME", "A=1", "echo", "hi"])
+        .expect_success();
+    let said = o.stderr_str();
+    for want in [
+        "envwrap: debug: unset:    HOME",
+        "envwrap: debug: setenv:   A",
+        "envwrap: debug: env refuse GH_TOKEN (credential.name)",
+        "envwrap: debug:    arg[1]= 'hi'",
+    ] {
+        assert!(said.lines().any(|l| l == want), "no line {want:?}:\n{said}");
+    }
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("envwrap: debug: executing: /") && l.ends_with("/echo")),
+        "no executing line:\n{said}"
+    );
+    assert_eq!(o.stdout_str(), "hi\n");
+}

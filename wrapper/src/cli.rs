@@ -45,6 +45,7 @@ pub enum RunOpt {
     Version,
     Generate,
     Null,
+    Debug,
 }
 
 /// The run mode's options, as the scanner reads them.
@@ -65,6 +66,7 @@ pub const SPECS: &[Spec<RunOpt>] = &[
     Spec::flag(RunOpt::Version, "version"),
     Spec::with_value(RunOpt::Generate, "generate"),
     Spec::flag(RunOpt::Null, "null").short(b'0'),
+    Spec::flag(RunOpt::Debug, "debug").short(b'v'),
 ];
 
 /// A run: what to change, under which policy, and the command.
@@ -91,6 +93,9 @@ pub struct RunOptions {
     pub command: Vec<OsString>,
     /// `-0`: end each printed entry with NUL, not newline (no command only).
     pub null: bool,
+    /// `-v`, `--debug`: say each step on stderr, as GNU env does (names, never
+    /// values).
+    pub debug: bool,
 }
 
 /// What the command line asks for.
@@ -123,6 +128,7 @@ pub fn parse(
         assignments: Vec::new(),
         command: Vec::new(),
         null: false,
+        debug: false,
     };
     let mut p = Parser::new(args, SPECS, HELP_HINT);
     let mut first_operand = None;
@@ -177,6 +183,7 @@ pub fn parse(
             RunOpt::Version => return Ok(Parsed::Version),
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),
             RunOpt::Null => o.null = true,
+            RunOpt::Debug => o.debug = true,
         }
     }
     if o.judge_all && !o.supervise {

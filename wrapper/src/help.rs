@@ -24,6 +24,8 @@ env(1) options:
   -C, --chdir=DIR            change the working directory to DIR first
   -S, --split-string=STRING  split STRING into arguments, as for a #! line
   -0, --null                 without COMMAND: end each entry with NUL, not newline
+  -v, --debug                say each step on stderr (names and arguments, as
+                             shown in messages: never a credential's value)
   NAME=VALUE                 set NAME; the policy judges it like any other
                              variable, so a credential given this way is refused
 Without COMMAND, print the environment a child would get under the policy (for

@@ -50,16 +50,24 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 /// Everything after parsing. Returns only on failure (or a refused exec).
 fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     // The environment env(1) would build.
+    let debug = |what: &str| {
+        if o.debug {
+            say!("envwrap: debug: {what}");
+        }
+    };
     let mut env = if o.ignore_env {
+        debug("cleaning environ");
         Vec::new()
     } else {
         own.clone()
     };
     for name in &o.unset {
+        debug(&format!("unset:    {}", value::word(name)));
         environ::unset(&mut env, name);
     }
     for a in &o.assignments {
         let name = environ::name(a);
+        debug(&format!("setenv:   {}", value::word(name)));
         environ::set(&mut env, name, &a[name.len() + 1..]);
     }
 
@@ -184,6 +192,25 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             trust_marks: shim.is_some() && !o.judge_all,
         };
         return Ok(supervise::run(&program, child_argv, &child_env, setup));
+    }
+    if o.debug {
+        say!("envwrap: debug: policy:   {}", loaded.label());
+        for c in &d.changes {
+            let name = c.name.as_deref().unwrap_or("");
+            say!(
+                "envwrap: debug: {} {} {name} ({})",
+                c.target,
+                c.action,
+                c.rule
+            );
+        }
+        say!(
+            "envwrap: debug: executing: {}",
+            value::word(program.as_os_str().as_bytes())
+        );
+        for (i, a) in child_argv.iter().enumerate() {
+            say!("envwrap: debug:    arg[{i}]= '{}'", value::word(a));
+        }
     }
     let err = exec::exec(&program, child_argv, &child_env);
     let code = if err.kind() == std::io::ErrorKind::NotFound {
