@@ -438,3 +438,80 @@ fn debug_says_each_step_without_a_value() {
     );
     assert_eq!(o.stdout_str(), "hi\n");
 }
+
+/// One mask line of the command's /proc/self/status (`SigIgn`, `SigBlk`), run
+/// through envwrap with `args` before it.
+fn signal_mask(sb: &Sandbox, args: &[&str], line: &str) -> u64 {
+    let o = envwrap(sb)
+        .arg("--no-preload")
+        .args(args)
+        .args(["--", "grep", &format!("^{line}:"), "/proc/self/status"])
+        .expect_success();
+    let text = o.stdout_str();
+    let hex = text.split_whitespace().nth(1).unwrap_or("");
+    // The standard signals only: the real-time ones are the C library's and the
+    // harness's business.
+    u64::from_str_radix(hex, 16).unwrap_or_else(|_| panic!("no {line} in {text:?}")) & 0x7fff_ffff
+}
+
+/// GNU env's signal options: the command starts with the signals named
+/// ignored, blocked or back at their default; KILL and STOP cannot be named;
+/// --supervise refuses them.
+#[test]
+fn signal_options_set_what_the_command_starts_with() {
+    let sb = Sandbox::new("envwrap_signals");
+    let bit = |n: u32| 1u64 << (n - 1);
+    assert_eq!(
+        signal_mask(&sb, &[], "SigIgn"),
+        0,
+        "SIGPIPE is back at its default"
+    );
+    assert_eq!(
+        signal_mask(&sb, &["--ignore-signal=INT,SIGTERM"], "SigIgn"),
+        bit(2) | bit(15)
+    );
+    assert_eq!(
+        signal_mask(&sb, &["--ignore-signal=PIPE"], "SigIgn"),
+        bit(13)
+    );
+    assert_eq!(
+        signal_mask(&sb, &["--block-signal=USR1"], "SigBlk"),
+        bit(10)
+    );
+    let all = signal_mask(&sb, &["--ignore-signal"], "SigIgn");
+    assert!(
+        all & bit(15) != 0 && all & bit(9) == 0 && all & bit(19) == 0,
+        "{all:#x}"
+    );
+    assert_eq!(
+        signal_mask(&sb, &["--ignore-signal", "--default-signal=TERM"], "SigIgn"),
+        all & !bit(15)
+    );
+    let o = envwrap(&sb)
+        .args([
+            "--no-preload",
+            "--block-signal=2",
+            "--list-signal-handling",
+            "true",
+        ])
+        .expect_success();
+    assert!(
+        o.stderr_str()
+            .lines()
+            .any(|l| l.starts_with("INT") && l.ends_with(": BLOCK")),
+        "{}",
+        o.stderr_str()
+    );
+    fails_with(
+        &sb,
+        &["--ignore-signal=KILL", "true"],
+        125,
+        &["not a signal that can be changed"],
+    );
+    fails_with(
+        &sb,
+        &["--supervise", "--ignore-signal=INT", "true"],
+        125,
+        &["--supervise"],
+    );
+}

@@ -46,6 +46,10 @@ pub enum RunOpt {
     Generate,
     Null,
     Debug,
+    DefaultSignal,
+    IgnoreSignal,
+    BlockSignal,
+    ListSignalHandling,
 }
 
 /// The run mode's options, as the scanner reads them.
@@ -67,6 +71,10 @@ pub const SPECS: &[Spec<RunOpt>] = &[
     Spec::with_value(RunOpt::Generate, "generate"),
     Spec::flag(RunOpt::Null, "null").short(b'0'),
     Spec::flag(RunOpt::Debug, "debug").short(b'v'),
+    Spec::optional_value(RunOpt::DefaultSignal, "default-signal"),
+    Spec::optional_value(RunOpt::IgnoreSignal, "ignore-signal"),
+    Spec::optional_value(RunOpt::BlockSignal, "block-signal"),
+    Spec::flag(RunOpt::ListSignalHandling, "list-signal-handling"),
 ];
 
 /// A run: what to change, under which policy, and the command.
@@ -96,6 +104,8 @@ pub struct RunOptions {
     /// `-v`, `--debug`: say each step on stderr, as GNU env does (names, never
     /// values).
     pub debug: bool,
+    /// The signal options, applied before the exec.
+    pub signals: crate::signals::Plan,
 }
 
 /// What the command line asks for.
@@ -129,6 +139,7 @@ pub fn parse(
         command: Vec::new(),
         null: false,
         debug: false,
+        signals: crate::signals::Plan::default(),
     };
     let mut p = Parser::new(args, SPECS, HELP_HINT);
     let mut first_operand = None;
@@ -141,6 +152,17 @@ pub fn parse(
             }
             Token::Opt { id, value } => (id, value),
         };
+        let signal_change = match id {
+            RunOpt::DefaultSignal => Some(("--default-signal", crate::signals::Change::Default)),
+            RunOpt::IgnoreSignal => Some(("--ignore-signal", crate::signals::Change::Ignore)),
+            RunOpt::BlockSignal => Some(("--block-signal", crate::signals::Change::Block)),
+            _ => None,
+        };
+        if let Some((option, change)) = signal_change {
+            let signals = crate::signals::parse(option, value.as_deref().map(|v| v.as_bytes()))?;
+            o.signals.changes.push((change, signals));
+            continue;
+        }
         let value = value.unwrap_or_default();
         match id {
             RunOpt::IgnoreEnvironment => o.ignore_env = true,
@@ -184,7 +206,16 @@ pub fn parse(
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),
             RunOpt::Null => o.null = true,
             RunOpt::Debug => o.debug = true,
+            RunOpt::ListSignalHandling => o.signals.list = true,
+            RunOpt::DefaultSignal | RunOpt::IgnoreSignal | RunOpt::BlockSignal => {}
         }
+    }
+    if o.supervise && (o.signals.list || !o.signals.changes.is_empty()) {
+        return Err(Failure::usage(
+            "the signal options are not supported with --supervise: its supervisor would \
+             run with them too",
+            HELP_HINT,
+        ));
     }
     if o.judge_all && !o.supervise {
         return Err(Failure::usage(

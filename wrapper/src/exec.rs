@@ -7,7 +7,19 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// Replace this process with `program`. Returns only on failure.
+/// Rust starts every program with SIGPIPE ignored, and an ignored signal stays
+/// ignored across exec: give the command the default back, as env(1) would.
+/// Called before [`exec`], and before the signal options, which may ignore it
+/// again (`--ignore-signal=PIPE`).
+pub fn restore_sigpipe() {
+    // SAFETY: signal(2) with SIG_DFL changes a disposition; no memory is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Replace this process with `program`. Returns only on failure; call
+/// [`restore_sigpipe`] first.
 pub fn exec(program: &Path, argv: &[Vec<u8>], env: &[Vec<u8>]) -> io::Error {
     let Some(path) = cstring(program.as_os_str().as_bytes()) else {
         return io::Error::from(io::ErrorKind::InvalidInput);
@@ -17,12 +29,6 @@ pub fn exec(program: &Path, argv: &[Vec<u8>], env: &[Vec<u8>]) -> io::Error {
     let (Some(argv_c), Some(env_c)) = (argv_c, env_c) else {
         return io::Error::from(io::ErrorKind::InvalidInput);
     };
-    // Rust starts every program with SIGPIPE ignored, and an ignored signal stays
-    // ignored across exec: give the child the default back, as env(1) would.
-    // SAFETY: signal(2) with SIG_DFL changes a disposition; no memory is involved.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let err = execve(&path, &argv_c, &env_c);
     if err.raw_os_error() != Some(libc::ENOEXEC) {
         return err;

@@ -26,6 +26,13 @@ env(1) options:
   -0, --null                 without COMMAND: end each entry with NUL, not newline
   -v, --debug                say each step on stderr (names and arguments, as
                              shown in messages: never a credential's value)
+      --default-signal[=SIGS]
+                             reset SIGS (names or numbers, comma-separated;
+                             without: every signal) to their default handling
+      --ignore-signal[=SIGS] ignore SIGS in COMMAND
+      --block-signal[=SIGS]  block SIGS in COMMAND
+      --list-signal-handling say on stderr which signals COMMAND starts with
+                             ignored or blocked
   NAME=VALUE                 set NAME; the policy judges it like any other
                              variable, so a credential given this way is refused
 Without COMMAND, print the environment a child would get under the policy (for

@@ -44,6 +44,7 @@ mod procfs;
 mod resolve;
 mod run;
 mod scan;
+mod signals;
 mod source;
 mod split;
 mod supervise;

@@ -26,6 +26,9 @@ pub struct Spec<Id> {
     pub short: Option<u8>,
     /// Takes a value.
     pub value: bool,
+    /// Takes a value only attached (`--name=VALUE`), as getopt's optional
+    /// arguments: `--name` alone has none.
+    pub optional: bool,
 }
 
 impl<Id: Copy> Spec<Id> {
@@ -36,6 +39,7 @@ impl<Id: Copy> Spec<Id> {
             long,
             short: None,
             value: false,
+            optional: false,
         }
     }
 
@@ -46,6 +50,18 @@ impl<Id: Copy> Spec<Id> {
             long,
             short: None,
             value: true,
+            optional: false,
+        }
+    }
+
+    /// `--long[=VALUE]`: a value only when attached.
+    pub const fn optional_value(id: Id, long: &'static str) -> Spec<Id> {
+        Spec {
+            id,
+            long,
+            short: None,
+            value: false,
+            optional: true,
         }
     }
 
@@ -204,6 +220,10 @@ impl<'s, Id: Copy> Parser<'s, Id> {
             }
         };
         match (spec.value, inline) {
+            (false, Some(v)) if spec.optional => Ok(Token::Opt {
+                id: spec.id,
+                value: Some(OsString::from_vec(v.to_vec())),
+            }),
             (false, Some(_)) => Err(self.usage(format!(
                 "option '--{}' doesn't allow an argument",
                 spec.long

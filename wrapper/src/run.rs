@@ -212,6 +212,8 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             say!("envwrap: debug:    arg[{i}]= '{}'", value::word(a));
         }
     }
+    exec::restore_sigpipe();
+    o.signals.apply()?;
     let err = exec::exec(&program, child_argv, &child_env);
     let code = if err.kind() == std::io::ErrorKind::NotFound {
         NOT_FOUND

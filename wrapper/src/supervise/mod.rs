@@ -263,6 +263,7 @@ fn command(
     // Dumpable again now that it holds no listener: the supervisor reads this
     // exec from its memory before the kernel performs it (which would reset it).
     let _ = nix::sys::prctl::set_dumpable(true);
+    exec::restore_sigpipe();
     let err = exec::exec(program, argv, env);
     let code = if err.kind() == std::io::ErrorKind::NotFound {
         NOT_FOUND
