@@ -101,8 +101,11 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         })?;
     }
 
+    let files = outcome::read_env_files(&policy);
+    // The caller's own credentials must not reach argv either, even after -i or -u.
+    let parent: &[Vec<u8>] = if env == own { &[] } else { &own };
     let Some(command) = o.command.first().map(|c| c.as_bytes()) else {
-        return print_environment(&policy, &env, &own, o.mode, o.null);
+        return print_environment(&policy, &env, parent, &files, o.mode, o.null);
     };
     let shown = value::word(command);
     let program = match resolve::resolve(command, environ::get(&env, b"PATH")) {
@@ -129,9 +132,6 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         journal.note(&w);
     }
     let argv: Vec<Vec<u8>> = o.command.iter().map(|a| a.as_bytes().to_vec()).collect();
-    let files = outcome::read_env_files(&policy);
-    // The caller's own credentials must not reach argv either, even after -i or -u.
-    let parent: &[Vec<u8>] = if env == own { &[] } else { &own };
     let shim_bytes = shim.as_ref().map(|s| s.as_os_str().as_bytes());
     let mut d = outcome::decide_with(
         &policy,
@@ -349,13 +349,12 @@ fn past(action: &str) -> &str {
 fn print_environment(
     policy: &envpolicy::compiled::Policy<'_>,
     env: &[Vec<u8>],
-    own: &[Vec<u8>],
-    mode: Option<envpolicy::compiled::Mode>,
+    parent: &[Vec<u8>],
+    files: &[Option<Vec<u8>>],
+    mode: Option<Mode>,
     null: bool,
 ) -> Result<u8, Failure> {
-    let files = outcome::read_env_files(policy);
-    let parent: &[Vec<u8>] = if env == own { &[] } else { own };
-    let mut d = outcome::decide_with(policy, b"", &[], env, parent, &files, None, None);
+    let mut d = outcome::decide_with(policy, b"", &[], env, parent, files, None, None);
     if let Some(m) = mode {
         d.mode = m;
     }

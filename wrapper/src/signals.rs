@@ -96,7 +96,7 @@ impl Plan {
         let mut blocked = SigSet::empty();
         let _ = nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut blocked));
         for s in Signal::iterator() {
-            let ignored = current_handler(s).is_some_and(|h| matches!(h, SigHandler::SigIgn));
+            let ignored = is_ignored(s);
             let block = blocked.contains(s);
             if !ignored && !block {
                 continue;
@@ -112,15 +112,16 @@ impl Plan {
     }
 }
 
-/// How `signal` is handled now (read by setting it to itself).
-fn current_handler(signal: Signal) -> Option<SigHandler> {
-    let probe = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
-    // SAFETY: the old action is put back at once; SIG_DFL for the instant in
-    // between runs no code of ours.
-    let old = unsafe { sigaction(signal, &probe) }.ok()?;
-    // SAFETY: as above: restoring what was there.
-    unsafe { sigaction(signal, &old) }.ok()?;
-    Some(old.handler())
+/// Whether `signal` is ignored now, read without changing its handling (a
+/// momentary SIG_DFL would let a signal arriving then kill envwrap).
+fn is_ignored(signal: Signal) -> bool {
+    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: a null new action only reads the current one into `old`, which
+    // is valid, writable memory of the right type.
+    let read =
+        unsafe { libc::sigaction(signal as libc::c_int, std::ptr::null(), old.as_mut_ptr()) };
+    // SAFETY: zero-initialised, and filled in by a sigaction that succeeded.
+    read == 0 && unsafe { old.assume_init() }.sa_sigaction == libc::SIG_IGN
 }
 
 fn fail(option: &str, e: nix::Error) -> Failure {

@@ -84,8 +84,7 @@ pub fn server_pid(socket: &Path) -> Option<u32> {
         tmux: Path::new("tmux"),
         socket,
     };
-    let out = client.run(&["display-message", "-p", "#{pid}"]).ok()?;
-    String::from_utf8_lossy(&out).trim().parse().ok()
+    client.pid().ok().flatten()
 }
 
 /// True when a server listens on `socket` (a socket file outlives a server that
@@ -131,8 +130,7 @@ fn read_server(judge: &Judge<'_>, tmux: &Path, o: &Options, s: &mut Server) -> R
         tmux,
         socket: &socket,
     };
-    let pid = client.run(&["display-message", "-p", "#{pid}"])?;
-    s.pid = String::from_utf8_lossy(&pid).trim().parse().ok();
+    s.pid = client.pid()?;
     s.shim = s.pid.and_then(shim_mapped);
     // A policed server's shim filters every exec it makes, pipe-pane's and the
     // panes' included: what its environments and its own process hold (names
@@ -175,6 +173,12 @@ struct Client<'a> {
 }
 
 impl Client<'_> {
+    /// The server's process, as it says it (`None`: an answer that is no PID).
+    fn pid(&self) -> Result<Option<u32>, String> {
+        let out = self.run(&["display-message", "-p", "#{pid}"])?;
+        Ok(String::from_utf8_lossy(&out).trim().parse().ok())
+    }
+
     /// Run `tmux -S SOCKET ARGS...` with an empty environment; its stdout.
     fn run(&self, args: &[&str]) -> Result<Vec<u8>, String> {
         let mut child = Command::new(self.tmux)
