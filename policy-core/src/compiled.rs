@@ -320,6 +320,9 @@ pub struct Settings {
     pub min_value_len: u32,
     /// What `envwrap --supervise` does with an exec it cannot change.
     pub supervise_changes: SuperviseChanges,
+    /// `quiet`: say nothing of the credentials withheld from a child
+    /// (`decide::Verdict::withheld`). Header byte 26, which older files hold as 0.
+    pub quiet: bool,
 }
 
 /// A pattern record.
@@ -946,6 +949,7 @@ impl<'a> Policy<'a> {
             },
             shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
             min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
+            quiet: h(26)? != 0,
         };
         Ok(Records {
             bytes,

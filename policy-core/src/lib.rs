@@ -23,7 +23,8 @@
 //!   callback;
 //! - [`mux`]: what a terminal multiplexer is (tmux, GNU screen): when its client
 //!   may start processes in its server, and which server that is;
-//! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`.
+//! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`;
+//! - [`withheld`]: saying once per name and tree that a credential was withheld.
 #![cfg_attr(not(test), no_std)]
 
 /// The modules of the decision core, which runs inside other programs: no
@@ -48,7 +49,7 @@ macro_rules! no_panic_modules {
 
 no_panic_modules!(
     argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, mux, pairs, readable,
-    search, shape, shown, writers
+    search, shape, shown, withheld, writers
 );
 
 pub mod builtin;

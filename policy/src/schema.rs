@@ -31,6 +31,9 @@ pub struct PolicyFile {
     pub sticky: Option<bool>,
     #[serde(default)]
     pub self_scrub: Option<bool>,
+    /// Say nothing of the credentials withheld from children (default false).
+    #[serde(default)]
+    pub quiet: Option<bool>,
     #[serde(default)]
     pub log: Option<Spanned<String>>,
     #[serde(default)]

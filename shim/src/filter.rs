@@ -905,6 +905,9 @@ impl Report<'_, '_> {
             if (v.action == Action::Replace && v.rule == Rule::Sticky) || !v.action.passes() {
                 self.policy_set(i);
             }
+            if envpolicy_core::withheld::worth_saying(self.policy.settings(), v) {
+                self.withheld(i);
+            }
             if v.loud {
                 let verb: &[u8] = if v.action == Action::Grant {
                     b"granted "
@@ -972,6 +975,28 @@ impl Report<'_, '_> {
             Some(v) => m.push(b"the policy ").push_word(v),
             None => m.push(b"its policy"),
         };
+        self.write(&mut m, 2);
+    }
+
+    /// `envshim: NAME withheld from PROGRAM ...`, the first time this tree
+    /// withholds entry `i` (`envpolicy_core::withheld`).
+    #[cold]
+    #[inline(never)]
+    fn withheld(&self, i: usize) {
+        use envpolicy_core::withheld::{line, Piece, LINE_END};
+        let name = self.env_name(i);
+        if !crate::withheld::first_time(name) {
+            return;
+        }
+        let mut m = Msg::<512>::new();
+        m.push(b"envshim: ");
+        for piece in line(name, self.prog) {
+            match piece {
+                Piece::Text(t) => m.push(t.as_bytes()),
+                Piece::Word(w) => m.push_word(w),
+            };
+        }
+        m.push(LINE_END.as_bytes());
         self.write(&mut m, 2);
     }
 

@@ -19,6 +19,9 @@
 //! handler touches pages of libc that no other part of start-up touches: about
 //! 64 KiB more resident memory in every process.)
 //!
+//! It also maps, once, the page where the children say each withheld credential
+//! once between them (`crate::withheld`).
+//!
 //! In the child, a tmux client's commands are blanked from its command line
 //! (`crate::server_cmdline`).
 
@@ -38,6 +41,9 @@ pub unsafe extern "C" fn fork() -> pid_t {
         if let Some(active) = active {
             crate::filter::warn_policy_once(active);
             crate::env_cache::refresh(&active.policy);
+            if !active.policy.settings().quiet {
+                crate::withheld::share_before_fork();
+            }
         }
     });
     sys::set_errno(saved);

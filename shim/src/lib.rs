@@ -23,7 +23,8 @@
 //!   writes refusals, warnings and audit records; [`scratch`]: where the filtered
 //!   arrays live; [`sticky`]: the shim's own `LD_PRELOAD` entry and policy variable,
 //!   captured at load, kept in [`ctor_arena`]; [`env_cache`]: the imported env files, kept between execs
-//!   and re-read when their `stat` changes.
+//!   and re-read when their `stat` changes; [`withheld`]: the page where a tree says
+//!   each withheld credential once.
 //! * [`sys`]: errno, `environ`, string scanning, raw system calls, stderr messages;
 //!   [`cold`]: libc calls only `system`/`popen` need, bound lazily (load-time cost).
 //! * `csrc/execl.c`: the variadic `execl`, `execlp`, `execle` (C, built by `build.rs`);
@@ -67,6 +68,7 @@ pub mod spawn;
 pub mod sticky;
 pub mod sys;
 pub mod system;
+pub mod withheld;
 
 #[cfg(not(test))]
 #[panic_handler]

@@ -317,14 +317,24 @@ pub fn raw_getpid() -> libc::pid_t {
 
 /// An anonymous private read-write mapping of `len` bytes, as a raw system call.
 pub fn raw_mmap(len: usize) -> Option<*mut u8> {
-    // SAFETY: an anonymous private mapping touches no existing memory.
+    anonymous_mapping(len, libc::MAP_PRIVATE)
+}
+
+/// An anonymous read-write mapping of `len` bytes that the children `fork`
+/// makes share with this process (until they exec), as a raw system call.
+pub fn raw_mmap_shared(len: usize) -> Option<*mut u8> {
+    anonymous_mapping(len, libc::MAP_SHARED)
+}
+
+fn anonymous_mapping(len: usize, sharing: c_int) -> Option<*mut u8> {
+    // SAFETY: a new anonymous mapping touches no existing memory.
     let p = unsafe {
         sys_call!(
             libc::SYS_mmap,
             0usize,
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            sharing | libc::MAP_ANONYMOUS,
             -1 as c_int,
             0usize,
         )

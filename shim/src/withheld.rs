@@ -1,0 +1,66 @@
+//! Where a tree keeps the credential names it has said were withheld
+//! (`envpolicy_core::withheld`): one shared page per process that forks.
+//!
+//! A shell runs each command in a fork child, which decides the command's
+//! environment and execs; `make -j` has several such children at once. A set in
+//! the child's own memory would be lost with the child, and every command would
+//! say the line again. So the `fork` hook, in the parent, maps one anonymous
+//! `MAP_SHARED` page before its first fork, and every child it forks from then on
+//! writes the same page. The set is lock-free, so children racing on one name say
+//! it once between them.
+//!
+//! Without a fork (a `vfork` child shares its parent's memory; `posix_spawn`,
+//! `system` and `popen` decide in the parent) the page is made at the first line
+//! to say, in the process deciding, which the parent then keeps. A process that
+//! forks without libc's `fork` (a raw `clone`) gives each child a page of its
+//! own: a name is said again by each such child, never less often than once.
+//!
+//! Nothing here allocates or locks: a raw `mmap` is all it does, once, and the
+//! hook calls it only under a policy that is not `quiet`. After an exec the
+//! program starts with no page: a new tree.
+
+use core::mem::size_of;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use envpolicy_core::withheld::Said;
+
+use crate::sys;
+
+/// The tree's set, once made (null before).
+static SAID: AtomicPtr<Said> = AtomicPtr::new(ptr::null_mut());
+
+/// The set this process shares with the children it forks: the one it has, or a
+/// new one. `None` when no page can be mapped (the line is then not said).
+fn shared() -> Option<&'static Said> {
+    let mut page = SAID.load(Ordering::Acquire);
+    if page.is_null() {
+        let made = sys::raw_mmap_shared(size_of::<Said>())?.cast::<Said>();
+        page =
+            match SAID.compare_exchange(ptr::null_mut(), made, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => made,
+                Err(theirs) => {
+                    // SAFETY: our own mapping, which nothing else has seen.
+                    unsafe { sys::raw_munmap(made.cast(), size_of::<Said>()) };
+                    theirs
+                }
+            };
+    }
+    // SAFETY: a page mapped above, readable and writable for the life of the
+    // process image and never unmapped once published; zeroed memory is an empty
+    // `Said` (atomics of 0). `Said` is only used through atomics.
+    Some(unsafe { &*page })
+}
+
+/// The `fork` hook's part: make the page before the first fork, so that the
+/// children share it.
+pub(crate) fn share_before_fork() {
+    let _ = shared();
+}
+
+/// Records `name` as said in this tree: true the first time, for the caller that
+/// is to say it.
+pub(crate) fn first_time(name: &[u8]) -> bool {
+    shared().is_some_and(|said| said.first_time(name))
+}
