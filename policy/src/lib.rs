@@ -27,7 +27,7 @@
 //!   `portable_pty::CommandBuilder` behind the `tokio` and `portable-pty` features).
 pub use envpolicy_core::{
     argv, builtin, bytes, cache_key, decide, envfile, glob, lookup, mark, mux, pairs, readable,
-    search, shape, shown, writers, Policy, Records,
+    search, shape, shown, withheld, writers, Policy, Records,
 };
 
 /// The compiled buffer ([`envpolicy_core::compiled`]) and, for the compiler, its

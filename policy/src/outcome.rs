@@ -45,6 +45,9 @@ pub struct Decision {
     pub env_verdicts: Vec<Verdict>,
     /// Verdict per input argument.
     pub argv_verdicts: Vec<ArgVerdict>,
+    /// The input entries whose credential is withheld with no warning of its
+    /// own, as `envpolicy_core::withheld::worth_saying` decides.
+    pub withheld: Vec<usize>,
 }
 
 impl Decision {
@@ -71,6 +74,25 @@ impl Decision {
             Mode::Enforce => self.refusal.as_ref(),
             Mode::Audit => None,
         }
+    }
+
+    /// The names of the credentials withheld from the child that no other line
+    /// names, once each, in the order of `input`; none in audit mode (nothing is
+    /// withheld).
+    pub fn withheld_names<'a>(&self, input: &'a [Vec<u8>]) -> Vec<&'a [u8]> {
+        let mut names: Vec<&[u8]> = Vec::new();
+        if self.mode == Mode::Audit {
+            return names;
+        }
+        for &i in &self.withheld {
+            let Some((name, _)) = decide::split_entry(&input[i]) else {
+                continue;
+            };
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
     }
 
     /// Changes that deserve a warning even in enforce mode: credentials a keep
@@ -279,8 +301,12 @@ pub fn decide_sticky(
         }
         changes.push(c);
     }
+    let withheld = (0..env_verdicts.len())
+        .filter(|&i| crate::withheld::worth_saying(policy.settings(), &env_verdicts[i]))
+        .collect();
     Decision {
         mode: policy.settings().mode,
+        withheld,
         env: child_env,
         argv: child_argv,
         changes,
@@ -675,6 +701,22 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
         },
         Rule::Sticky => "the shim's own variable (sticky)".into(),
     }
+}
+
+/// The line (after a front end's `envwrap: `) saying that the credential `name`
+/// was withheld from `program` and what it starts, written as
+/// `envpolicy_core::withheld::line` lays it out.
+pub fn withheld_line(name: &[u8], program: &[u8]) -> String {
+    use crate::withheld::{line, Piece, LINE_END};
+    let mut text = String::new();
+    for piece in line(name, program) {
+        match piece {
+            Piece::Text(t) => text.push_str(t),
+            Piece::Word(w) => text.push_str(&crate::shown::word(w).to_string()),
+        }
+    }
+    text.push_str(LINE_END);
+    text
 }
 
 /// One JSON line for a change, as audit logs and `--json` print them.

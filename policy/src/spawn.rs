@@ -118,6 +118,10 @@ pub struct Outcome {
     /// The change that refuses the exec, if the policy refuses it. In enforce mode
     /// the call returned [`Refused`]; in audit mode the exec goes on.
     pub refusal: Option<Change>,
+    /// The credentials withheld from the command that no loud change names,
+    /// once each: a program that runs commands for a user should tell them
+    /// ([`Outcome::withheld_lines`]). Empty in audit mode.
+    pub withheld: Vec<String>,
     /// The command's argv was changed (in enforce mode).
     pub argv_rewritten: bool,
     /// The std command was rebuilt to change its argv: settings std cannot read
@@ -145,6 +149,16 @@ impl Outcome {
             .iter()
             .filter(|c| c.target == "env" && matches!(c.action, "set" | "replace"))
             .filter_map(|c| c.name.as_deref())
+    }
+
+    /// One line per [`Outcome::withheld`] name, as envwrap and the shim say it:
+    /// `GH_TOKEN withheld from gh and what it starts (a credential; envwrap
+    /// explain GH_TOKEN)`. Names and the program's basename only, never a value.
+    pub fn withheld_lines(&self) -> Vec<String> {
+        self.withheld
+            .iter()
+            .map(|n| outcome::withheld_line(n.as_bytes(), self.program.as_bytes()))
+            .collect()
     }
 
     /// The changes worth a warning: credentials, grants, refusals.
@@ -613,6 +627,11 @@ fn decide_for(
         },
         changes: d.changes.clone(),
         refusal: d.refusal.clone(),
+        withheld: d
+            .withheld_names(env)
+            .into_iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect(),
         argv_rewritten: false,
         rebuilt: false,
     };

@@ -53,3 +53,4 @@ mod tmux_pairs;
 mod tmux_sandbox;
 mod tmux_server;
 mod values_property;
+mod withheld;

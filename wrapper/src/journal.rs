@@ -89,6 +89,21 @@ impl Journal {
         }
     }
 
+    /// `NAME withheld from PROGRAM and what it starts (...)`: a credential the
+    /// child does not get, which no warning names (`envpolicy_core::withheld`).
+    /// envwrap runs one exec, so each name is said once per run.
+    pub fn withheld(&self, name: &[u8], program: &[u8]) {
+        let text = envpolicy::outcome::withheld_line(name, program);
+        if self.json {
+            say!(
+                "{}",
+                serde_json::json!({ "withheld": crate::value::word(name), "note": text })
+            );
+        } else {
+            say!("envwrap: {text}");
+        }
+    }
+
     /// A warning that is not about one change.
     pub fn note(&self, text: &str) {
         if self.json {

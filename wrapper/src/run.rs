@@ -150,6 +150,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     let operand_names: Vec<&[u8]> = o.assignments.iter().map(|a| environ::name(a)).collect();
     report(
         &d,
+        &env,
         command,
         &shown,
         &loaded.label(),
@@ -233,6 +234,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
 /// Log every change; warn about the loud ones (enforce) or all of them (audit).
 fn report(
     d: &Decision,
+    env: &[Vec<u8>],
     command: &[u8],
     shown: &str,
     label: &str,
@@ -257,6 +259,9 @@ fn report(
         }
         let text = describe_change(c, shown, label, from_operand, audit);
         journal.warn(command, c, &text);
+    }
+    for name in d.withheld_names(env) {
+        journal.withheld(name, command);
     }
 }
 
