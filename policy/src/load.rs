@@ -50,6 +50,9 @@ pub const FLOOR_POLICY: &str = "\
 # envshim fail-closed policy
 version = 1
 base = \"floor\"
+# Its one warning (\"using the fail-closed floor\") says why a child gets
+# almost nothing; a line per credential would only repeat it.
+quiet = true
 
 [argv]
 secrets = \"refuse\"

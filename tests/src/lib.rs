@@ -58,8 +58,9 @@ pub use procfs::{
 pub use sandbox::{mkfifo, Sandbox, KEEP_ENV};
 pub use secrets::{Finding, Secret, Secrets, Shape, SECRET_NAMES};
 pub use shim::{
-    give_to_a_shared_group, private_group, python3, reported_errno, sh_quote, shim_lines,
-    shim_path_string, stage_example, ShimExt, PERMISSIVE_POLICY, SHIM_PREFIX,
+    give_to_a_shared_group, is_withheld_line, private_group, python3, reported_errno, sh_quote,
+    shim_lines, shim_path_string, stage_example, withheld_lines, ShimExt, PERMISSIVE_POLICY,
+    SHIM_PREFIX,
 };
 pub use storm::FORKER_C;
 pub use tmux::{default_tmux_socket_dir, parse_show_environment, TmuxEnvironment};

@@ -56,11 +56,31 @@ pub fn shim_path_string() -> String {
     shim_so().to_string_lossy().into_owned()
 }
 
-/// The lines of `stderr` the shim wrote (they start with `envshim: `).
+/// The lines of `stderr` the shim wrote (they start with `envshim: `), but for
+/// the once-per-tree line that a credential was withheld ([`withheld_lines`]),
+/// which tests/tests/withheld.rs tests: the other tests check the shim's other
+/// messages, and a child that a credential was withheld from has that line.
 pub fn shim_lines(stderr: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(stderr)
         .lines()
-        .filter(|l| l.starts_with(SHIM_PREFIX))
+        .filter(|l| l.starts_with(SHIM_PREFIX) && !is_withheld_line(l))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Says a line that a credential was withheld
+/// (`NAME withheld from PROGRAM and what it starts (...)`)?
+pub fn is_withheld_line(line: &str) -> bool {
+    line.contains(" withheld from ")
+        && line.contains(" and what it starts (a credential; envwrap explain ")
+}
+
+/// The withheld lines of `stderr` that start with `prefix` (`envshim: ` or
+/// `envwrap: `).
+pub fn withheld_lines(stderr: &[u8], prefix: &str) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.starts_with(prefix) && is_withheld_line(l))
         .map(str::to_string)
         .collect()
 }

@@ -39,6 +39,7 @@ fn observe(sb: &Sandbox, policy: &Path) -> Seen {
     let messages = stderr
         .lines()
         .filter(|l| l.starts_with("envshim: ") || l.starts_with("envwrap: "))
+        .filter(|l| !is_withheld_line(l))
         .map(str::to_string)
         .collect();
     Seen {
@@ -260,7 +261,12 @@ fn file_made_writable_after_compiling_gives_the_floor() {
                 "{which}, {what}: neither\n{}",
                 out.report()
             );
-            let lines: Vec<String> = out.stderr_str().lines().map(str::to_string).collect();
+            let lines: Vec<String> = out
+                .stderr_str()
+                .lines()
+                .filter(|l| !is_withheld_line(l))
+                .map(str::to_string)
+                .collect();
             (floor, lines)
         };
 

@@ -13,15 +13,6 @@ use crate::envwrap_util::envwrap;
 
 const WITHHELD: &str = " withheld from ";
 
-/// The withheld lines of `stderr` with `prefix` (`envshim: ` or `envwrap: `).
-fn withheld_lines(stderr: &[u8], prefix: &str) -> Vec<String> {
-    String::from_utf8_lossy(stderr)
-        .lines()
-        .filter(|l| l.starts_with(prefix) && l.contains(WITHHELD))
-        .map(str::to_string)
-        .collect()
-}
-
 /// How many of `lines` say that `name` was withheld.
 fn said(lines: &[String], name: &str) -> usize {
     let start = format!("{name}{WITHHELD}");

@@ -264,6 +264,12 @@ pub fn parse(
             HELP_HINT,
         ));
     }
+    if o.chdir.is_some() && o.command.is_empty() {
+        return Err(Failure::usage(
+            "must specify command with --chdir (-C)",
+            HELP_HINT,
+        ));
+    }
     Ok(Parsed::Run(o))
 }
 

@@ -16,6 +16,10 @@ use crate::exit::Failure;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
+/// Said after an error that a `#!` line with options causes: the kernel passes
+/// everything after the interpreter as one argument (`-i cmd`, `cat -n`).
+pub const SHEBANG_HINT: &str = "\nenvwrap: use -[v]S to pass options in shebang lines";
+
 /// One option the scanner knows.
 #[derive(Clone, Copy, Debug)]
 pub struct Spec<Id> {
@@ -155,7 +159,12 @@ impl<'s, Id: Copy> Parser<'s, Id> {
         let rest = &cluster[1..];
         let shown = String::from_utf8_lossy(&cluster[..1]).into_owned();
         let Some(spec) = self.specs.iter().find(|s| s.short == Some(c)) else {
-            return Err(self.usage(format!("invalid option -- '{}'", printable(&shown))));
+            let mut message = format!("invalid option -- '{}'", printable(&shown));
+            if c == b' ' || c == b'\t' {
+                // `#!/usr/bin/env -i cmd`: the kernel passes "-i cmd" as one argument.
+                message.push_str(SHEBANG_HINT);
+            }
+            return Err(self.usage(message));
         };
         if !spec.value {
             if !rest.is_empty() {

@@ -111,10 +111,11 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     let program = match resolve::resolve(command, environ::get(&env, b"PATH")) {
         Resolved::Found(p) => p,
         Resolved::NotFound => {
-            return Err(Failure::new(
-                NOT_FOUND,
-                format!("{shown}: command not found"),
-            ))
+            let mut message = format!("{shown}: command not found");
+            if command.iter().any(|&b| b == b' ' || b == b'\t') {
+                message.push_str(crate::opts::SHEBANG_HINT);
+            }
+            return Err(Failure::new(NOT_FOUND, message));
         }
         Resolved::NotExecutable(p) => {
             return Err(Failure::new(
