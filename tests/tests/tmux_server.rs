@@ -771,3 +771,49 @@ fn the_shims_own_variables_are_no_finding() {
         );
     }
 }
+
+#[test]
+fn a_server_on_a_socket_path_that_is_not_utf8_is_read_and_fixed() {
+    use std::os::unix::ffi::OsStringExt;
+    let sb = Sandbox::new("tmux_server_bytes_socket");
+    // A path is bytes: one read lossily (U+FFFD for the 0xff) names another file.
+    let socket = sb.join(std::ffi::OsString::from_vec(b"sock-\xff".to_vec()));
+    let tmux = |c: &mut TestCommand| {
+        c.arg("-S").arg(&socket).args(["-f", "/dev/null"]);
+    };
+    let mut start = sb.cmd("tmux");
+    tmux(&mut start);
+    start
+        .args(["new-session", "-d", "sleep 600"])
+        .env_secrets()
+        .allow_secrets_in_output();
+    start.expect_success();
+    let report = sb
+        .cmd(envwrap_bin())
+        .args(["tmux-env", "-S"])
+        .arg(&socket)
+        .expect_exit(1);
+    let text = report.stdout_str();
+    let kill = || {
+        let mut k = sb.cmd("tmux");
+        tmux(&mut k);
+        k.arg("kill-server").run();
+    };
+    if !text.contains("the global environment holds GH_TOKEN") {
+        kill();
+        report.fail("the server on the socket was not read");
+    }
+    let fixed = sb
+        .cmd(envwrap_bin())
+        .args(["tmux-env", "--fix", "-S"])
+        .arg(&socket)
+        .run();
+    let mut show = sb.cmd("tmux");
+    tmux(&mut show);
+    let global = show.args(["show-environment", "-g", "GH_TOKEN"]).run();
+    kill();
+    fixed.check(
+        global.stdout_str().trim() == "-GH_TOKEN" || !global.status.success(),
+        "GH_TOKEN is still in the global environment",
+    );
+}

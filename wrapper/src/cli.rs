@@ -327,6 +327,16 @@ mod tests {
             .unwrap_err()
             .message
             .contains("name is empty"));
+        // As env(1): -C has nothing to run in the directory without a command.
+        let e = run(&["-C", "/tmp"]).unwrap_err();
+        assert_eq!(e.code, OWN_ERROR);
+        assert!(e
+            .message
+            .starts_with("must specify command with --chdir (-C)\nTry "));
+        let e = run(&["-v -S cat"]).unwrap_err();
+        assert!(e
+            .message
+            .contains("\nenvwrap: use -[v]S to pass options in shebang lines\n"));
         assert!(run(&["-u", "A=B", "cmd"])
             .unwrap_err()
             .message

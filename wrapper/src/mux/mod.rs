@@ -40,8 +40,8 @@ use envpolicy::compiled::Policy;
 use envpolicy::decide::{split_entry, Action, Rule};
 use envpolicy::mux::Multiplexer;
 use envpolicy::outcome::{self, describe_rule};
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -52,10 +52,12 @@ pub(crate) trait Servers: Sync {
     /// The servers `named` names, as this multiplexer names them (empty: every
     /// one of this user's), by the id [`Servers::examine`] takes. One that is
     /// named but not running is said so unless `quiet`.
-    fn find(&self, program: &Path, named: &[String], quiet: bool) -> Vec<String>;
+    /// Ids are bytes, as the system gives them: a socket's path need not be
+    /// UTF-8, and one read lossily would name another file.
+    fn find(&self, program: &Path, named: &[OsString], quiet: bool) -> Vec<OsString>;
     /// Read the server `id`: what a process it starts would get, and whether it
     /// runs the shim; with `o.fix`, remove what [`removable`] allows.
-    fn examine(&self, judge: &Judge<'_>, program: &Path, id: &str, o: &Options) -> Server;
+    fn examine(&self, judge: &Judge<'_>, program: &Path, id: &OsStr, o: &Options) -> Server;
     /// The kinds of scan's findings for a held and a stale name.
     fn finding_kinds(&self) -> (&'static str, &'static str);
     /// What a message calls [`Place::Global`] in its server.
@@ -119,7 +121,7 @@ const HINT: &str = "envwrap mux-env --help";
 /// every one of the user's) and the client to talk to them with.
 pub(crate) struct Chosen {
     servers: &'static dyn Servers,
-    named: Vec<String>,
+    named: Vec<OsString>,
     program: Option<PathBuf>,
 }
 
@@ -199,7 +201,7 @@ pub(crate) struct Held {
 pub(crate) struct Server {
     servers: &'static dyn Servers,
     /// Its id: a socket's path, a session's `PID.NAME`.
-    id: String,
+    id: OsString,
     pid: Option<u32>,
     /// Whether the server maps libenvshim.so (then its shim filters every exec
     /// it makes, and nothing else is read), and which.
@@ -212,10 +214,10 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    fn new(servers: &'static dyn Servers, id: &str) -> Server {
+    fn new(servers: &'static dyn Servers, id: &OsStr) -> Server {
         Server {
             servers,
-            id: id.to_string(),
+            id: id.to_os_string(),
             pid: None,
             shim: None,
             held: Vec::new(),
@@ -254,7 +256,6 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
     let screen = &envpolicy::mux::screen::MULTIPLEXER;
     let a = tool_args(args, SPECS, HINT, |id, v| {
         let v = v.unwrap_or_default();
-        let text = || v.to_string_lossy().into_owned();
         match id {
             Opt::Policy => o.policy = Some(PathBuf::from(&v)),
             Opt::Mux => {
@@ -264,22 +265,20 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
                 })?;
                 o.choose(row)?;
             }
-            Opt::Server => o.last("--server")?.named.push(text()),
+            Opt::Server => o.last("--server")?.named.push(v.clone()),
             Opt::Program => o.last("--program")?.program = Some(PathBuf::from(&v)),
             Opt::Label => {
                 let socket = tmux::label_socket(v.as_bytes());
-                o.choose(tmux)?
-                    .named
-                    .push(socket.to_string_lossy().into_owned());
+                o.choose(tmux)?.named.push(socket.into_os_string());
             }
-            Opt::Path => o.choose(tmux)?.named.push(text()),
+            Opt::Path => o.choose(tmux)?.named.push(v.clone()),
             Opt::Fix => o.fix = true,
             // What is always done now; kept for the shims that pass it.
             Opt::SkipPoliced => {}
             Opt::WarnServerEnviron => o.warn_server_environ = true,
             Opt::Quiet => o.quiet = true,
             Opt::Tmux => o.choose(tmux)?.program = Some(PathBuf::from(&v)),
-            Opt::Screen => o.choose(screen)?.named.push(text()),
+            Opt::Screen => o.choose(screen)?.named.push(v.clone()),
             Opt::ScreenProgram => o.choose(screen)?.program = Some(PathBuf::from(&v)),
             Opt::Json => {
                 o.json = true;
@@ -475,11 +474,8 @@ pub fn scan_findings(
     for &servers in IMPLEMENTATIONS {
         let row = servers.row();
         let is_tmux = std::ptr::eq(row, &envpolicy::mux::tmux::MULTIPLEXER);
-        let named: Vec<String> = match (&tmux_sockets, is_tmux) {
-            (Some(sockets), true) => sockets
-                .iter()
-                .map(|s| s.to_string_lossy().into_owned())
-                .collect(),
+        let named: Vec<OsString> = match (&tmux_sockets, is_tmux) {
+            (Some(sockets), true) => sockets.iter().map(|s| s.clone().into_os_string()).collect(),
             (Some(_), false) => continue,
             (None, _) => Vec::new(),
         };
@@ -543,10 +539,10 @@ pub fn fix_before_client(
             if !path.exists() {
                 return;
             }
-            path.to_string_lossy().into_owned()
+            path.into_os_string()
         }
         envpolicy::mux::Server::Session(name) => {
-            String::from_utf8_lossy(name.unwrap_or_default()).into_owned()
+            OsString::from_vec(name.unwrap_or_default().to_vec())
         }
     };
     // What the shim's check runs: `--fix --skip-policed --quiet --mux NAME

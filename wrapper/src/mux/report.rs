@@ -124,7 +124,7 @@ pub(super) fn json(servers: &[Server], policy: &str) -> String {
                 .collect();
             json!({
                 "multiplexer": s.servers.row().name,
-                "server": value::word(s.id.as_bytes()),
+                "server": value::word(std::os::unix::ffi::OsStrExt::as_bytes(s.id.as_os_str())),
                 "pid": s.pid,
                 "policed": s.shim.is_some(),
                 "held": held,

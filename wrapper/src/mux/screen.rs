@@ -14,6 +14,8 @@
 use super::{judge_into, shim_mapped, Judge, Options, Place, Server, Servers};
 use crate::{live_environ, procfs, value};
 use envpolicy::mux::Multiplexer;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -28,11 +30,11 @@ impl Servers for Screen {
     /// Every session of this user that `named` names (an empty name, or none:
     /// all): by `PID.NAME`, PID, NAME, or a prefix of NAME, as screen matches
     /// `-S`.
-    fn find(&self, program: &Path, named: &[String], _quiet: bool) -> Vec<String> {
+    fn find(&self, program: &Path, named: &[OsString], _quiet: bool) -> Vec<OsString> {
         // `-x USER/NAME`: another user's multiuser session, which `-ls` does
         // not list and whose server this user cannot read. Said, as a check
         // that could not be made is (also with --quiet).
-        for other in named.iter().filter(|n| n.contains('/')) {
+        for other in named.iter().filter(|n| n.as_bytes().contains(&b'/')) {
             say!(
                 "{}: screen session {}: another user's session, not read: windows it opens may hold what the policy removes",
                 super::who(),
@@ -40,19 +42,21 @@ impl Servers for Screen {
             );
         }
         let listed = list(program);
-        let wanted = |id: &str| {
-            let (pid, name) = id.split_once('.').unwrap_or((id, ""));
+        let wanted = |id: &OsStr| {
+            let id = id.as_bytes();
+            let (pid, name) = split_id(id);
             named.is_empty()
                 || named
                     .iter()
-                    .any(|w| w.is_empty() || w == id || w == pid || name.starts_with(w.as_str()))
+                    .map(|w| w.as_bytes())
+                    .any(|w| w.is_empty() || w == id || w == pid || name.starts_with(w))
         };
         listed.into_iter().filter(|id| wanted(id)).collect()
     }
 
-    fn examine(&self, judge: &Judge<'_>, program: &Path, id: &str, o: &Options) -> Server {
+    fn examine(&self, judge: &Judge<'_>, program: &Path, id: &OsStr, o: &Options) -> Server {
         let mut s = Server::new(&Screen, id);
-        s.pid = id.split_once('.').and_then(|(pid, _)| pid.parse().ok());
+        s.pid = pid_of(id.as_bytes());
         let Some(pid) = s.pid else {
             s.unreadable = Some("no process id in its name".to_string());
             return s;
@@ -98,8 +102,22 @@ impl Servers for Screen {
     }
 }
 
+/// `PID.NAME` as its PID and NAME (all of it and nothing, without a dot).
+fn split_id(id: &[u8]) -> (&[u8], &[u8]) {
+    match id.iter().position(|&b| b == b'.') {
+        Some(dot) => (&id[..dot], &id[dot + 1..]),
+        None => (id, b""),
+    }
+}
+
+/// The PID of a session `PID.NAME`, when it has one.
+fn pid_of(id: &[u8]) -> Option<u32> {
+    let dot = id.iter().position(|&b| b == b'.')?;
+    std::str::from_utf8(&id[..dot]).ok()?.parse().ok()
+}
+
 /// The sessions `screen -ls` lists, as `PID.NAME`.
-fn list(program: &Path) -> Vec<String> {
+fn list(program: &Path) -> Vec<OsString> {
     let Ok(out) = Command::new(program)
         .arg("-ls")
         .stdin(Stdio::null())
@@ -108,26 +126,33 @@ fn list(program: &Path) -> Vec<String> {
     else {
         return Vec::new();
     };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    out.stdout
+        .split(|&b| b == b'\n')
         .filter_map(|l| {
-            let id = l.trim_start().split(['\t', ' ']).next()?;
-            let (pid, _) = id.split_once('.')?;
-            pid.parse::<u32>().ok()?;
-            Some(id.to_string())
+            let start = l.iter().position(|&b| b != b' ' && b != b'\t')?;
+            let l = &l[start..];
+            let end = l
+                .iter()
+                .position(|&b| b == b' ' || b == b'\t')
+                .unwrap_or(l.len());
+            let id = &l[..end];
+            pid_of(id)?;
+            Some(OsString::from_vec(id.to_vec()))
         })
         .collect()
 }
 
 /// `screen -S ID -X unsetenv NAME` for each held name; what was removed.
-fn unset(program: &Path, id: &str, held: &[super::Held]) -> Vec<(Place, Vec<u8>)> {
+fn unset(program: &Path, id: &OsStr, held: &[super::Held]) -> Vec<(Place, Vec<u8>)> {
     let mut removed = Vec::new();
     for h in held {
         let Ok(name) = std::str::from_utf8(&h.name) else {
             continue;
         };
         let done = Command::new(program)
-            .args(["-S", id, "-X", "unsetenv", name])
+            .arg("-S")
+            .arg(id)
+            .args(["-X", "unsetenv", name])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

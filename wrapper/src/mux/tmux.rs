@@ -21,7 +21,7 @@ use super::{judge_into, removable, shim_mapped, Held, Judge, Options, Place, Ser
 use crate::{procfs, value};
 use envpolicy::decide::split_entry;
 use envpolicy::mux::{Multiplexer, Socket};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ impl Servers for Tmux {
         &envpolicy::mux::tmux::MULTIPLEXER
     }
 
-    fn find(&self, _program: &Path, named: &[String], quiet: bool) -> Vec<String> {
+    fn find(&self, _program: &Path, named: &[OsString], quiet: bool) -> Vec<OsString> {
         let sockets: Vec<PathBuf> = if named.is_empty() {
             user_sockets()
         } else {
@@ -48,7 +48,7 @@ impl Servers for Tmux {
         let mut out = Vec::new();
         for socket in sockets {
             if listens(&socket) {
-                out.push(socket.to_string_lossy().into_owned());
+                out.push(socket.into_os_string());
             } else if !named.is_empty() && !quiet {
                 let shown = value::word(socket.as_os_str().as_bytes());
                 showln!("no tmux server listens on {shown}");
@@ -57,7 +57,7 @@ impl Servers for Tmux {
         out
     }
 
-    fn examine(&self, judge: &Judge<'_>, program: &Path, id: &str, o: &Options) -> Server {
+    fn examine(&self, judge: &Judge<'_>, program: &Path, id: &OsStr, o: &Options) -> Server {
         let mut s = Server::new(&Tmux, id);
         if let Err(why) = read_server(judge, program, o, &mut s) {
             s.unreadable = Some(why);
