@@ -120,6 +120,9 @@ pub struct Summary {
     pub keep: Vec<String>,
     /// Keep patterns that name a credential: refused all the same.
     pub keep_credentials: Vec<String>,
+    /// The names of `keep_credentials` as the policy holds them (a name shown
+    /// by its length and shape alone is not the name to compare).
+    keep_credential_names: Vec<Vec<u8>>,
     pub strip: Vec<String>,
     pub strip_imported: Vec<String>,
     pub builtin_credentials: Vec<String>,
@@ -130,6 +133,8 @@ pub struct Summary {
     pub unsafe_count: usize,
     pub sets: Vec<String>,
     pub grants: Vec<String>,
+    /// The variable each of `grants` names, as the policy holds it.
+    grant_names: Vec<Vec<u8>>,
     pub passthrough: Vec<String>,
     pub env_files: Vec<String>,
     pub other_imports: Vec<String>,
@@ -219,6 +224,7 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
                 let raw = policy.str(p.text);
                 if !raw.contains(&b'*') && envpolicy::argv::is_credential(policy, raw, b"") {
                     s.keep_credentials.push(t.clone());
+                    s.keep_credential_names.push(raw.to_vec());
                 }
                 s.keep.push(t)
             }
@@ -256,6 +262,7 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
     }
     for i in 0..policy.count(sec::GRANTS) as u32 {
         let Some(g) = policy.grant(i) else { continue };
+        s.grant_names.push(policy.str(g.name).to_vec());
         s.grants.push(format!(
             "{} to {}",
             text(policy, g.name),
@@ -350,14 +357,17 @@ impl Summary {
             keeps.push_str(&format!("; keep {kept}"));
         }
         // A kept credential is refused, but where a grant passes it on.
-        let granted = |name: &String| {
-            self.grants
-                .iter()
-                .any(|g| g.starts_with(&format!("{name} to ")))
+        let (with_grant, refused): (Vec<_>, Vec<_>) = self
+            .keep_credentials
+            .iter()
+            .zip(&self.keep_credential_names)
+            .partition(|(_, raw)| self.grant_names.contains(raw));
+        let names = |v: &[(&String, &Vec<u8>)]| {
+            v.iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         };
-        let (with_grant, refused): (Vec<&String>, Vec<&String>) =
-            self.keep_credentials.iter().partition(|n| granted(n));
-        let names = |v: &[&String]| v.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ");
         if !refused.is_empty() {
             keeps.push_str(&format!(
                 " ({} named a credential: refused all the same)",
@@ -482,5 +492,37 @@ impl Summary {
             })).collect::<Vec<_>>(),
             "log": self.log,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two credential names that are shown alike (longer than a message shows
+    /// plainly: by their length alone) are told apart by the names
+    /// themselves: a grant of one does not pass the other on.
+    #[test]
+    fn a_kept_credential_is_granted_only_by_a_grant_of_that_name() {
+        let kept = format!("{}_TOKEN", "A".repeat(300));
+        let granted = format!("{}_TOKEN", "B".repeat(300));
+        let text = format!(
+            "version = 1\nkeep = [\"{kept}\", \"GH_TOKEN\"]\n\n\
+             [[grant]]\nname = \"{granted}\"\nprogram = \"gh\"\n\n\
+             [[grant]]\nname = \"GH_TOKEN\"\nprogram = \"gh\"\n"
+        );
+        let compiled = envpolicy::load::compile_text(&text, "p.toml".as_ref()).unwrap();
+        let rendered = summarize(&compiled.policy()).render("p.toml");
+        let keeps = rendered.lines().find(|l| l.contains("keeps")).unwrap();
+        assert!(
+            !keeps.contains(&kept) && !rendered.contains(&granted),
+            "{rendered}"
+        );
+        assert!(
+            keeps.contains("named a credential: refused all the same")
+                && keeps
+                    .contains("GH_TOKEN: a credential, passed only to the program its grant names"),
+            "{keeps}"
+        );
     }
 }
