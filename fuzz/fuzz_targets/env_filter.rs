@@ -11,7 +11,7 @@
 //! - audit mode: the effective environment is the input, and nothing is refused;
 //! - enforce mode, for every entry of the output:
 //!   - it has `=` and a non-empty name, and no name occurs twice;
-//!   - it is not a credential (`argv::is_credential`: by name, import or token
+//!   - it is not a credential (`decide::is_credential`: by name, import or token
 //!     shape), unless a grant admits that name for this program;
 //!   - its value is not the value (of length >= `credentials.min_value_len`) of a
 //!     credential in the input, unless the entry is a granted credential, or the
@@ -23,7 +23,8 @@
 #![no_main]
 
 use envpolicy::compiled::Mode;
-use envpolicy::decide::{find_grant, split_entry};
+use envpolicy::bytes::split_entry;
+use envpolicy::decide::find_grant;
 use envpolicy::outcome;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
@@ -236,7 +237,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(!names.contains(&name), "duplicate name in output: {shown}");
         names.push(name);
         let granted = find_grant(&policy, name, program).is_some();
-        let credential = envpolicy::argv::is_credential(&policy, name, val);
+        let credential = envpolicy::decide::is_credential(&policy, name, val);
         assert!(
             !credential || granted,
             "credential {shown} in output for program {:?}",

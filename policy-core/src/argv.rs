@@ -30,9 +30,10 @@
 //! formats).
 
 use crate::compiled::{ArgvSecrets, Policy};
-use crate::decide::{self, split_entry, Action, Rule, Verdict};
+use crate::bytes::split_entry;
+use crate::decide::{self, Action, Rule, Verdict};
 use crate::envfile;
-use crate::pairs::{carrier, for_each_pair, Carrier, MAX_ESCAPED_NAME};
+use crate::pairs::{for_each_pair, Carrier, MAX_ESCAPED_NAME};
 use crate::shape::{self, Shape, ShapeSet};
 
 /// Where a credential value found in an argument came from.
@@ -182,7 +183,7 @@ pub fn file_credentials<'a>(
                 continue;
             }
             let value = a.raw_value;
-            let cred = rec.role == Role::Refuse || is_credential(policy, a.name, value);
+            let cred = rec.role == Role::Refuse || decide::is_credential(policy, a.name, value);
             let found = FileCredential {
                 file: fi,
                 line: a.line,
@@ -228,6 +229,16 @@ pub fn bytes_needed(argv: &[&[u8]]) -> usize {
 }
 
 /// Decide the child's argv. `env_verdicts` must come from `decide_env` on `env`.
+/// The carrier `program` is, by its basename: a multiplexer's by its row of
+/// [`crate::mux::MULTIPLEXERS`], any other by [`crate::pairs::carrier_by_name`].
+pub fn carrier(program: &[u8]) -> Option<Carrier> {
+    let name = crate::bytes::basename(program);
+    match crate::mux::by_program(name) {
+        Some(m) => m.carrier,
+        None => crate::pairs::carrier_by_name(name),
+    }
+}
+
 /// The steps: pairs (a carrier program's `NAME=VALUE` arguments, judged by the
 /// environment rules), secrets (credential values, then token shapes), then the
 /// child's arguments.
@@ -249,7 +260,7 @@ pub fn decide_argv(
         *v = keep;
     }
     let settings = *policy.settings();
-    let mask = decide::program_mask(policy, req.program);
+    let mask = crate::programs::program_mask(policy, req.program);
     if settings.env_flags {
         if let Some(c) = carrier(req.program) {
             judge_pairs(policy, req, mask, c, scratch.verdicts);
@@ -356,7 +367,7 @@ fn judge_pairs(
     });
 }
 
-/// Step 2, secrets, in every argument still passed (argv[0] included) and in the
+/// Step 2, secrets, in every argument still passed (`argv[0]` included) and in the
 /// program's path: every credential value once against all arguments (so the
 /// parent's environment is judged once per exec, not once per argument), then
 /// token shapes in the arguments no value matched. Returns the first refused
@@ -526,7 +537,7 @@ pub fn each_refused_pair(
     if !policy.settings().env_flags {
         return;
     }
-    let mask = decide::program_mask(policy, program);
+    let mask = crate::programs::program_mask(policy, program);
     let pairs_scope = pairs_scope(policy, mask);
     for_each_pair(c, argv, |at| {
         let Some((written, value)) = at.name_value(argv) else {
@@ -629,7 +640,7 @@ pub fn for_each_credential_value_up_to(
             continue;
         };
         if wanted(value.len())
-            && is_credential(policy, name, value)
+            && decide::is_credential(policy, name, value)
             && !f(value, ValueSource::ParentEnv(i as u32))
         {
             return;
@@ -655,12 +666,6 @@ pub fn for_each_credential_value_up_to(
         }
         None => file_credentials(policy, req.env_files, max_len, each),
     }
-}
-
-/// Is (name, value) a credential under this policy, by name, import or shape?
-pub fn is_credential(policy: &Policy<'_>, name: &[u8], value: &[u8]) -> bool {
-    decide::names_credential(policy, name)
-        || shape::find_shape(value, ShapeSet::from_bits(policy.settings().shapes)).is_some()
 }
 
 /// The part of an argument still to search for secrets: all of it, or the name of a

@@ -1,5 +1,7 @@
 //! Byte searches: [`memchr`], [`memchr2`], [`memrchr`] and substring search
-//! ([`find`], [`Finder`]).
+//! ([`find`], [`Finder`]), and the two splits every rule makes with them: an
+//! entry at its first `=` ([`split_entry`]) and a program path at its last `/`
+//! ([`basename`]).
 //!
 //! Why here and not the memchr crate: this crate has no dependencies, so that no
 //! feature cargo unifies across the workspace reaches libenvshim.so (memchr's `std`
@@ -9,6 +11,48 @@
 //! does, 16 bytes at a time with SSE2 (part of every x86_64 CPU), and a byte at a
 //! time on other targets. Substring search compares a needle's first and last
 //! bytes at 16 positions at once, then the whole needle only where both match.
+
+/// Split `NAME=VALUE` at the first `=`.
+#[inline]
+pub fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let eq = find_eq(entry)?;
+    Some((entry.get(..eq)?, entry.get(eq + 1..)?))
+}
+
+/// The first `=`, eight bytes at a time (a name is short: memchr's set-up costs
+/// more than it saves, and a byte loop is slower than this).
+#[inline]
+pub(crate) fn find_eq(entry: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = entry.chunks_exact(8);
+    let mut at = 0usize;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w) ^ (u64::from(b'=') * ONES);
+        // A zero byte in `x` is an `=` in the entry (the classic haszero test; its
+        // lowest set bit is exact).
+        let zero = x.wrapping_sub(ONES) & !x & HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'=')
+        .map(|i| at + i)
+}
+
+/// The basename of a program path.
+pub fn basename(program: &[u8]) -> &[u8] {
+    match memrchr(b'/', program) {
+        Some(i) => program.get(i + 1..).unwrap_or(&[]),
+        None => program,
+    }
+}
 
 /// The first index of `needle` in `hay`.
 pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
@@ -160,6 +204,34 @@ mod sse2 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn find_eq_matches_a_byte_scan() {
+        let mut cases: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"=".to_vec(),
+            b"A=1".to_vec(),
+            b"NO_EQUALS".to_vec(),
+        ];
+        for len in 0..24 {
+            for pos in 0..=len {
+                let mut v: Vec<u8> = (0..len).map(|i| b'A' + (i % 26) as u8).collect();
+                if pos < len {
+                    v[pos] = b'=';
+                    // Bytes that differ from '=' by one bit, and a second '=' later.
+                    if pos + 1 < len {
+                        v[pos + 1] = b'=' ^ 1;
+                    }
+                }
+                v.push(0xff);
+                v.push(b'=');
+                cases.push(v);
+            }
+        }
+        for c in cases {
+            assert_eq!(find_eq(&c), c.iter().position(|&b| b == b'='), "{c:?}");
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

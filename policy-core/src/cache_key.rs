@@ -1,7 +1,7 @@
 //! The compiled-policy cache, as both of its users see it: its file name, its file
 //! layout and its freshness rule. `no_std` and allocation-free, because
 //! libenvshim.so reads the cache in its constructor and envwrap writes it
-//! (`crate::cache`, with std); one module means one name and one meaning.
+//! ([`crate::cache`], with std); one module means one name and one meaning.
 //!
 //! **Name.** The cache of a policy file is `<16 hex digits>.bin`: the 64-bit FNV-1a
 //! hash of the policy path's bytes, made absolute by [`absolute_into`] (no other
@@ -228,7 +228,7 @@ pub enum Note<'a> {
     /// Stale once this path's stamp differs (or it is gone).
     Stat(Stamp, &'a [u8]),
     /// The user's private group, as the compile found it in the group database
-    /// (`crate::writers`): a file of the user's in this group may be group-writable.
+    /// ([`crate::writers`]): a file of the user's in this group may be group-writable.
     /// Written only when a file the policy is built from needed it, with `Stat`
     /// notes of the group and user databases, so that a change to either makes
     /// the cache stale.

@@ -24,15 +24,18 @@
 //!    is still kept is refused, unless a grant names it and this program;
 //! 5. unsafe: loader and interpreter hooks are stripped unless kept by exact name,
 //!    and locale, terminal and zone values holding `/` or `%` are stripped;
-//! 6. set: the policy's own values replace any entry of the same name, last;
-//! 7. stay: the shim's `LD_PRELOAD` entry and policy variable are put back.
+//! 6. file values: a kept name that an env file imported with `values = true`
+//!    declares takes its value from that file's current contents (passed in by
+//!    the caller);
+//! 7. set: the policy's own values replace any entry of the same name, last;
+//! 8. stay: the shim's `LD_PRELOAD` entry and policy variable are put back.
 //!
-//! Kept names that an env file imported with `values = true` declares take their
-//! value from that file's current contents (passed in by the caller), between rules
-//! 5 and 6.
+//! The numbers are those of ADR 0001 and of [`Rule`]'s variants.
 
-use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, Records, Settings, GLOBAL};
+use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, Settings};
+use crate::bytes::{basename, split_entry};
 use crate::envfile;
+use crate::programs::{in_scope, program_mask};
 use crate::glob::{self, GlobKind};
 use crate::shape::{self, Shape, ShapeSet};
 
@@ -331,7 +334,7 @@ pub struct EnvSummary {
     pub changed: u32,
     /// Entries added that were not in the input (set, file values, sticky).
     pub added: u32,
-    /// The supervisor's run key (`crate::mark`), from an `ENVSHIM_SUPERVISOR`
+    /// The supervisor's run key ([`crate::mark`]), from an `ENVSHIM_SUPERVISOR`
     /// entry that the child receives; 0 when there is none.
     pub supervisor_key: u64,
 }
@@ -358,73 +361,6 @@ pub fn refused_file_value_names<'a, 'p>(
     (0..policy.count(sec::FILE_KEEPS).min(64) as u32)
         .filter(move |k| (bits >> k) & 1 == 1)
         .filter_map(move |k| policy.file_keep(k).map(|r| (k, policy.str(r.name))))
-}
-
-/// The basename of a program path.
-pub fn basename(program: &[u8]) -> &[u8] {
-    match crate::bytes::memrchr(b'/', program) {
-        Some(i) => program.get(i + 1..).unwrap_or(&[]),
-        None => program,
-    }
-}
-
-/// Which program sections apply to `program`: a matcher without `/` matches the
-/// basename, one with `/` the path as given.
-pub fn program_mask(policy: &Records<'_>, program: &[u8]) -> u64 {
-    use crate::compiled::sec;
-    let base = basename(program);
-    let mut mask = 0u64;
-    for i in 0..policy.count(sec::MATCHERS) {
-        let Some(m) = policy.matcher(i as u32) else {
-            continue;
-        };
-        let pat = policy.str(m.pattern);
-        let target = if pat.contains(&b'/') { program } else { base };
-        if glob::matches(m.kind, pat, target, false) {
-            mask |= 1u64.checked_shl(m.program).unwrap_or(0);
-        }
-    }
-    mask
-}
-
-/// Does a rule of `scope` apply to a program of `mask` (`program_mask`)?
-#[inline]
-pub fn in_scope(scope: u16, mask: u64) -> bool {
-    scope == GLOBAL || (mask >> (scope as u32 & 63)) & 1 == 1
-}
-
-/// Split `NAME=VALUE` at the first `=`.
-#[inline]
-pub fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
-    let eq = find_eq(entry)?;
-    Some((entry.get(..eq)?, entry.get(eq + 1..)?))
-}
-
-/// The first `=`, eight bytes at a time (a name is short: memchr's set-up costs
-/// more than it saves, and a byte loop is slower than this).
-#[inline]
-fn find_eq(entry: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut chunks = entry.chunks_exact(8);
-    let mut at = 0usize;
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        let x = u64::from_le_bytes(w) ^ (u64::from(b'=') * ONES);
-        // A zero byte in `x` is an `=` in the entry (the classic haszero test; its
-        // lowest set bit is exact).
-        let zero = x.wrapping_sub(ONES) & !x & HIGH;
-        if zero != 0 {
-            return Some(at + (zero.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'=')
-        .map(|i| at + i)
 }
 
 /// Every pattern of the policy that matches a name, by class, for one program.
@@ -637,6 +573,12 @@ pub fn judge(
     judge_hashed(policy, program, mask, name, name, key, value, pairs)
 }
 
+/// Is (name, value) a credential under this policy, by name, import or shape?
+pub fn is_credential(policy: &Policy<'_>, name: &[u8], value: &[u8]) -> bool {
+    names_credential(policy, name)
+        || shape::find_shape(value, ShapeSet::from_bits(policy.settings().shapes)).is_some()
+}
+
 /// Does a credential rule of any section (by name, glob or import) name `name`?
 /// Rule 4 without the shape test, for callers that test the value themselves.
 pub fn names_credential(policy: &Policy<'_>, name: &[u8]) -> bool {
@@ -832,21 +774,6 @@ fn name_shape(name: &[u8], shapes: ShapeSet) -> Option<Rule> {
     shape::find_shape(name, shapes).map(|m| Rule::CredentialNameShape(m.shape))
 }
 
-/// Does self-scrub apply to `program`? The first matching `[program.*]` section
-/// that says so decides; otherwise the top-level `self_scrub`.
-pub fn self_scrub(policy: &Records<'_>, program: &[u8]) -> bool {
-    let mask = program_mask(policy, program);
-    for i in 0..crate::compiled::MAX_PROGRAMS as u32 {
-        if (mask >> i) & 1 == 0 {
-            continue;
-        }
-        if let Some(said) = policy.program(i).and_then(|p| p.self_scrub) {
-            return said;
-        }
-    }
-    policy.settings().self_scrub
-}
-
 /// The grant that lets credential `name` reach `program`, if any.
 pub fn find_grant(policy: &Policy<'_>, name: &[u8], program: &[u8]) -> Option<u32> {
     use crate::compiled::sec;
@@ -956,7 +883,7 @@ struct OwnEntries {
     policy_at: Option<usize>,
     /// The `ENVSHIM_HINT=...` entry (`EnvRequest::hint`).
     hint_at: Option<usize>,
-    /// A well-formed `ENVSHIM_SUPERVISOR=...` entry (`crate::mark`) and its
+    /// A well-formed `ENVSHIM_SUPERVISOR=...` entry ([`crate::mark`]) and its
     /// run key.
     supervisor: Option<(usize, u64)>,
 }
@@ -1505,7 +1432,7 @@ fn parent_credential(policy: &Policy<'_>, req: &EnvRequest<'_>, i: usize, value:
             n != name
                 && v.len() >= min
                 && holds_value(value, v)
-                && crate::argv::is_credential(policy, n, v)
+                && is_credential(policy, n, v)
         })
     }).map(|j| j as u32)
 }
@@ -1749,7 +1676,6 @@ impl Builder<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::find_eq;
 
     /// A policy text compiled by the std crate (a dev-dependency), as bytes that
     /// this crate's own reader opens: the two crates' `Policy` types differ in a
@@ -2051,7 +1977,7 @@ program = "tool"
         assert_eq!(empty.len(), 3, "{empty:?}");
     }
 
-    /// The supervisor's run key (`crate::mark`) stays in the child under a
+    /// The supervisor's run key ([`crate::mark`]) stays in the child under a
     /// policy that keeps nothing else, is reported, and is never judged as a
     /// value; a malformed one is dropped, and one the child does not receive
     /// reports no key.
@@ -2088,33 +2014,5 @@ program = "tool"
         let cred = b"GH_TOKEN=23456789ab";
         let (key, child) = run("version = 1\n", &[cred, &entry]);
         assert_eq!((key, child.len()), (0, 0), "{child:?}");
-    }
-
-    #[test]
-    fn find_eq_matches_a_byte_scan() {
-        let mut cases: Vec<Vec<u8>> = vec![
-            b"".to_vec(),
-            b"=".to_vec(),
-            b"A=1".to_vec(),
-            b"NO_EQUALS".to_vec(),
-        ];
-        for len in 0..24 {
-            for pos in 0..=len {
-                let mut v: Vec<u8> = (0..len).map(|i| b'A' + (i % 26) as u8).collect();
-                if pos < len {
-                    v[pos] = b'=';
-                    // Bytes that differ from '=' by one bit, and a second '=' later.
-                    if pos + 1 < len {
-                        v[pos + 1] = b'=' ^ 1;
-                    }
-                }
-                v.push(0xff);
-                v.push(b'=');
-                cases.push(v);
-            }
-        }
-        for c in cases {
-            assert_eq!(find_eq(&c), c.iter().position(|&b| b == b'='), "{c:?}");
-        }
     }
 }

@@ -8,7 +8,7 @@
 //! unchanged since it was loaded, keeps no log, and does not self-scrub the
 //! program about to start, the parent adds `ENVSHIM_HINT=1-<digest>` to the
 //! child's environment ([`entry`]). A child whose hint matches its own policy path
-//! and `argv[0]` ([`matches`]) maps and checks the policy at its first exec, `fork`
+//! and `argv[0]` ([`matches()`]) maps and checks the policy at its first exec, `fork`
 //! or `posix_spawn` instead of at load, as every child did before the hint for the
 //! rest of the check (docs/adr/0009-deferred-cache-check.md).
 //!
@@ -43,7 +43,7 @@ pub const ENTRY_LEN: usize = NAME.len() + 1 + 2 + 16;
 /// the cache is the loader's own concern: it never becomes a policy a parent can
 /// hint from.
 pub fn needed_at_load(policy: &Records<'_>, program: &[u8]) -> bool {
-    policy.log_path().is_some() || crate::decide::self_scrub(policy, program)
+    policy.log_path().is_some() || crate::programs::self_scrub(policy, program)
 }
 
 /// The digest of a hint for the policy at `policy_path` (absolute, as the shim's

@@ -15,8 +15,12 @@
 //!   secret;
 //! - [`readable`]: which files a policy may read, and how much of each;
 //! - [`writers`]: who may write a file a policy reads;
+//! - [`lookup`]: the steps of the policy lookup, as both front ends name them;
+//! - [`hint`]: the start-up hint a policed parent gives its child, and
+//!   [`hex`]: the lowercase hexadecimal of the shim's own variables;
 //! - [`compiled`]: the compiled buffer and its reader; [`cache_key`]: the cache
 //!   file's name, layout and freshness;
+//! - [`programs`]: which `[program.NAME]` sections apply to a program;
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
 //!   [`pairs`]: where each program that carries environment in argv keeps it;
 //! - [`search`]: the `execvp` family's search for the program, over an exec
@@ -48,8 +52,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, mux, pairs, readable,
-    search, shape, shown, withheld, writers
+    argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, mux, pairs, programs,
+    readable, search, shape, shown, withheld, writers
 );
 
 pub mod builtin;

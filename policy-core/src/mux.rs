@@ -209,7 +209,7 @@ impl Writer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pairs::carrier;
+    use crate::argv::carrier;
 
     #[test]
     fn every_row_is_found_by_each_of_its_programs_and_its_name() {

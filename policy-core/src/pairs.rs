@@ -11,13 +11,14 @@
 //! | program | parser | what is read |
 //! |---|---|---|
 //! | tmux | getopt, per command (`tmux_argv`) | global options, then commands separated by `;`, each with its own option string (so that clusters `-de N=V`, `-deN=V`, valued options such as `-c DIR`, `-F`, `-d DELAY` and `--` are read as tmux reads them); `-e` anywhere else counts too; `set-environment NAME VALUE`; loosely, word by word, every other operand, and every argument of the commands that hold tmux commands: pairs anywhere (names unescaped as tmux and the shell read them), `-eNAME=V`, nested `set-environment` |
-//! | screen | by hand, letter by letter (`envpolicy_core::mux::screen::read_client`) | `-X`/`-Q setenv NAME VALUE`; loosely, every argument (a window's command line, `-X stuff` text, `-X eval` commands) |
+//! | screen | by hand, letter by letter ([`screen_argv::read_client`]) | `-X`/`-Q setenv NAME VALUE`; loosely, every argument (a window's command line, `-X stuff` text, `-X eval` commands) |
 //! | docker, podman | pflag | `-e`, `--env` (and its prefixes), in clusters, `-e=N=V` as pflag reads it, in any subcommand (`run`, `container run`, `compose run`, ...), up to `--`: the scan does not stop at the image; a long option this table cannot know never swallows the `-e` after it; loosely, every other argument (`command_pairs`) |
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command; loosely, the command's words (`command_pairs`) |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs; sudo: loosely, the command after them |
 
-use crate::decide::{basename, split_entry};
+use crate::bytes::split_entry;
 
+pub mod screen_argv;
 mod tmux_argv;
 
 pub use tmux_argv::{for_each_tmux_command, for_each_tmux_option, tmux_command_start};
@@ -34,13 +35,10 @@ pub enum Carrier {
     Screen,
 }
 
-/// The carrier `program` is, by its basename (a multiplexer's by its row of
-/// [`crate::mux::MULTIPLEXERS`]).
-pub fn carrier(program: &[u8]) -> Option<Carrier> {
-    let name = basename(program);
-    if let Some(m) = crate::mux::by_program(name) {
-        return m.carrier;
-    }
+/// The carrier a program that is not a multiplexer is, by its basename (a
+/// multiplexer's is in its row of `mux::MULTIPLEXERS`: [`crate::argv::carrier`]
+/// asks both).
+pub fn carrier_by_name(name: &[u8]) -> Option<Carrier> {
     Some(match name {
         b"docker" | b"podman" => Carrier::Container,
         b"env" => Carrier::Env,
@@ -669,7 +667,7 @@ fn scan_to_dashdash(g: &Grammar, argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
 /// keeps and gives every window; loosely, every argument (a window's command
 /// line, `-X stuff` text, `-X eval` commands).
 fn screen_pairs(argv: &[&[u8]], f: &mut impl FnMut(PairAt)) {
-    if let Some(cmd) = crate::mux::screen::read_client(argv).server_command_at() {
+    if let Some(cmd) = screen_argv::read_client(argv).server_command_at() {
         let name = cmd + 1;
         let named = argv.get(name).is_some_and(|n| valid_name(n));
         let valued = argv

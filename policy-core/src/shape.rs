@@ -54,7 +54,7 @@
 //! * a failed JWT attempt rules out every later start inside the same first
 //!   segment, so each base64url run is read by at most three JWT attempts
 //!   (once in the role of each segment);
-//! * URLs are found by searching for `://` with `crate::bytes::find`; the
+//! * URLs are found by searching for `://` with [`crate::bytes::find`]; the
 //!   backward scheme scan stops at the first non-scheme byte and the forward
 //!   userinfo scan at the first `/`, so neither crosses a neighbouring `://`;
 //! * haystacks shorter than the shortest shape return at once.

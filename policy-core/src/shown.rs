@@ -124,7 +124,7 @@ impl Secrets for NoSecrets {
 }
 
 /// The credentials of an environment of `NAME=VALUE` entries, judged by
-/// `policy` (`argv::is_credential`) when there is one; with none, every
+/// `policy` ([`crate::decide::is_credential`]) when there is one; with none, every
 /// entry whose value has a token shape.
 pub struct EnvSecrets<'a, 'p> {
     pub policy: Option<&'a crate::Policy<'p>>,
@@ -134,7 +134,7 @@ pub struct EnvSecrets<'a, 'p> {
 impl Secrets for EnvSecrets<'_, '_> {
     fn each(&self, f: &mut dyn FnMut(&[u8])) {
         for entry in self.env {
-            if let Some((name, value)) = crate::decide::split_entry(entry) {
+            if let Some((name, value)) = crate::bytes::split_entry(entry) {
                 if is_secret(self.policy, name, value) {
                     f(value);
                 }
@@ -158,7 +158,7 @@ impl Secrets for Decided<'_> {
             if !v.credential {
                 continue;
             }
-            if let Some((_, value)) = crate::decide::split_entry(entry) {
+            if let Some((_, value)) = crate::bytes::split_entry(entry) {
                 if value.len() >= self.min {
                     f(value);
                 }
@@ -184,7 +184,7 @@ pub fn is_secret(policy: Option<&crate::Policy<'_>>, name: &[u8], value: &[u8]) 
     match policy {
         Some(p) => {
             value.len() >= p.settings().min_value_len as usize
-                && crate::argv::is_credential(p, name, value)
+                && crate::decide::is_credential(p, name, value)
         }
         None => find_shape(value, ShapeSet::ALL).is_some(),
     }

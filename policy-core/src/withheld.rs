@@ -11,7 +11,7 @@
 //!
 //! This module holds the three parts of that promise that do not depend on a
 //! front end: which verdicts are worth the line ([`worth_saying`]), the line
-//! itself ([`line`]), and the set of names already said ([`Said`]), which a
+//! itself ([`line()`]), and the set of names already said ([`Said`]), which a
 //! front end places in memory that the whole tree shares. The shim puts it in a
 //! shared mapping that its `fork` hook creates, so that a shell's or `make`'s
 //! children, which exec one by one or all at once, say each name once between
@@ -38,8 +38,8 @@ pub fn worth_saying(settings: &Settings, v: &Verdict) -> bool {
         && !matches!(v.rule, Rule::CredentialNameShape(_))
 }
 
-/// A piece of [`line`]: text as it is, or a word that may hold a secret and is
-/// written as `crate::shown::word` says.
+/// A piece of [`line()`]: text as it is, or a word that may hold a secret and is
+/// written as [`crate::shown::word`] says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Piece<'a> {
     Text(&'static str),
@@ -53,13 +53,13 @@ pub fn line<'a>(name: &'a [u8], program: &'a [u8]) -> [Piece<'a>; 5] {
     [
         Piece::Word(name),
         Piece::Text(" withheld from "),
-        Piece::Word(crate::decide::basename(program)),
+        Piece::Word(crate::bytes::basename(program)),
         Piece::Text(" and what it starts (a credential; envwrap explain "),
         Piece::Word(name),
     ]
 }
 
-/// The closing text of [`line`].
+/// The closing text of [`line()`].
 pub const LINE_END: &str = ")";
 
 /// How many names a tree says; later ones are not said (the promise is "at

@@ -333,7 +333,7 @@ pub fn failure_message(e: &PolicyError) -> String {
 
 /// A note that makes the cache stale when `path` changes, appears or disappears.
 /// When a file the policy is built from is trusted only because its group is the
-/// user's private group (`crate::writers`), record that group for the shim, which
+/// user's private group ([`crate::writers`]), record that group for the shim, which
 /// cannot ask the group database, and watch the databases it came from.
 fn note_private_group(notes: &mut Vec<u8>, deps: &[&[u8]]) {
     use std::os::unix::ffi::OsStrExt;

@@ -1,5 +1,5 @@
 //! The compiled buffer's writer, for the compiler: it allocates, so it lives here
-//! rather than in the no_std core beside the reader (`envpolicy_core::compiled`).
+//! rather than in the no_std core beside the reader ([`envpolicy_core::compiled`]).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use envpolicy_core::compiled::*;

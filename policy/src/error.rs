@@ -56,7 +56,7 @@ impl std::error::Error for PolicyError {}
 /// it read (TOML's "unknown field `NAME`", where a key can be a token pasted in
 /// the wrong place) and span lines ("invalid array" and "expected `]`"): its lines
 /// are joined with "; ", and every token shape in it is described by its length
-/// and shape only, as `crate::shown` describes a word.
+/// and shape only, as [`crate::shown`] describes a word.
 pub fn one_line(message: &str) -> String {
     let joined = message
         .lines()
@@ -103,7 +103,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// A path as a message may show it (`crate::shown`): a token in a directory name
+/// A path as a message may show it ([`crate::shown`]): a token in a directory name
 /// or a file name is never printed.
 pub fn shown(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;

@@ -5,7 +5,7 @@
 //! `~/.config` when unset), `/etc/envshim/policy.toml`, then the built-in default.
 //! An explicit path or `ENVSHIM_POLICY` that names a missing file is an error: the
 //! user asked for that file. The two config locations are used only if they exist.
-//! `ENVSHIM_POLICY=:builtin` (`crate::lookup::names_builtin`) names the built-in
+//! `ENVSHIM_POLICY=:builtin` ([`crate::lookup::names_builtin`]) names the built-in
 //! default, with no lookup: it is what the shim gives every child of a tree
 //! started under the built-in default.
 
@@ -71,7 +71,7 @@ pub enum Source {
     System(PathBuf),
     /// No file: the built-in default.
     Builtin,
-    /// `ENVSHIM_POLICY=:builtin` (`crate::lookup::BUILTIN_POLICY`): the built-in
+    /// `ENVSHIM_POLICY=:builtin` ([`crate::lookup::BUILTIN_POLICY`]): the built-in
     /// default, named, with no lookup.
     EnvBuiltin,
 }
@@ -143,7 +143,7 @@ pub fn locate_in(
 }
 
 /// Whether the lookup stops at `path` under the directory `dir`
-/// (`crate::lookup::stops_lookup`): something is there, usable or not, at the
+/// ([`crate::lookup::stops_lookup`]): something is there, usable or not, at the
 /// file or on the way to it.
 fn stops_lookup(path: &Path, dir: &[u8]) -> bool {
     let bytes = path.as_os_str().as_bytes();

@@ -46,7 +46,7 @@ pub struct Decision {
     /// Verdict per input argument.
     pub argv_verdicts: Vec<ArgVerdict>,
     /// The input entries whose credential is withheld with no warning of its
-    /// own, as `envpolicy_core::withheld::worth_saying` decides.
+    /// own, as [`envpolicy_core::withheld::worth_saying`] decides.
     pub withheld: Vec<usize>,
 }
 
@@ -85,7 +85,7 @@ impl Decision {
             return names;
         }
         for &i in &self.withheld {
-            let Some((name, _)) = decide::split_entry(&input[i]) else {
+            let Some((name, _)) = crate::bytes::split_entry(&input[i]) else {
                 continue;
             };
             if !names.contains(&name) {
@@ -174,7 +174,7 @@ pub(crate) fn decide_env_growing(
     }
 }
 
-/// [`decide`] with the shim's sticky entries (rule 8): the environment rules, then
+/// [`decide()`] with the shim's sticky entries (rule 8): the environment rules, then
 /// the argv rules with their verdicts, then what the argv decision moves into the
 /// environment.
 #[allow(clippy::too_many_arguments)]
@@ -351,7 +351,7 @@ fn env_changes(policy: &Policy<'_>, env: &[Vec<u8>], verdicts: &[Verdict]) -> Ve
         if v.action == Action::Keep {
             continue;
         }
-        let name = decide::split_entry(&env[i]).map(|(n, _)| lossy(n));
+        let name = crate::bytes::split_entry(&env[i]).map(|(n, _)| lossy(n));
         changes.push(Change {
             target: "env",
             index: Some(i),
@@ -449,14 +449,14 @@ pub fn redacted_by(text: &[u8], secrets: &dyn crate::shown::Secrets) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A name, program, path or pattern as a message may show it (`crate::shown`):
+/// A name, program, path or pattern as a message may show it ([`crate::shown`]):
 /// a token that arrives as a variable's name or a program is never printed.
 fn lossy(b: &[u8]) -> String {
     crate::shown::word(b).to_string()
 }
 
 fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
-    let name = decide::split_entry(entry).map(|(n, _)| lossy(n));
+    let name = crate::bytes::split_entry(entry).map(|(n, _)| lossy(n));
     Change {
         target: "env",
         index: None,
@@ -542,14 +542,14 @@ fn arg_change(
             let (name, from) = match src {
                 ValueSource::ChildEnv(i) => (
                     env.get(i as usize)
-                        .and_then(|e| decide::split_entry(e))
+                        .and_then(|e| crate::bytes::split_entry(e))
                         .map(|(n, _)| lossy(n)),
                     "the child environment".to_string(),
                 ),
                 ValueSource::ParentEnv(i) => (
                     parent
                         .get(i as usize)
-                        .and_then(|e| decide::split_entry(e))
+                        .and_then(|e| crate::bytes::split_entry(e))
                         .map(|(n, _)| lossy(n)),
                     "the parent environment".to_string(),
                 ),
@@ -635,7 +635,7 @@ fn pattern_origin(policy: &Policy<'_>, idx: u32) -> String {
 pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String {
     let name_at = |i: u32| {
         env.get(i as usize)
-            .and_then(|e| decide::split_entry(e))
+            .and_then(|e| crate::bytes::split_entry(e))
             .map(|(n, _)| lossy(n))
             .unwrap_or_else(|| format!("entry {i}"))
     };
@@ -705,7 +705,7 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
 
 /// The line (after a front end's `envwrap: `) saying that the credential `name`
 /// was withheld from `program` and what it starts, written as
-/// `envpolicy_core::withheld::line` lays it out.
+/// [`envpolicy_core::withheld::line`] lays it out.
 pub fn withheld_line(name: &[u8], program: &[u8]) -> String {
     use crate::withheld::{line, Piece, LINE_END};
     let mut text = String::new();

@@ -83,7 +83,6 @@
 //! is cleared).
 
 use crate::compiled::{Mode, Policy};
-use crate::decide;
 use crate::outcome::{self, Change, Decision};
 use serde::Serialize;
 use std::ffi::OsStr;
@@ -346,7 +345,7 @@ pub fn apply_std_from(
         outcome.rebuilt = true;
     }
     cmd.env_clear();
-    for (name, value) in d.env.iter().filter_map(|e| decide::split_entry(e)) {
+    for (name, value) in d.env.iter().filter_map(|e| crate::bytes::split_entry(e)) {
         cmd.env(OsStr::from_bytes(name), OsStr::from_bytes(value));
     }
     Ok(outcome)
@@ -506,7 +505,7 @@ pub fn apply_pty(
     let parent = process_env();
     let mut names: Vec<OsString> = parent
         .iter()
-        .filter_map(|e| decide::split_entry(e))
+        .filter_map(|e| crate::bytes::split_entry(e))
         .map(|(n, _)| OsString::from_vec(n.to_vec()))
         .chain(cmd.iter_full_env_as_str().map(|(n, _)| OsString::from(n)))
         .collect();
@@ -534,7 +533,7 @@ pub fn apply_pty(
     }
     cmd.env_clear();
     let mut has_shell = false;
-    for (name, value) in d.env.iter().filter_map(|e| decide::split_entry(e)) {
+    for (name, value) in d.env.iter().filter_map(|e| crate::bytes::split_entry(e)) {
         has_shell |= name == b"SHELL";
         cmd.env(OsStr::from_bytes(name), OsStr::from_bytes(value));
     }
@@ -663,7 +662,7 @@ fn entry(name: &[u8], value: &[u8]) -> Vec<u8> {
 /// One `env`/`env_remove` of a command over an environment: a set replaces the
 /// first copy of the name in place and drops the others; a removal drops them all.
 fn change_env(env: &mut Vec<Vec<u8>>, name: &[u8], value: Option<&[u8]>) {
-    let named = |e: &Vec<u8>| decide::split_entry(e).is_some_and(|(n, _)| n == name);
+    let named = |e: &Vec<u8>| crate::bytes::split_entry(e).is_some_and(|(n, _)| n == name);
     match value {
         None => env.retain(|e| !named(e)),
         Some(v) => match env.iter().position(named) {

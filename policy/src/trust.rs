@@ -18,7 +18,7 @@
 //!
 //! What happens on a refusal: compiling fails with an error that names the file and
 //! the reason, never the file's contents ([`crate::load::read_policy_text`] for the
-//! policy, `crate::compile` for imports, whether the import is `required` or not).
+//! policy, [`crate::compile`] for imports, whether the import is `required` or not).
 //! envwrap then exits 125; libenvshim.so, whose policy `envwrap compile` compiles,
 //! enforces the fail-closed floor and shows the error once (the failure marker of
 //! [`crate::cache`]).
@@ -61,7 +61,7 @@ pub fn effective_uid() -> u32 {
 
 pub use crate::writers::Untrusted;
 
-/// The user's private group (`crate::writers`), when the user has one: the
+/// The user's private group ([`crate::writers`]), when the user has one: the
 /// user's primary group, named after the user, with no member but the user in
 /// the group database. Looked up once per process, and only when a file needs it
 /// (a group-writable file owned by the user).

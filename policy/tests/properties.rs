@@ -196,7 +196,7 @@ proptest! {
             prop_assert!(!name.is_empty(), "empty name in output");
             prop_assert!(!names.contains(&name), "duplicate name in output: {}", String::from_utf8_lossy(name));
             names.push(name);
-            prop_assert!(!envpolicy::argv::is_credential(&policy, name, val), "credential in output: {}", String::from_utf8_lossy(name));
+            prop_assert!(!envpolicy::decide::is_credential(&policy, name, val), "credential in output: {}", String::from_utf8_lossy(name));
             prop_assert!(find_shape(val, ShapeSet::ALL).is_none(), "token shape in output under {}", String::from_utf8_lossy(name));
             prop_assert!(!cred_values.contains(&val), "a credential value in output under {}", String::from_utf8_lossy(name));
         }

@@ -107,7 +107,7 @@ struct Entry {
     start: usize,
     len: usize,
     readable: bool,
-    /// The file is there but is no file a policy reads (`envpolicy_core::readable`):
+    /// The file is there but is no file a policy reads ([`envpolicy_core::readable`]):
     /// its `st_mode` and size, to say why. (Plain numbers, all zero when unset,
     /// so that `DATA` stays in zero-filled memory.)
     refused: bool,
@@ -491,7 +491,7 @@ static LAST_LOOK: AtomicU64 = AtomicU64::new(0);
 /// Microseconds between two looks of [`refresh`] at the files.
 const LOOK_EVERY_US: u64 = 100_000;
 
-/// Bring the cache up to date now, outside any exec (see `crate::fork`): a `fork`
+/// Bring the cache up to date now, outside any exec (see [`crate::fork`]): a `fork`
 /// child then finds the files fresh and only `stat`s them. Claims the cache only
 /// when a file looks changed (see `SHADOW`); does nothing when it is in use.
 ///

@@ -1,6 +1,6 @@
 //! Opening the env files a policy imports, at an exec or at load, by the rule of
-//! `envpolicy_core::readable`: without blocking (`O_NONBLOCK | O_NOCTTY`), regular files
-//! only, at most `envpolicy_core::readable::ENV_FILE` each.
+//! [`envpolicy_core::readable`]: without blocking (`O_NONBLOCK | O_NOCTTY`), regular files
+//! only, at most [`envpolicy_core::readable::ENV_FILE`] each.
 //!
 //! A file that is there but is not one a policy reads (a FIFO, a socket, a device,
 //! a file over the limit) is [`Unusable`]: the exec then runs under the fail-closed

@@ -426,7 +426,7 @@ fn fd_name(fd: c_int, buf: &mut [u8]) -> *const c_char {
 const SHELL: &[u8] = b"/bin/sh\0";
 
 /// glibc's `__execvpe_common` over the real `execve`, with the arrays the policy
-/// already chose: the search is `envpolicy_core::search` (its rules, and its unit
+/// already chose: the search is [`envpolicy_core::search`] (its rules, and its unit
 /// tests, are there); this runs each candidate, and `/bin/sh` for a script when
 /// `exec_script`. `PATH` comes from the *calling process's* environment, not
 /// `envp`. Each absolute candidate is run with the supervisor's `mark`

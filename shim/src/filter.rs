@@ -11,7 +11,7 @@
 //!    process's `environ` as byte slices, and get the current contents of the env
 //!    files the policy imports (their values are re-read when they change, by
 //!    design; [`crate::env_cache`] keeps them between execs);
-//! 2. `envpolicy_core::decide::decide_env` and `envpolicy_core::argv::decide_argv`, the same
+//! 2. [`envpolicy_core::decide::decide_env`] and [`envpolicy_core::argv::decide_argv`], the same
 //!    decision code envwrap and the Rust API run, on the compiled policy;
 //! 3. in enforce mode: refuse the exec (EPERM) when an argument holds a secret,
 //!    warn about loud changes, and hand back the filtered arrays; in audit mode:
@@ -55,13 +55,13 @@ pub enum Prepared {
     Refuse { errno: c_int },
 }
 
-/// The supervisor's mark for one exec (`envpolicy_core::mark`): 0 when the
+/// The supervisor's mark for one exec ([`envpolicy_core::mark`]): 0 when the
 /// tree has no supervisor, or the shim was not the one to decide.
 #[derive(Clone, Copy)]
 pub struct Mark(pub u64);
 
 /// The audit and warning log, opened once at load (`O_APPEND|O_CLOEXEC`); -1 = none.
-/// On the constructor's page (see `crate::init`): every exec reads it, and in a
+/// On the constructor's page (see [`crate::init`]): every exec reads it, and in a
 /// `fork` child a page its parent never touched is a page fault at every command.
 #[link_section = ".data.envshim_ctor"]
 static LOG_FD: AtomicI32 = AtomicI32::new(-1);
@@ -73,7 +73,7 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 static POLICY_SET_WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Opens the policy's log file, if it names one. Called by the constructor with
-/// the peeked policy (see `crate::policy::with_peeked`).
+/// the peeked policy (see [`crate::policy::with_peeked`]).
 pub fn open_log(policy: Option<&Records<'_>>) {
     let Some(path) = policy.and_then(|p| p.log_path()) else {
         return;
@@ -389,7 +389,7 @@ struct ExecInput<'a> {
     files_bytes: usize,
     preload: Option<&'a [u8]>,
     policy_entry: Option<&'a [u8]>,
-    /// This child's start-up hint entry (`crate::hint::for_child`).
+    /// This child's start-up hint entry ([`crate::hint::for_child`]).
     hint: Option<&'a [u8]>,
 }
 
@@ -494,7 +494,7 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
 }
 
 /// The supervisor's mark for an exec decided with `policy`
-/// (`envpolicy_core::mark`): none when the child's environment holds no run key.
+/// ([`envpolicy_core::mark`]): none when the child's environment holds no run key.
 #[inline]
 fn supervisor_mark(policy: &Policy<'_>, key: u64) -> Mark {
     use envpolicy_core::mark;
@@ -842,7 +842,7 @@ impl Report<'_, '_> {
     fn env_name(&self, i: usize) -> &[u8] {
         self.env
             .get(i)
-            .and_then(|e| decide::split_entry(e))
+            .and_then(|e| envpolicy_core::bytes::split_entry(e))
             .map_or(&[], |(n, _)| n)
     }
 
@@ -979,7 +979,7 @@ impl Report<'_, '_> {
     }
 
     /// `envshim: NAME withheld from PROGRAM ...`, the first time this tree
-    /// withholds entry `i` (`envpolicy_core::withheld`).
+    /// withholds entry `i` ([`envpolicy_core::withheld`]).
     #[cold]
     #[inline(never)]
     fn withheld(&self, i: usize) {
@@ -1019,7 +1019,7 @@ impl Report<'_, '_> {
     }
 
     /// Writes a line about this exec, redacting the decision's credentials (and
-    /// the caller's) on the way out (`crate::redacted`).
+    /// the caller's) on the way out ([`crate::redacted`]).
     fn write<const N: usize>(&self, m: &mut Msg<N>, fd: c_int) {
         let decided = envpolicy_core::shown::Decided {
             env: self.env,

@@ -3,8 +3,8 @@
 //!
 //! A shell or `make` forks a child per command and the child execs. The first exec
 //! in a process finishes checking and validates the compiled policy
-//! (`crate::policy`) and, for a policy with env files, reads them
-//! (`crate::env_cache`); in a fork child that work is
+//! ([`crate::policy`]) and, for a policy with env files, reads them
+//! ([`crate::env_cache`]); in a fork child that work is
 //! repeated for every command and dirties pages the child must copy. So the hook
 //! does both in the parent before passing the call to the real `fork`: the
 //! children inherit a validated policy and fresh env files, and only `stat` them.
@@ -20,10 +20,10 @@
 //! 64 KiB more resident memory in every process.)
 //!
 //! It also maps, once, the page where the children say each withheld credential
-//! once between them (`crate::withheld`).
+//! once between them ([`crate::withheld`]).
 //!
 //! In the child, a tmux client's commands are blanked from its command line
-//! (`crate::server_cmdline`).
+//! ([`crate::server_cmdline`]).
 
 use libc::pid_t;
 

@@ -1,5 +1,5 @@
-//! Running envwrap from inside a program: the compile of a policy (`crate::load`)
-//! and the check of a multiplexer's server (`crate::mux_client`).
+//! Running envwrap from inside a program: the compile of a policy ([`crate::load`])
+//! and the check of a multiplexer's server ([`crate::mux_client`]).
 //!
 //! envwrap is started with libc's own `posix_spawn` (not our hook) and waited for
 //! with raw system calls, with every signal blocked meanwhile ([`QuietChild`]): a
@@ -139,7 +139,7 @@ fn spawn_and_wait(
 }
 
 /// Collect `pid` if it has ended (`None`: still running). Raw system calls, not
-/// libc's lazily bound `waitpid`: this may run on an exec path (see [`finish`]).
+/// libc's lazily bound `waitpid`: this may run on an exec path (see [`crate::load::finish`]).
 fn collect(pid: libc::pid_t) -> Option<Waited> {
     let mut status: c_int = 0;
     loop {
@@ -203,7 +203,7 @@ fn sleep_until_child(ms: i64) {
 /// The program's signal handlers kept out of a compile, and the program's signals
 /// not kept from it.
 ///
-/// A compile can run on an exec path (see [`finish`]), possibly in a `vfork` child
+/// A compile can run on an exec path (see [`crate::load::finish`]), possibly in a `vfork` child
 /// of the program, which shares its memory: a handler run there (for the
 /// `SIGCHLD` that envwrap's exit raises) would change the parent's state from the
 /// wrong process. So every signal is blocked while envwrap runs (as glibc's

@@ -1,14 +1,14 @@
 //! The start-up hint, as the shim gives and takes it (the rule is
-//! `envpolicy_core::hint`; the design is docs/adr/0015-start-up-hint.md).
+//! [`envpolicy_core::hint`]; the design is docs/adr/0015-start-up-hint.md).
 //!
 //! - **Giving** ([`for_child`]): at each exec under a policy file, the parent asks
 //!   the core for the child's `ENVSHIM_HINT` entry, and backs its word that the
 //!   policy it enforces is the file as it is now with the `stat` that
-//!   `crate::policy::follow_edit` made of that file for this exec.
+//!   [`crate::policy::follow_edit`] made of that file for this exec.
 //! - **Taking** ([`taken`]): the constructor of a process whose environment holds a
 //!   hint that matches its policy path and `argv[0]` leaves the policy alone; the
 //!   policy is mapped and checked in full at the first exec, `fork` or
-//!   `posix_spawn` (`crate::policy`). A process that takes a hint makes no system
+//!   `posix_spawn` ([`crate::policy`]). A process that takes a hint makes no system
 //!   call for the policy before `main`.
 
 use envpolicy_core::hint;
@@ -48,7 +48,7 @@ pub fn taken(prog: &[u8]) -> bool {
 /// The `ENVSHIM_HINT=...` entry for a child started with `argv0` under `active`,
 /// whose `ENVSHIM_POLICY` entry is `policy_entry`; `None` when the child must load
 /// the policy at its start (the core's rule), or `active` is not the policy file
-/// as it is now (`fresh`, from `crate::policy::follow_edit`: the floor, the
+/// as it is now (`fresh`, from [`crate::policy::follow_edit`]: the floor, the
 /// built-in default, or a file that changed and could not be loaded again).
 pub fn for_child(
     active: &Active,

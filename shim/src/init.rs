@@ -30,7 +30,7 @@
 //! - **Its frames are small.** A frame larger than a page probes, and so faults,
 //!   every page of it. Path buffers of `PATH_MAX` bytes and the self-scrub scratch
 //!   are in functions of their own that run only when needed, and the policy is
-//!   read through `envpolicy_core::Records` (a few hundred bytes), not a whole
+//!   read through [`envpolicy_core::Records`] (a few hundred bytes), not a whole
 //!   `Policy`.
 
 use core::ffi::{c_char, c_int};

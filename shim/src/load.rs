@@ -3,14 +3,14 @@
 //!
 //! The shim never parses TOML (docs/adr/0002-compiled-policy.md). A policy file is
 //! used through its compiled cache, a file envwrap writes (`envwrap compile`,
-//! `envpolicy_core::cache`); the cache's name, layout and freshness rule are in
-//! `envpolicy_core::cache_key`, shared with envwrap, and this module applies them with
+//! `envpolicy::cache`); the cache's name, layout and freshness rule are in
+//! [`envpolicy_core::cache_key`], shared with envwrap, and this module applies them with
 //! raw system calls (every libc function imported from Rust costs a symbol lookup
 //! at load in every process; see `sys.rs`).
 //!
 //! What the constructor does, in order:
 //!
-//! 1. **Which policy** (docs/policy.md, section 2, as `envpolicy_core::load::locate`): `ENVSHIM_POLICY`
+//! 1. **Which policy** (docs/policy.md, section 2, as `envpolicy::load::locate` finds it): `ENVSHIM_POLICY`
 //!    from the initial environment; else `$XDG_CONFIG_HOME/envshim/policy.toml`
 //!    (`$HOME/.config/...` when unset), then `/etc/envshim/policy.toml`, each only if
 //!    it exists; else the built-in default, with no further system call.
@@ -20,7 +20,7 @@
 //!    every child, also for a policy found by lookup (`sticky::keep_policy`).
 //!    When the lookup finds nothing, that entry is `ENVSHIM_POLICY=:builtin`
 //!    (`sticky::keep_builtin`), and a process loaded with it
-//!    (`envpolicy_core::lookup::names_builtin`) takes the built-in default with no
+//!    ([`envpolicy_core::lookup::names_builtin`]) takes the built-in default with no
 //!    lookup at all: a tree started under the built-in default stays on it.
 //! 2. **Where its cache is**: `cache_key::cache_dir_parts` (`$ENVSHIM_CACHE_DIR`,
 //!    else `/run/user/<uid>/envshim` when that directory is ours, else
@@ -34,11 +34,11 @@
 //!    again (the rename replaces it).
 //! 4. **Map and check**: `mmap` read-only, `cache_key::open_peek` (the header and
 //!    section table only: the full validation waits for the first exec, see
-//!    `crate::policy`), then `cache_key::check`: compiled from this very path, and
+//!    [`crate::policy`]), then `cache_key::check`: compiled from this very path, and
 //!    every dependency and note unchanged.
 //! 5. **Compile when missing or stale**: run `envwrap compile --output CACHE -- POLICY`
 //!    with the real `posix_spawn` and wait for it, at most `COMPILE_LIMIT_MS`, and
-//!    only until a signal for the program arrives (`crate::helper`): either way the
+//!    only until a signal for the program arrives ([`crate::helper`]): either way the
 //!    compile is killed and the floor applies. envwrap is `$ENVSHIM_ENVWRAP`, else
 //!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME` (for
 //!    `~/` in imports; never `LD_PRELOAD`: a dynamically linked envwrap would load
@@ -61,12 +61,12 @@
 //! turns on self-scrub or a log applies at the next start. A compile at the first
 //! exec runs inside the program, once per change of an import: every signal is
 //! blocked while envwrap runs, and the `SIGCHLD` its exit raises is taken off
-//! (`crate::helper`), so no handler of the program runs for it, in a `vfork` child
+//! ([`crate::helper`]), so no handler of the program runs for it, in a `vfork` child
 //! least of all; another thread's `wait` for any child could still collect it.
 //!
 //! **Edits and hints.** A process that took the start-up hint runs all of this at
 //! its first exec instead ([`load_at`]), and a running process whose policy
-//! file changed runs it again ([`reload`]); both are driven by `crate::policy`
+//! file changed runs it again ([`reload`]); both are driven by [`crate::policy`]
 //! (docs/adr/0015-start-up-hint.md).
 //!
 //! **Failure markers.** A policy that does not compile leaves a failure marker as its
@@ -97,8 +97,9 @@ use crate::sticky;
 use crate::sys;
 
 pub(crate) const PATH_MAX: usize = libc::PATH_MAX as usize;
-/// Larger cache files are not mapped (envpolicy_core::cache::MAX_CACHE_BYTES).
-const MAX_CACHE_BYTES: usize = 16 << 20;
+/// Larger cache files are not mapped: the limit every front end reads a cache
+/// file with.
+const MAX_CACHE_BYTES: usize = envpolicy_core::readable::CACHE_FILE.bytes as usize;
 /// Set in envwrap's environment while it compiles for us (see the module docs).
 const COMPILING: &[u8] = b"ENVSHIM_COMPILING";
 
@@ -341,7 +342,7 @@ fn untrusted(st: &libc::stat, uid: u32, want: libc::mode_t) -> Option<&'static [
 }
 
 /// Why a file a policy was compiled from is not trusted now, if it is not: the
-/// rule of `envpolicy_core::writers` (owner root or us, not writable by others, nor
+/// rule of [`envpolicy_core::writers`] (owner root or us, not writable by others, nor
 /// by a group other than our private one, which the compile recorded), without
 /// following the symbolic links again (the compiler did).
 fn untrusted_dep(st: &libc::stat, uid: u32, private_gid: Option<u32>) -> Option<&'static [u8]> {
@@ -366,7 +367,7 @@ fn stamp_noting_distrust(
     Some(stamp_of(&st))
 }
 
-/// The policy file a running process loaded, as it is now (`crate::policy::follow_edit`).
+/// The policy file a running process loaded, as it is now ([`crate::policy::follow_edit`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum PolicyFileNow {
     /// The stamp it was compiled with: the policy in force is the file.
@@ -511,7 +512,7 @@ fn env_entry(name: &[u8]) -> Option<*const c_char> {
 
 /// A warning, built in a stack buffer and then stored once.
 /// A piece of a warning: our own text, or a path or name that may hold a secret
-/// (a token can arrive as a directory name), written as `envpolicy_core::shown`
+/// (a token can arrive as a directory name), written as [`envpolicy_core::shown`]
 /// says.
 #[derive(Clone, Copy)]
 enum Piece<'a> {
@@ -592,7 +593,7 @@ enum Config<'b> {
 }
 
 /// The system-wide policy file, NUL-terminated.
-/// `envpolicy_core::lookup::SYSTEM_POLICY`, NUL-terminated.
+/// [`envpolicy_core::lookup::SYSTEM_POLICY`], NUL-terminated.
 const ETC_POLICY: &[u8] = b"/etc/envshim/policy.toml\0";
 const _: () = assert!(
     ETC_POLICY.len() == envpolicy_core::lookup::SYSTEM_POLICY.len() + 1,
@@ -624,7 +625,7 @@ fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
 }
 
 /// Whether the lookup stops at `path_c` under the directory `dir`
-/// (`envpolicy_core::lookup::stops_lookup`): something is there, usable or not,
+/// ([`envpolicy_core::lookup::stops_lookup`]): something is there, usable or not,
 /// at the file or on the way to it.
 fn stops_lookup(path_c: &[u8], dir: &[u8]) -> bool {
     let path = without_nul(path_c);
@@ -769,7 +770,7 @@ impl Ctx<'_> {
     }
 
     /// This context with its cache path, built in `buf` as
-    /// `envpolicy_core::cache::cache_path` builds it; `None` when it does not fit
+    /// `envpolicy::cache::cache_path` builds it; `None` when it does not fit
     /// (then [`Ctx::cache_path_too_long`]).
     fn with_cache_path<'b>(&self, buf: &'b mut PathBuf<'_>) -> Option<Ctx<'b>> {
         buf.clear();
@@ -932,7 +933,7 @@ pub fn stamp_now(path_c: &[u8]) -> Option<Stamp> {
 
 /// The policy file at `path_c` ([`source_path`] of the policy in force), loaded
 /// again because it changed since this process loaded it
-/// (`crate::policy::follow_edit`), by [`load_at`].
+/// ([`crate::policy::follow_edit`]), by [`load_at`].
 #[inline(never)]
 pub fn reload(path_c: Option<&'static [u8]>) -> Loaded {
     match path_c {
@@ -950,7 +951,7 @@ pub fn reload(path_c: Option<&'static [u8]>) -> Loaded {
 /// failure means the floor; envwrap's own message, when it compiled, is the one
 /// said. It writes none of the constructor's buffers, so any thread may run it,
 /// as often as it needs to: for a process that took the start-up hint
-/// (`crate::policy`), and to follow an edit ([`reload`]).
+/// ([`crate::policy`]), and to follow an edit ([`reload`]).
 ///
 /// Allocates nothing and takes no lock, as [`finish`].
 #[inline(never)]
@@ -1177,7 +1178,7 @@ fn judge_bytes(
 /// How long the shim waits for a compile before it stops it and enforces the
 /// floor. A compile reads a few small files and takes milliseconds; the limit is
 /// for a file on a network mount that stopped answering (envwrap itself never
-/// blocks on a FIFO, a socket or a device: `envpolicy_core::readable`).
+/// blocks on a FIFO, a socket or a device: [`envpolicy_core::readable`]).
 const COMPILE_LIMIT_MS: i64 = 10_000;
 const COMPILE_LIMIT_TEXT: &[u8] = b"10 seconds";
 /// Runs `envwrap compile --output CACHE -- POLICY` and waits for it, at most

@@ -5,7 +5,7 @@
 //! and each process it runs for a command, its own environment, not the
 //! client's. A server started without envshim by a shell that held credentials
 //! gives them to every one, however well the client itself is policed. So, in a
-//! multiplexer's client (`envpolicy_core::mux`: its row says how the client's
+//! multiplexer's client ([`envpolicy_core::mux`]: its row says how the client's
 //! argv reads) whose command may start a process in its server, and whose
 //! server exists, the constructor runs
 //!
@@ -22,7 +22,7 @@
 //! server is forked from the client, whose own environment is policed.
 //!
 //! Nothing here is written per multiplexer: each one's row in
-//! `envpolicy_core::mux::MULTIPLEXERS` is all the shim reads.
+//! [`envpolicy_core::mux::MULTIPLEXERS`] is all the shim reads.
 //!
 //! tmux's `pipe-pane` is the exception: its command gets the server's own
 //! process environment, which no client can change. For a client that may run
@@ -52,7 +52,7 @@ const MAX_ARGS: usize = 128;
 const MAX_HELPER_VARS: usize = 4;
 
 /// Called by the constructor with the multiplexer the process is a client of
-/// (by `argv[0]`, `envpolicy_core::mux::by_program`) and the process's argv.
+/// (by `argv[0]`, [`envpolicy_core::mux::by_program`]) and the process's argv.
 ///
 /// # Safety
 /// `argv` must be the process's argument vector (`argc` NUL-terminated strings).

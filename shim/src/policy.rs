@@ -147,7 +147,7 @@ const EMPTY: u8 = 0;
 const PENDING: u8 = 1;
 const BUSY: u8 = 2;
 const READY: u8 = 3;
-/// The constructor took the start-up hint (`crate::hint`) and loaded nothing: the
+/// The constructor took the start-up hint ([`crate::hint`]) and loaded nothing: the
 /// first exec, `fork` or `posix_spawn` loads the policy (then as PENDING).
 const HINTED: u8 = 4;
 
@@ -163,7 +163,7 @@ const HINTED: u8 = 4;
 /// `active` is written at the first exec, not by the constructor: it is `MaybeUninit`
 /// (initialised once `state` is READY) so that it lies away from the constructor's
 /// page and costs a process that never spawns nothing, while `state` and `pending`
-/// are on that page (see `crate::init`).
+/// are on that page (see [`crate::init`]).
 struct Slot {
     state: AtomicU8,
     pending: UnsafeCell<Option<Pending>>,
@@ -225,7 +225,7 @@ impl Reloaded {
 static RELOADED: Reloaded =
     Reloaded([const { ActiveCell(UnsafeCell::new(MaybeUninit::uninit())) }; RELOADS]);
 /// 0: `ACTIVE` is in force; g: `RELOADED[g - 1]` is. On the constructor's page,
-/// which every hook reads anyway (see `crate::init`).
+/// which every hook reads anyway (see [`crate::init`]).
 #[link_section = ".data.envshim_ctor"]
 static GENERATION: AtomicU8 = AtomicU8::new(0);
 /// A thread is loading the policy again. On the constructor's page: every `fork`
@@ -246,7 +246,7 @@ const LOOK_EVERY_US: u64 = 100_000;
 /// a start) and enforced from this call on; when it is gone, the process keeps the
 /// policy it loaded (`load::PolicyFileNow::Gone`). Returns whether the policy in
 /// force is the policy file as it is now, which the start-up hint needs
-/// (`crate::hint`).
+/// ([`crate::hint`]).
 ///
 /// Nothing is replaced in place: each reload publishes a new cell, so a thread
 /// (or an interrupted hook) still deciding with the previous policy is not
@@ -346,7 +346,7 @@ fn load_again(stale: &Active) -> Option<Active> {
 /// maps its compiled cache, compiling it first when it is missing or stale (see
 /// `load`). Only the header of the compiled form is read here.
 ///
-/// A process that takes the start-up hint (`crate::hint::taken`) does none of it:
+/// A process that takes the start-up hint ([`crate::hint::taken`]) does none of it:
 /// returns false, and the policy is loaded where it is first needed. True when the
 /// policy was loaded, and the constructor may look at it (`with_peeked`).
 #[inline(always)] // As `real::resolve_all`.
@@ -379,7 +379,7 @@ pub fn init(prog: &[u8]) -> bool {
 #[link_section = ".data.envshim_ctor"]
 static LOADER: AtomicI32 = AtomicI32::new(0);
 /// How long a thread waits for another one's load ([`wait_for_loader`]): longer
-/// than a compile may take (10 s, `crate::load`).
+/// than a compile may take (10 s, [`crate::load`]).
 const WAIT_FOR_LOADER_US: i64 = 12_000_000;
 
 fn gettid() -> i32 {
@@ -626,7 +626,7 @@ pub fn with_peeked<R>(f: impl FnOnce(Option<&Records<'static>>) -> R) -> R {
 
 /// `f` with the policy already validated for this process, else the built-in
 /// default (`None` if even that fails validation): for the writer of messages
-/// (`crate::redacted`), which must neither load nor wait for a policy.
+/// ([`crate::redacted`]), which must neither load nor wait for a policy.
 pub fn with_ready<R>(f: impl FnOnce(Option<&Policy<'_>>) -> R) -> R {
     if SLOT.state.load(Ordering::Acquire) == READY {
         // SAFETY: READY publishes `active`, which is never written again.

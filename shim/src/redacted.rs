@@ -1,4 +1,4 @@
-//! Every line the shim writes goes through `envpolicy_core::shown::redact`, the
+//! Every line the shim writes goes through [`envpolicy_core::shown::redact`], the
 //! one writer of every front end: a token shape, and the value of every
 //! credential the shim knows of, never leave the process in a message or a log
 //! line, whatever the message was built from (a program's path holding a
@@ -36,7 +36,7 @@ impl Secrets for EnvironSecrets {
                 }
                 // SAFETY: a NUL-terminated entry of the environment.
                 let bytes = unsafe { crate::sys::cstr_bytes(entry) };
-                if let Some((name, value)) = envpolicy_core::decide::split_entry(bytes) {
+                if let Some((name, value)) = envpolicy_core::bytes::split_entry(bytes) {
                     if shown::is_secret(policy, name, value) {
                         f(value);
                     }

@@ -50,7 +50,7 @@ pub unsafe fn at_load(
     }
     // Asked of the policy's header and records only, so that a process the policy
     // does not name pays for no validation (see `crate::policy`).
-    if !peeked.is_some_and(|p| decide::self_scrub(p, prog)) {
+    if !peeked.is_some_and(|p| envpolicy_core::programs::self_scrub(p, prog)) {
         return;
     }
     // SAFETY: the caller's contract, passed on.
@@ -252,7 +252,7 @@ unsafe fn scrub(
 
 /// Overwrite with `*` the `=` and the value of every `NAME=VALUE` pair in the
 /// process's own argv that the policy would not pass to this program (the pairs
-/// of `envpolicy_core::pairs`, judged by `argv::each_refused_pair`). An argument
+/// of [`envpolicy_core::pairs`], judged by `argv::each_refused_pair`). An argument
 /// cannot be removed from a running process's argv, but without its `=` it is no
 /// pair: tmux ignores an `-e` value without one, so the variable is not set, as
 /// when envwrap or an exec hook drops the pair.

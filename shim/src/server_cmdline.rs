@@ -4,7 +4,7 @@
 //! kernel shows that client's whole argv as the server's `/proc/PID/cmdline`,
 //! to every user, for the server's life: every command the client was given,
 //! with any pair or value in it that the pair reading
-//! (`envpolicy_core::pairs`) did not find (a name tmux unescapes, a hook, a
+//! ([`envpolicy_core::pairs`]) did not find (a name tmux unescapes, a hook, a
 //! key binding, `send-keys` text). The server never reads that memory: the
 //! client sends its command over the socket. So in the fork children of a tmux
 //! client, the shim overwrites the bytes of every argument after tmux's own
@@ -27,7 +27,7 @@ use crate::sys;
 
 /// The bytes to blank in a fork child, `[FROM, TO)`: the arguments after tmux's
 /// options, up to the last one's NUL (kept). Both 0 outside a tmux client. On
-/// the constructor's page (see `crate::init`): every fork child reads them, and a
+/// the constructor's page (see [`crate::init`]): every fork child reads them, and a
 /// page its parent never touched is a page fault at every command.
 #[link_section = ".data.envshim_ctor"]
 static FROM: AtomicUsize = AtomicUsize::new(0);

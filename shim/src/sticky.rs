@@ -161,7 +161,7 @@ pub fn policy() -> Captured {
 
 /// Makes `"ENVSHIM_POLICY=<path>"` the policy entry, in place of what was
 /// captured: the absolute path of the policy file this process resolved, when it
-/// was given relative or found by lookup. Constructor only (`crate::load`).
+/// was given relative or found by lookup. Constructor only ([`crate::load`]).
 pub fn keep_policy(path: &[u8]) {
     // SAFETY: called by the constructor only, after `capture` and before any
     // reader can run.
@@ -172,11 +172,11 @@ pub fn keep_policy(path: &[u8]) {
 }
 
 /// Makes `"ENVSHIM_POLICY=:builtin"` the policy entry
-/// (`envpolicy_core::lookup::BUILTIN_POLICY_ENTRY`, a static string, not copied):
+/// ([`envpolicy_core::lookup::BUILTIN_POLICY_ENTRY`], a static string, not copied):
 /// the lookup found no policy file, so the tree's policy is the built-in default,
 /// and rule 8 gives every child this entry in place of whatever it set, so that
 /// no descendant picks a policy file for its subtree. Constructor only
-/// (`crate::load`).
+/// ([`crate::load`]).
 pub fn keep_builtin() {
     // SAFETY: called by the constructor only, after `capture` and before any
     // reader can run.
@@ -207,7 +207,7 @@ unsafe fn remember_policy_at_load() {
 /// `"ENVSHIM_POLICY=<value>"` as it was in the environment at load, when the
 /// constructor made another entry the policy entry ([`keep_policy`],
 /// [`keep_builtin`]); else [`policy`]. An entry equal to it in a child's
-/// environment was inherited, not set by this process (`crate::filter`).
+/// environment was inherited, not set by this process ([`crate::filter`]).
 pub fn policy_at_load() -> Captured {
     match POLICY_REPLACED.load(Ordering::Acquire) {
         false => POLICY.get(),

@@ -465,7 +465,7 @@ impl<const N: usize> Msg<N> {
     }
 
     /// Appends a program, path or name that may hold a secret, as
-    /// `envpolicy_core::shown` says: itself, or `<N bytes, SHAPE>`.
+    /// [`envpolicy_core::shown`] says: itself, or `<N bytes, SHAPE>`.
     pub fn push_word(&mut self, text: &[u8]) -> &mut Self {
         let mut digits = [0u8; 20];
         let shown = envpolicy_core::shown::word(text);
@@ -507,7 +507,7 @@ impl<const N: usize> Msg<N> {
     }
 
     /// Writes the message (and a newline) to `fd` with one `write(2)`, through
-    /// the one redaction of every front end (`crate::redacted`); errno is
+    /// the one redaction of every front end ([`crate::redacted`]); errno is
     /// preserved.
     pub fn write_fd(&mut self, fd: c_int) {
         self.write_fd_known(fd, &envpolicy_core::shown::NoSecrets);

@@ -1,5 +1,5 @@
 //! Where a tree keeps the credential names it has said were withheld
-//! (`envpolicy_core::withheld`): one shared page per process that forks.
+//! ([`envpolicy_core::withheld`]): one shared page per process that forks.
 //!
 //! A shell runs each command in a fork child, which decides the command's
 //! environment and execs; `make -j` has several such children at once. A set in

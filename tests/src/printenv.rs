@@ -120,7 +120,7 @@ pub fn printenv_bin() -> PathBuf {
 /// check it with `Secrets::assert_absent`, never print it.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct PrintenvReport {
-    /// argv as received (argv[0] first).
+    /// argv as received (`argv[0]` first).
     pub argv: Vec<Vec<u8>>,
     /// /proc/self/environ entries: what execve delivered.
     pub proc_environ: Vec<Vec<u8>>,

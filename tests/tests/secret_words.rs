@@ -299,7 +299,7 @@ fn a_refused_set_is_reported_by_both_front_ends() {
     assert!(out.stderr_str().contains("GREETING"), "{}", out.report());
 }
 
-/// envwrap's own errors name a path or an option through `envpolicy::shown`: a
+/// envwrap's own errors name a path or an option through [`envpolicy::shown`]: a
 /// token pasted as `--log PATH`, `--policy PATH`, `check PATH`, `compile PATH` or
 /// as an option is shown as its length and shape. (The harness fails any command
 /// whose output holds a seeded value.)
@@ -337,7 +337,7 @@ fn envwrap_errors_never_print_a_token_given_as_a_word() {
     }
 }
 
-/// The shim's warnings name a path through `envpolicy::shown`: a token inside the
+/// The shim's warnings name a path through [`envpolicy::shown`]: a token inside the
 /// policy's path, the cache directory's or envwrap's is described, never printed.
 #[test]
 fn shim_warnings_never_print_a_token_inside_a_path() {
@@ -378,7 +378,7 @@ fn shim_warnings_never_print_a_token_inside_a_path() {
     );
 }
 
-/// `envwrap check` summarises a policy through `envpolicy::shown` too: a token
+/// `envwrap check` summarises a policy through [`envpolicy::shown`] too: a token
 /// pasted as a name to keep, to set or to grant, as a program, as a log's or an
 /// import's directory, or as a key the parser does not know, is described.
 #[test]

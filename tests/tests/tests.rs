@@ -2,7 +2,7 @@
 //! programs compiled at test time) under libenvshim.so and envwrap, with seeded
 //! fake secrets (the harness is the `envshim_e2e` library, tests/src/).
 //!
-//! One test binary with a module per area, as ripgrep's `tests/tests.rs`: one link
+//! One test binary with a module per area, as ripgrep has one: one link
 //! instead of one per file. Run one area with `cargo test -p envshim-e2e MODULE::`.
 
 mod envwrap_util;
@@ -10,6 +10,7 @@ mod envwrap_util;
 mod ci_scripts;
 mod compile_c;
 mod completions;
+mod docs_refer;
 mod envwrap_doctor;
 mod envwrap_errors;
 mod envwrap_explain;

@@ -155,7 +155,7 @@ pub struct ProgramSummary {
 }
 
 /// A name, pattern or path of the policy, as a message may show it
-/// (`envpolicy::shown`): a token that arrives as a name or a directory is
+/// ([`envpolicy::shown`]): a token that arrives as a name or a directory is
 /// described, never printed.
 fn text(policy: &Policy<'_>, r: envpolicy::compiled::StrRef) -> String {
     envpolicy::shown::word(policy.str(r)).to_string()
@@ -222,7 +222,7 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
             (Class::Keep, Some(pr)) => pr.keep.push(t),
             (Class::Keep, None) => {
                 let raw = policy.str(p.text);
-                if !raw.contains(&b'*') && envpolicy::argv::is_credential(policy, raw, b"") {
+                if !raw.contains(&b'*') && envpolicy::decide::is_credential(policy, raw, b"") {
                     s.keep_credentials.push(t.clone());
                     s.keep_credential_names.push(raw.to_vec());
                 }

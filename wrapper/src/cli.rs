@@ -118,7 +118,7 @@ pub enum Parsed {
     Run(RunOptions),
 }
 
-/// Read the run mode's arguments (without argv[0]). `getenv` serves `${NAME}` in
+/// Read the run mode's arguments (without `argv[0]`). `getenv` serves `${NAME}` in
 /// `-S` strings from envwrap's own environment.
 pub fn parse(
     args: Vec<OsString>,

@@ -1,8 +1,8 @@
 //! `envwrap compile [--output FILE] POLICY`: compile a policy file into the cache
 //! that libenvshim.so maps (docs/adr/0002-compiled-policy.md; the cache's rules are
-//! in `envpolicy::cache`).
+//! in [`envpolicy::cache`]).
 //!
-//! The default output is the policy's cache path (`envpolicy::cache::cache_path`).
+//! The default output is the policy's cache path ([`envpolicy::cache::cache_path`]).
 //! Run by a user, it says on stdout what it wrote and where. libenvshim.so runs this
 //! command itself, from its constructor, when the cache is missing or stale
 //! (`ENVSHIM_COMPILING` is set then); so it writes nothing on stdout (that would

@@ -11,8 +11,9 @@ use crate::opts::{tool_args, Spec};
 use crate::resolve::{self, Resolved};
 use crate::{environ, help, preload, source, value};
 use envpolicy::argv::{ArgAction, ArgRule};
+use envpolicy::bytes::split_entry;
 use envpolicy::compiled::Mode;
-use envpolicy::decide::{split_entry, Action};
+use envpolicy::decide::Action;
 use envpolicy::envfile;
 use envpolicy::outcome::{self, describe_rule, Decision};
 use serde_json::json;
@@ -300,11 +301,11 @@ impl Command {
 fn losses(rows: &[ArgRow], argv: &[Vec<u8>]) -> Vec<String> {
     let Some(carrier) = argv
         .first()
-        .filter(|p| envpolicy::pairs::carrier(p).is_some())
+        .filter(|p| envpolicy::argv::carrier(p).is_some())
     else {
         return Vec::new();
     };
-    let carrier = value::word(envpolicy::decide::basename(carrier));
+    let carrier = value::word(envpolicy::bytes::basename(carrier));
     rows.iter()
         .filter(|r| {
             matches!(

@@ -90,7 +90,7 @@ impl Journal {
     }
 
     /// `NAME withheld from PROGRAM and what it starts (...)`: a credential the
-    /// child does not get, which no warning names (`envpolicy_core::withheld`).
+    /// child does not get, which no warning names ([`envpolicy::withheld`]).
     /// envwrap runs one exec, so each name is said once per run.
     pub fn withheld(&self, name: &[u8], program: &[u8]) {
         let text = envpolicy::outcome::withheld_line(name, program);

@@ -291,7 +291,7 @@ pub fn tool_args<Id: Copy>(
 }
 
 /// An option name as it may be shown: a token (an option pasted with a secret) is
-/// never printed (`envpolicy::shown`); control characters escaped, long names
+/// never printed ([`envpolicy::shown`]); control characters escaped, long names
 /// cut.
 fn printable(s: &str) -> String {
     let shown = envpolicy::shown::word(s.as_bytes());

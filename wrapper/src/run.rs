@@ -17,7 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Run mode entry point: `args` without argv[0].
+/// Run mode entry point: `args` without `argv[0]`.
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let own = environ::own();
     match cli::parse(args, |n| environ::get(&own, n).map(<[u8]>::to_vec)) {
@@ -315,7 +315,7 @@ fn describe_change(
 /// With the shim in the child and a policy file, the child's first process would
 /// compile the policy again and print its warnings a second time: write the
 /// cache that process will look for (by the child's own `ENVSHIM_CACHE_DIR`, see
-/// `envpolicy::cache::cache_dir`), unless it is fresh already. Quietly: a cache that cannot be written
+/// [`envpolicy::cache::cache_dir`]), unless it is fresh already. Quietly: a cache that cannot be written
 /// leaves the child to compile, as it would have.
 fn prepare_childs_cache(policy: &Path, child_env: &[Vec<u8>]) {
     use envpolicy::cache;

@@ -20,8 +20,9 @@ use crate::procfs::{self, Skip};
 use crate::{environ, help, source, value};
 use aho_corasick::AhoCorasick;
 use envpolicy::argv::{for_each_credential_value, ArgvRequest, ValueSource};
+use envpolicy::bytes::split_entry;
 use envpolicy::compiled::{sec, Policy};
-use envpolicy::decide::{self, split_entry, Action};
+use envpolicy::decide::{self, Action};
 use envpolicy::envfile;
 use envpolicy::outcome::{self, describe_rule};
 use envpolicy::shape::{find_shapes, ShapeSet};
@@ -493,14 +494,14 @@ pub fn stale_names<'e>(
     entries: &'e [Vec<u8>],
 ) -> Vec<(&'e [u8], String)> {
     let mut stale = Vec::new();
-    let mask = decide::program_mask(policy, exe);
+    let mask = envpolicy::programs::program_mask(policy, exe);
     for k in 0..policy.count(sec::FILE_KEEPS) as u32 {
         let Some(fk) = policy.file_keep(k) else {
             continue;
         };
         let in_scope = policy
             .pattern(fk.pattern)
-            .is_some_and(|p| decide::in_scope(p.scope, mask));
+            .is_some_and(|p| envpolicy::programs::in_scope(p.scope, mask));
         if !in_scope {
             continue;
         }

@@ -47,7 +47,7 @@ impl Loaded {
 impl Loaded {
     /// `ENVSHIM_POLICY=<absolute path>`, the entry that keeps a preloaded child on
     /// this policy; for the built-in policy, `ENVSHIM_POLICY=:builtin`
-    /// (`envpolicy::lookup::BUILTIN_POLICY_ENTRY`), which keeps it on the built-in
+    /// ([`envpolicy::lookup::BUILTIN_POLICY_ENTRY`]), which keeps it on the built-in
     /// default whatever policy file a descendant names or its lookup would find.
     pub fn policy_entry(&self) -> Option<Vec<u8>> {
         let Some(p) = self.absolute_path() else {

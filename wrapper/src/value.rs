@@ -21,7 +21,7 @@ pub fn shape(value: &[u8]) -> Option<&'static str> {
 }
 
 /// An argument or file name for a message: the text itself when it holds no token
-/// shape and looks like a name, else its description (`envpolicy::shown`, the
+/// shape and looks like a name, else its description ([`envpolicy::shown`], the
 /// rule the shim's messages follow too).
 pub fn word(text: &[u8]) -> String {
     shown::word(text).to_string()
@@ -62,7 +62,7 @@ impl Known {
                 .collect();
             own.iter()
                 .chain(envs.iter())
-                .filter_map(|e| envpolicy::decide::split_entry(e))
+                .filter_map(|e| envpolicy::bytes::split_entry(e))
                 .filter(|(n, v)| shown::is_secret(Some(&policy), n, v))
                 .map(|(_, v)| v.to_vec())
                 .collect()

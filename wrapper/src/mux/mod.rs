@@ -9,7 +9,7 @@
 //! the pane runs under (docs/adr/0014-tmux-servers.md).
 //!
 //! What a multiplexer is (its programs, how its client reads, which server it
-//! talks to) is `envpolicy::mux`'s table; how a running server's environments
+//! talks to) is [`envpolicy::mux`]'s table; how a running server's environments
 //! are read and cleared is one implementation of [`Servers`] per multiplexer
 //! here ([`tmux`], [`screen`]), listed in [`IMPLEMENTATIONS`]. Everything else
 //! (options, judging, reporting, the check before a client, scan's findings) is
@@ -36,8 +36,9 @@ use crate::exit::{self, Failure, FINDINGS};
 use crate::opts::{tool_args, Spec};
 use crate::scan::stale_names;
 use crate::{help, source, value};
+use envpolicy::bytes::split_entry;
 use envpolicy::compiled::Policy;
-use envpolicy::decide::{split_entry, Action, Rule};
+use envpolicy::decide::{Action, Rule};
 use envpolicy::mux::Multiplexer;
 use envpolicy::outcome::{self, describe_rule};
 use std::ffi::{OsStr, OsString};
@@ -47,7 +48,7 @@ use std::process::ExitCode;
 
 /// How one multiplexer's running servers are found, read and cleared.
 pub(crate) trait Servers: Sync {
-    /// Its row of `envpolicy::mux::MULTIPLEXERS`.
+    /// Its row of [`envpolicy::mux::MULTIPLEXERS`].
     fn row(&self) -> &'static Multiplexer;
     /// The servers `named` names, as this multiplexer names them (empty: every
     /// one of this user's), by the id [`Servers::examine`] takes. One that is

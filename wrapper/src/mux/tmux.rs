@@ -19,7 +19,7 @@
 
 use super::{judge_into, removable, shim_mapped, Held, Judge, Options, Place, Server, Servers};
 use crate::{procfs, value};
-use envpolicy::decide::split_entry;
+use envpolicy::bytes::split_entry;
 use envpolicy::mux::{Multiplexer, Socket};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};

@@ -1,7 +1,7 @@
 //! The seccomp filter of `--supervise`: every `execve` and `execveat`, in every
 //! ABI the kernel runs on this machine, becomes a notification to the
 //! supervisor, but a native `execveat` that carries the run's mark
-//! (`envpolicy::mark`: the shim decided it, with the supervisor's policy); every
+//! ([`envpolicy::mark`]: the shim decided it, with the supervisor's policy); every
 //! other system call is allowed.
 //!
 //! The mark is checked in the kernel, before any notification: the directory fd

@@ -24,7 +24,7 @@
 //! The supervisor judges what the shim cannot see. With the shim preloaded (and
 //! no `--judge-all`), it picks a random run key, puts `ENVSHIM_SUPERVISOR=<key>`
 //! in the command's environment, and installs the filter with the mark of that
-//! key and its own policy (`envpolicy::mark`): an exec the shim decided with the
+//! key and its own policy ([`envpolicy::mark`]): an exec the shim decided with the
 //! same policy runs without a notification, and every other exec is judged.
 
 mod filter;

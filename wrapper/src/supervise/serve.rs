@@ -2,7 +2,7 @@
 //! leaves to it, and end when no process holds the filter.
 //!
 //! For each notification: read what the target passed to exec
-//! ([`remote::Remote`]), judge it with the policy
+//! ([`super::remote::Remote`]), judge it with the policy
 //! ([`envpolicy::supervise::judge`]), check that the notification is still
 //! valid, then answer. The check after the read is what makes the `pid` the
 //! supervisor read from still the process that is waiting (docs/threat-model.md
@@ -350,7 +350,7 @@ fn changed_what(c: &Change) -> String {
 }
 
 /// "let env run unchanged: the policy would strip TMUX (...), which
-/// --supervise cannot do ([supervise] changes = \"audit\")".
+/// --supervise cannot do (`[supervise] changes = "audit"`)".
 fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
     let shown = value::word(file_name(program));
     format!(
