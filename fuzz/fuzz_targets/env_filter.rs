@@ -223,7 +223,7 @@ fuzz_target!(|data: &[u8]| {
     let set_names: Vec<&str> = d
         .changes
         .iter()
-        .filter(|c| c.target == "env" && c.index.is_none() && c.action == "set")
+        .filter(|c| c.index.is_none() && c.action == envpolicy::outcome::ChangeAction::Set)
         .filter_map(|c| c.name.as_deref())
         .collect();
 

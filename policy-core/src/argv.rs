@@ -86,6 +86,34 @@ pub enum ArgAction {
     Unflag(u16),
 }
 
+impl ArgRule {
+    /// The rule's stable id, as records and explanations name it: a pair
+    /// carries the id of the environment rule that judged it.
+    pub fn id(self) -> &'static str {
+        match self {
+            ArgRule::None => "none",
+            ArgRule::Pair { rule, .. } => rule.id(),
+            ArgRule::PairFlag => "pair.flag",
+            ArgRule::Value(_) => "argv.value",
+            ArgRule::Shape(_) => "argv.shape",
+        }
+    }
+}
+
+impl ArgAction {
+    /// The action's stable id: a cut cluster of options is a `drop` of the
+    /// pair's letter.
+    pub fn id(self) -> &'static str {
+        match self {
+            ArgAction::Keep => "keep",
+            ArgAction::Drop | ArgAction::Unflag(_) => "drop",
+            ArgAction::Refuse => "refuse",
+            ArgAction::Redact => "redact",
+            ArgAction::NameOnly => "name-only",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArgVerdict {
     pub action: ArgAction,

@@ -9,19 +9,127 @@ use crate::compiled::{sec, Class, Mode, Policy};
 use crate::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use serde::Serialize;
 
+/// What a change is made to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    /// An entry of the environment.
+    Env,
+    /// An argument.
+    Argv,
+    /// The program's path (a secret in it refuses the exec).
+    Program,
+}
+
+/// What a change does: the core's verdict for an entry or an argument, or what
+/// only a std front end does. Written by its stable id ([`ChangeAction::id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeAction {
+    /// An environment entry's verdict (never `Keep`).
+    Env(Action),
+    /// An argument's verdict (never `Keep`).
+    Arg(ArgAction),
+    /// An entry the policy added (a set value, a file value, the shim's own).
+    Set,
+    /// The same entries in another order (`--supervise`).
+    Reorder,
+    /// The command wrapped to run in a shell (`pty.shell`).
+    Wrap,
+}
+
+impl ChangeAction {
+    /// keep, strip, refuse, grant, replace, set, drop, redact, name-only,
+    /// reorder, wrap.
+    pub fn id(self) -> &'static str {
+        match self {
+            ChangeAction::Env(a) => a.id(),
+            ChangeAction::Arg(a) => a.id(),
+            ChangeAction::Set => "set",
+            ChangeAction::Reorder => "reorder",
+            ChangeAction::Wrap => "wrap",
+        }
+    }
+
+    /// A refusal, of an entry or of the exec.
+    pub fn refuses(self) -> bool {
+        matches!(
+            self,
+            ChangeAction::Env(Action::Refuse) | ChangeAction::Arg(ArgAction::Refuse)
+        )
+    }
+}
+
+/// Which rule decided a change: the core's, or a std front end's own.
+/// Written by its stable id ([`ChangeRule::id`]), as docs/policy.md, section 7,
+/// lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeRule {
+    Env(Rule),
+    Arg(ArgRule),
+    /// A set value whose `${NAME}` expansion reads a credential or looks like a
+    /// token (written as `credential.shape`).
+    SetExpansion,
+    /// `--supervise`: the same entries in another order.
+    Order,
+    /// The Rust API's pty: `SHELL` for a shell that runs the command.
+    PtyShell,
+}
+
+impl ChangeRule {
+    pub fn id(self) -> &'static str {
+        match self {
+            ChangeRule::Env(r) => r.id(),
+            ChangeRule::Arg(r) => r.id(),
+            ChangeRule::SetExpansion => "credential.shape",
+            ChangeRule::Order => "order",
+            ChangeRule::PtyShell => "pty.shell",
+        }
+    }
+}
+
+macro_rules! serialize_by_id {
+    ($($t:ty),*) => {$(
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.id())
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.id())
+            }
+        }
+    )*};
+}
+serialize_by_id!(ChangeAction, ChangeRule);
+
+impl Target {
+    pub fn id(self) -> &'static str {
+        match self {
+            Target::Env => "env",
+            Target::Argv => "argv",
+            Target::Program => "program",
+        }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 /// One change a decision makes (or, in audit mode, would make).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
-    /// `env` or `argv`.
-    pub target: &'static str,
+    pub target: Target,
     /// Index in the input environment or argv; `None` for added entries.
     pub index: Option<usize>,
     /// The variable concerned (for argv: the variable whose value or pair it is).
     pub name: Option<String>,
-    /// keep, strip, refuse, grant, replace, set, drop, redact, name-only.
-    pub action: &'static str,
-    /// Stable id of the deciding rule, e.g. `credential.name`.
-    pub rule: &'static str,
+    pub action: ChangeAction,
+    /// The deciding rule, written by its stable id, e.g. `credential.name`.
+    pub rule: ChangeRule,
     /// Human explanation, e.g. "credential pattern `*_TOKEN` (built-in)".
     pub why: String,
     /// Worth a warning in enforce mode (see `decide::Verdict::loud`); a refused
@@ -280,7 +388,7 @@ pub fn decide_sticky(
             rule,
         };
         let mut c = ctx.change(0, &v, program);
-        c.target = "program";
+        c.target = Target::Program;
         c.index = None;
         refusal = Some(c.clone());
         changes.push(c);
@@ -353,11 +461,11 @@ fn env_changes(policy: &Policy<'_>, env: &[Vec<u8>], verdicts: &[Verdict]) -> Ve
         }
         let name = crate::bytes::split_entry(&env[i]).map(|(n, _)| lossy(n));
         changes.push(Change {
-            target: "env",
+            target: Target::Env,
             index: Some(i),
             name,
-            action: v.action.id(),
-            rule: rule_id(v.rule),
+            action: ChangeAction::Env(v.action),
+            rule: ChangeRule::Env(v.rule),
             why: describe_rule(policy, v.rule, env),
             loud: v.loud,
         });
@@ -376,22 +484,22 @@ fn refused_additions(
     let mut changes = Vec::new();
     for (k, name) in decide::refused_file_value_names(policy, summary.refused_file_values) {
         changes.push(Change {
-            target: "env",
+            target: Target::Env,
             index: None,
             name: Some(lossy(name)),
-            action: "refuse",
-            rule: "env-file.refused",
+            action: ChangeAction::Env(Action::Refuse),
+            rule: ChangeRule::Env(Rule::FileValueRefused(k)),
             why: describe_rule(policy, Rule::FileValueRefused(k), env),
             loud: true,
         });
     }
     for (_, name) in decide::refused_set_names(policy, summary.refused_sets) {
         changes.push(Change {
-            target: "env",
+            target: Target::Env,
             index: None,
             name: Some(lossy(name)),
-            action: "refuse",
-            rule: "credential.shape",
+            action: ChangeAction::Env(Action::Refuse),
+            rule: ChangeRule::SetExpansion,
             why: "the set value's ${...} expansion reads a credential or looks like a token".into(),
             loud: true,
         });
@@ -458,11 +566,11 @@ fn lossy(b: &[u8]) -> String {
 fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
     let name = crate::bytes::split_entry(entry).map(|(n, _)| lossy(n));
     Change {
-        target: "env",
+        target: Target::Env,
         index: None,
         name,
-        action: "set",
-        rule: rule_id(rule),
+        action: ChangeAction::Set,
+        rule: ChangeRule::Env(rule),
         why: describe_rule(policy, rule, &[]),
         loud: false,
     }
@@ -500,19 +608,10 @@ fn arg_change(
     parent: &[Vec<u8>],
     files: &[Option<Vec<u8>>],
 ) -> Change {
-    let action = match v.action {
-        ArgAction::Keep => "keep",
-        ArgAction::Drop => "drop",
-        ArgAction::Refuse => "refuse",
-        ArgAction::Redact => "redact",
-        ArgAction::NameOnly => "name-only",
-        ArgAction::Unflag(_) => "drop",
-    };
-    let (name, rule, why) = match v.rule {
-        ArgRule::None => (None, "none", String::new()),
+    let (name, why) = match v.rule {
+        ArgRule::None => (None, String::new()),
         ArgRule::PairFlag => (
             None,
-            "pair.flag",
             "the flag of a NAME=VALUE pair that was dropped".to_string(),
         ),
         ArgRule::Pair {
@@ -531,13 +630,9 @@ fn arg_change(
             } else {
                 format!("NAME=VALUE pair: {described}")
             };
-            (Some(lossy(name_bytes)), rule_id(rule), why)
+            (Some(lossy(name_bytes)), why)
         }
-        ArgRule::Shape(s) => (
-            None,
-            "argv.shape",
-            format!("holds {}", s.describe_with_article()),
-        ),
+        ArgRule::Shape(s) => (None, format!("holds {}", s.describe_with_article())),
         ArgRule::Value(src) => {
             let (name, from) = match src {
                 ValueSource::ChildEnv(i) => (
@@ -574,7 +669,7 @@ fn arg_change(
                 "holds the value of credential {} from {from}",
                 name.as_deref().unwrap_or("?")
             );
-            (name, "argv.value", why)
+            (name, why)
         }
     };
     let loud = match v.rule {
@@ -582,19 +677,14 @@ fn arg_change(
         _ => v.action == ArgAction::Refuse,
     };
     Change {
-        target: "argv",
+        target: Target::Argv,
         index: Some(i),
         name,
-        action,
-        rule,
+        action: ChangeAction::Arg(v.action),
+        rule: ChangeRule::Arg(v.rule),
         why,
         loud,
     }
-}
-
-/// Stable id of a rule, for JSON and tests.
-pub fn rule_id(rule: Rule) -> &'static str {
-    rule.id()
 }
 
 /// Where a pattern came from, for explanations.

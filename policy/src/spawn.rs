@@ -83,7 +83,8 @@
 //! is cleared).
 
 use crate::compiled::{Mode, Policy};
-use crate::outcome::{self, Change, Decision};
+use crate::decide::Action;
+use crate::outcome::{self, Change, ChangeAction, Decision, Target};
 use serde::Serialize;
 use std::ffi::OsStr;
 use std::fmt;
@@ -138,7 +139,10 @@ impl Outcome {
     pub fn removed(&self) -> impl Iterator<Item = &str> {
         self.changes
             .iter()
-            .filter(|c| c.target == "env" && matches!(c.action, "strip" | "refuse"))
+            .filter(|c| {
+                c.target == Target::Env
+                    && matches!(c.action, ChangeAction::Env(Action::Strip | Action::Refuse))
+            })
             .filter_map(|c| c.name.as_deref())
     }
 
@@ -146,7 +150,13 @@ impl Outcome {
     pub fn set(&self) -> impl Iterator<Item = &str> {
         self.changes
             .iter()
-            .filter(|c| c.target == "env" && matches!(c.action, "set" | "replace"))
+            .filter(|c| {
+                c.target == Target::Env
+                    && matches!(
+                        c.action,
+                        ChangeAction::Set | ChangeAction::Env(Action::Replace)
+                    )
+            })
             .filter_map(|c| c.name.as_deref())
     }
 
@@ -558,14 +568,14 @@ pub fn apply_pty(
             new_argv = wrapped;
             outcome.argv_rewritten = true;
             outcome.changes.push(shell_change(
-                "wrap",
+                ChangeAction::Wrap,
                 false,
                 "portable-pty sets SHELL from the password database when the builder has \
                  none: the command runs through `/usr/bin/env -u SHELL --` so the child has no SHELL",
             ));
         } else {
             outcome.changes.push(shell_change(
-                "set",
+                ChangeAction::Set,
                 true,
                 if default_prog {
                     "portable-pty runs the login shell of a default-program builder and sets \
@@ -584,13 +594,17 @@ pub fn apply_pty(
 }
 
 #[cfg(feature = "portable-pty")]
-fn shell_change(action: &'static str, loud: bool, why: &str) -> Change {
+fn shell_change(action: ChangeAction, loud: bool, why: &str) -> Change {
     Change {
-        target: if action == "wrap" { "argv" } else { "env" },
+        target: if action == ChangeAction::Wrap {
+            Target::Argv
+        } else {
+            Target::Env
+        },
         index: None,
         name: Some("SHELL".into()),
         action,
-        rule: "pty.shell",
+        rule: outcome::ChangeRule::PtyShell,
         why: why.into(),
         loud,
     }
@@ -613,7 +627,7 @@ fn decide_for(
     let withheld = d
         .changes
         .iter()
-        .any(|c| c.target == "argv" && c.index == Some(0));
+        .any(|c| c.target == Target::Argv && c.index == Some(0));
     let outcome = Outcome {
         program: if withheld {
             "<argv[0] withheld>".into()

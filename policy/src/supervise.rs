@@ -19,8 +19,10 @@
 //! already decided: its own entries (`LD_PRELOAD`, `ENVSHIM_POLICY`,
 //! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change.
 
+use crate::argv::ArgAction;
 use crate::compiled::{Mode, Policy, SuperviseChanges};
-use crate::outcome::{self, Change, Sticky};
+use crate::decide::Action;
+use crate::outcome::{self, Change, ChangeAction, ChangeRule, Sticky, Target};
 
 /// What the supervisor does with one exec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,17 +102,17 @@ pub fn judge_in(
     let first = changes
         .iter()
         .find(|c| match c.index {
-            Some(i) if c.target == "env" => !d.env.contains(&env[i]),
+            Some(i) if c.target == Target::Env => !d.env.contains(&env[i]),
             _ => true,
         })
         .or(changes.first())
         .cloned();
     let first = first.unwrap_or_else(|| Change {
-        target: "env",
+        target: Target::Env,
         index: None,
         name: None,
-        action: "reorder",
-        rule: "order",
+        action: ChangeAction::Reorder,
+        rule: ChangeRule::Order,
         why: "the entries in another order".to_string(),
         loud: false,
     });
@@ -138,15 +140,17 @@ fn same_entries(a: &[Vec<u8>], b: &[Vec<u8>]) -> bool {
 /// A grant keeps what is there; a refused addition was never there.
 fn changes_the_exec(c: &Change) -> bool {
     match c.action {
-        "keep" | "grant" => false,
-        "refuse" => c.index.is_some() || c.target != "env",
+        ChangeAction::Env(Action::Keep | Action::Grant) | ChangeAction::Arg(ArgAction::Keep) => {
+            false
+        }
+        ChangeAction::Env(Action::Refuse) => c.index.is_some(),
         _ => true,
     }
 }
 
 /// An entry of the target's environment that the policy refuses (a credential).
 fn is_refused_entry(c: &Change) -> bool {
-    c.target == "env" && c.action == "refuse" && c.index.is_some()
+    c.action == ChangeAction::Env(Action::Refuse) && c.index.is_some()
 }
 
 /// The shim's path in the target's `LD_PRELOAD`, when the shim is there.

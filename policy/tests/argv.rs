@@ -39,7 +39,7 @@ fn a_token_shape_in_an_argument_refuses_the_exec() {
         &[],
     );
     let r = d.refusal.expect("refused");
-    assert_eq!(r.rule, "argv.shape");
+    assert_eq!(r.rule.id(), "argv.shape");
     assert_eq!(r.index, Some(2));
 }
 
@@ -133,10 +133,10 @@ fn tmux_pairs_go_through_the_policy() {
     let gh = d
         .changes
         .iter()
-        .find(|c| c.target == "argv" && c.name.as_deref() == Some("GH_TOKEN"))
+        .find(|c| c.target.id() == "argv" && c.name.as_deref() == Some("GH_TOKEN"))
         .expect("reported");
-    assert_eq!(gh.action, "drop");
-    assert_eq!(gh.rule, "credential.name");
+    assert_eq!(gh.action.id(), "drop");
+    assert_eq!(gh.rule.id(), "credential.name");
 }
 
 #[test]

@@ -100,10 +100,13 @@ fn loop_env_file_names_are_never_passed() {
     ];
     let d = decide(&c, "/usr/bin/tmux", &[], &env);
     assert_eq!(names(&d), ["PATH", "THE_LOOP_INSTANCE", "LOOP_TRACKER_URL"]);
-    assert_eq!(change(&d, "JIRA_BASE_URL").unwrap().rule, "strip");
+    assert_eq!(change(&d, "JIRA_BASE_URL").unwrap().rule.id(), "strip");
     // Declared in the env file, so stripped before rule 4 is reached; still known
     // as a credential, so its value is searched for in argv.
-    assert_eq!(change(&d, "THE_LOOP_GH_TOKEN").unwrap().action, "strip");
+    assert_eq!(
+        change(&d, "THE_LOOP_GH_TOKEN").unwrap().action.id(),
+        "strip"
+    );
     assert!(d.env_verdicts[0].credential && d.env_verdicts[1].credential);
 }
 
@@ -126,7 +129,7 @@ fn loop_refuses_gh_token_in_the_passthrough_by_name() {
         .iter()
         .filter(|c| c.name.as_deref() == Some("GH_TOKEN"))
         .collect();
-    assert!(loud.iter().any(|c| c.action == "refuse"), "{loud:?}");
+    assert!(loud.iter().any(|c| c.action.id() == "refuse"), "{loud:?}");
     for c in &d.changes {
         assert_no_value("change", &format!("{c:?}"), &secret);
     }
@@ -217,7 +220,7 @@ fn loop_refuses_the_config_files_credential_names() {
     // Only the passthrough value read from the env file remains.
     assert_eq!(names(&d), ["LOOP_TRACKER_URL"]);
     for name in ["JIRA_WEBHOOK_SECRET", "SLACK_BOT_TOKEN"] {
-        assert_eq!(change(&d, name).unwrap().action, "refuse", "{name}");
+        assert_eq!(change(&d, name).unwrap().action.id(), "refuse", "{name}");
     }
     assert!(d.env_verdicts.iter().all(|v| v.credential));
 }

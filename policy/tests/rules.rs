@@ -11,8 +11,8 @@ fn entries_without_equals_and_empty_names_are_dropped() {
     let c = compile("version = 1\n");
     let d = decide(&c, "/bin/true", &[], &["JUNK", "=empty", "A=1"]);
     assert_eq!(names(&d), ["A"]);
-    assert_eq!(d.changes[0].rule, "normalise.no-equals");
-    assert_eq!(d.changes[1].rule, "normalise.empty-name");
+    assert_eq!(d.changes[0].rule.id(), "normalise.no-equals");
+    assert_eq!(d.changes[1].rule.id(), "normalise.empty-name");
 }
 
 #[test]
@@ -29,7 +29,7 @@ fn duplicates_keep_the_first_copy_only() {
     assert_eq!(
         d.changes
             .iter()
-            .filter(|c| c.rule == "normalise.duplicate")
+            .filter(|c| c.rule.id() == "normalise.duplicate")
             .count(),
         2
     );
@@ -85,7 +85,7 @@ fn base_floor_keeps_the_floor_only() {
         ],
     );
     assert_eq!(names(&d), ["PATH", "HOME", "TMPDIR"]);
-    assert_eq!(change(&d, "EDITOR").unwrap().rule, "base.none");
+    assert_eq!(change(&d, "EDITOR").unwrap().rule.id(), "base.none");
 }
 
 #[test]
@@ -154,10 +154,10 @@ fn credentials_are_refused_by_builtin_name_and_glob_even_when_kept() {
         ],
     );
     assert_eq!(names(&d), ["X"]);
-    assert_eq!(change(&d, "GH_TOKEN").unwrap().action, "refuse");
-    assert_eq!(change(&d, "DB_PASSWORD").unwrap().action, "refuse");
+    assert_eq!(change(&d, "GH_TOKEN").unwrap().action.id(), "refuse");
+    assert_eq!(change(&d, "DB_PASSWORD").unwrap().action.id(), "refuse");
     // Not kept under base none: stripped quietly, not refused.
-    assert_eq!(change(&d, "JIRA_API_TOKEN").unwrap().action, "strip");
+    assert_eq!(change(&d, "JIRA_API_TOKEN").unwrap().action.id(), "strip");
 }
 
 #[test]
@@ -195,7 +195,10 @@ fn credentials_are_refused_by_value_shape_whatever_the_name() {
         ],
     );
     assert_eq!(names(&d), ["NOTE"]);
-    assert_eq!(change(&d, "INNOCENT").unwrap().rule, "credential.shape");
+    assert_eq!(
+        change(&d, "INNOCENT").unwrap().rule.id(),
+        "credential.shape"
+    );
     assert!(change(&d, "INNOCENT").unwrap().why.contains("github"));
 }
 
@@ -213,7 +216,7 @@ fn a_copy_of_a_credential_value_under_another_name_is_refused() {
         ],
     );
     assert_eq!(names(&d), ["SHORT"]);
-    assert_eq!(change(&d, "COPY").unwrap().rule, "credential.value");
+    assert_eq!(change(&d, "COPY").unwrap().rule.id(), "credential.value");
     assert!(change(&d, "COPY").unwrap().why.contains("JIRA_API_TOKEN"));
 }
 
@@ -248,10 +251,10 @@ fn a_value_holding_a_credential_value_anywhere_is_refused() {
         ("MIDDLE", "JIRA_API_TOKEN"),
     ] {
         let ch = change(&d, name).unwrap();
-        assert_eq!(ch.rule, "credential.value", "{name}");
+        assert_eq!(ch.rule.id(), "credential.value", "{name}");
         assert!(ch.why.contains(source), "{name}: {}", ch.why);
     }
-    assert_eq!(change(&d, "GLUED").unwrap().rule, "credential.shape");
+    assert_eq!(change(&d, "GLUED").unwrap().rule.id(), "credential.shape");
 }
 
 #[test]
@@ -264,8 +267,8 @@ fn env_file_names_are_imported_to_strip_or_to_refuse() {
     );
     let d = decide(&c, "/bin/true", &[], &["A=x", "B=y", "C=z", "D=w"]);
     assert_eq!(names(&d), ["B", "D"]);
-    assert_eq!(change(&d, "A").unwrap().action, "strip");
-    assert_eq!(change(&d, "C").unwrap().action, "refuse");
+    assert_eq!(change(&d, "A").unwrap().action.id(), "strip");
+    assert_eq!(change(&d, "C").unwrap().action.id(), "refuse");
 }
 
 #[test]
@@ -290,7 +293,7 @@ fn config_key_suffixes_name_credentials_at_any_depth() {
         ],
     );
     assert_eq!(names(&d), ["NOT_ME"]);
-    assert_eq!(change(&d, "DEEP_NAME").unwrap().action, "refuse");
+    assert_eq!(change(&d, "DEEP_NAME").unwrap().action.id(), "refuse");
 }
 
 #[test]
@@ -299,7 +302,7 @@ fn a_grant_lets_one_credential_through_to_one_program() {
     let env = ["REGISTRY_TOKEN=abcdefghij", "GH_TOKEN=klmnopqrst"];
     let d = decide(&c, "/usr/bin/docker", &[], &env);
     assert_eq!(names(&d), ["REGISTRY_TOKEN"]);
-    assert_eq!(change(&d, "REGISTRY_TOKEN").unwrap().action, "grant");
+    assert_eq!(change(&d, "REGISTRY_TOKEN").unwrap().action.id(), "grant");
     assert!(d
         .loud()
         .any(|c| c.name.as_deref() == Some("REGISTRY_TOKEN")));
@@ -319,7 +322,10 @@ fn a_grant_delivers_only_its_own_value() {
     let d = decide(&c, "/usr/bin/docker", &[], &[&gh_entry, &laundered]);
     assert!(names(&d).is_empty(), "{:?}", names(&d));
     let ch = change(&d, "DEPLOY_TOKEN").unwrap();
-    assert_eq!((ch.action, ch.rule), ("refuse", "credential.value"));
+    assert_eq!(
+        (ch.action.id(), ch.rule.id()),
+        ("refuse", "credential.value")
+    );
     assert!(ch.why.contains("GH_TOKEN") && ch.loud, "{ch:?}");
     // The credential is only in the caller's environment (`env -i
     // DEPLOY_TOKEN=$GH_TOKEN docker`): refused all the same.
@@ -333,7 +339,10 @@ fn a_grant_delivers_only_its_own_value() {
         &[],
     );
     assert!(names(&d).is_empty(), "{:?}", names(&d));
-    assert_eq!(change(&d, "DEPLOY_TOKEN").unwrap().rule, "credential.value");
+    assert_eq!(
+        change(&d, "DEPLOY_TOKEN").unwrap().rule.id(),
+        "credential.value"
+    );
     // Its own value still passes.
     let d = decide(
         &c,
@@ -351,7 +360,7 @@ fn a_grant_delivers_only_its_own_value() {
         &[&gh_entry],
     );
     let r = d.refused().expect("the exec is refused");
-    assert_eq!((r.target, r.rule), ("argv", "argv.value"));
+    assert_eq!((r.target.id(), r.rule.id()), ("argv", "argv.value"));
     assert!(r.why.contains("GH_TOKEN"), "{r:?}");
     assert!(d.env.iter().all(|e| !e.starts_with(b"DEPLOY_TOKEN")));
     // Its own value still moves, name-only.
@@ -392,7 +401,7 @@ fn a_refused_env_file_value_takes_the_inherited_value_with_it() {
     let loud: Vec<_> = d.loud().collect();
     assert!(
         loud.iter()
-            .any(|c| c.name.as_deref() == Some("PROXY") && c.rule == "env-file.refused"),
+            .any(|c| c.name.as_deref() == Some("PROXY") && c.rule.id() == "env-file.refused"),
         "{loud:?}"
     );
     // The explanation of the inherited entry says why it went.
@@ -400,7 +409,7 @@ fn a_refused_env_file_value_takes_the_inherited_value_with_it() {
     assert!(inherited.why.contains("vals.env"), "{inherited:?}");
     // With no inherited value, the refusal is still reported.
     let d = decide(&c, "/bin/true", &[], &["OTHER=1"]);
-    assert!(d.loud().any(|c| c.rule == "env-file.refused"));
+    assert!(d.loud().any(|c| c.rule.id() == "env-file.refused"));
     // A value the policy admits is passed, from the file.
     dir.write("vals.env", "PROXY=http://proxy.example:3128\n");
     let d = decide(&c, "/bin/true", &[], &["PROXY=http://stale.example:3128"]);
@@ -427,7 +436,7 @@ fn names_added_to_an_env_file_after_the_compile_count() {
     let d = decide(&c, "/bin/true", &[], &env);
     // An exact keep still beats a name to strip; a glob keep does not.
     assert_eq!(names(&d), ["EXACT", "OTHER"]);
-    assert_eq!(change(&d, "NEW_NAME").unwrap().rule, "env-file.name");
+    assert_eq!(change(&d, "NEW_NAME").unwrap().rule.id(), "env-file.name");
 }
 
 // Rule 5: unsafe names and values.
@@ -450,7 +459,7 @@ fn loader_and_interpreter_hooks_are_stripped() {
     ];
     let d = decide(&c, "/bin/true", &[], &env);
     assert_eq!(names(&d), ["OK"]);
-    assert_eq!(change(&d, "BASH_ENV").unwrap().rule, "unsafe.name");
+    assert_eq!(change(&d, "BASH_ENV").unwrap().rule.id(), "unsafe.name");
 }
 
 #[test]
@@ -712,6 +721,12 @@ fn copies_of_credential_values_are_found_past_the_small_table() {
     let refs: Vec<&str> = env.iter().map(String::as_str).collect();
     let d = decide(&c, "/bin/true", &[], &refs);
     assert_eq!(names(&d), ["PLAIN"]);
-    assert_eq!(change(&d, "LATE_COPY").unwrap().rule, "credential.value");
-    assert_eq!(change(&d, "EARLY_COPY").unwrap().rule, "credential.value");
+    assert_eq!(
+        change(&d, "LATE_COPY").unwrap().rule.id(),
+        "credential.value"
+    );
+    assert_eq!(
+        change(&d, "EARLY_COPY").unwrap().rule.id(),
+        "credential.value"
+    );
 }

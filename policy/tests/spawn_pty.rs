@@ -71,9 +71,9 @@ fn credentials_go_kept_names_stay_set_values_win_and_no_shell_appears() {
     let wrap = outcome
         .changes
         .iter()
-        .find(|c| c.rule == "pty.shell")
+        .find(|c| c.rule.id() == "pty.shell")
         .expect("the SHELL guard is reported");
-    assert_eq!((wrap.action, wrap.loud), ("wrap", false));
+    assert_eq!((wrap.action.id(), wrap.loud), ("wrap", false));
     assert_eq!(cmd.get_argv()[..4], ["/usr/bin/env", "-u", "SHELL", "--"]);
     // The same child environment as through std::process::Command.
     assert_eq!(child_env(cmd, &report), expected_env());
@@ -88,7 +88,7 @@ fn a_kept_or_set_shell_is_the_one_the_child_gets() {
     let (mut cmd, report) = environ_cmd(&dir);
     cmd.env("SHELL", "/bin/sh");
     let outcome = apply_pty(&policy.policy(), &mut cmd).unwrap();
-    assert!(outcome.changes.iter().all(|c| c.rule != "pty.shell"));
+    assert!(outcome.changes.iter().all(|c| c.rule.id() != "pty.shell"));
     assert_eq!(cmd.get_argv()[0], "dd", "no wrapper needed");
     let env = child_env(cmd, &report);
     assert_eq!(env.get("SHELL").map(String::as_str), Some("/bin/sh"));
@@ -126,9 +126,9 @@ fn a_default_program_builder_keeps_its_login_shell_loudly() {
     assert!(cmd.is_default_prog());
     let note = outcome
         .loud()
-        .find(|c| c.rule == "pty.shell")
+        .find(|c| c.rule.id() == "pty.shell")
         .expect("reported");
-    assert_eq!(note.action, "set");
+    assert_eq!(note.action.id(), "set");
     assert!(cmd.get_env("SHELL").is_none());
 }
 

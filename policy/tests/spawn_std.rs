@@ -49,8 +49,8 @@ fn credentials_go_kept_names_stay_set_values_win() {
     let refused: Vec<_> = outcome
         .changes
         .iter()
-        .filter(|c| c.action == "refuse")
-        .map(|c| (c.name.as_deref(), c.rule))
+        .filter(|c| c.action.id() == "refuse")
+        .map(|c| (c.name.as_deref(), c.rule.id()))
         .collect();
     assert_eq!(
         refused,
@@ -124,7 +124,7 @@ fn a_credential_value_in_argv_is_refused_by_name_without_its_value() {
     cmd.arg(format!("--auth=bearer {GH_VALUE}"));
     let refused = apply_std(&policy.policy(), &mut cmd).unwrap_err();
     assert_eq!(refused.name(), Some("GH_TOKEN"));
-    assert_eq!(refused.change().rule, "argv.value");
+    assert_eq!(refused.change().rule.id(), "argv.value");
     assert_eq!(refused.change().index, Some(2));
     assert_eq!(refused.outcome().refusal.as_ref(), Some(refused.change()));
     let shown = refused.to_string();
@@ -142,7 +142,7 @@ fn a_credential_value_in_argv_is_refused_by_name_without_its_value() {
     cmd.arg(token());
     let refused = apply_std(&policy.policy(), &mut cmd).unwrap_err();
     assert_eq!(refused.name(), None);
-    assert_eq!(refused.change().rule, "argv.shape");
+    assert_eq!(refused.change().rule.id(), "argv.shape");
     assert_no_value("Display", &refused.to_string());
 }
 
@@ -192,8 +192,8 @@ fn argv_rewrites_rebuild_the_command_keeping_its_directory() {
         .current_dir(&dir);
     let outcome = apply_std(&policy.policy(), &mut cmd).unwrap();
     assert!(outcome.rebuilt && outcome.argv_rewritten);
-    assert!(outcome.changes.iter().any(|c| c.target == "argv"
-        && c.action == "redact"
+    assert!(outcome.changes.iter().any(|c| c.target.id() == "argv"
+        && c.action.id() == "redact"
         && c.name.as_deref() == Some("GH_TOKEN")));
     let out = cmd.output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -227,7 +227,7 @@ fn argv_rewrites_rebuild_the_command_keeping_its_directory() {
     let dropped: Vec<_> = outcome
         .changes
         .iter()
-        .filter(|c| c.target == "argv" && c.action == "drop")
+        .filter(|c| c.target.id() == "argv" && c.action.id() == "drop")
         .map(|c| c.name.as_deref())
         .collect();
     assert_eq!(dropped, [Some("GH_TOKEN"), Some("AGENTMUX_DATA_DIR")]);

@@ -15,7 +15,7 @@ use envpolicy::bytes::split_entry;
 use envpolicy::compiled::Mode;
 use envpolicy::decide::Action;
 use envpolicy::envfile;
-use envpolicy::outcome::{self, describe_rule, Decision};
+use envpolicy::outcome::{self, describe_rule, Decision, Target};
 use serde_json::json;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -404,13 +404,13 @@ fn env_rows(policy: &envpolicy::Policy<'_>, d: &Decision, env: &[Vec<u8>]) -> Ve
     for c in d
         .changes
         .iter()
-        .filter(|c| c.target == "env" && c.index.is_none())
+        .filter(|c| c.target == Target::Env && c.index.is_none())
     {
         let name = c.name.clone().unwrap_or_default();
         if replaced.contains(&name.as_bytes().to_vec()) {
             continue;
         }
-        let refused = c.action == "refuse";
+        let refused = c.action.refuses();
         rows.push(EnvRow {
             index: None,
             name: value::word(name.as_bytes()),
@@ -420,7 +420,7 @@ fn env_rows(policy: &envpolicy::Policy<'_>, d: &Decision, env: &[Vec<u8>]) -> Ve
             } else {
                 new_value(name.as_bytes())
             },
-            rule: c.rule,
+            rule: c.rule.id(),
             why: c.why.clone(),
         });
     }
@@ -436,7 +436,7 @@ fn arg_rows(d: &Decision, argv: &[Vec<u8>]) -> Vec<ArgRow> {
         let Some(c) = d
             .changes
             .iter()
-            .find(|c| c.target == "argv" && c.index == Some(i))
+            .find(|c| c.target == Target::Argv && c.index == Some(i))
         else {
             continue;
         };
@@ -470,7 +470,7 @@ fn arg_rows(d: &Decision, argv: &[Vec<u8>]) -> Vec<ArgRow> {
             action,
             name: c.name.clone(),
             argument,
-            rule: c.rule,
+            rule: c.rule.id(),
             why: c.why.clone(),
         });
     }

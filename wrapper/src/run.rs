@@ -10,8 +10,10 @@ use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
 use crate::{completions, environ, exec, help, mux, preload, source, supervise, value};
+use envpolicy::argv::ArgAction;
 use envpolicy::compiled::Mode;
-use envpolicy::outcome::{self, Change, Decision};
+use envpolicy::decide::{Action, Rule};
+use envpolicy::outcome::{self, Change, ChangeAction, ChangeRule, Decision, Target};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -244,18 +246,17 @@ fn report(
 ) {
     for c in &d.changes {
         journal.record(command, c);
-        let from_operand = c.target == "env"
-            && c.action == "refuse"
+        let from_operand = c.action == ChangeAction::Env(Action::Refuse)
             && c.name
                 .as_deref()
                 .is_some_and(|n| operand_names.contains(&n.as_bytes()));
         // The shim's own entries are envwrap's doing (--preload), not the policy's.
-        let audit = d.mode == Mode::Audit && c.rule != "sticky";
+        let audit = d.mode == Mode::Audit && c.rule != ChangeRule::Env(Rule::Sticky);
         if !(audit || c.loud || from_operand) {
             continue;
         }
         // The refused exec itself is reported by the caller (enforce) or here (audit).
-        if !audit && c.target == "argv" && c.action == "refuse" {
+        if !audit && c.action == ChangeAction::Arg(ArgAction::Refuse) {
             continue;
         }
         let text = describe_change(c, shown, label, from_operand, audit);
@@ -277,16 +278,16 @@ fn describe_change(
     let verb = if audit {
         format!("audit: would {}", c.action)
     } else {
-        format!("warning: {}", past(c.action))
+        format!("warning: {}", past(c.action.id()))
     };
     let name = c.name.as_deref().map(|n| value::word(n.as_bytes()));
     let why = &c.why;
     match (c.target, c.action) {
-        ("argv", "refuse") => format!(
+        (Target::Argv, ChangeAction::Arg(ArgAction::Refuse)) => format!(
             "audit: would refuse to run {shown}: argument {} {why} ({label})",
             c.index.unwrap_or(0)
         ),
-        ("argv", "name-only") => {
+        (Target::Argv, ChangeAction::Arg(ArgAction::NameOnly)) => {
             format!(
             "{} the value of {} from argument {} of {shown} into its environment: {why} ({label})",
             if audit { "audit: would move" } else { "warning: moved" },
@@ -294,13 +295,17 @@ fn describe_change(
             c.index.unwrap_or(0)
         )
         }
-        ("argv", _) => format!(
+        (Target::Argv, _) => format!(
             "{verb} argument {}{} of {shown}: {why} ({label})",
             c.index.unwrap_or(0),
             name.map(|n| format!(" ({n})")).unwrap_or_default()
         ),
         (_, action) => {
-            let to = if action == "grant" { "to" } else { "for" };
+            let to = if action == ChangeAction::Env(Action::Grant) {
+                "to"
+            } else {
+                "for"
+            };
             let operand = if from_operand {
                 "given as NAME=VALUE; "
             } else {

@@ -82,7 +82,7 @@ pub fn names(d: &Decision) -> Vec<String> {
 pub fn change<'d>(d: &'d Decision, name: &str) -> Option<&'d envpolicy::outcome::Change> {
     d.changes
         .iter()
-        .find(|c| c.target == "env" && c.name.as_deref() == Some(name))
+        .find(|c| c.target.id() == "env" && c.name.as_deref() == Some(name))
 }
 
 pub fn argv(d: &Decision) -> Vec<String> {

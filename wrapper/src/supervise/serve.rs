@@ -15,7 +15,7 @@ use super::seen::Seen;
 use super::{filter, leave_stderr, message, status, Setup};
 use crate::journal::Journal;
 use crate::value;
-use envpolicy::outcome::{self, Change};
+use envpolicy::outcome::{self, Change, Target};
 use envpolicy::supervise::{judge_in, Verdict};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{SigSet, Signal};
@@ -313,7 +313,7 @@ fn file_name(path: &[u8]) -> &[u8] {
 fn refusal_text(c: &Change, program: &[u8], label: &str) -> String {
     let shown = value::word(file_name(program));
     let what = match (c.target, c.index) {
-        ("env", _) => format!(
+        (Target::Env, _) => format!(
             "it would receive {}, {}",
             c.name
                 .as_deref()
@@ -321,7 +321,7 @@ fn refusal_text(c: &Change, program: &[u8], label: &str) -> String {
                 .unwrap_or_default(),
             c.why
         ),
-        ("argv", Some(i)) => format!("argument {i} {}", c.why),
+        (Target::Argv, Some(i)) => format!("argument {i} {}", c.why),
         _ => format!("the program's path {}", c.why),
     };
     format!("refused to run {shown}: {what} ({label})")
@@ -343,7 +343,7 @@ fn would_change_text(c: &Change, program: &[u8], label: &str) -> String {
 /// What a change concerns: "argument 2", a variable's name, or "an entry".
 fn changed_what(c: &Change) -> String {
     match (c.target, c.index, c.name.as_deref()) {
-        ("argv", Some(i), _) => format!("argument {i}"),
+        (Target::Argv, Some(i), _) => format!("argument {i}"),
         (_, _, Some(n)) => value::word(n.as_bytes()),
         _ => "an entry".to_string(),
     }
