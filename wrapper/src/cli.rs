@@ -21,11 +21,6 @@ use std::path::PathBuf;
 /// Where a usage error points.
 pub const HELP_HINT: &str = "envwrap --help";
 
-/// The tools, which come first on envwrap's command line.
-pub const TOOLS: &[&str] = &[
-    "check", "explain", "scan", "doctor", "mux-env", "tmux-env", "compile",
-];
-
 /// The options of the run mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunOpt {
@@ -228,7 +223,7 @@ pub fn parse(
     if let Some(tool) = first_operand
         .as_ref()
         .and_then(|a| a.to_str())
-        .filter(|a| TOOLS.contains(a))
+        .filter(|a| crate::tools::by_name(a).is_some())
     {
         return Err(Failure::usage(
             format!(

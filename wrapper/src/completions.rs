@@ -10,42 +10,23 @@
 //! that command's own completion (bash-completion's `_command_offset`, zsh's
 //! `_normal`, fish's `__fish_complete_subcommand`).
 
-use crate::cli::TOOLS;
-use crate::opts::Spec;
-
-/// One option, without its id.
-struct Opt {
-    long: &'static str,
-    short: Option<u8>,
-    value: bool,
-}
-
-fn opts<Id: Copy>(specs: &[Spec<Id>]) -> Vec<Opt> {
-    specs
-        .iter()
-        .map(|s| Opt {
-            long: s.long,
-            short: s.short,
-            value: s.value,
-        })
-        .collect()
-}
+use crate::opts::SpecName as Opt;
+use crate::tools;
 
 /// Every tool, then the run mode (`""`, last: a shell's `case` takes the first
 /// pattern that matches), with their options.
 fn tables() -> Vec<(&'static str, Vec<Opt>)> {
-    let tables = vec![
-        ("check", opts(crate::check::SPECS)),
-        ("explain", opts(crate::explain::SPECS)),
-        ("scan", opts(crate::scan::SPECS)),
-        ("doctor", opts(crate::doctor::SPECS)),
-        ("mux-env", opts(crate::mux::SPECS)),
-        ("tmux-env", opts(crate::mux::SPECS)),
-        ("compile", opts(crate::compile_cmd::SPECS)),
-        ("", opts(crate::cli::SPECS)),
-    ];
-    debug_assert!(TOOLS.iter().all(|t| tables.iter().any(|(n, _)| n == t)));
+    let mut tables: Vec<(&'static str, Vec<Opt>)> = tools::TOOLS
+        .iter()
+        .map(|t| (t.name, (t.options)()))
+        .collect();
+    tables.push(("", tools::run_options()));
     tables
+}
+
+/// The tools' names, joined by `sep`.
+fn tool_list(sep: &str) -> String {
+    tools::tool_names().collect::<Vec<_>>().join(sep)
 }
 
 /// Every spelling of a table's options: `--long` and `-s`.
@@ -92,8 +73,10 @@ fn values(long: &str) -> Values {
 /// The run mode's options that take a value, every spelling, for finding where
 /// the command starts.
 fn run_valued() -> Vec<String> {
-    let options = opts(crate::cli::SPECS);
-    let valued: Vec<Opt> = options.into_iter().filter(|o| o.value).collect();
+    let valued: Vec<Opt> = tools::run_options()
+        .into_iter()
+        .filter(|o| o.value)
+        .collect();
     words(&valued)
 }
 
@@ -214,8 +197,8 @@ _envwrap() {{
 }}
 complete -F _envwrap envwrap
 ",
-        tools = TOOLS.join("|"),
-        words = TOOLS.join(" "),
+        tools = tool_list("|"),
+        words = tool_list(" "),
         valued = run_valued().join("|"),
     )
 }
@@ -294,7 +277,7 @@ else
   _files
 fi
 ",
-        tools = TOOLS.join(" "),
+        tools = tool_list(" "),
         valued = run_valued().join("|"),
     )
 }
@@ -305,7 +288,7 @@ fn fish() -> String {
     );
     out.push_str(&format!(
         "complete -c envwrap -n '__fish_use_subcommand' -a '{}'\n",
-        TOOLS.join(" ")
+        tool_list(" ")
     ));
     // The run mode's command, and then its own completion, as fish's env does.
     // The options that take a value, short ones first: the function reads
@@ -314,12 +297,12 @@ fn fish() -> String {
     valued.sort_by_key(|w| w.starts_with("--"));
     out.push_str(&format!(
         "complete -c envwrap -n 'not __fish_seen_subcommand_from {}' -x -a '(__fish_complete_subcommand {})'\n",
-        TOOLS.join(" "),
+        tool_list(" "),
         valued.join(" ")
     ));
     for (tool, options) in tables() {
         let condition = if tool.is_empty() {
-            format!("not __fish_seen_subcommand_from {}", TOOLS.join(" "))
+            format!("not __fish_seen_subcommand_from {}", tool_list(" "))
         } else {
             format!("__fish_seen_subcommand_from {tool}")
         };

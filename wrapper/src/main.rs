@@ -48,28 +48,22 @@ mod signals;
 mod source;
 mod split;
 mod supervise;
+mod tools;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    // `envwrap compile` first: libenvshim.so runs it to build its policy cache.
-    if args.first().is_some_and(|a| a == "compile") {
-        return compile_cmd::run(&args[1..]);
-    }
-    let tool = args.first().and_then(|a| a.to_str()).map(str::to_owned);
-    match tool.as_deref() {
-        Some(t @ ("check" | "explain" | "scan" | "doctor" | "mux-env" | "tmux-env")) => {
+    let tool = args
+        .first()
+        .and_then(|a| a.to_str())
+        .and_then(tools::by_name);
+    match tool {
+        Some(tool) => {
             args.remove(0);
-            match t {
-                "check" => check::main(args),
-                "explain" => explain::main(args),
-                "scan" => scan::main(args),
-                "mux-env" | "tmux-env" => mux::main(args),
-                _ => doctor::main(args),
-            }
+            (tool.main)(args)
         }
-        _ => run::main(args),
+        None => run::main(args),
     }
 }

@@ -35,7 +35,25 @@ pub struct Spec<Id> {
     pub optional: bool,
 }
 
+/// An option by its spellings alone, for what lists the options of every tool
+/// (the shell completions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpecName {
+    pub long: &'static str,
+    pub short: Option<u8>,
+    pub value: bool,
+}
+
 impl<Id: Copy> Spec<Id> {
+    /// Its spellings, without its id.
+    pub fn name(&self) -> SpecName {
+        SpecName {
+            long: self.long,
+            short: self.short,
+            value: self.value,
+        }
+    }
+
     /// `--long`, taking no value.
     pub const fn flag(id: Id, long: &'static str) -> Spec<Id> {
         Spec {
