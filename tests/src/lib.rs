@@ -33,6 +33,7 @@ pub mod collect;
 pub mod command;
 pub mod compile;
 pub mod dump;
+pub mod modules;
 pub mod printenv;
 pub mod procfs;
 pub mod rng;

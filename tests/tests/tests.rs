@@ -7,6 +7,7 @@
 
 mod envwrap_util;
 
+mod architecture;
 mod ci_scripts;
 mod compile_c;
 mod completions;
