@@ -37,8 +37,10 @@
 //! library (a `std` cdylib drags in `libgcc_s` and costs every process start ~13%).
 //! Panics abort (there is no unwinder); the code is written so that no panicking path
 //! exists (no indexing that can fail, no `unwrap`).
-// no_std but in a test build, which `cargo clippy --all-targets` checks (it has no
-// tests: `test = false`) and which links std's own panic handler.
+// no_std but in a test build: `cargo test -p envshim` runs the unit tests on the
+// host, in a test binary that links std's own panic handler (and std's
+// `rust_eh_personality`, which wins over the weak one of csrc/support.c), and
+// whose own `fork`, `execve`, ... are the shim's hooks, as in a policed process.
 #![cfg_attr(not(test), no_std)]
 // Lints: shim/Cargo.toml (no panicking operation, a SAFETY comment on every
 // unsafe block).

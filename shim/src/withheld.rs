@@ -64,3 +64,33 @@ pub(crate) fn share_before_fork() {
 pub(crate) fn first_time(name: &[u8]) -> bool {
     shared().is_some_and(|said| said.first_time(name))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page outlives the fork: a child sees what its parent said, and the
+    /// parent what its child said, so a shell's commands say a name once
+    /// between them. (A real `fork`, through the shim's own hook, as in a
+    /// shell under the shim.)
+    #[test]
+    fn a_forked_child_and_its_parent_say_each_name_once_between_them() {
+        share_before_fork();
+        assert!(first_time(b"WITHHELD_TEST_PARENT"));
+        // SAFETY: the child calls only `first_time` (atomics on the shared page)
+        // and `_exit`.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let ok = !first_time(b"WITHHELD_TEST_PARENT") && first_time(b"WITHHELD_TEST_CHILD");
+            // SAFETY: ends the child without running the parent's atexit work.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: our own child, and a valid pointer for its status.
+        let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(waited, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child saw {status:#x}");
+        assert!(!first_time(b"WITHHELD_TEST_CHILD"), "the parent did not see the child's name");
+    }
+}
