@@ -536,3 +536,90 @@ pub fn refresh(policy: &Policy<'_>) {
         }
     }
 }
+
+#[cfg(test)]
+// A test may panic: it runs on the host, in a test binary, never in a host program.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+
+    /// A directory of its own for one test, removed at the end.
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let d =
+                std::env::temp_dir().join(format!("envshim-unit-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+            Dir(d)
+        }
+
+        fn write(&self, name: &str, text: &str) -> PathBuf {
+            let p = self.0.join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+            p
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn first_file(policy: &Policy<'_>) -> Option<Vec<u8>> {
+        let held = claim(policy).expect("the cache is free and the file fits");
+        held.contents[0].map(<[u8]>::to_vec)
+    }
+
+    fn compiled(dir: &Dir, file: &Path) -> envpolicy::Compiled {
+        let text = format!(
+            "version = 1\nkeep = [\"PROXY\"]\n\n[[import.env_file]]\npath = \"{}\"\nrole = \"strip\"\nvalues = true\n",
+            file.display()
+        );
+        envpolicy::load::compile_text(&text, &dir.0.join("policy.toml"))
+            .expect("the policy compiles")
+    }
+
+    /// What the cache hands an exec is the file as it is now: the same bytes
+    /// while the file is unchanged, and its new bytes after a rewrite in
+    /// place (same inode, same size: only the times differ), after a rename
+    /// over it (another inode), and none after it is removed.
+    #[test]
+    fn each_claim_sees_the_env_file_as_it_is_now() {
+        let dir = Dir::new("env-cache");
+        let file = dir.write("proxy.env", "PROXY=http://one:1\n");
+        let compiled = compiled(&dir, &file);
+        let policy = compiled.policy();
+        assert_eq!(
+            first_file(&policy).as_deref(),
+            Some(&b"PROXY=http://one:1\n"[..])
+        );
+        assert_eq!(
+            first_file(&policy).as_deref(),
+            Some(&b"PROXY=http://one:1\n"[..])
+        );
+
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::write(&file, "PROXY=http://two:2\n").unwrap();
+        assert_eq!(
+            first_file(&policy).as_deref(),
+            Some(&b"PROXY=http://two:2\n"[..])
+        );
+
+        let next = dir.write("proxy.env.new", "PROXY=http://three.example:3\n");
+        std::fs::rename(&next, &file).unwrap();
+        assert_eq!(
+            first_file(&policy).as_deref(),
+            Some(&b"PROXY=http://three.example:3\n"[..])
+        );
+
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(first_file(&policy), None);
+    }
+}

@@ -1217,3 +1217,58 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_
     let envp = envp.get(..n + 1).unwrap_or(&envp);
     helper::run(envwrap, &argv, envp, COMPILE_LIMIT_MS).map_err(|r| (name, r))
 }
+
+#[cfg(test)]
+// A test may panic: it runs on the host, in a test binary, never in a host program.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// `path` NUL-terminated, for the life of the test process.
+    fn path_c(path: &std::path::Path) -> &'static [u8] {
+        let mut bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
+        bytes.push(0);
+        Vec::leak(bytes)
+    }
+
+    /// The source of a floor (the policy file it stands in for), and its
+    /// warning when this is the first one of the process (a warning is kept
+    /// once, for the process to say once: `WARNING`).
+    fn floor_of(loaded: Loaded) -> (String, Option<String>) {
+        match loaded {
+            Loaded::Floor { source, warning } => (
+                String::from_utf8_lossy(source).into_owned(),
+                warning.map(|w| String::from_utf8_lossy(w).into_owned()),
+            ),
+            Loaded::Builtin { .. } => panic!("the built-in default, not the floor"),
+            Loaded::File { .. } => panic!("the policy, not the floor"),
+        }
+    }
+
+    /// A policy file named but not there gives the fail-closed floor for that
+    /// file, never the built-in default or no policy, with a warning that names
+    /// the file and why. (A file that is there but cannot be used is judged by
+    /// the envwrap that compiles it, which says why itself:
+    /// tests/tests/shim_trust.rs.)
+    #[test]
+    fn a_policy_file_that_is_not_there_gives_the_floor_and_says_so() {
+        let dir = std::env::temp_dir().join(format!("envshim-unit-{}-load", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+        let missing = dir.join("missing.toml");
+        let (source, said) = floor_of(load_at(path_c(&missing)));
+        assert_eq!(source, missing.display().to_string());
+        // The first floor of the process keeps its warning, to be said once.
+        if let Some(said) = said {
+            assert!(
+                said.contains(&source) && said.ends_with("not found; using the fail-closed floor"),
+                "{said}"
+            );
+        }
+
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -66,6 +66,8 @@ pub(crate) fn first_time(name: &[u8]) -> bool {
 }
 
 #[cfg(test)]
+// A test may panic: it runs on the host, in a test binary, never in a host program.
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
@@ -90,7 +92,13 @@ mod tests {
         // SAFETY: our own child, and a valid pointer for its status.
         let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
         assert_eq!(waited, pid);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child saw {status:#x}");
-        assert!(!first_time(b"WITHHELD_TEST_CHILD"), "the parent did not see the child's name");
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child saw {status:#x}"
+        );
+        assert!(
+            !first_time(b"WITHHELD_TEST_CHILD"),
+            "the parent did not see the child's name"
+        );
     }
 }

@@ -12,14 +12,22 @@ use std::path::Path;
 /// Module name -> the modules it uses.
 pub type ModuleGraph = BTreeMap<String, BTreeSet<String>>;
 
-/// The code of a file: without its comment lines and its test module.
+/// The code of a file: without its comment lines and its test module (from
+/// a `#[cfg(test)]` whose item, after comments and attributes, is `mod tests`).
 pub fn code_of(text: &str) -> String {
-    let end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
-    text[..end]
+    let lines: Vec<&str> = text
         .lines()
         .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    let starts_tests = |i: usize| {
+        lines[i].trim() == "#[cfg(test)]"
+            && lines[i + 1..]
+                .iter()
+                .find(|l| !l.trim_start().starts_with("#["))
+                .is_some_and(|l| l.trim_start().starts_with("mod tests"))
+    };
+    let end = (0..lines.len()).find(|&i| starts_tests(i)).unwrap_or(lines.len());
+    lines[..end].join("\n")
 }
 
 fn ident(s: &str) -> String {

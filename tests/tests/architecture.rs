@@ -60,7 +60,8 @@ fn no_module_of_the_decision_core_reaches_back_to_itself() {
 #[test]
 fn the_reading_finds_uses_and_circles() {
     use envshim_e2e::modules::{code_of, uses_in, ModuleGraph};
-    let code = "use crate::{bytes::x, decide};\nfn f() { crate::argv::g() }\n// crate::mux\n";
+    let code = "use crate::{bytes::x, decide};\nfn f() { crate::argv::g() }\n// crate::mux\n\
+                #[cfg(test)]\n// why\n#[allow(clippy::panic)]\nmod tests { use crate::shape; }\n";
     let found: Vec<String> = uses_in(&code_of(code)).into_iter().collect();
     assert_eq!(found, ["argv", "bytes", "decide"]);
     let mut g = ModuleGraph::new();
