@@ -59,3 +59,70 @@ pub fn for_child(
     let path = policy_entry.strip_prefix(b"ENVSHIM_POLICY=")?;
     hint::entry(&active.policy, path, argv0, || fresh && !active.is_floor())
 }
+
+#[cfg(test)]
+// A test may panic: it runs on the host, in a test binary, never in a host program.
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+mod tests {
+    use super::*;
+
+    const PATH: &[u8] = b"/etc/envshim/unit-test.toml";
+
+    /// `text` compiled, as the policy in force, for the life of the test process.
+    fn active(text: &str) -> Active {
+        let path = std::path::Path::new("/etc/envshim/unit-test.toml");
+        let compiled = Box::leak(Box::new(envpolicy::load::compile_text(text, path).unwrap()));
+        Active {
+            policy: compiled.policy(),
+            source: PATH,
+            warning: None,
+            retry: None,
+        }
+    }
+
+    fn entry(active: &Active, fresh: bool, argv0: &[u8]) -> Option<Vec<u8>> {
+        let mut policy_entry = b"ENVSHIM_POLICY=".to_vec();
+        policy_entry.extend_from_slice(PATH);
+        for_child(active, fresh, &policy_entry, argv0).map(|e| e.to_vec())
+    }
+
+    /// A parent gives its child the hint only when it speaks for the policy
+    /// file as it is now and the child needs nothing of it at load; the hint
+    /// matches that policy path and that program alone.
+    #[test]
+    fn a_child_gets_a_hint_only_for_the_policy_file_as_it_is_now() {
+        let plain = active("version = 1\n");
+        let given = entry(&plain, true, b"make").expect("a hint for a fresh policy");
+        let value = given
+            .strip_prefix(b"ENVSHIM_HINT=")
+            .expect("the hint's entry");
+        assert!(hint::matches(value, PATH, b"make"));
+        assert!(
+            !hint::matches(value, PATH, b"cc"),
+            "a hint for another program"
+        );
+        assert!(!hint::matches(value, b"/etc/envshim/other.toml", b"make"));
+
+        // An edit the parent did not load: it cannot speak for the file.
+        assert_eq!(entry(&plain, false, b"make"), None);
+        // A program the policy self-scrubs needs the policy at load.
+        let scrubbing = active("version = 1\nself_scrub = true\n");
+        assert_eq!(entry(&scrubbing, true, b"make"), None);
+        // The floor stands in for a file that failed: no word for that file.
+        let floor = Active {
+            policy: crate::policy::floor().unwrap(),
+            ..plain
+        };
+        assert_eq!(entry(&floor, true, b"make"), None);
+        // A relative ENVSHIM_POLICY names no file a child could check.
+        assert_eq!(
+            for_child(&plain, true, b"ENVSHIM_POLICY=p.toml", b"make"),
+            None
+        );
+    }
+}

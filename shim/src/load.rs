@@ -1220,7 +1220,12 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_
 
 #[cfg(test)]
 // A test may panic: it runs on the host, in a test binary, never in a host program.
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

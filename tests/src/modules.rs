@@ -26,7 +26,9 @@ pub fn code_of(text: &str) -> String {
                 .find(|l| !l.trim_start().starts_with("#["))
                 .is_some_and(|l| l.trim_start().starts_with("mod tests"))
     };
-    let end = (0..lines.len()).find(|&i| starts_tests(i)).unwrap_or(lines.len());
+    let end = (0..lines.len())
+        .find(|&i| starts_tests(i))
+        .unwrap_or(lines.len());
     lines[..end].join("\n")
 }
 
