@@ -282,3 +282,61 @@ unsafe fn capture_absolute(fname: *const c_char, name: &[u8]) {
         unsafe { OWN_PATH.set(b"", abs) };
     }
 }
+
+#[cfg(test)]
+// A test may panic: it runs on the host, in a test binary, never in a host program.
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+mod tests {
+    use super::*;
+
+    fn buf<const N: usize>() -> &'static Buf<N> {
+        Box::leak(Box::new(Buf::<N>::new()))
+    }
+
+    fn present(c: Captured) -> Vec<u8> {
+        match c {
+            Captured::Present(s) => s.to_bytes().to_vec(),
+            other => panic!("not captured: {other:?}"),
+        }
+    }
+
+    /// What a child is to get back is kept whole or not at all: a value too
+    /// long for its buffer, or one holding a NUL, is `TooLong`, never a cut
+    /// string a child would take for the shim's path or policy.
+    #[test]
+    fn a_captured_entry_is_kept_whole_or_reported_too_long() {
+        let b = buf::<64>();
+        assert!(matches!(b.get(), Captured::Absent));
+        // SAFETY: this test is the buffer's only writer and reader.
+        unsafe { b.set(b"LD_PRELOAD=", b"/usr/lib/envshim/libenvshim.so") };
+        assert_eq!(
+            present(b.get()),
+            b"LD_PRELOAD=/usr/lib/envshim/libenvshim.so"
+        );
+
+        let long = buf::<32>();
+        // SAFETY: as above.
+        unsafe {
+            long.set(
+                b"ENVSHIM_POLICY=",
+                b"/a/path/longer/than/the/buffer/holds.toml",
+            )
+        };
+        assert!(matches!(long.get(), Captured::TooLong));
+
+        let nul = buf::<64>();
+        // SAFETY: as above.
+        unsafe { nul.set(b"ENVSHIM_POLICY=", b"/etc/envshim/p.toml\0/tmp/lax.toml") };
+        assert!(matches!(nul.get(), Captured::TooLong));
+
+        let builtin = buf::<64>();
+        // SAFETY: as above.
+        unsafe { builtin.set_static(envpolicy_core::lookup::BUILTIN_POLICY_ENTRY) };
+        assert_eq!(present(builtin.get()), b"ENVSHIM_POLICY=:builtin");
+    }
+}
