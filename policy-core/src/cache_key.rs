@@ -1,7 +1,7 @@
 //! The compiled-policy cache, as both of its users see it: its file name, its file
 //! layout and its freshness rule. `no_std` and allocation-free, because
 //! libenvshim.so reads the cache in its constructor and envwrap writes it
-//! ([`crate::cache`], with std); one module means one name and one meaning.
+//! (`envpolicy::cache`, with std); one module means one name and one meaning.
 //!
 //! **Name.** The cache of a policy file is `<16 hex digits>.bin`: the 64-bit FNV-1a
 //! hash of the policy path's bytes, made absolute by [`absolute_into`] (no other

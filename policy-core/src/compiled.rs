@@ -53,7 +53,7 @@ pub mod sec {
 }
 
 /// The records, one `#[repr(C)]` struct per section, defined once: the reader
-/// (`Policy`) and the writer ([`envpolicy::compiled::Writer`]) take each field's
+/// (`Policy`) and the writer (`envpolicy::compiled::Writer`) take each field's
 /// place from `offset_of!`, and [`RECORD_LEN`] is their sizes. Every field is a
 /// little-endian byte array, so a struct has no padding the compiler chose and no
 /// alignment: its layout is the file's, which the assertions below pin.

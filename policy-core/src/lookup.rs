@@ -1,6 +1,6 @@
 //! The steps of the policy lookup, as messages name them. The lookup itself is
 //! done twice by design (the shim's without allocation in its constructor, in
-//! `shim/src/load.rs`; envwrap's in [`envpolicy::load::locate`]), and both front
+//! `shim/src/load.rs`; envwrap's in `envpolicy::load::locate`), and both front
 //! ends say which step found the policy in the same words, from here.
 
 /// Which step of the lookup found the policy in force.
@@ -57,7 +57,7 @@ const _: () = assert!(
 /// Whether `value`, a value of `ENVSHIM_POLICY` (without a NUL), names the
 /// built-in default ([`BUILTIN_POLICY`]) rather than a policy file. Every front
 /// end asks this before it reads the value as a path: the shim's constructor,
-/// envwrap and [`envpolicy::load::locate`] then load the built-in default, with
+/// envwrap and `envpolicy::load::locate` then load the built-in default, with
 /// no lookup.
 pub fn names_builtin(value: &[u8]) -> bool {
     value == BUILTIN_POLICY

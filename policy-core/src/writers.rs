@@ -1,5 +1,5 @@
 //! Who may write a file a policy is built from: the one rule that envwrap (with
-//! std, [`crate::trust`]) and libenvshim.so (on a raw `stat`) both apply.
+//! std, `envpolicy::trust`) and libenvshim.so (on a raw `stat`) both apply.
 //!
 //! Whoever can write the policy file or a file it imports decides what every
 //! child receives, so such a file must be owned by root or by the user, and be
@@ -12,7 +12,7 @@
 //!   gives users umask 002): the rule Debian's OpenSSH applies to `~/.ssh`. The
 //!   group counts as private when it is the user's primary group, is named after
 //!   the user, and lists no member but the user; that is decided, with the group
-//!   database, by the std side ([`envpolicy::trust::private_group`]) and handed to
+//!   database, by the std side (`envpolicy::trust::private_group`) and handed to
 //!   this rule as `private_gid`. A group with other members, or another group,
 //!   is refused as before.
 
