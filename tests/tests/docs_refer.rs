@@ -122,6 +122,58 @@ fn checked_files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The files git tracks and their directories, relative to the root: what a
+/// clean clone holds (a file that exists only here, built or left over, is no
+/// file of the repository). `None` outside a git checkout: then the file system.
+fn tracked(root: &Path) -> Option<&'static std::collections::BTreeSet<String>> {
+    static TRACKED: std::sync::OnceLock<Option<std::collections::BTreeSet<String>>> =
+        std::sync::OnceLock::new();
+    TRACKED
+        .get_or_init(|| {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(["ls-files", "-z"])
+                .output()
+                .ok()
+                .filter(|o| o.status.success())?;
+            let mut set = std::collections::BTreeSet::new();
+            for file in out.stdout.split(|&b| b == 0).filter(|f| !f.is_empty()) {
+                let file = String::from_utf8_lossy(file).into_owned();
+                let mut dir = file.as_str();
+                while let Some((parent, _)) = dir.rsplit_once('/') {
+                    set.insert(parent.to_string());
+                    dir = parent;
+                }
+                set.insert(file);
+            }
+            Some(set)
+        })
+        .as_ref()
+}
+
+/// Is `rel` (relative to the root) a file or directory of the repository?
+fn in_repository(root: &Path, rel: &Path) -> bool {
+    let rel = rel.to_string_lossy();
+    let rel = rel.trim_end_matches('/');
+    match tracked(root) {
+        Some(set) => set.contains(rel),
+        None => root.join(rel).exists(),
+    }
+}
+
+/// Build output that .gitignore lists (`packaging/stage/`, `fuzz/artifacts`):
+/// named by the docs, never in a clean clone.
+fn ignored_output(root: &Path, word: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(root.join(".gitignore")) else {
+        return false;
+    };
+    text.lines()
+        .map(|l| l.trim().trim_start_matches('/').trim_end_matches('/'))
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.contains('*'))
+        .any(|dir| word == dir || word.starts_with(&format!("{dir}/")))
+}
+
 /// What is wrong with `word` as a reference from `file`, if it is one.
 fn dead_reference(root: &Path, file: &Path, before: u8, word: &str) -> Option<String> {
     if let Some(rest) = word
@@ -153,11 +205,12 @@ fn dead_reference(root: &Path, file: &Path, before: u8, word: &str) -> Option<St
         || word.starts_with("target/")
         || has_placeholder(word)
         || OUTSIDE.iter().any(|(prefix, _)| word.starts_with(prefix))
+        || ignored_output(root, word)
     {
         return None;
     }
     let first = word.split('/').next().unwrap_or("");
-    let at_root = !first.is_empty() && root.join(first).exists();
+    let at_root = !first.is_empty() && in_repository(root, Path::new(first));
     // Beside the file: a Markdown link, or a crate's own path (`tests/tests.rs`
     // in tests/Cargo.toml).
     let beside = file.parent().map(|d| d.join(word));
@@ -172,9 +225,12 @@ fn dead_reference(root: &Path, file: &Path, before: u8, word: &str) -> Option<St
     if !a_path_here {
         return None;
     }
-    let found = root.join(word).exists()
+    let beside_rel = beside
+        .as_ref()
+        .and_then(|b| b.strip_prefix(root).ok().map(Path::to_path_buf));
+    let found = in_repository(root, Path::new(word))
         || adr_prefix_exists(root, word)
-        || beside.as_ref().is_some_and(|b| b.exists())
+        || beside_rel.is_some_and(|b| in_repository(root, &b))
         || file.parent().is_some_and(|d| adr_prefix_exists(d, word));
     (!found).then(|| format!("path {word} does not exist"))
 }
@@ -268,5 +324,9 @@ fn the_checker_finds_a_dead_path_a_dead_adr_and_a_dead_module() {
     assert!(dead("envpolicy_core::cache").is_some());
     assert!(dead("envpolicy::outcome").is_none());
     assert!(dead_reference(&root, &file, b'~', "/.config/envshim/policy.toml").is_none());
+    assert!(
+        dead("packaging/stage/usr/lib").is_none(),
+        "build output .gitignore lists"
+    );
     assert_eq!(adr_numbers("see ADR 0014 and ADR 9999."), ["0014", "9999"]);
 }
