@@ -538,13 +538,6 @@ pub fn refresh(policy: &Policy<'_>) {
 }
 
 #[cfg(test)]
-// A test may panic: it runs on the host, in a test binary, never in a host program.
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

@@ -61,13 +61,6 @@ pub fn for_child(
 }
 
 #[cfg(test)]
-// A test may panic: it runs on the host, in a test binary, never in a host program.
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
 

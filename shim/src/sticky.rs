@@ -284,13 +284,6 @@ unsafe fn capture_absolute(fname: *const c_char, name: &[u8]) {
 }
 
 #[cfg(test)]
-// A test may panic: it runs on the host, in a test binary, never in a host program.
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
 

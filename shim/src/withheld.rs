@@ -66,13 +66,6 @@ pub(crate) fn first_time(name: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-// A test may panic: it runs on the host, in a test binary, never in a host program.
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
 
