@@ -41,6 +41,15 @@ pub fn word(text: &[u8]) -> Shown<'_> {
     }
 }
 
+/// A piece of a message: the front end's own text, or a word (a name, a path,
+/// a program) that may hold a secret and is written as [`word`] says. The shim
+/// builds its messages of pieces, with no formatting machinery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Text(&'a [u8]),
+    Word(&'a [u8]),
+}
+
 /// Only the length and shape of `value`, whatever it holds.
 pub fn described(value: &[u8]) -> Shown<'static> {
     Shown::Described {

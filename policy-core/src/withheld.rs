@@ -11,7 +11,7 @@
 //!
 //! This module holds the three parts of that promise that do not depend on a
 //! front end: which verdicts are worth the line ([`worth_saying`]), the line
-//! itself ([`line()`]), and the set of names already said ([`Said`]), which a
+//! itself ([`line()`], in [`Piece`]s), and the set of names already said ([`Said`]), which a
 //! front end places in memory that the whole tree shares. The shim puts it in a
 //! shared mapping that its `fork` hook creates, so that a shell's or `make`'s
 //! children, which exec one by one or all at once, say each name once between
@@ -25,6 +25,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::compiled::Settings;
 use crate::decide::{Action, Rule, Verdict};
+use crate::shown::Piece;
 
 /// Is `v` a credential withheld from the child that no warning of its own
 /// names? Refused (rule 4) or stripped, and not loud (a loud verdict has its
@@ -38,29 +39,19 @@ pub fn worth_saying(settings: &Settings, v: &Verdict) -> bool {
         && !matches!(v.rule, Rule::CredentialNameShape(_))
 }
 
-/// A piece of [`line()`]: text as it is, or a word that may hold a secret and is
-/// written as [`crate::shown::word`] says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Piece<'a> {
-    Text(&'static str),
-    Word(&'a [u8]),
-}
-
 /// The line, after the front end's own `envshim: ` or `envwrap: `, for the
 /// credential `name` withheld from the program exec'd as `program` (a path or
 /// a name; the line names its basename).
-pub fn line<'a>(name: &'a [u8], program: &'a [u8]) -> [Piece<'a>; 5] {
+pub fn line<'a>(name: &'a [u8], program: &'a [u8]) -> [Piece<'a>; 6] {
     [
         Piece::Word(name),
-        Piece::Text(" withheld from "),
+        Piece::Text(b" withheld from "),
         Piece::Word(crate::bytes::basename(program)),
-        Piece::Text(" and what it starts (a credential; envwrap explain "),
+        Piece::Text(b" and what it starts (a credential; envwrap explain "),
         Piece::Word(name),
+        Piece::Text(b")"),
     ]
 }
-
-/// The closing text of [`line()`].
-pub const LINE_END: &str = ")";
 
 /// How many names a tree says; later ones are not said (the promise is "at
 /// most once", never "at every exec").

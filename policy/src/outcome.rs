@@ -9,9 +9,8 @@ use crate::compiled::{sec, Class, Mode, Policy};
 use crate::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use serde::Serialize;
 
-/// What a change is made to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// What a change is made to. Written by its id ([`Target::id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// An entry of the environment.
     Env,
@@ -101,7 +100,7 @@ macro_rules! serialize_by_id {
         }
     )*};
 }
-serialize_by_id!(ChangeAction, ChangeRule);
+serialize_by_id!(Target, ChangeAction, ChangeRule);
 
 impl Target {
     pub fn id(self) -> &'static str {
@@ -110,12 +109,6 @@ impl Target {
             Target::Argv => "argv",
             Target::Program => "program",
         }
-    }
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.id())
     }
 }
 
@@ -409,8 +402,11 @@ pub fn decide_sticky(
         }
         changes.push(c);
     }
-    let withheld = (0..env_verdicts.len())
-        .filter(|&i| crate::withheld::worth_saying(policy.settings(), &env_verdicts[i]))
+    let withheld = env_verdicts
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| crate::withheld::worth_saying(policy.settings(), v))
+        .map(|(i, _)| i)
         .collect();
     Decision {
         mode: policy.settings().mode,
@@ -797,15 +793,15 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
 /// was withheld from `program` and what it starts, written as
 /// [`envpolicy_core::withheld::line`] lays it out.
 pub fn withheld_line(name: &[u8], program: &[u8]) -> String {
-    use crate::withheld::{line, Piece, LINE_END};
+    use crate::shown::Piece;
+    use crate::withheld::line;
     let mut text = String::new();
     for piece in line(name, program) {
         match piece {
-            Piece::Text(t) => text.push_str(t),
+            Piece::Text(t) => text.push_str(&String::from_utf8_lossy(t)),
             Piece::Word(w) => text.push_str(&crate::shown::word(w).to_string()),
         }
     }
-    text.push_str(LINE_END);
     text
 }
 

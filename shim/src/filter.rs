@@ -983,20 +983,13 @@ impl Report<'_, '_> {
     #[cold]
     #[inline(never)]
     fn withheld(&self, i: usize) {
-        use envpolicy_core::withheld::{line, Piece, LINE_END};
         let name = self.env_name(i);
         if !crate::withheld::first_time(name) {
             return;
         }
         let mut m = Msg::<512>::new();
-        m.push(b"envshim: ");
-        for piece in line(name, self.prog) {
-            match piece {
-                Piece::Text(t) => m.push(t.as_bytes()),
-                Piece::Word(w) => m.push_word(w),
-            };
-        }
-        m.push(LINE_END.as_bytes());
+        m.push(b"envshim: ")
+            .push_pieces(&envpolicy_core::withheld::line(name, self.prog));
         self.write(&mut m, 2);
     }
 

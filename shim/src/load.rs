@@ -87,6 +87,7 @@
 use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
+use envpolicy_core::shown::Piece::{self, Text, Word};
 
 use envpolicy_core::cache_key::{self, Stamp};
 use envpolicy_core::lookup::Kind;
@@ -510,25 +511,11 @@ fn env_entry(name: &[u8]) -> Option<*const c_char> {
     Some(unsafe { v.sub(name.len() + 1) })
 }
 
-/// A warning, built in a stack buffer and then stored once.
-/// A piece of a warning: our own text, or a path or name that may hold a secret
-/// (a token can arrive as a directory name), written as [`envpolicy_core::shown`]
-/// says.
-#[derive(Clone, Copy)]
-enum Piece<'a> {
-    Text(&'a [u8]),
-    Word(&'a [u8]),
-}
-use Piece::{Text, Word};
-
+/// A warning, built in a stack buffer of [`Piece`]s (a path or name may hold
+/// a secret: a token can arrive as a directory name) and then stored once.
 fn warn(parts: &[Piece<'_>]) -> Option<&'static [u8]> {
     let mut m = sys::Msg::<1024>::new();
-    for p in parts {
-        match *p {
-            Text(t) => m.push(t),
-            Word(w) => m.push_word(w),
-        };
-    }
+    m.push_pieces(parts);
     WARNING.set(m.as_bytes())
 }
 
@@ -1219,13 +1206,6 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_
 }
 
 #[cfg(test)]
-// A test may panic: it runs on the host, in a test binary, never in a host program.
-#[allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

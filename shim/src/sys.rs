@@ -488,6 +488,18 @@ impl<const N: usize> Msg<N> {
         self.push_word(bytes)
     }
 
+    /// Appends each piece: text as it is, a word as [`Msg::push_word`] does.
+    pub fn push_pieces(&mut self, parts: &[envpolicy_core::shown::Piece<'_>]) -> &mut Self {
+        use envpolicy_core::shown::Piece;
+        for p in parts {
+            match *p {
+                Piece::Text(t) => self.push(t),
+                Piece::Word(w) => self.push_word(w),
+            };
+        }
+        self
+    }
+
     /// Appends a decimal number.
     pub fn push_num(&mut self, v: i64) -> &mut Self {
         let mut tmp = [0u8; 24];
