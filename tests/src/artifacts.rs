@@ -102,28 +102,18 @@ fn run_if_stale(what: &str, mut build: std::process::Command, artifact: &Path) {
 /// The newest modification time among the sources the artifacts are built from.
 fn newest_source() -> Option<SystemTime> {
     let root = workspace_root();
-    let mut newest = None;
-    let mut visit = vec![
-        root.join("Cargo.toml"),
-        root.join("Cargo.lock"),
-        root.join("policy-core"),
-        root.join("policy"),
-        root.join("shim"),
-        root.join("wrapper"),
+    let roots = [
+        "Cargo.toml",
+        "Cargo.lock",
+        "policy-core",
+        "policy",
+        "shim",
+        "wrapper",
     ];
-    while let Some(path) = visit.pop() {
-        let Ok(md) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if md.is_dir() {
-            if let Ok(entries) = std::fs::read_dir(&path) {
-                visit.extend(entries.flatten().map(|e| e.path()));
-            }
-        } else if let Ok(t) = md.modified() {
-            newest = newest.max(Some(t));
-        }
-    }
-    newest
+    crate::walk::files_under(roots.iter().map(|r| root.join(r)).collect(), |_| true)
+        .iter()
+        .filter_map(|(_, md)| md.modified().ok())
+        .max()
 }
 
 /// `libenvshim.so`: `ENVSHIM_SO`, else target/release (built if stale).

@@ -43,6 +43,7 @@ pub mod shim;
 pub mod storm;
 pub mod tmux;
 pub mod wait;
+pub mod walk;
 
 pub use artifacts::{
     envwrap_bin, example_policy, shim_so, static_envwrap_bin, target_dir, workspace_root,

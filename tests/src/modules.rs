@@ -62,35 +62,25 @@ pub fn uses_in(code: &str) -> BTreeSet<String> {
 /// it declares the modules).
 pub fn module_graph(src: &Path) -> ModuleGraph {
     let mut g = ModuleGraph::new();
-    let mut dirs = vec![src.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for e in std::fs::read_dir(&dir)
-            .expect("a source directory")
-            .flatten()
-        {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-                continue;
-            }
-            if p.extension().is_none_or(|x| x != "rs") {
-                continue;
-            }
-            let rel = p.strip_prefix(src).expect("under src");
-            let first = rel.components().next().expect("a file");
-            let module = first
-                .as_os_str()
-                .to_string_lossy()
-                .trim_end_matches(".rs")
-                .to_string();
-            if module == "lib" || module == "main" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).expect("a source file");
-            let edges = uses_in(&code_of(&text));
-            let entry = g.entry(module.clone()).or_default();
-            entry.extend(edges.into_iter().filter(|d| *d != module));
+    let sources = crate::walk::files_under(vec![src.to_path_buf()], |_| true);
+    for (p, _) in sources
+        .iter()
+        .filter(|(p, _)| p.extension().is_some_and(|x| x == "rs"))
+    {
+        let rel = p.strip_prefix(src).expect("under src");
+        let first = rel.components().next().expect("a file");
+        let module = first
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if module == "lib" || module == "main" {
+            continue;
         }
+        let text = std::fs::read_to_string(p).expect("a source file");
+        let edges = uses_in(&code_of(&text));
+        let entry = g.entry(module.clone()).or_default();
+        entry.extend(edges.into_iter().filter(|d| *d != module));
     }
     let modules: BTreeSet<String> = g.keys().cloned().collect();
     for edges in g.values_mut() {

@@ -85,7 +85,7 @@ fn words(text: &str) -> Vec<(u8, &str)> {
 /// and the Rust sources and scripts of every crate.
 fn checked_files(root: &Path) -> Vec<PathBuf> {
     let mut out = vec![root.join("README.md")];
-    let mut dirs = vec![
+    let dirs = vec![
         root.join("docs"),
         root.join("shim"),
         root.join("policy"),
@@ -95,30 +95,31 @@ fn checked_files(root: &Path) -> Vec<PathBuf> {
         root.join("fuzz"),
         root.join("ci"),
     ];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if p.is_dir() {
-                if name != "target" && !name.starts_with('.') {
-                    dirs.push(p);
-                }
-            } else if p.ends_with("tests/tests/docs_refer.rs") {
-                // This file's own examples of dead references.
-            } else if p.starts_with(root.join("ci"))
-                || [".rs", ".md", ".c", ".toml"]
-                    .iter()
-                    .any(|x| name.ends_with(x))
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
+    let descend = |d: &Path| {
+        let name = d
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        name != "target" && !name.starts_with('.')
+    };
+    let this_file = root.join("tests/tests/docs_refer.rs");
+    out.extend(
+        envshim_e2e::walk::files_under(dirs, descend)
+            .into_iter()
+            .map(|(p, _)| p)
+            // This file's own examples of dead references.
+            .filter(|p| *p != this_file)
+            .filter(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                p.starts_with(root.join("ci"))
+                    || [".rs", ".md", ".c", ".toml"]
+                        .iter()
+                        .any(|x| name.ends_with(x))
+            }),
+    );
     out
 }
 
