@@ -3,14 +3,14 @@
 //! Every hook calls [`prepare`] exactly once per exec (for the `p` variants: once,
 //! before the `PATH` search, with the name as given), then does what the returned
 //! [`Prepared`] says. `prepare` runs on the exec path, so it obeys the rule explained
-//! in [`crate::exec`]: no allocation, no lock, no formatting. Everything it builds
-//! lives in the caller's [`Scratch`]; messages are built with [`crate::sys::Msg`].
+//! in [`crate::hooks::exec`]: no allocation, no lock, no formatting. Everything it builds
+//! lives in the caller's [`Scratch`]; messages are built with [`crate::platform::sys::Msg`].
 //!
 //! What it does, in order:
 //! 1. view `envp`, `argv` and (when the program passed its own `envp`) the calling
 //!    process's `environ` as byte slices, and get the current contents of the env
 //!    files the policy imports (their values are re-read when they change, by
-//!    design; [`crate::env_cache`] keeps them between execs);
+//!    design; [`crate::state::env_cache`] keeps them between execs);
 //! 2. [`envpolicy_core::decide::decide_env`] and [`envpolicy_core::argv::decide_argv`], the same
 //!    decision code envwrap and the Rust API run, on the compiled policy;
 //! 3. in enforce mode: refuse the exec (EPERM) when an argument holds a secret,
@@ -33,11 +33,12 @@ use envpolicy_core::compiled::Mode;
 use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use envpolicy_core::{Policy, Records};
 
-use crate::env_files::{self, OpenFile, MAX_ENV_FILES};
-use crate::policy::Active;
-pub use crate::scratch::{Inline, Scratch};
-use crate::sticky::{self, Captured};
-use crate::sys::{self, Msg};
+pub use crate::platform::scratch::{Inline, Scratch};
+use crate::platform::sys;
+use crate::state::env_files::{self, OpenFile, MAX_ENV_FILES};
+use crate::state::in_force::Active;
+use crate::state::message::Msg;
+use crate::state::sticky::{self, Captured};
 
 /// What one exec should do after the policy has been applied.
 pub enum Prepared {
@@ -61,7 +62,7 @@ pub enum Prepared {
 pub struct Mark(pub u64);
 
 /// The audit and warning log, opened once at load (`O_APPEND|O_CLOEXEC`); -1 = none.
-/// On the constructor's page (see [`crate::init`]): every exec reads it, and in a
+/// On the constructor's page (see [`crate::hooks::init`]): every exec reads it, and in a
 /// `fork` child a page its parent never touched is a page fault at every command.
 #[link_section = ".data.envshim_ctor"]
 static LOG_FD: AtomicI32 = AtomicI32::new(-1);
@@ -73,7 +74,7 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 static POLICY_SET_WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Opens the policy's log file, if it names one. Called by the constructor with
-/// the peeked policy (see [`crate::policy::with_peeked`]).
+/// the peeked policy (see [`crate::state::policy::with_peeked`]).
 pub fn open_log(policy: Option<&Records<'_>>) {
     let Some(path) = policy.and_then(|p| p.log_path()) else {
         return;
@@ -84,7 +85,7 @@ pub fn open_log(policy: Option<&Records<'_>>) {
     // SAFETY: `path` is NUL-terminated (checked above) and lives in the mapped
     // policy for the life of the process; openat has no other preconditions.
     let fd = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
@@ -119,8 +120,8 @@ pub unsafe fn prepare(
     envp: *const *const c_char,
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
-    let fresh = crate::policy::follow_edit();
-    crate::policy::with_active(|active| match active {
+    let fresh = crate::state::policy::follow_edit();
+    crate::state::policy::with_active(|active| match active {
         // SAFETY: the caller's contract, passed on.
         Some(active) => match unsafe { apply(active, fresh, program, argv, envp, scratch) } {
             Ok(prepared) => prepared,
@@ -216,7 +217,7 @@ struct Plan {
 /// The body of [`prepare`] for a usable policy; `Err` when one of its env files
 /// is there but is no file a policy reads (the caller then applies the floor).
 ///
-/// Not inlined: [`crate::policy::with_active`] calls its closure from two places.
+/// Not inlined: [`crate::state::policy::with_active`] calls its closure from two places.
 ///
 /// # Safety
 /// As [`prepare`].
@@ -263,11 +264,11 @@ unsafe fn apply(
         } else {
             &[]
         };
-        crate::hint::for_child(active, fresh, entry, argv0)
+        crate::state::hint::for_child(active, fresh, entry, argv0)
     });
 
     // The env files: from the cache (one `stat` each), or read for this exec.
-    let held = crate::env_cache::claim(policy);
+    let held = crate::state::env_cache::claim(policy);
     let mut files = [None; MAX_ENV_FILES];
     let (n_files, unusable, renamed) = match &held {
         Some(h) => (h.n, h.unusable, h.renamed),
@@ -340,22 +341,14 @@ enum Attempt {
 pub(crate) fn warn_policy_once(active: &Active) {
     if let Some(w) = active.warning {
         if !WARNED.load(Ordering::Relaxed) && !WARNED.swap(true, Ordering::Relaxed) {
-            say(w);
+            crate::state::message::say(w);
         }
     }
 }
 
 // Every message is built in a function of its own, out of line: its buffer would
 // otherwise be part of `apply`'s frame, which a `fork` child's exec faults in page by
-// page (see `crate::policy::with_active`).
-/// Writes one of the shim's warning lines (which name files and reasons, never a
-/// value) to stderr.
-#[cold]
-#[inline(never)]
-pub(crate) fn say(w: &[u8]) {
-    Msg::<1024>::new().push(w).write_stderr();
-}
-
+// page (see `crate::state::policy::with_active`).
 #[cold]
 #[inline(never)]
 fn refuse_e2big(prog: &[u8]) -> Attempt {
@@ -382,14 +375,14 @@ struct ExecInput<'a> {
     np: usize,
     files: &'a [Option<OpenFile>; MAX_ENV_FILES],
     /// The env files' contents and judgements, from the cache, when it holds them.
-    cached: Option<&'a crate::env_cache::Held>,
+    cached: Option<&'a crate::state::env_cache::Held>,
     n_files: usize,
     /// The env files whose names changed since the compile (`EnvRequest`).
     renamed: u32,
     files_bytes: usize,
     preload: Option<&'a [u8]>,
     policy_entry: Option<&'a [u8]>,
-    /// This child's start-up hint entry ([`crate::hint::for_child`]).
+    /// This child's start-up hint entry ([`crate::state::hint::for_child`]).
     hint: Option<&'a [u8]>,
 }
 
@@ -548,7 +541,12 @@ fn take_inputs<'s>(x: &ExecInput<'_>, plan: Plan, scratch: &'s Scratch<'_>) -> O
         if plan.retry {
             // SAFETY: lseek on our own descriptor.
             unsafe {
-                crate::sys::sys_call!(libc::SYS_lseek, f.fd, 0 as libc::off_t, libc::SEEK_SET)
+                crate::platform::sys::sys_call!(
+                    libc::SYS_lseek,
+                    f.fd,
+                    0 as libc::off_t,
+                    libc::SEEK_SET
+                )
             };
         }
         if let Some(n) = env_files::read_all(f.fd, buf) {
@@ -795,7 +793,9 @@ fn missing(prog: &[u8]) -> bool {
 /// `p` must be NUL-terminated.
 unsafe fn absent_c(p: *const u8) -> bool {
     // SAFETY: NUL-terminated (caller); faccessat reads it and nothing else.
-    let r = unsafe { crate::sys::sys_call!(libc::SYS_faccessat, libc::AT_FDCWD, p, libc::F_OK) };
+    let r = unsafe {
+        crate::platform::sys::sys_call!(libc::SYS_faccessat, libc::AT_FDCWD, p, libc::F_OK)
+    };
     r != 0 && matches!(sys::errno(), libc::ENOENT | libc::ENOTDIR)
 }
 
@@ -984,7 +984,7 @@ impl Report<'_, '_> {
     #[inline(never)]
     fn withheld(&self, i: usize) {
         let name = self.env_name(i);
-        if !crate::withheld::first_time(name) {
+        if !crate::state::withheld::first_time(name) {
             return;
         }
         let mut m = Msg::<512>::new();
@@ -1012,7 +1012,7 @@ impl Report<'_, '_> {
     }
 
     /// Writes a line about this exec, redacting the decision's credentials (and
-    /// the caller's) on the way out ([`crate::redacted`]).
+    /// the caller's) on the way out ([`crate::state::message`]).
     fn write<const N: usize>(&self, m: &mut Msg<N>, fd: c_int) {
         let decided = envpolicy_core::shown::Decided {
             env: self.env,

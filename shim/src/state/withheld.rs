@@ -25,7 +25,7 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 
 use envpolicy_core::withheld::Said;
 
-use crate::sys;
+use crate::platform::sys;
 
 /// The tree's set, once made (null before).
 static SAID: AtomicPtr<Said> = AtomicPtr::new(ptr::null_mut());

@@ -6,7 +6,8 @@
 
 use envpolicy_core::lookup::{Step, SYSTEM_POLICY};
 
-use crate::sys::{self, Msg};
+use crate::platform::sys;
+use crate::state::message::Msg;
 
 /// Print the description and exit. Called by `envshim_entry` once the loader has
 /// mapped the library.
@@ -15,16 +16,16 @@ pub extern "C" fn envshim_describe() -> ! {
     // The constructor's first steps: the loader does not run a program's own
     // constructor. The loader names the program's object "", so this library's
     // path is taken from /proc/self/exe instead: envwrap is found beside it.
-    crate::real::resolve_all();
+    crate::platform::real::resolve_all();
     let mut space = [0u8; 4097];
     let exe = sys::own_exe(&mut space).map_or(core::ptr::null(), |e| e.as_ptr().cast());
-    crate::sticky::capture(exe);
-    crate::policy::init(b"libenvshim.so");
+    crate::state::sticky::capture(exe);
+    crate::state::policy::init(b"libenvshim.so");
     let mut m = Msg::<4096>::new();
     m.push(b"libenvshim.so ")
         .push(env!("CARGO_PKG_VERSION").as_bytes())
         .push(b": an LD_PRELOAD library that applies an envshim policy to every exec\n");
-    crate::policy::with_active(|active| match active {
+    crate::state::policy::with_active(|active| match active {
         Some(a) if a.is_floor() => {
             m.push(b"policy: the fail-closed floor, instead of ")
                 .push_word(a.source)

@@ -16,17 +16,17 @@
 //! exclusion over a few `sigaction` calls, done with a tiny spin lock. This is not
 //! the exec path: POSIX does not allow `system` in a fork child of a multithreaded
 //! program (glibc's takes a lock here too). Thread cancellation is held off for the
-//! duration of the call (see [`crate::sys::NoCancel`]).
+//! duration of the call (see [`crate::platform::sys::NoCancel`]).
 
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cold;
-use crate::exec::with_policy;
-use crate::real;
-use crate::sys::{self, set_errno};
+use crate::hooks::exec::with_policy;
+use crate::platform::cold;
+use crate::platform::real;
+use crate::platform::sys::{self, set_errno};
 
 struct Saved {
     refs: usize,

@@ -41,10 +41,10 @@ use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
-use crate::cold;
-use crate::exec::with_policy;
-use crate::real;
-use crate::sys::{self, errno, set_errno};
+use crate::hooks::exec::with_policy;
+use crate::platform::cold;
+use crate::platform::real;
+use crate::platform::sys::{self, errno, set_errno};
 
 /// Capacity of the stream table (see the module docs).
 pub const POPEN_SLOTS: usize = 1024;
@@ -236,7 +236,7 @@ unsafe fn open_stream(
     }
     let [rd, wr] = fds;
     let (parent_fd, mut child_fd, child_std) = if read { (rd, wr, 1) } else { (wr, rd, 0) };
-    let close = crate::sys::close;
+    let close = crate::platform::sys::close;
 
     if child_fd == child_std {
         // The pipe landed on the very fd the child needs (stdin/stdout was closed): move

@@ -3,8 +3,8 @@
 //!
 //! A shell or `make` forks a child per command and the child execs. The first exec
 //! in a process finishes checking and validates the compiled policy
-//! ([`crate::policy`]) and, for a policy with env files, reads them
-//! ([`crate::env_cache`]); in a fork child that work is
+//! ([`crate::state::policy`]) and, for a policy with env files, reads them
+//! ([`crate::state::env_cache`]); in a fork child that work is
 //! repeated for every command and dirties pages the child must copy. So the hook
 //! does both in the parent before passing the call to the real `fork`: the
 //! children inherit a validated policy and fresh env files, and only `stat` them.
@@ -20,14 +20,14 @@
 //! 64 KiB more resident memory in every process.)
 //!
 //! It also maps, once, the page where the children say each withheld credential
-//! once between them ([`crate::withheld`]).
+//! once between them ([`crate::state::withheld`]).
 //!
 //! In the child, a tmux client's commands are blanked from its command line
-//! ([`crate::server_cmdline`]).
+//! ([`crate::mux::server_cmdline`]).
 
 use libc::pid_t;
 
-use crate::sys;
+use crate::platform::sys;
 
 /// `fork(2)`.
 ///
@@ -36,25 +36,25 @@ use crate::sys;
 #[no_mangle]
 pub unsafe extern "C" fn fork() -> pid_t {
     let saved = sys::errno();
-    crate::policy::follow_edit_before_fork();
-    crate::policy::with_active(|active| {
+    crate::state::policy::follow_edit_before_fork();
+    crate::state::policy::with_active(|active| {
         if let Some(active) = active {
             crate::filter::warn_policy_once(active);
-            crate::env_cache::refresh(&active.policy);
+            crate::state::env_cache::refresh(&active.policy);
             if !active.policy.settings().quiet {
-                crate::withheld::share_before_fork();
+                crate::state::withheld::share_before_fork();
             }
         }
     });
     sys::set_errno(saved);
-    match crate::real::fork() {
+    match crate::platform::real::fork() {
         Some(real) => {
             // SAFETY: libc's own fork, with its own contract, which is ours.
             let pid = unsafe { real() };
             if pid == 0 {
-                crate::policy::after_fork_in_child();
-                crate::popen::after_fork_in_child();
-                crate::server_cmdline::in_fork_child();
+                crate::state::policy::after_fork_in_child();
+                crate::hooks::popen::after_fork_in_child();
+                crate::mux::server_cmdline::in_fork_child();
             }
             pid
         }

@@ -1,67 +1,32 @@
-//! The policy this process enforces: compiled, validated once, read in place.
+//! The policy this process enforces: found at load, validated once, followed
+//! through edits, read in place.
 //!
 //! The shim never parses TOML (docs/adr/0002-compiled-policy.md). The built-in
 //! default and the fail-closed floor are compiled into the library at build time;
-//! a policy file is used through its compiled cache (see `load`).
+//! a policy file is used through its compiled cache ([`crate::state::load`]).
 //!
 //! [`with_active`] is what the filter calls. The constructor records which compiled
-//! bytes to enforce; the first exec validates them (see `Slot`). Before the
-//! constructor ran (another library's constructor spawning), the built-in default is
-//! validated on the spot, which needs no allocation.
+//! bytes to enforce; the first exec validates them (see [`CONSTRUCTOR_FOUND`]) and
+//! publishes them in [`crate::state::in_force`], where every later reader finds
+//! them. Before the constructor ran (another library's constructor spawning), the
+//! built-in default is validated on the spot, which needs no allocation.
 
 use core::cell::UnsafeCell;
-use core::mem::MaybeUninit;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
-use envpolicy_core::cache_key::Stamp;
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use envpolicy_core::{Policy, Records};
 
-use crate::load::{Deferred, Loaded, PolicyFileNow};
-
-/// The built-in default: inherit all, refuse credentials by name and shape, refuse
-/// secrets in argv.
-static DEFAULT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default.bin"));
-/// The fail-closed floor: used when a configured policy cannot be used.
-static FLOOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/floor.bin"));
-
-/// The policy in force and where it came from.
-#[derive(Clone, Copy)]
-pub struct Active {
-    pub policy: Policy<'static>,
-    /// The policy file's path, or `<built-in>`, for messages.
-    pub source: &'static [u8],
-    /// The one warning to print, at the first exec (names the file and why, never a
-    /// value): set when a configured policy could not be used and the floor is in
-    /// force, or when `ENVSHIM_POLICY` names a missing file and the built-in default
-    /// is. `None` when envwrap already printed it while compiling in this process.
-    pub warning: Option<&'static [u8]>,
-    /// Set only on a floor that stands in for a policy file that failed to load
-    /// (at start, at the check the constructor deferred, at a reload after an
-    /// edit, or at the first load of a process that took the start-up hint):
-    /// [`follow_edit`] loads the file again when it changes.
-    pub retry: Option<Retry>,
-}
-
-/// A policy file that did not load (it does not compile, say), and how it looked
-/// when it was tried: while the floor stands in for it, the next edit of the file
-/// is loaded as any edit is (see [`follow_edit`]).
-#[derive(Clone, Copy)]
-pub struct Retry {
-    /// The file, absolute and NUL-terminated.
-    pub path_c: &'static [u8],
-    /// Its stamp when it was tried; `None` when it could not be `stat`ed. Taken
-    /// before the load at a reload and at a hinted process's first load, so that
-    /// an edit made during the load is tried again; after it at start and at the
-    /// deferred check ([`Retry::after_failure`]), where only the failure path may
-    /// pay for it.
-    pub before: Option<Stamp>,
-}
+use crate::state::in_force::{
+    self, builtin, floor, validated, Active, Retry, BUSY, DEFAULT, EMPTY, FLOOR, HINTED, PENDING,
+    READY, RELOADS,
+};
+use crate::state::load::{Deferred, Loaded, PolicyFileNow};
 
 impl Retry {
     /// The file at `path_c` as it is now (one `stat`).
     fn now(path_c: &'static [u8]) -> Retry {
         Retry {
             path_c,
-            before: crate::load::stamp_now(path_c),
+            before: crate::platform::fs::stamp_now(path_c),
         }
     }
 
@@ -77,14 +42,7 @@ impl Retry {
 
     /// Whether the file changed since the failed load (one `stat`).
     fn file_changed(&self) -> bool {
-        crate::load::stamp_now(self.path_c) != self.before
-    }
-}
-
-impl Active {
-    /// True when the fail-closed floor is in force instead of a configured policy.
-    pub fn is_floor(&self) -> bool {
-        core::ptr::eq(self.policy.as_bytes(), FLOOR)
+        crate::platform::fs::stamp_now(self.path_c) != self.before
     }
 }
 
@@ -143,91 +101,26 @@ impl Pending {
     }
 }
 
-const EMPTY: u8 = 0;
-const PENDING: u8 = 1;
-const BUSY: u8 = 2;
-const READY: u8 = 3;
-/// The constructor took the start-up hint ([`crate::hint`]) and loaded nothing: the
-/// first exec, `fork` or `posix_spawn` loads the policy (then as PENDING).
-const HINTED: u8 = 4;
-
 /// The constructor records the policy's bytes (`PENDING`); the first exec finishes
 /// the cache's check if the constructor deferred part of it (`complete`), copies
-/// the bytes (`private_copy`) and validates them (`BUSY`, then `READY`), so a
-/// process that never spawns never pays for any of it. None of it allocates or
-/// takes a lock, so it may run in a `vfork` child, whose writes land in the
-/// parent's memory: the parent then finds the policy validated. A thread that
-/// finds another one validating validates a private copy on its stack instead of
-/// waiting.
+/// the bytes (`private_copy`), validates them (`BUSY`) and publishes them
+/// ([`in_force::publish_first`], `READY`), so a process that never spawns never
+/// pays for any of it. None of it allocates or takes a lock, so it may run in a
+/// `vfork` child, whose writes land in the parent's memory: the parent then finds
+/// the policy validated. A thread that finds another one validating validates a
+/// private copy on its stack instead of waiting.
 ///
-/// `active` is written at the first exec, not by the constructor: it is `MaybeUninit`
-/// (initialised once `state` is READY) so that it lies away from the constructor's
-/// page and costs a process that never spawns nothing, while `state` and `pending`
-/// are on that page (see [`crate::init`]).
-struct Slot {
-    state: AtomicU8,
-    pending: UnsafeCell<Option<Pending>>,
-}
-
-struct ActiveCell(UnsafeCell<MaybeUninit<Option<Active>>>);
-
-// SAFETY: `pending` is written once, by the constructor, before `state` becomes
-// PENDING (Release); `active` is written only by the one thread that moved `state`
-// from PENDING to BUSY, before it stores READY (Release). Readers load `state`
-// with Acquire and read only what the state they saw publishes.
-unsafe impl Sync for Slot {}
-// SAFETY: as for `Slot`: written by one thread before READY (Release), read after.
-unsafe impl Sync for ActiveCell {}
-
+/// On the constructor's page, with the state word (see [`crate::hooks::init`]).
 #[link_section = ".data.envshim_ctor"]
-static SLOT: Slot = Slot {
-    state: AtomicU8::new(EMPTY),
-    pending: UnsafeCell::new(None),
-};
-#[link_section = ".data.envshim_zero"]
-static ACTIVE: ActiveCell = ActiveCell(UnsafeCell::new(MaybeUninit::uninit()));
+static CONSTRUCTOR_FOUND: PendingCell = PendingCell(UnsafeCell::new(None));
 
-/// The validated policy: the first one, or the latest the process loaded again
-/// after an edit (see [`follow_edit`]).
-///
-/// # Safety
-/// Only after `SLOT.state` was seen READY (Acquire), which publishes it.
-unsafe fn validated() -> Option<&'static Active> {
-    let cell = match GENERATION.load(Ordering::Acquire) as usize {
-        0 => &ACTIVE,
-        // A generation is published (Release) only after its cell was written.
-        g => RELOADED.get(g - 1)?,
-    };
-    // SAFETY: READY is stored only after `ACTIVE` was written (caller's contract),
-    // and a generation only after its cell was; no cell is written twice.
-    unsafe { (*cell.0.get()).assume_init_ref().as_ref() }
-}
+struct PendingCell(UnsafeCell<Option<Pending>>);
 
-/// How many times a process loads its policy file again after an edit; the last
-/// cell holds the floor (see [`follow_edit`]).
-const RELOADS: usize = 16;
+// SAFETY: written once, by the constructor, before the state becomes PENDING
+// (Release); readers load the state with Acquire and read this only at PENDING
+// or later.
+unsafe impl Sync for PendingCell {}
 
-/// The policies loaded again after an edit, each written once, by the thread that
-/// claimed `RELOADING`, before `GENERATION` publishes it: a thread still deciding
-/// with an earlier one reads memory that never changes.
-struct Reloaded([ActiveCell; RELOADS]);
-// SAFETY: as for `ActiveCell`: each cell is written once, by one thread, before
-// `GENERATION` (Release) publishes it; read only after (Acquire).
-unsafe impl Sync for Reloaded {}
-
-impl Reloaded {
-    fn get(&self, i: usize) -> Option<&ActiveCell> {
-        self.0.get(i)
-    }
-}
-
-#[link_section = ".data.envshim_zero"]
-static RELOADED: Reloaded =
-    Reloaded([const { ActiveCell(UnsafeCell::new(MaybeUninit::uninit())) }; RELOADS]);
-/// 0: `ACTIVE` is in force; g: `RELOADED[g - 1]` is. On the constructor's page,
-/// which every hook reads anyway (see [`crate::init`]).
-#[link_section = ".data.envshim_ctor"]
-static GENERATION: AtomicU8 = AtomicU8::new(0);
 /// A thread is loading the policy again. On the constructor's page: every `fork`
 /// child reads it (`after_fork_in_child`), and a page the parent never touched
 /// would be a page fault in each of them.
@@ -246,7 +139,7 @@ const LOOK_EVERY_US: u64 = 100_000;
 /// a start) and enforced from this call on; when it is gone, the process keeps the
 /// policy it loaded (`load::PolicyFileNow::Gone`). Returns whether the policy in
 /// force is the policy file as it is now, which the start-up hint needs
-/// ([`crate::hint`]).
+/// ([`crate::state::hint`]).
 ///
 /// Nothing is replaced in place: each reload publishes a new cell, so a thread
 /// (or an interrupted hook) still deciding with the previous policy is not
@@ -262,10 +155,10 @@ pub fn follow_edit() -> bool {
         if let Some(retry) = a.retry {
             return retry.file_changed() && reload(a);
         }
-        if a.is_floor() || core::ptr::eq(a.policy.as_bytes(), DEFAULT) {
+        if a.is_floor() || a.is_default() {
             return false;
         }
-        match crate::load::policy_file_now(&a.policy, a.source) {
+        match crate::state::load::policy_file_now(&a.policy, a.source) {
             PolicyFileNow::Unchanged => true,
             PolicyFileNow::Gone => false,
             PolicyFileNow::Changed => reload(a),
@@ -278,7 +171,7 @@ pub fn follow_edit() -> bool {
 pub fn follow_edit_before_fork() {
     // SAFETY: gettimeofday through its wrapper has no preconditions; glibc's reads
     // the vDSO's clock and takes no lock.
-    let Ok(now) = u64::try_from(unsafe { crate::cold::now_us() }) else {
+    let Ok(now) = u64::try_from(unsafe { crate::platform::cold::now_us() }) else {
         return;
     };
     if now.wrapping_sub(LAST_LOOK_US.load(Ordering::Relaxed)) < LOOK_EVERY_US {
@@ -295,35 +188,33 @@ fn reload(stale: &Active) -> bool {
     if RELOADING.swap(true, Ordering::Acquire) {
         return false;
     }
-    let g = GENERATION.load(Ordering::Acquire) as usize;
-    let fresh = match RELOADED.get(g) {
-        Some(cell) => {
-            let saved = crate::sys::errno();
+    let g = in_force::generation();
+    let fresh = g < RELOADS
+        && {
+            let saved = crate::platform::sys::errno();
             let active = if g + 1 < RELOADS {
                 load_again(stale)
             } else {
                 floor().map(|policy| Active {
-                    policy,
-                    source: stale.source,
-                    warning: Some(
-                        b"envshim: the policy file changed too often in this process's life: its children are judged under the fail-closed floor until it restarts",
-                    ),
-                    retry: None,
-                })
+                policy,
+                source: stale.source,
+                warning: Some(
+                    b"envshim: the policy file changed too often in this process's life: its children are judged under the fail-closed floor until it restarts",
+                ),
+                retry: None,
+            })
             };
-            crate::sys::set_errno(saved);
+            crate::platform::sys::set_errno(saved);
             if let Some(w) = active.as_ref().and_then(|a| a.warning) {
-                crate::filter::say(w);
+                crate::state::message::say(w);
             }
             let fresh = active.as_ref().is_some_and(|a| !a.is_floor());
-            // SAFETY: this thread alone holds RELOADING, and cell `g` was never
-            // published (GENERATION is `g`): nobody reads it before the store below.
-            unsafe { (*cell.0.get()).write(active.map(|a| Active { warning: None, ..a })) };
-            GENERATION.store(g as u8 + 1, Ordering::Release);
-            fresh
-        }
-        None => false,
-    };
+            // SAFETY: this thread alone holds RELOADING, under which `g` was read.
+            let published = unsafe {
+                in_force::publish_reload(g, active.map(|a| Active { warning: None, ..a }))
+            };
+            published && fresh
+        };
     RELOADING.store(false, Ordering::Release);
     fresh
 }
@@ -334,11 +225,11 @@ fn reload(stale: &Active) -> bool {
 fn load_again(stale: &Active) -> Option<Active> {
     let path_c = match stale.retry {
         Some(retry) => Some(retry.path_c),
-        None => crate::load::source_path(&stale.policy),
+        None => crate::state::load::source_path(&stale.policy),
     };
     let retry = path_c.map(Retry::now);
     validate(complete(
-        Pending::of(crate::load::reload(path_c)).following(retry),
+        Pending::of(crate::state::load::reload(path_c)).following(retry),
     ))
 }
 
@@ -346,31 +237,31 @@ fn load_again(stale: &Active) -> Option<Active> {
 /// maps its compiled cache, compiling it first when it is missing or stale (see
 /// `load`). Only the header of the compiled form is read here.
 ///
-/// A process that takes the start-up hint ([`crate::hint::taken`]) does none of it:
+/// A process that takes the start-up hint ([`crate::state::hint::taken`]) does none of it:
 /// returns false, and the policy is loaded where it is first needed. True when the
 /// policy was loaded, and the constructor may look at it (`with_peeked`).
 #[inline(always)] // As `real::resolve_all`.
 pub fn init(prog: &[u8]) -> bool {
-    if crate::hint::taken(prog) {
-        SLOT.state.store(HINTED, Ordering::Release);
+    if crate::state::hint::taken(prog) {
+        in_force::set_state(HINTED);
         return false;
     }
-    let saved = crate::sys::errno();
-    let loaded = crate::load::load(prog);
+    let saved = crate::platform::sys::errno();
+    let loaded = crate::state::load::load(prog);
     // A policy file that does not load at start is followed as after a failed
     // reload (its stamp taken on this failure path only).
     let retry = match loaded {
-        Loaded::Floor { .. } if !crate::load::compiling() => {
-            crate::hint::captured_policy_c().and_then(Retry::after_failure)
+        Loaded::Floor { .. } if !crate::state::load::compiling() => {
+            crate::state::hint::captured_policy_c().and_then(Retry::after_failure)
         }
         _ => None,
     };
     let pending = Pending::of(loaded).following(retry);
-    crate::sys::set_errno(saved);
+    crate::platform::sys::set_errno(saved);
     // SAFETY: the constructor runs once, before any reader (state is still EMPTY,
     // so readers do not touch `pending`).
-    unsafe { *SLOT.pending.get() = Some(pending) };
-    SLOT.state.store(PENDING, Ordering::Release);
+    unsafe { *CONSTRUCTOR_FOUND.0.get() = Some(pending) };
+    in_force::set_state(PENDING);
     true
 }
 
@@ -379,12 +270,12 @@ pub fn init(prog: &[u8]) -> bool {
 #[link_section = ".data.envshim_ctor"]
 static LOADER: AtomicI32 = AtomicI32::new(0);
 /// How long a thread waits for another one's load ([`wait_for_loader`]): longer
-/// than a compile may take (10 s, [`crate::load`]).
+/// than a compile may take (10 s, [`crate::state::load`]).
 const WAIT_FOR_LOADER_US: i64 = 12_000_000;
 
 fn gettid() -> i32 {
     // SAFETY: gettid has no preconditions and cannot fail.
-    unsafe { crate::sys::sys_call!(libc::SYS_gettid) as i32 }
+    unsafe { crate::platform::sys::sys_call!(libc::SYS_gettid) as i32 }
 }
 
 /// In a process that took the start-up hint, another thread is loading the policy
@@ -403,20 +294,20 @@ fn wait_for_loader() -> Option<Option<&'static Active>> {
         return None;
     }
     // SAFETY: gettimeofday through its wrapper has no preconditions.
-    let start = unsafe { crate::cold::now_us() };
+    let start = unsafe { crate::platform::cold::now_us() };
     loop {
-        match SLOT.state.load(Ordering::Acquire) {
+        match in_force::state() {
             // SAFETY: READY publishes `active`.
             READY => return Some(unsafe { validated() }),
             BUSY => {}
             _ => return None,
         }
         // SAFETY: as above.
-        if unsafe { crate::cold::now_us() } - start > WAIT_FOR_LOADER_US {
+        if unsafe { crate::platform::cold::now_us() } - start > WAIT_FOR_LOADER_US {
             return None;
         }
         // SAFETY: sched_yield has no preconditions.
-        unsafe { crate::cold::sched_yield() };
+        unsafe { crate::platform::cold::sched_yield() };
     }
 }
 
@@ -435,11 +326,11 @@ fn wait_for_loader() -> Option<Option<&'static Active>> {
 /// A file that does not load now is followed, as after a failed reload
 /// ([`Pending::following`]).
 fn load_hinted() -> Option<Pending> {
-    let path_c = crate::hint::captured_policy_c()?;
-    let saved = crate::sys::errno();
+    let path_c = crate::state::hint::captured_policy_c()?;
+    let saved = crate::platform::sys::errno();
     let retry = Retry::now(path_c);
-    let loaded = Pending::of(crate::load::load_at(path_c)).following(Some(retry));
-    crate::sys::set_errno(saved);
+    let loaded = Pending::of(crate::state::load::load_at(path_c)).following(Some(retry));
+    crate::platform::sys::set_errno(saved);
     Some(loaded)
 }
 
@@ -474,15 +365,15 @@ fn complete(p: Pending) -> Pending {
     let Some(deferred) = p.deferred else {
         return p;
     };
-    let saved = crate::sys::errno();
-    let done = Pending::of(crate::load::finish(deferred));
+    let saved = crate::platform::sys::errno();
+    let done = Pending::of(crate::state::load::finish(deferred));
     // A policy file whose deferred check fails is followed as one that failed at
     // start (its stamp taken on this failure path only).
     let retry = core::ptr::eq(done.bytes, FLOOR)
         .then(|| Retry::after_failure(deferred.policy_path_c()))
         .flatten();
     let done = done.following(retry);
-    crate::sys::set_errno(saved);
+    crate::platform::sys::set_errno(saved);
     done
 }
 
@@ -538,17 +429,17 @@ pub fn after_fork_in_child() {
     if RELOADING.load(Ordering::Relaxed) {
         RELOADING.store(false, Ordering::Release);
     }
-    if SLOT.state.load(Ordering::Relaxed) == BUSY {
+    if in_force::state_relaxed() == BUSY {
         // The constructor's policy, or (it took the hint) none yet.
         let back = if pending().is_some() { PENDING } else { HINTED };
-        SLOT.state.store(back, Ordering::Release);
+        in_force::set_state(back);
     }
 }
 
 fn pending() -> Option<Pending> {
     // SAFETY: called only after `state` was seen (Acquire) at PENDING or later,
     // which publishes `pending`; never written again.
-    unsafe { *SLOT.pending.get() }
+    unsafe { *CONSTRUCTOR_FOUND.0.get() }
 }
 
 /// Run `f` with the policy in force (`None` only if even the built-in policy
@@ -561,7 +452,7 @@ fn pending() -> Option<Pending> {
 /// and so faults, every page of it.)
 #[inline(always)]
 pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
-    match SLOT.state.load(Ordering::Acquire) {
+    match in_force::state() {
         // SAFETY: READY publishes `active`, which is never written again.
         READY => f(unsafe { validated() }),
         state => with_active_slow(state, f),
@@ -574,11 +465,7 @@ pub fn with_active<R>(f: impl FnOnce(Option<&Active>) -> R) -> R {
 fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
     match state {
         PENDING | HINTED => {
-            if SLOT
-                .state
-                .compare_exchange(state, BUSY, Ordering::Acquire, Ordering::Acquire)
-                .is_ok()
-            {
+            if in_force::claim(state) {
                 let first = if state == HINTED {
                     LOADER.store(gettid(), Ordering::Release);
                     load_hinted()
@@ -586,15 +473,13 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
                     pending()
                 };
                 let active = first.map(complete).map(private_copy).and_then(validate);
-                // SAFETY: this thread alone moved the state to BUSY; nobody reads
-                // `active` before READY is stored below.
-                unsafe { (*ACTIVE.0.get()).write(active) };
-                SLOT.state.store(READY, Ordering::Release);
+                // SAFETY: this thread moved the state to BUSY, just now.
+                unsafe { in_force::publish_first(active) };
                 // SAFETY: as for READY in `with_active`.
                 return f(unsafe { validated() });
             }
             // Another thread moved it first.
-            with_active_slow(SLOT.state.load(Ordering::Acquire), f)
+            with_active_slow(in_force::state(), f)
         }
         // SAFETY: READY publishes `active` (a thread moved the state since the
         // caller's load).
@@ -617,37 +502,9 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
 /// (is there a log file, does self-scrub apply), which must not make every process
 /// pay for a full validation.
 pub fn with_peeked<R>(f: impl FnOnce(Option<&Records<'static>>) -> R) -> R {
-    let bytes = match SLOT.state.load(Ordering::Acquire) {
+    let bytes = match in_force::state() {
         EMPTY | HINTED => DEFAULT,
         _ => pending().map_or(DEFAULT, |p| p.bytes),
     };
     f(Policy::peek(bytes).ok().as_ref())
-}
-
-/// `f` with the policy already validated for this process, else the built-in
-/// default (`None` if even that fails validation): for the writer of messages
-/// ([`crate::redacted`]), which must neither load nor wait for a policy.
-pub fn with_ready<R>(f: impl FnOnce(Option<&Policy<'_>>) -> R) -> R {
-    if SLOT.state.load(Ordering::Acquire) == READY {
-        // SAFETY: READY publishes `active`, which is never written again.
-        if let Some(a) = unsafe { validated() } {
-            return f(Some(&a.policy));
-        }
-    }
-    f(builtin().as_ref().map(|a| &a.policy))
-}
-
-fn builtin() -> Option<Active> {
-    let policy = Policy::from_bytes(DEFAULT).ok()?;
-    Some(Active {
-        policy,
-        source: b"<built-in>",
-        warning: None,
-        retry: None,
-    })
-}
-
-/// The fail-closed floor.
-pub fn floor() -> Option<Policy<'static>> {
-    Policy::from_bytes(FLOOR).ok()
 }

@@ -4,18 +4,18 @@
 //! - **Giving** ([`for_child`]): at each exec under a policy file, the parent asks
 //!   the core for the child's `ENVSHIM_HINT` entry, and backs its word that the
 //!   policy it enforces is the file as it is now with the `stat` that
-//!   [`crate::policy::follow_edit`] made of that file for this exec.
+//!   [`crate::state::policy::follow_edit`] made of that file for this exec.
 //! - **Taking** ([`taken`]): the constructor of a process whose environment holds a
 //!   hint that matches its policy path and `argv[0]` leaves the policy alone; the
 //!   policy is mapped and checked in full at the first exec, `fork` or
-//!   `posix_spawn` ([`crate::policy`]). A process that takes a hint makes no system
+//!   `posix_spawn` ([`crate::state::policy`]). A process that takes a hint makes no system
 //!   call for the policy before `main`.
 
 use envpolicy_core::hint;
 
-use crate::policy::Active;
-use crate::sticky::{self, Captured};
-use crate::sys;
+use crate::platform::sys;
+use crate::state::in_force::Active;
+use crate::state::sticky::{self, Captured};
 
 /// The `ENVSHIM_POLICY` entry's value, NUL-terminated, as the constructor captured
 /// it (`ENVSHIM_POLICY=<path>` with its NUL).
@@ -48,7 +48,7 @@ pub fn taken(prog: &[u8]) -> bool {
 /// The `ENVSHIM_HINT=...` entry for a child started with `argv0` under `active`,
 /// whose `ENVSHIM_POLICY` entry is `policy_entry`; `None` when the child must load
 /// the policy at its start (the core's rule), or `active` is not the policy file
-/// as it is now (`fresh`, from [`crate::policy::follow_edit`]: the floor, the
+/// as it is now (`fresh`, from [`crate::state::policy::follow_edit`]: the floor, the
 /// built-in default, or a file that changed and could not be loaded again).
 pub fn for_child(
     active: &Active,
@@ -108,7 +108,7 @@ mod tests {
         assert_eq!(entry(&scrubbing, true, b"make"), None);
         // The floor stands in for a file that failed: no word for that file.
         let floor = Active {
-            policy: crate::policy::floor().unwrap(),
+            policy: crate::state::in_force::floor().unwrap(),
             ..plain
         };
         assert_eq!(entry(&floor, true, b"make"), None);

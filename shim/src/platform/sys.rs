@@ -1,8 +1,9 @@
 //! Small, allocation-free helpers shared by the hooks: `errno`, the process's
-//! `environ`, C string scanning, and one-shot stderr messages built in a stack buffer.
+//! `environ`, C string scanning, raw system calls, and the one message the
+//! platform writes itself ([`abort_saying`]).
 //!
 //! Everything here is safe to call between `fork`/`vfork` and `exec` (see the rule in
-//! [`crate::exec`]): no allocation, no lock, no formatting machinery.
+//! [`crate::hooks::exec`]): no allocation, no lock, no formatting machinery.
 
 use core::ffi::{c_char, c_int, c_long};
 
@@ -152,7 +153,7 @@ macro_rules! sys_call {
         for (slot, v) in all.iter_mut().zip(args) {
             *slot = v;
         }
-        $crate::sys::syscall6($nr as core::ffi::c_long, all)
+        $crate::platform::sys::syscall6($nr as core::ffi::c_long, all)
     }};
 }
 pub(crate) use sys_call;
@@ -163,7 +164,7 @@ pub fn own_exe(out: &mut [u8]) -> Option<&[u8]> {
     let cap = out.len().checked_sub(1)?;
     // SAFETY: the path is NUL-terminated and `out` has room for `cap` bytes.
     let n = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_readlink,
             c"/proc/self/exe".as_ptr(),
             out.as_mut_ptr(),
@@ -423,123 +424,6 @@ unsafe fn starts_with_name(e: *const c_char, name: &[u8]) -> bool {
     unsafe { *e.add(name.len()) as u8 == b'=' }
 }
 
-/// A message for stderr, built by concatenating byte slices in a stack buffer and sent
-/// with a single `write(2)`. Overlong input is cut (with a trailing `...`); a message
-/// is best-effort diagnostics, never data.
-pub struct Msg<const N: usize> {
-    buf: [u8; N],
-    len: usize,
-    cut: bool,
-}
-
-impl<const N: usize> Default for Msg<N> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<const N: usize> Msg<N> {
-    pub const fn new() -> Self {
-        Msg {
-            buf: [0; N],
-            len: 0,
-            cut: false,
-        }
-    }
-
-    /// Appends bytes.
-    pub fn push(&mut self, s: &[u8]) -> &mut Self {
-        for &b in s {
-            match self.buf.get_mut(self.len) {
-                Some(slot) => {
-                    *slot = b;
-                    self.len += 1;
-                }
-                None => {
-                    self.cut = true;
-                    break;
-                }
-            }
-        }
-        self
-    }
-
-    /// Appends a program, path or name that may hold a secret, as
-    /// [`envpolicy_core::shown`] says: itself, or `<N bytes, SHAPE>`.
-    pub fn push_word(&mut self, text: &[u8]) -> &mut Self {
-        let mut digits = [0u8; 20];
-        let shown = envpolicy_core::shown::word(text);
-        for part in shown.parts(&mut digits) {
-            self.push(part);
-        }
-        self
-    }
-
-    /// [`Msg::push_word`] of a C string. NULL appends `(null)`.
-    ///
-    /// # Safety
-    /// `s` must be NULL or NUL-terminated.
-    pub unsafe fn push_cstr_word(&mut self, s: *const c_char) -> &mut Self {
-        if s.is_null() {
-            return self.push(b"(null)");
-        }
-        // SAFETY: NUL-terminated (caller).
-        let bytes = unsafe { cstr_bytes(s) };
-        self.push_word(bytes)
-    }
-
-    /// Appends each piece: text as it is, a word as [`Msg::push_word`] does.
-    pub fn push_pieces(&mut self, parts: &[envpolicy_core::shown::Piece<'_>]) -> &mut Self {
-        use envpolicy_core::shown::Piece;
-        for p in parts {
-            match *p {
-                Piece::Text(t) => self.push(t),
-                Piece::Word(w) => self.push_word(w),
-            };
-        }
-        self
-    }
-
-    /// Appends a decimal number.
-    pub fn push_num(&mut self, v: i64) -> &mut Self {
-        let mut tmp = [0u8; 24];
-        let digits = fmt_i64(v, &mut tmp);
-        self.push(digits)
-    }
-
-    /// The bytes so far.
-    pub fn as_bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
-    }
-
-    /// Writes the message (and a newline) to fd 2 with one `write(2)`; errno is
-    /// preserved.
-    pub fn write_stderr(&mut self) {
-        self.write_fd(2);
-    }
-
-    /// Writes the message (and a newline) to `fd` with one `write(2)`, through
-    /// the one redaction of every front end ([`crate::redacted`]); errno is
-    /// preserved.
-    pub fn write_fd(&mut self, fd: c_int) {
-        self.write_fd_known(fd, &envpolicy_core::shown::NoSecrets);
-    }
-
-    /// [`Msg::write_fd`], also redacting the credentials in `known` (a decision's).
-    pub fn write_fd_known(&mut self, fd: c_int, known: &dyn envpolicy_core::shown::Secrets) {
-        if self.cut {
-            let keep = self.len.saturating_sub(4);
-            self.len = keep;
-            self.cut = false;
-            self.push(b"...");
-        }
-        let saved = errno();
-        // A short or failed write of a diagnostic is ignored on purpose.
-        crate::redacted::write_line(fd, self.as_bytes(), known);
-        set_errno(saved);
-    }
-}
-
 /// Formats `v` in decimal into the end of `tmp` and returns the digits.
 pub fn fmt_i64(v: i64, tmp: &mut [u8; 24]) -> &[u8] {
     let mut digits = [0u8; 20];
@@ -552,13 +436,19 @@ pub fn fmt_i64(v: i64, tmp: &mut [u8; 24]) -> &[u8] {
     tmp.get(..len).unwrap_or(&[])
 }
 
-/// Writes `msg` to stderr and aborts: for broken invariants found at load.
-pub fn die(msg: &[u8]) -> ! {
-    let mut m = Msg::<256>::new();
-    m.push(b"envshim: ").push(msg);
-    m.write_stderr();
+/// Writes `words` to stderr and aborts: for a broken invariant the platform
+/// finds before any policy is known (the lookup of a real function that found
+/// the shim's own). The one message that does not go through
+/// [`crate::state::message`]: its words are `'static`, the library's own
+/// constants, so there is nothing in them to redact, and the redaction needs
+/// the policy this runs before.
+pub fn abort_saying(words: &[&'static [u8]]) -> ! {
+    for w in words {
+        raw_write(2, w);
+    }
+    raw_write(2, b"\n");
     // SAFETY: abort() never returns.
-    unsafe { crate::cold::abort() }
+    unsafe { crate::platform::cold::abort() }
 }
 
 const PTHREAD_CANCEL_DISABLE: c_int = 1;
@@ -574,7 +464,7 @@ impl NoCancel {
     pub fn new() -> Self {
         let mut old: c_int = 0;
         // SAFETY: valid arguments; pthread_setcancelstate is always safe to call.
-        unsafe { crate::cold::pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut old) };
+        unsafe { crate::platform::cold::pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut old) };
         NoCancel(old)
     }
 }
@@ -589,7 +479,7 @@ impl Drop for NoCancel {
     fn drop(&mut self) {
         let saved = errno();
         // SAFETY: restores the state saved in `new`.
-        unsafe { crate::cold::pthread_setcancelstate(self.0, core::ptr::null_mut()) };
+        unsafe { crate::platform::cold::pthread_setcancelstate(self.0, core::ptr::null_mut()) };
         set_errno(saved);
     }
 }

@@ -27,9 +27,9 @@ use envpolicy_core::argv::{self, ArgvRequest};
 use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use envpolicy_core::Records;
 
-use crate::env_files::{self, MAX_ENV_FILES};
-use crate::scratch::{Inline, Scratch};
-use crate::sys;
+use crate::platform::scratch::{Inline, Scratch};
+use crate::platform::sys;
+use crate::state::env_files::{self, MAX_ENV_FILES};
 
 /// Called by the constructor with the peeked policy, `argv[0]`'s bytes (`prog`,
 /// empty when there is none) and the process's own argc and argv.
@@ -49,7 +49,7 @@ pub unsafe fn at_load(
         return;
     }
     // Asked of the policy's header and records only, so that a process the policy
-    // does not name pays for no validation (see `crate::policy`).
+    // does not name pays for no validation (see `crate::state::policy`).
     if !peeked.is_some_and(|p| envpolicy_core::programs::self_scrub(p, prog)) {
         return;
     }
@@ -65,7 +65,7 @@ pub unsafe fn at_load(
 /// As `at_load`; `prog` is `argv[0]`'s bytes and `argv` has `n_args` entries.
 #[inline(never)]
 unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
-    crate::policy::with_active(|active| {
+    crate::state::policy::with_active(|active| {
         let Some(active) = active else { return };
         let mut files = [None; MAX_ENV_FILES];
         let opened = env_files::open_all(&active.policy, &mut files);
@@ -118,7 +118,7 @@ unsafe fn scrub_now(prog: &[u8], argv: *const *const c_char, n_args: usize) {
             };
         }
         for f in files.iter().take(n_files).flatten() {
-            crate::sys::close(f.fd);
+            crate::platform::sys::close(f.fd);
         }
     });
 }

@@ -23,11 +23,11 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use envpolicy_core::mux::{CommandsStart, Multiplexer};
 
-use crate::sys;
+use crate::platform::sys;
 
 /// The bytes to blank in a fork child, `[FROM, TO)`: the arguments after tmux's
 /// options, up to the last one's NUL (kept). Both 0 outside a tmux client. On
-/// the constructor's page (see [`crate::init`]): every fork child reads them, and a
+/// the constructor's page (see [`crate::hooks::init`]): every fork child reads them, and a
 /// page its parent never touched is a page fault at every command.
 #[link_section = ".data.envshim_ctor"]
 static FROM: AtomicUsize = AtomicUsize::new(0);

@@ -2,7 +2,7 @@
 //!
 //! They are resolved once, by [`resolve_all`] from the library constructor, and stored
 //! in atomics; the hooks only load those atomics. The constructor finds them with one
-//! walk over the loaded objects ([`crate::next_object`]), which gives what
+//! walk over the loaded objects ([`crate::platform::next_object`]), which gives what
 //! `dlsym(RTLD_NEXT)` gives at a fraction of its cost, and asks `dlsym` for any name
 //! the walk does not settle. `dlsym` takes the loader's lock and may allocate, so it
 //! must never run between `fork` and `exec`.
@@ -18,8 +18,8 @@
 //! `execve` (glibc's own `execvp`, `execl*` call an internal `__execve` we cannot hook,
 //! so calling them would be fine but would hide the PATH search from us), `system`
 //! and `popen` are rebuilt on the real `posix_spawn`, `fork` is passed on after
-//! the work of [`crate::fork`], and `fclose` and `freopen` are passed on after
-//! [`crate::popen`] has reaped the child of a stream of ours, as glibc's do.
+//! the work of [`crate::hooks::fork`], and `fclose` and `freopen` are passed on after
+//! [`crate::hooks::popen`] has reaped the child of a stream of ours, as glibc's do.
 //!
 //! A lookup that returns an address inside this library means the loader handed us
 //! back to ourselves (the shim is loaded twice, or linked without `RTLD_NEXT`
@@ -28,7 +28,7 @@
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use crate::sys;
+use crate::platform::sys;
 
 pub type ExecveFn =
     unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
@@ -102,37 +102,35 @@ fn lookup(f: Func) -> *mut c_void {
     let name = NAMES.get(f as usize).copied().unwrap_or(b"\0");
     // SAFETY: `name` is NUL-terminated; dlsym is called from code inside this library,
     // so RTLD_NEXT means "the next object after libenvshim.so". Not on an exec path.
-    let p = unsafe { crate::cold::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    let p = unsafe { crate::platform::cold::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
     not_ours(name, p)
 }
 
 /// `p`, unless it lies inside this library: then the lookup for `name` found our own
 /// hook, and calling it would recurse forever, so say so on fd 2 and abort.
-fn not_ours(name: &[u8], p: *mut c_void) -> *mut c_void {
+fn not_ours(name: &'static [u8], p: *mut c_void) -> *mut c_void {
     // Only the addresses of the linker-defined symbols are taken, never read.
     let (lo, hi) = (&raw const __ehdr_start, &raw const _end);
     if !p.is_null() && (p as usize) >= lo as usize && (p as usize) < hi as usize {
-        let mut m = sys::Msg::<128>::new();
-        m.push(b"envshim: dlsym(RTLD_NEXT, \"")
-            .push(name.split_last().map(|(_, s)| s).unwrap_or(&[]))
-            .push(b"\") returned libenvshim.so's own symbol; refusing to recurse");
-        m.write_stderr();
-        // SAFETY: abort() never returns.
-        unsafe { crate::cold::abort() }
+        sys::abort_saying(&[
+            b"envshim: dlsym(RTLD_NEXT, \"",
+            name.split_last().map(|(_, s)| s).unwrap_or(&[]),
+            b"\") returned libenvshim.so's own symbol; refusing to recurse",
+        ]);
     }
     p
 }
 
 /// Resolves every real function. Called once, from the constructor; returns this
 /// library's name as the loader recorded it (NULL if unknown), which the walk over
-/// the loaded objects finds on the way ([`crate::next_object`]). A name the walk
+/// the loaded objects finds on the way ([`crate::platform::next_object`]). A name the walk
 /// does not settle is asked of `dlsym`.
 // Inlined into both callers (the constructor, and `describe` for the library run
 // as a program), so that the constructor's code is what it is with one caller.
 #[inline(always)]
 pub fn resolve_all() -> *const c_char {
     let saved = sys::errno();
-    let found = crate::next_object::find(&NAMES);
+    let found = crate::platform::next_object::find(&NAMES);
     for (i, (slot, &addr)) in REAL.iter().zip(found.addrs.iter()).enumerate() {
         let f = match i {
             0 => Func::Execve,

@@ -3,7 +3,7 @@
 //! called through the hidden wrappers in `csrc/cold.c` so that they are bound lazily
 //! (on first use) instead of at load time in every process. See `csrc/cold.c` for the
 //! measurement behind this. Same names and signatures as in libc; not for the exec
-//! path (see [`crate::exec`]).
+//! path (see [`crate::hooks::exec`]).
 
 use core::ffi::{c_char, c_int, c_short};
 use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t, sigset_t, FILE};

@@ -14,7 +14,7 @@
 //! version is a compatibility symbol; `dlsym` returns the default one). Anything it
 //! cannot settle that way (an object without a GNU hash table, an indirect
 //! function, whose address only its resolver knows) leaves the name unresolved, and
-//! [`crate::real`] asks `dlsym` for it instead. Nothing here runs after the
+//! [`crate::platform::real`] asks `dlsym` for it instead. Nothing here runs after the
 //! constructor.
 
 use core::ffi::{c_char, c_int, c_void};

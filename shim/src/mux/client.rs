@@ -38,9 +38,9 @@ use core::mem::MaybeUninit;
 
 use envpolicy_core::mux::{Multiplexer, Server};
 
-use crate::helper::{self, Waited};
-use crate::load::{PathBuf, PathSpace, PATH_MAX};
-use crate::sys;
+use crate::platform::fs::{PathBuf, PathSpace, PATH_MAX};
+use crate::platform::sys;
+use crate::state::helper::{self, Waited};
 
 /// How long the client waits for the check: envwrap gives each client it runs
 /// 5 seconds, and runs a few.
@@ -74,7 +74,7 @@ pub unsafe fn at_load(mux: &'static Multiplexer, argc: c_int, argv: *const *cons
         return;
     };
     let server_process_env = n_args > MAX_ARGS || request.server_process_env;
-    crate::policy::with_active(|active| {
+    crate::state::policy::with_active(|active| {
         let Some(active) = active.filter(|a| !a.is_floor()) else {
             return;
         };
@@ -120,7 +120,7 @@ fn env(name: &[u8]) -> Option<&'static [u8]> {
 /// reach) or it does not fit.
 fn server_c<'o>(server: Server<'_>, out: &'o mut [u8]) -> Option<&'o [u8]> {
     let len = match server {
-        Server::Socket(socket) => socket.write_path(crate::load::getuid(), out)?.len(),
+        Server::Socket(socket) => socket.write_path(crate::platform::fs::getuid(), out)?.len(),
         Server::Session(name) => {
             let name = name.unwrap_or(b"");
             out.get_mut(..name.len())?.copy_from_slice(name);
@@ -129,7 +129,7 @@ fn server_c<'o>(server: Server<'_>, out: &'o mut [u8]) -> Option<&'o [u8]> {
     };
     *out.get_mut(len)? = 0;
     let server_c = out.get(..=len)?;
-    if matches!(server, Server::Socket(_)) && crate::load::stat_c(server_c).is_err() {
+    if matches!(server, Server::Socket(_)) && crate::platform::fs::stat_c(server_c).is_err() {
         return None;
     }
     Some(server_c)
@@ -224,7 +224,7 @@ fn entry(name: &[u8]) -> Option<*const c_char> {
 /// (a socket's path or a session's name, as `shown` allows), never a value.
 fn warn(mux: &Multiplexer, server_c: &[u8], why: &[u8]) {
     let name = server_c.strip_suffix(b"\0").unwrap_or(server_c);
-    sys::Msg::<1024>::new()
+    crate::state::message::Msg::<1024>::new()
         .push(b"envshim: the ")
         .push(mux.name.as_bytes())
         .push(b" ")

@@ -16,8 +16,9 @@ use envpolicy_core::compiled::sec;
 use envpolicy_core::readable::{self, Unreadable};
 use envpolicy_core::Policy;
 
-use crate::policy::Active;
-use crate::sys::{self, Msg};
+use crate::platform::sys;
+use crate::state::in_force::Active;
+use crate::state::message::Msg;
 
 /// At most this many env files are read per exec (the compiler refuses more).
 pub const MAX_ENV_FILES: usize = 16;
@@ -53,7 +54,7 @@ pub(crate) fn open(path: &[u8]) -> Result<(c_int, libc::stat), NotOpened> {
     }
     // SAFETY: `path` is NUL-terminated (checked above).
     let fd = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
@@ -64,7 +65,7 @@ pub(crate) fn open(path: &[u8]) -> Result<(c_int, libc::stat), NotOpened> {
         return Err(NotOpened::Absent);
     }
     let fd = fd as c_int;
-    let st = match crate::load::fstat(fd) {
+    let st = match crate::platform::fs::fstat(fd) {
         Ok(st) => st,
         Err(_) => {
             sys::close(fd);
@@ -78,7 +79,7 @@ pub(crate) fn open(path: &[u8]) -> Result<(c_int, libc::stat), NotOpened> {
             sys::close(fd);
             Err(NotOpened::Refused(
                 why,
-                crate::load::stamp_of(&st),
+                crate::platform::fs::stamp_of(&st),
                 st.st_mode,
             ))
         }
@@ -116,7 +117,7 @@ pub(crate) fn open_all(policy: &Policy<'_>, out: &mut [Option<OpenFile>; MAX_ENV
                     fd,
                     size: usize::try_from(st.st_size).unwrap_or(0),
                 });
-                Some(crate::load::stamp_of(&st))
+                Some(crate::platform::fs::stamp_of(&st))
             }
             Err(NotOpened::Refused(why, ..)) => {
                 found.unusable = found.unusable.or(Some(Unusable { index: i, why }));
@@ -148,7 +149,9 @@ pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
             break;
         }
         // SAFETY: `rest` is a writable buffer of `rest.len()` bytes.
-        let r = unsafe { crate::sys::sys_call!(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len()) };
+        let r = unsafe {
+            crate::platform::sys::sys_call!(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len())
+        };
         if r < 0 {
             if sys::errno() == libc::EINTR {
                 continue;
@@ -208,7 +211,7 @@ pub(crate) fn warn_unusable(policy: &Policy<'_>, u: Unusable) {
 #[inline(never)]
 pub(crate) fn floor_for(active: &Active, u: Unusable) -> Option<Active> {
     warn_unusable(&active.policy, u);
-    crate::policy::floor().map(|policy| Active {
+    crate::state::in_force::floor().map(|policy| Active {
         policy,
         source: active.source,
         warning: None,

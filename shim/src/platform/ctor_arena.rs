@@ -7,11 +7,11 @@
 //! dirtied a page of its own: a page fault and 4 KiB of memory per string, in every
 //! process.) The usual strings fit in the first [`HOT_BYTES`], which lie in `.data`
 //! with the constructor's other statics, on the page the loader has already
-//! written (see [`crate::init`]); longer ones go to a zero-initialised arena further
+//! written (see [`crate::hooks::init`]); longer ones go to a zero-initialised arena further
 //! on (shim/layout.ld), where only the pages written count.
 //!
 //! Written by the constructor, and by the first exec when it finishes the check
-//! the constructor deferred (the one warning, see [`crate::load::finish`]), before
+//! the constructor deferred (the one warning, see [`crate::state::load::finish`]), before
 //! the strings are published to other threads (each user publishes with a Release
 //! store of its own); a kept string is never written again. A string that does not
 //! fit is refused, never cut.

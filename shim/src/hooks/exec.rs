@@ -13,8 +13,8 @@
 use core::ffi::{c_char, c_int};
 
 use crate::filter::{self, Inline, Mark, Prepared, Scratch};
-use crate::real;
-use crate::sys::{self, errno, set_errno};
+use crate::platform::real;
+use crate::platform::sys::{self, errno, set_errno};
 use envpolicy_core::search;
 
 // We have now reached a special place in the life of a process. The code from here
@@ -160,7 +160,8 @@ pub(crate) unsafe fn call_execve_marked(
         // flags; the mark travels in the directory fd's register, which the
         // kernel reads as an int and then ignores for an absolute path.
         let r = unsafe {
-            crate::sys::sys_call!(libc::SYS_execveat, mark.0, path, argv, envp, 0) as c_int
+            crate::platform::sys::sys_call!(libc::SYS_execveat, mark.0, path, argv, envp, 0)
+                as c_int
         };
         return r;
     }
@@ -346,7 +347,8 @@ pub unsafe extern "C" fn execveat(
         Some(f) => unsafe { f(dirfd, pathname, a, e, flags) },
         // SAFETY: the raw system call takes exactly these arguments (libc < 2.34).
         None => unsafe {
-            crate::sys::sys_call!(libc::SYS_execveat, dirfd, pathname, a, e, flags) as c_int
+            crate::platform::sys::sys_call!(libc::SYS_execveat, dirfd, pathname, a, e, flags)
+                as c_int
         },
     };
     // SAFETY: `program` is NULL or NUL-terminated; arrays as given by the caller.
@@ -376,7 +378,7 @@ fn fd_program(fd: c_int, rel: &[u8], buf: &mut [u8; PROGRAM_BUF]) -> *const c_ch
     // SAFETY: `link` is NUL-terminated ("/proc/self/fd/" and at most 20 digits
     // leave its last bytes zero); `buf` is writable for the length passed.
     let got = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_readlinkat,
             libc::AT_FDCWD,
             link.as_ptr(),

@@ -1,5 +1,5 @@
-//! Running envwrap from inside a program: the compile of a policy ([`crate::load`])
-//! and the check of a multiplexer's server ([`crate::mux_client`]).
+//! Running envwrap from inside a program: the compile of a policy ([`crate::state::load`])
+//! and the check of a multiplexer's server ([`crate::mux::client`]).
 //!
 //! envwrap is started with libc's own `posix_spawn` (not our hook) and waited for
 //! with raw system calls, with every signal blocked meanwhile ([`QuietChild`]): a
@@ -10,9 +10,9 @@
 
 use core::ffi::{c_char, c_int};
 
-use crate::load::{PathBuf, PathSpace};
-use crate::sticky::{self, Captured};
-use crate::{real, sys};
+use crate::platform::fs::{PathBuf, PathSpace};
+use crate::platform::{real, sys};
+use crate::state::sticky::{self, Captured};
 
 /// How often the wait looks for a signal meant for the program.
 const SLICE_MS: i64 = 20;
@@ -139,13 +139,13 @@ fn spawn_and_wait(
 }
 
 /// Collect `pid` if it has ended (`None`: still running). Raw system calls, not
-/// libc's lazily bound `waitpid`: this may run on an exec path (see [`crate::load::finish`]).
+/// libc's lazily bound `waitpid`: this may run on an exec path (see [`crate::state::load::finish`]).
 fn collect(pid: libc::pid_t) -> Option<Waited> {
     let mut status: c_int = 0;
     loop {
         // SAFETY: `pid` is our child; `status` is a valid out-pointer; no rusage.
         let w = unsafe {
-            crate::sys::sys_call!(
+            crate::platform::sys::sys_call!(
                 libc::SYS_wait4,
                 pid,
                 &mut status as *mut c_int,
@@ -170,7 +170,7 @@ fn collect(pid: libc::pid_t) -> Option<Waited> {
 /// the program's own `wait` after that).
 fn stop(pid: libc::pid_t) {
     // SAFETY: `pid` is our own child, not yet collected.
-    unsafe { crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGKILL) };
+    unsafe { crate::platform::sys::sys_call!(libc::SYS_kill, pid, libc::SIGKILL) };
     for _ in 0..1000 / SLICE_MS {
         if collect(pid).is_some() {
             return;
@@ -190,7 +190,7 @@ fn sleep_until_child(ms: i64) {
     // SAFETY: `chld` is a valid kernel sigset and `slice` a valid timeout; no
     // siginfo out-pointer. Waits for SIGCHLD only, which is blocked.
     unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_rt_sigtimedwait,
             &chld as *const u64,
             core::ptr::null_mut::<libc::siginfo_t>(),
@@ -203,7 +203,7 @@ fn sleep_until_child(ms: i64) {
 /// The program's signal handlers kept out of a compile, and the program's signals
 /// not kept from it.
 ///
-/// A compile can run on an exec path (see [`crate::load::finish`]), possibly in a `vfork` child
+/// A compile can run on an exec path (see [`crate::state::load::finish`]), possibly in a `vfork` child
 /// of the program, which shares its memory: a handler run there (for the
 /// `SIGCHLD` that envwrap's exit raises) would change the parent's state from the
 /// wrong process. So every signal is blocked while envwrap runs (as glibc's
@@ -260,7 +260,7 @@ impl QuietChild {
         // SAFETY: both sets are valid 8-byte kernel sigsets; blocking signals has
         // no other effect (the kernel leaves SIGKILL and SIGSTOP alone).
         unsafe {
-            crate::sys::sys_call!(
+            crate::platform::sys::sys_call!(
                 libc::SYS_rt_sigprocmask,
                 libc::SIG_BLOCK,
                 &all as *const u64,
@@ -297,13 +297,13 @@ impl QuietChild {
             // SAFETY: signals ourselves; it stays pending until the mask is
             // restored below, and is then delivered as the program expects.
             unsafe {
-                let pid = crate::sys::sys_call!(libc::SYS_getpid);
-                crate::sys::sys_call!(libc::SYS_kill, pid, libc::SIGCHLD);
+                let pid = crate::platform::sys::sys_call!(libc::SYS_getpid);
+                crate::platform::sys::sys_call!(libc::SYS_kill, pid, libc::SIGCHLD);
             }
         }
         // SAFETY: restores the mask saved by `begin`, a valid kernel sigset.
         unsafe {
-            crate::sys::sys_call!(
+            crate::platform::sys::sys_call!(
                 libc::SYS_rt_sigprocmask,
                 libc::SIG_SETMASK,
                 &self.old as *const u64,
@@ -318,7 +318,9 @@ impl QuietChild {
 fn pending() -> u64 {
     let mut set: u64 = 0;
     // SAFETY: `set` is a valid 8-byte kernel sigset out-pointer.
-    unsafe { crate::sys::sys_call!(libc::SYS_rt_sigpending, &mut set as *mut u64, SIGSET_BYTES) };
+    unsafe {
+        crate::platform::sys::sys_call!(libc::SYS_rt_sigpending, &mut set as *mut u64, SIGSET_BYTES)
+    };
     set
 }
 
@@ -333,7 +335,7 @@ fn acts_on(sig: c_int) -> bool {
     // SAFETY: a query only (no new action); `act` is a valid out-pointer of the
     // kernel's layout and size.
     let r = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_rt_sigaction,
             sig,
             core::ptr::null::<KernelSigaction>(),
@@ -355,7 +357,7 @@ fn another_child_to_report() -> bool {
     let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
     // SAFETY: `info` is a valid out-pointer; WNOWAIT leaves the child waitable.
     let r = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_waitid,
             libc::P_ALL,
             0 as c_int,

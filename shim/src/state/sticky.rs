@@ -2,14 +2,14 @@
 //! follows the whole process tree ("sticky"), captured once by the constructor:
 //!
 //! * [`own_path`]: this library's absolute path (the name the loader recorded for it,
-//!   found by [`crate::real::resolve_all`]; made absolute with `realpath` if the
+//!   found by [`crate::platform::real::resolve_all`]; made absolute with `realpath` if the
 //!   loader recorded a relative name);
 //! * [`ld_preload`]: `"LD_PRELOAD=<value>"` as it was in the environment at load;
 //! * [`policy`]: `"ENVSHIM_POLICY=<value>"` as it was in the environment at load,
 //!   or the absolute path the constructor resolved ([`keep_policy`]), or, when the
 //!   lookup found no policy file, `"ENVSHIM_POLICY=:builtin"` ([`keep_builtin`]).
 //!
-//! Each is kept NUL-terminated in the constructor's arena ([`crate::ctor_arena`])
+//! Each is kept NUL-terminated in the constructor's arena ([`crate::platform::ctor_arena`])
 //! (the built-in entry is a static string of `envpolicy_core`),
 //! so the filter can point a child's envp entry straight at it with no allocation
 //! and no copy. The merge logic (where
@@ -29,8 +29,8 @@ use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use crate::cold;
-use crate::sys;
+use crate::platform::cold;
+use crate::platform::sys;
 
 pub const PATH_CAP: usize = libc::PATH_MAX as usize;
 pub const PRELOAD_CAP: usize = 8192;
@@ -55,7 +55,7 @@ enum State {
 }
 
 /// One captured string: published once by the constructor, read-only afterwards.
-/// The bytes live in [`crate::ctor_arena`]; `N` is the longest accepted.
+/// The bytes live in [`crate::platform::ctor_arena`]; `N` is the longest accepted.
 struct Buf<const N: usize> {
     state: AtomicU8,
     value: UnsafeCell<&'static [u8]>,
@@ -102,7 +102,7 @@ impl<const N: usize> Buf<N> {
         let kept = if value.contains(&0) {
             None
         } else {
-            crate::ctor_arena::keep(&[prefix, value, b"\0"], N)
+            crate::platform::ctor_arena::keep(&[prefix, value, b"\0"], N)
         };
         let Some(kept) = kept else {
             self.state.store(State::TooLong as u8, Ordering::Release);
@@ -161,7 +161,7 @@ pub fn policy() -> Captured {
 
 /// Makes `"ENVSHIM_POLICY=<path>"` the policy entry, in place of what was
 /// captured: the absolute path of the policy file this process resolved, when it
-/// was given relative or found by lookup. Constructor only ([`crate::load`]).
+/// was given relative or found by lookup. Constructor only ([`crate::state::load`]).
 pub fn keep_policy(path: &[u8]) {
     // SAFETY: called by the constructor only, after `capture` and before any
     // reader can run.
@@ -176,7 +176,7 @@ pub fn keep_policy(path: &[u8]) {
 /// the lookup found no policy file, so the tree's policy is the built-in default,
 /// and rule 8 gives every child this entry in place of whatever it set, so that
 /// no descendant picks a policy file for its subtree. Constructor only
-/// ([`crate::load`]).
+/// ([`crate::state::load`]).
 pub fn keep_builtin() {
     // SAFETY: called by the constructor only, after `capture` and before any
     // reader can run.

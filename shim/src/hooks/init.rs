@@ -2,19 +2,19 @@
 //! `main` (or during `dlopen`).
 //!
 //! It does what cannot be done on an exec path, and nothing that parses:
-//! - resolve the real functions ([`crate::real::resolve_all`]);
-//! - capture the sticky strings ([`crate::sticky::capture`]);
+//! - resolve the real functions ([`crate::platform::real::resolve_all`]);
+//! - capture the sticky strings ([`crate::state::sticky::capture`]);
 //! - map the compiled policy and check it as far as a process start needs
-//!   ([`crate::policy::init`]; a missing or stale cache is rebuilt by running
+//!   ([`crate::state::policy::init`]; a missing or stale cache is rebuilt by running
 //!   `envwrap compile`, once per policy change; the rest of the check, and the
 //!   validation, wait for the first exec);
 //! - open the policy's log file ([`crate::filter::open_log`]);
-//! - self-scrub, for the programs the policy names ([`crate::scrub::at_load`]);
+//! - self-scrub, for the programs the policy names ([`crate::state::scrub::at_load`]);
 //! - in a multiplexer's client (tmux, screen) whose command may start a process
 //!   in a running server, have envwrap clean that server's environments
-//!   ([`crate::mux_client::at_load`]);
+//!   ([`crate::mux::client::at_load`]);
 //! - in a tmux client, note where its commands lie in its argv, for the fork
-//!   child that becomes its server to blank ([`crate::server_cmdline::at_load`]).
+//!   child that becomes its server to blank ([`crate::mux::server_cmdline::at_load`]).
 //!
 //! A process that never spawns pays for these and nothing else; docs/benchmarks.md
 //! has what that costs against an empty C library. On this machine most of a
@@ -37,32 +37,32 @@ use core::ffi::{c_char, c_int};
 
 /// Called by the loader with (argc, argv, envp), as glibc does for `.init_array`.
 extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
-    let own_name = crate::real::resolve_all();
-    crate::sticky::capture(own_name);
+    let own_name = crate::platform::real::resolve_all();
+    crate::state::sticky::capture(own_name);
     // SAFETY: the loader passes the process's own argc/argv (argv[0], when there
     // is one, is NUL-terminated).
     let prog = if argc > 0 && !argv.is_null() && unsafe { !(*argv).is_null() } {
         // SAFETY: as above.
-        unsafe { crate::sys::cstr_bytes(*argv) }
+        unsafe { crate::platform::sys::cstr_bytes(*argv) }
     } else {
         &[]
     };
     // A process that took the start-up hint has no log to open and nothing to
-    // scrub (`crate::hint`).
-    if crate::policy::init(prog) {
+    // scrub (`crate::state::hint`).
+    if crate::state::policy::init(prog) {
         // One look at the policy's header and records for both (see `with_peeked`).
-        crate::policy::with_peeked(|peeked| {
+        crate::state::policy::with_peeked(|peeked| {
             crate::filter::open_log(peeked);
             // SAFETY: the loader passes the process's own argc/argv to
             // `.init_array` functions, before `main`, with no other thread running.
-            unsafe { crate::scrub::at_load(peeked, prog, argc, argv) };
+            unsafe { crate::state::scrub::at_load(peeked, prog, argc, argv) };
         });
     }
     if let Some(mux) = envpolicy_core::mux::by_program(prog) {
         // SAFETY: as above.
-        unsafe { crate::mux_client::at_load(mux, argc, argv) };
+        unsafe { crate::mux::client::at_load(mux, argc, argv) };
         // SAFETY: as above.
-        unsafe { crate::server_cmdline::at_load(mux, argc, argv) };
+        unsafe { crate::mux::server_cmdline::at_load(mux, argc, argv) };
     }
 }
 

@@ -257,9 +257,9 @@ impl<'a> Scratch<'a> {
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
-        let saved = crate::sys::errno();
+        let saved = crate::platform::sys::errno();
         self.release();
-        crate::sys::set_errno(saved);
+        crate::platform::sys::set_errno(saved);
     }
 }
 
@@ -268,19 +268,19 @@ fn round_up(n: usize) -> Option<usize> {
 }
 
 fn map(len: usize) -> Option<*mut u8> {
-    crate::sys::raw_mmap(len)
+    crate::platform::sys::raw_mmap(len)
 }
 
 fn unmap(ptr: *mut u8, len: usize) {
     // SAFETY: (ptr, len) is a mapping this module made and nobody uses any more.
-    unsafe { crate::sys::raw_munmap(ptr, len) };
+    unsafe { crate::platform::sys::raw_munmap(ptr, len) };
 }
 
 /// Claims the thread's cached region (growing it if needed), or a private one.
 fn claim(need: usize) -> Result<Region, c_int> {
     let len = round_up(need).ok_or(libc::E2BIG)?;
     // A plain system call: correct in a vfork child, where it returns the child's pid.
-    let me = crate::sys::raw_getpid();
+    let me = crate::platform::sys::raw_getpid();
     // This thread's TLS slot, accessed through the raw pointer only (a signal handler
     // on this thread may touch it too; see the module docs for who else can).
     // SAFETY: envshim_tls_slot() returns this thread's slot, valid for the thread's life.

@@ -1,6 +1,6 @@
 //! The `posix_spawn` and `posix_spawnp` hooks.
 //!
-//! Both apply the policy once (through [`crate::exec::with_policy`], so the exec-path
+//! Both apply the policy once (through [`crate::hooks::exec::with_policy`], so the exec-path
 //! rule holds) and call the real function with the chosen arrays. A refusal is
 //! returned as the error number (`posix_spawn` reports errors by return value, not
 //! `errno`), and no child is created.
@@ -19,8 +19,8 @@
 
 use core::ffi::{c_char, c_int};
 
-use crate::exec::with_policy;
-use crate::real;
+use crate::hooks::exec::with_policy;
+use crate::platform::real;
 
 /// `posix_spawn(3)` with the policy applied.
 ///

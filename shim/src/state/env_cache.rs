@@ -50,8 +50,7 @@ use envpolicy_core::decide::{file_keep_value, file_value_passes_globally};
 use envpolicy_core::envfile::Assignment;
 use envpolicy_core::Policy;
 
-use crate::env_files::{self, NotOpened, Unusable, MAX_ENV_FILES};
-use crate::load;
+use crate::state::env_files::{self, NotOpened, Unusable, MAX_ENV_FILES};
 
 /// Bytes of all cached env files together.
 pub const CACHE_BYTES: usize = 64 * 1024;
@@ -245,7 +244,7 @@ extern "C" {
 /// writes it.
 #[cfg(target_arch = "x86_64")]
 fn held_flag() -> *mut u8 {
-    crate::sys::tls_addr!("envshim_cache_held")
+    crate::platform::sys::tls_addr!("envshim_cache_held")
 }
 
 /// Take the claim: this thread's own flag in a single-threaded process, else
@@ -364,7 +363,7 @@ fn is_fresh(policy: &Policy<'_>, n: usize, data: &Data, key: usize) -> bool {
 
 /// The stamp of env file `i` as it is now (`None`: it cannot be `stat`ed).
 fn stamp_now(policy: &Policy<'_>, i: usize) -> Option<Stamp> {
-    load::stamp_now(path_of(policy, i)?)
+    crate::platform::fs::stamp_now(path_of(policy, i)?)
 }
 
 /// The NUL-terminated path of env file `i`.
@@ -415,17 +414,17 @@ fn refill(policy: &Policy<'_>, n: usize, data: &mut Data, key: usize) -> bool {
         } else {
             None
         };
-        crate::sys::close(fd);
+        crate::platform::sys::close(fd);
         let Some(got) = got else {
             if end > CACHE_BYTES {
                 return false;
             }
             // Unreadable or too large to use: as the uncached path, no contents;
             // the stamp makes the next exec look again only if the file changes.
-            entry.stamp = Some(load::stamp_of(&st));
+            entry.stamp = Some(crate::platform::fs::stamp_of(&st));
             continue;
         };
-        let stamp = load::stamp_of(&st);
+        let stamp = crate::platform::fs::stamp_of(&st);
         *entry = Entry {
             stamp: Some(stamp),
             start: used,
@@ -491,7 +490,7 @@ static LAST_LOOK: AtomicU64 = AtomicU64::new(0);
 /// Microseconds between two looks of [`refresh`] at the files.
 const LOOK_EVERY_US: u64 = 100_000;
 
-/// Bring the cache up to date now, outside any exec (see [`crate::fork`]): a `fork`
+/// Bring the cache up to date now, outside any exec (see [`crate::hooks::fork`]): a `fork`
 /// child then finds the files fresh and only `stat`s them. Claims the cache only
 /// when a file looks changed (see `SHADOW`); does nothing when it is in use.
 ///
@@ -510,7 +509,7 @@ pub fn refresh(policy: &Policy<'_>) {
     let key = policy.as_bytes().as_ptr() as usize;
     // SAFETY: gettimeofday through its wrapper has no preconditions. glibc's reads
     // the vDSO's clock and takes no lock, so a signal handler that forks may run it.
-    let now = unsafe { crate::cold::now_us() };
+    let now = unsafe { crate::platform::cold::now_us() };
     if let Ok(now) = u64::try_from(now) {
         // A clock set back makes the difference huge: then the files are looked at.
         if SHADOW_KEY.load(Ordering::Acquire) == key
@@ -532,7 +531,7 @@ pub fn refresh(policy: &Policy<'_>) {
         // A file found unusable is said here, once: the children inherit that it
         // was (`env_files::warn_unusable`), and their execs get the floor.
         if let Some(u) = claim(policy).and_then(|held| held.unusable) {
-            crate::env_files::warn_unusable(policy, u);
+            crate::state::env_files::warn_unusable(policy, u);
         }
     }
 }

@@ -34,11 +34,11 @@
 //!    again (the rename replaces it).
 //! 4. **Map and check**: `mmap` read-only, `cache_key::open_peek` (the header and
 //!    section table only: the full validation waits for the first exec, see
-//!    [`crate::policy`]), then `cache_key::check`: compiled from this very path, and
+//!    [`crate::state::policy`]), then `cache_key::check`: compiled from this very path, and
 //!    every dependency and note unchanged.
 //! 5. **Compile when missing or stale**: run `envwrap compile --output CACHE -- POLICY`
 //!    with the real `posix_spawn` and wait for it, at most `COMPILE_LIMIT_MS`, and
-//!    only until a signal for the program arrives ([`crate::helper`]): either way the
+//!    only until a signal for the program arrives ([`crate::state::helper`]): either way the
 //!    compile is killed and the floor applies. envwrap is `$ENVSHIM_ENVWRAP`, else
 //!    `envwrap` beside libenvshim.so. Its environment holds only `PATH`, `HOME` (for
 //!    `~/` in imports; never `LD_PRELOAD`: a dynamically linked envwrap would load
@@ -61,12 +61,12 @@
 //! turns on self-scrub or a log applies at the next start. A compile at the first
 //! exec runs inside the program, once per change of an import: every signal is
 //! blocked while envwrap runs, and the `SIGCHLD` its exit raises is taken off
-//! ([`crate::helper`]), so no handler of the program runs for it, in a `vfork` child
+//! ([`crate::state::helper`]), so no handler of the program runs for it, in a `vfork` child
 //! least of all; another thread's `wait` for any child could still collect it.
 //!
 //! **Edits and hints.** A process that took the start-up hint runs all of this at
 //! its first exec instead ([`load_at`]), and a running process whose policy
-//! file changed runs it again ([`reload`]); both are driven by [`crate::policy`]
+//! file changed runs it again ([`reload`]); both are driven by [`crate::state::policy`]
 //! (docs/adr/0015-start-up-hint.md).
 //!
 //! **Failure markers.** A policy that does not compile leaves a failure marker as its
@@ -93,11 +93,11 @@ use envpolicy_core::cache_key::{self, Stamp};
 use envpolicy_core::lookup::Kind;
 use envpolicy_core::Records;
 
-use crate::helper::{self, Waited};
-use crate::sticky;
-use crate::sys;
+use crate::platform::fs::{fstat, getuid, stamp_of, stat_at, stat_c, PathBuf, PathSpace, PATH_MAX};
+use crate::platform::sys;
+use crate::state::helper::{self, Waited};
+use crate::state::sticky;
 
-pub(crate) const PATH_MAX: usize = libc::PATH_MAX as usize;
 /// Larger cache files are not mapped: the limit every front end reads a cache
 /// file with.
 const MAX_CACHE_BYTES: usize = envpolicy_core::readable::CACHE_FILE.bytes as usize;
@@ -129,7 +129,7 @@ pub enum Loaded {
 }
 
 /// A string written once by the constructor, read-only afterwards; its bytes
-/// live in [`crate::ctor_arena`], `N` is the longest accepted.
+/// live in [`crate::platform::ctor_arena`], `N` is the longest accepted.
 struct CtorBuf<const N: usize> {
     taken: AtomicBool,
 }
@@ -147,7 +147,7 @@ impl<const N: usize> CtorBuf<N> {
         if src.len() > N || self.taken.swap(true, Ordering::AcqRel) {
             return None;
         }
-        crate::ctor_arena::keep(&[src], N)
+        crate::platform::ctor_arena::keep(&[src], N)
     }
 }
 
@@ -158,171 +158,11 @@ static POLICY_PATH: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
 #[link_section = ".data.envshim_ctor"]
 static WARNING: CtorBuf<1024> = CtorBuf::new();
 
-/// A path being built in a stack buffer (NUL-terminated by `c_bytes`). The buffer is
-/// left uninitialised: zeroing PATH_MAX bytes per path would be most of the
-/// constructor's cost.
-/// (The storage is a separate local, [`PathSpace`]: inside the struct, LLVM merges
-/// it with the zeroing of `len` into one memset.)
-pub(crate) struct PathBuf<'b> {
-    buf: &'b mut [MaybeUninit<u8>],
-    len: usize,
-    ok: bool,
-}
-
-/// Room for any path the kernel accepts, and its NUL.
-pub(crate) type PathSpace = [MaybeUninit<u8>; PATH_MAX + 1];
-
 /// Room for the usual path: the constructor builds its paths here first and takes a
 /// [`PathSpace`] only for a longer one, in a function of its own. (A 4 KiB local
 /// costs a stack page fault in every process that loads the shim: functions with a
 /// frame over one page probe every page of it.)
 type ShortPath = [MaybeUninit<u8>; 256];
-
-impl<'b> PathBuf<'b> {
-    pub(crate) fn new(buf: &'b mut [MaybeUninit<u8>]) -> Self {
-        PathBuf {
-            buf,
-            len: 0,
-            ok: true,
-        }
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-        self.ok = true;
-    }
-
-    pub(crate) fn push(&mut self, s: &[u8]) -> &mut Self {
-        let end = self.len.saturating_add(s.len());
-        // Keep one byte for the NUL.
-        let room = end < self.buf.len() && !s.contains(&0);
-        match self.buf.get_mut(self.len..end) {
-            Some(dst) if room => {
-                for (d, &b) in dst.iter_mut().zip(s) {
-                    d.write(b);
-                }
-                self.len = end;
-            }
-            _ => self.ok = false,
-        }
-        self
-    }
-
-    /// `Path::join` for a relative `s`: a `/` unless the path ends with one.
-    fn join(&mut self, s: &[u8]) -> &mut Self {
-        if self.len > 0 && self.bytes().last() != Some(&b'/') {
-            self.push(b"/");
-        }
-        self.push(s)
-    }
-
-    fn bytes(&self) -> &[u8] {
-        let init = self.buf.get(..self.len).unwrap_or(&[]);
-        // SAFETY: the first `len` bytes were written by `push` (`len` only grows by
-        // what was written); MaybeUninit<u8> has the layout of u8.
-        unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) }
-    }
-
-    /// [`PathBuf::c_bytes`], borrowing the buffer for as long as it lives.
-    pub(crate) fn into_c_bytes(self) -> Option<&'b [u8]> {
-        if !self.ok {
-            return None;
-        }
-        let len = self.len;
-        self.buf.get_mut(len)?.write(0);
-        let init = self.buf.get(..len + 1)?;
-        // SAFETY: bytes `..len` were written by `push`, byte `len` just now.
-        Some(unsafe { core::slice::from_raw_parts(init.as_ptr().cast::<u8>(), init.len()) })
-    }
-
-    /// The path with its NUL, or `None` if it did not fit.
-    fn c_bytes(&mut self) -> Option<&[u8]> {
-        PathBuf {
-            buf: &mut *self.buf,
-            len: self.len,
-            ok: self.ok,
-        }
-        .into_c_bytes()
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Raw system calls.
-
-/// `stat(2)` of a NUL-terminated path; `Err(errno)` on failure.
-pub(crate) fn stat_c(path: &[u8]) -> Result<libc::stat, c_int> {
-    stat_at(path, 0)
-}
-
-/// `fstatat(AT_FDCWD, path, flags)`: [`stat_c`], or with `AT_SYMLINK_NOFOLLOW` the
-/// link itself.
-fn stat_at(path: &[u8], flags: c_int) -> Result<libc::stat, c_int> {
-    if path.last() != Some(&0) {
-        return Err(libc::EINVAL);
-    }
-    // SAFETY: `stat` is plain data; all-zero is a valid value.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: `path` is NUL-terminated (checked above) and `st` is a valid
-    // out-pointer of the kernel's `struct stat` layout (newfstatat fills it).
-    let r = unsafe {
-        crate::sys::sys_call!(
-            libc::SYS_newfstatat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            &mut st as *mut libc::stat,
-            flags,
-        )
-    };
-    if r == 0 {
-        Ok(st)
-    } else {
-        Err(sys::errno())
-    }
-}
-
-/// `fstat(2)` of an open descriptor.
-pub(crate) fn fstat(fd: c_int) -> Result<libc::stat, c_int> {
-    // SAFETY: as in `stat_c`.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH stats `fd` itself; `st`
-    // is a valid out-pointer.
-    let r = unsafe {
-        crate::sys::sys_call!(
-            libc::SYS_newfstatat,
-            fd,
-            c"".as_ptr(),
-            &mut st as *mut libc::stat,
-            libc::AT_EMPTY_PATH,
-        )
-    };
-    if r == 0 {
-        Ok(st)
-    } else {
-        Err(sys::errno())
-    }
-}
-
-pub(crate) fn stamp_of(st: &libc::stat) -> Stamp {
-    Stamp::new(
-        st.st_dev,
-        st.st_ino,
-        st.st_size as u64,
-        (st.st_mtime, st.st_mtime_nsec),
-        (st.st_ctime, st.st_ctime_nsec),
-    )
-}
-
-/// Our real uid, from the auxiliary vector the kernel passed at exec (`AT_UID`):
-/// a read of memory, where `getuid(2)` is a system call in every process start.
-pub(crate) fn getuid() -> u32 {
-    // SAFETY: getauxval has no preconditions; AT_UID is always present on Linux.
-    let uid = unsafe { libc::getauxval(libc::AT_UID) };
-    match u32::try_from(uid) {
-        Ok(uid) if uid != 0 || sys::errno() != libc::ENOENT => uid,
-        // SAFETY: getuid has no preconditions and cannot fail.
-        _ => unsafe { crate::sys::sys_call!(libc::SYS_getuid) as u32 },
-    }
-}
 
 /// Why a stat'ed directory or file is not trusted, if it is not.
 fn untrusted(st: &libc::stat, uid: u32, want: libc::mode_t) -> Option<&'static [u8]> {
@@ -368,7 +208,7 @@ fn stamp_noting_distrust(
     Some(stamp_of(&st))
 }
 
-/// The policy file a running process loaded, as it is now ([`crate::policy::follow_edit`]).
+/// The policy file a running process loaded, as it is now ([`crate::state::policy::follow_edit`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum PolicyFileNow {
     /// The stamp it was compiled with: the policy in force is the file.
@@ -430,7 +270,7 @@ enum MapError {
 fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
     // SAFETY: `path` is NUL-terminated (callers build it with `c_bytes`).
     let fd = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
@@ -461,7 +301,7 @@ fn map_fd(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
     // SAFETY: a new private read-only mapping of an open regular file; it touches
     // no existing memory.
     let p = unsafe {
-        crate::sys::sys_call!(
+        crate::platform::sys::sys_call!(
             libc::SYS_mmap,
             0usize,
             len,
@@ -514,7 +354,7 @@ fn env_entry(name: &[u8]) -> Option<*const c_char> {
 /// A warning, built in a stack buffer of [`Piece`]s (a path or name may hold
 /// a secret: a token can arrive as a directory name) and then stored once.
 fn warn(parts: &[Piece<'_>]) -> Option<&'static [u8]> {
-    let mut m = sys::Msg::<1024>::new();
+    let mut m = crate::state::message::Msg::<1024>::new();
     m.push_pieces(parts);
     WARNING.set(m.as_bytes())
 }
@@ -600,7 +440,7 @@ fn find_config(space: &mut [MaybeUninit<u8>]) -> Config<'_> {
     );
     if let Some((dir, under)) = user {
         buf.push(dir).join(under);
-        if !buf.ok && short {
+        if !buf.fits() && short {
             return Config::TooLong;
         }
     }
@@ -672,7 +512,8 @@ fn absolute_policy_path(given_c: &[u8]) -> Result<Option<&'static [u8]>, ()> {
     let mut cwd = [0u8; PATH_MAX + 1];
     let mut out = [0u8; PATH_MAX + 1];
     // SAFETY: `cwd` is a writable buffer of the length passed.
-    let r = unsafe { crate::sys::sys_call!(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
+    let r =
+        unsafe { crate::platform::sys::sys_call!(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) };
     // getcwd returns the length including the NUL; readlink, without it.
     let len = if r > 0 {
         r as usize - 1
@@ -680,7 +521,7 @@ fn absolute_policy_path(given_c: &[u8]) -> Result<Option<&'static [u8]>, ()> {
         // SAFETY: a NUL-terminated path and a writable buffer of the length
         // passed (one byte short, so the result stays NUL-terminated).
         let n = unsafe {
-            crate::sys::sys_call!(
+            crate::platform::sys::sys_call!(
                 libc::SYS_readlink,
                 c"/proc/self/cwd".as_ptr(),
                 cwd.as_mut_ptr(),
@@ -771,7 +612,7 @@ impl Ctx<'_> {
         for part in cache_key::cache_dir_parts(given, uid_digits, runtime_ours) {
             buf.push(part);
         }
-        let dir_len = buf.len;
+        let dir_len = buf.len();
         buf.join(&cache_key::cache_file_name(self.path()));
         let cache_c = buf.c_bytes().filter(|_| dir_len != 0)?;
         Some(Ctx {
@@ -912,15 +753,9 @@ pub fn source_path(policy: &Records<'static>) -> Option<&'static [u8]> {
     policy.dep(0).map(|d| policy.c_str(d.path))
 }
 
-/// The stamp of the file at `path_c` (NUL-terminated) as it is now; `None` when it
-/// cannot be `stat`ed.
-pub fn stamp_now(path_c: &[u8]) -> Option<Stamp> {
-    stat_c(path_c).ok().map(|st| stamp_of(&st))
-}
-
 /// The policy file at `path_c` ([`source_path`] of the policy in force), loaded
 /// again because it changed since this process loaded it
-/// ([`crate::policy::follow_edit`]), by [`load_at`].
+/// ([`crate::state::policy::follow_edit`]), by [`load_at`].
 #[inline(never)]
 pub fn reload(path_c: Option<&'static [u8]>) -> Loaded {
     match path_c {
@@ -938,7 +773,7 @@ pub fn reload(path_c: Option<&'static [u8]>) -> Loaded {
 /// failure means the floor; envwrap's own message, when it compiled, is the one
 /// said. It writes none of the constructor's buffers, so any thread may run it,
 /// as often as it needs to: for a process that took the start-up hint
-/// ([`crate::policy`]), and to follow an edit ([`reload`]).
+/// ([`crate::state::policy`]), and to follow an edit ([`reload`]).
 ///
 /// Allocates nothing and takes no lock, as [`finish`].
 #[inline(never)]

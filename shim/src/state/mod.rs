@@ -1,0 +1,20 @@
+//! What one process holds, between its execs: the policy in force
+//! ([`in_force`]) and how it is loaded and followed ([`policy`], [`load`],
+//! [`helper`]), the env files and their cache ([`env_files`], [`env_cache`]),
+//! the start-up hint ([`hint`]), the entries captured at load ([`sticky`]), the
+//! withheld page ([`withheld`]), self-scrub ([`scrub`]), and the one writer of
+//! messages ([`message`]), which redacts against the policy in force.
+//!
+//! These modules are unit-tested on the host (`cargo test -p envshim`).
+
+pub mod env_cache;
+pub mod env_files;
+pub mod helper;
+pub mod hint;
+pub mod in_force;
+pub mod load;
+pub mod message;
+pub mod policy;
+pub mod scrub;
+pub mod sticky;
+pub mod withheld;
