@@ -2,9 +2,11 @@
 //! read from the code so that the page cannot drift from it
 //! (tests/tests/architecture.rs).
 //!
-//! A module is a top-level module of the crate (`pairs/tmux_argv.rs` belongs
-//! to `pairs`); its edges are the `crate::NAME` paths in its code, comments and
-//! its own `#[cfg(test)] mod tests` left out (a test may use anything).
+//! A module is a file of the crate, or a folder of files that stands beside its
+//! own `NAME.rs` (`pairs/tmux_argv.rs` belongs to `pairs`); a folder with a
+//! `mod.rs` is a layer, and its files are modules of it (`state::policy`). A
+//! module's edges are the `crate::` paths in its code, comments and its own
+//! `#[cfg(test)] mod tests` left out (a test may use anything).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -38,19 +40,34 @@ fn ident(s: &str) -> String {
         .collect()
 }
 
-/// The modules `code` names as `crate::NAME`, also inside `use crate::{A, B}`.
+/// The paths `code` names after `crate::`, each as far as its last lowercase
+/// segment (`crate::state::policy::with_active` gives `state::policy::with_active`),
+/// with `use crate::{A, B}` and `use crate::x::{A, B}` read as one path each.
 pub fn uses_in(code: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut rest = code;
     while let Some(at) = rest.find("crate::") {
         rest = &rest[at + "crate::".len()..];
-        match rest.strip_prefix('{') {
-            Some(group) => {
-                let end = group.find('}').unwrap_or(group.len());
-                out.extend(group[..end].split(',').map(|item| ident(item.trim())));
+        let mut prefix = String::new();
+        let mut tail = rest;
+        loop {
+            if let Some(group) = tail.strip_prefix('{') {
+                for item in group_items(group) {
+                    out.insert(format!("{prefix}{}", path_of(item.trim())));
+                }
+                break;
             }
-            None => {
-                out.insert(ident(rest));
+            let seg = ident(tail);
+            match tail[seg.len()..].strip_prefix("::") {
+                Some(more) if !seg.is_empty() => {
+                    prefix.push_str(&seg);
+                    prefix.push_str("::");
+                    tail = more;
+                }
+                _ => {
+                    out.insert(format!("{prefix}{seg}"));
+                    break;
+                }
             }
         }
     }
@@ -58,35 +75,115 @@ pub fn uses_in(code: &str) -> BTreeSet<String> {
     out
 }
 
-/// The graph of the crate whose sources are in `src` (lib.rs itself left out:
-/// it declares the modules).
+/// The items of a `use` group, `group` starting right after its `{`: split at
+/// its own commas, up to its own `}` (a group inside it is one item).
+fn group_items(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[start..i]);
+                return items;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&group[start..]);
+    items
+}
+
+/// `a::b::c` of an item of a `use` group (`a::b::{c, d}` gives `a::b`).
+fn path_of(item: &str) -> String {
+    let mut segs = Vec::new();
+    let mut tail = item;
+    loop {
+        let seg = ident(tail);
+        if seg.is_empty() {
+            break;
+        }
+        tail = &tail[seg.len()..];
+        segs.push(seg);
+        match tail.strip_prefix("::") {
+            Some(more) => tail = more,
+            None => break,
+        }
+    }
+    segs.join("::")
+}
+
+/// The module a source file belongs to, by Rust's own layout: a file of a
+/// folder that has its own `mod.rs` is a module of that folder (a layer:
+/// `state/policy.rs` is `state::policy`); a file of a folder that stands beside
+/// `NAME.rs` belongs to `NAME` (`pairs/tmux_argv.rs` is `pairs`). `None` for
+/// what only declares modules (lib.rs, main.rs, a layer's mod.rs).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let parts: Vec<String> = file
+        .strip_prefix(src)
+        .ok()?
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    let (stem, folders) = parts.split_last()?;
+    let mut name = Vec::new();
+    let mut dir = src.to_path_buf();
+    for folder in folders {
+        name.push(folder.as_str());
+        dir.push(folder);
+        if !dir.join("mod.rs").exists() {
+            // A module's own folder: the file is part of that module.
+            return Some(name.join("::"));
+        }
+    }
+    if matches!(stem.as_str(), "lib" | "main" | "mod") {
+        return None;
+    }
+    name.push(stem);
+    Some(name.join("::"))
+}
+
+/// The graph of the crate whose sources are in `src`: its modules (see
+/// [`module_of`]) and, for each, the modules its code names.
 pub fn module_graph(src: &Path) -> ModuleGraph {
     let mut g = ModuleGraph::new();
+    let mut named: Vec<(String, BTreeSet<String>)> = Vec::new();
     let sources = crate::walk::files_under(vec![src.to_path_buf()], |_| true);
     for (p, _) in sources
         .iter()
         .filter(|(p, _)| p.extension().is_some_and(|x| x == "rs"))
     {
-        let rel = p.strip_prefix(src).expect("under src");
-        let first = rel.components().next().expect("a file");
-        let module = first
-            .as_os_str()
-            .to_string_lossy()
-            .trim_end_matches(".rs")
-            .to_string();
-        if module == "lib" || module == "main" {
+        let Some(module) = module_of(src, p) else {
             continue;
-        }
+        };
         let text = std::fs::read_to_string(p).expect("a source file");
-        let edges = uses_in(&code_of(&text));
-        let entry = g.entry(module.clone()).or_default();
-        entry.extend(edges.into_iter().filter(|d| *d != module));
+        g.entry(module.clone()).or_default();
+        named.push((module, uses_in(&code_of(&text))));
     }
     let modules: BTreeSet<String> = g.keys().cloned().collect();
-    for edges in g.values_mut() {
-        edges.retain(|d| modules.contains(d));
+    for (module, paths) in named {
+        let edges: BTreeSet<String> = paths
+            .iter()
+            .filter_map(|p| module_named(&modules, p))
+            .filter(|d| *d != module)
+            .collect();
+        g.entry(module).or_default().extend(edges);
     }
     g
+}
+
+/// The module `path` lies in: its longest prefix that is one.
+fn module_named(modules: &BTreeSet<String>, path: &str) -> Option<String> {
+    let segs: Vec<&str> = path.split("::").collect();
+    (1..=segs.len())
+        .rev()
+        .map(|n| segs[..n].join("::"))
+        .find(|m| modules.contains(m))
 }
 
 /// A circle through `start`, if there is one: the modules along it, in order.

@@ -1,16 +1,19 @@
 //! docs/architecture.md is true to the code: each module graph it draws (a
-//! fenced block tagged `modules FOLDER`) is the graph read from FOLDER's code,
-//! and the decision core's modules form layers, with no circle among them.
+//! fenced block tagged `modules FOLDER`) is the graph read from FOLDER's code;
+//! neither the decision core's modules nor the shim's reach back to themselves
+//! (no circle); and each of the shim's modules uses only its own layer and the
+//! layers below it, in the order the page's `layers shim/src` block gives them.
 
 use envshim_e2e::modules::{circle_through, module_graph, render_graph};
 use envshim_e2e::*;
 
-/// The graphs the page draws: (folder, the block's lines).
-fn drawn(page: &str) -> Vec<(String, String)> {
+/// The page's blocks tagged `KIND FOLDER`: (folder, the block's lines).
+fn drawn(page: &str, kind: &str) -> Vec<(String, String)> {
+    let fence = format!("```{kind} ");
     let mut out = Vec::new();
     let mut current: Option<(String, String)> = None;
     for line in page.lines() {
-        match (&mut current, line.strip_prefix("```modules ")) {
+        match (&mut current, line.strip_prefix(fence.as_str())) {
             (None, Some(folder)) => current = Some((folder.trim().to_string(), String::new())),
             (Some(_), _) if line == "```" => out.extend(current.take()),
             (Some((_, body)), _) => {
@@ -26,8 +29,7 @@ fn drawn(page: &str) -> Vec<(String, String)> {
 #[test]
 fn the_architecture_page_draws_the_module_graphs_as_the_code_has_them() {
     let root = workspace_root();
-    let page = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
-    let graphs = drawn(&page);
+    let graphs = drawn(&page(), "modules");
     let folders: Vec<&str> = graphs.iter().map(|(f, _)| f.as_str()).collect();
     assert_eq!(
         folders,
@@ -43,15 +45,49 @@ fn the_architecture_page_draws_the_module_graphs_as_the_code_has_them() {
     }
 }
 
+fn page() -> String {
+    std::fs::read_to_string(workspace_root().join("docs/architecture.md")).unwrap()
+}
+
 #[test]
-fn no_module_of_the_decision_core_reaches_back_to_itself() {
-    let g = module_graph(&workspace_root().join("policy-core/src"));
-    assert!(g.len() > 10, "the modules were not found: {g:?}");
-    for m in g.keys() {
-        if let Some(circle) = circle_through(&g, m) {
-            panic!(
-                "a circle of modules in the core: {} -> {m}",
-                circle.join(" -> ")
+fn no_module_of_the_core_or_the_shim_reaches_back_to_itself() {
+    for crate_src in ["policy-core/src", "shim/src"] {
+        let g = module_graph(&workspace_root().join(crate_src));
+        assert!(g.len() > 10, "the modules were not found: {g:?}");
+        for m in g.keys() {
+            if let Some(circle) = circle_through(&g, m) {
+                panic!(
+                    "a circle of modules in {crate_src}: {} -> {m}",
+                    circle.join(" -> ")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn each_module_of_the_shim_uses_its_own_layer_and_those_below_it() {
+    let layers: Vec<String> = drawn(&page(), "layers")
+        .into_iter()
+        .find(|(folder, _)| folder == "shim/src")
+        .expect("docs/architecture.md has a `layers shim/src` block")
+        .1
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let rank = |module: &str| {
+        let layer = module.split("::").next().unwrap_or(module);
+        layers
+            .iter()
+            .position(|l| l == layer)
+            .unwrap_or_else(|| panic!("{module} is in no layer the page names: {layers:?}"))
+    };
+    let g = module_graph(&workspace_root().join("shim/src"));
+    for (m, uses) in &g {
+        for d in uses {
+            assert!(
+                rank(m) <= rank(d),
+                "{m} uses {d}, a layer above its own (layers, top first: {layers:?})"
             );
         }
     }
@@ -61,9 +97,13 @@ fn no_module_of_the_decision_core_reaches_back_to_itself() {
 fn the_reading_finds_uses_and_circles() {
     use envshim_e2e::modules::{code_of, uses_in, ModuleGraph};
     let code = "use crate::{bytes::x, decide};\nfn f() { crate::argv::g() }\n// crate::mux\n\
+                use crate::platform::{fs::{a, B}, sys};\n\
                 #[cfg(test)]\n// why\n#[allow(clippy::panic)]\nmod tests { use crate::shape; }\n";
     let found: Vec<String> = uses_in(&code_of(code)).into_iter().collect();
-    assert_eq!(found, ["argv", "bytes", "decide"]);
+    assert_eq!(
+        found,
+        ["argv::g", "bytes::x", "decide", "platform::fs", "platform::sys"]
+    );
     let mut g = ModuleGraph::new();
     g.insert("a".into(), ["b".to_string()].into());
     g.insert("b".into(), ["a".to_string()].into());
