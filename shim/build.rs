@@ -68,7 +68,7 @@ fn main() {
     // the text and straddle page boundaries, and the loader's relocations and
     // zero-filling dirty four pages instead of two: each one a page fault in every
     // process (docs/benchmarks.md). With it, the constructor's statics (`.data`,
-    // see src/init.rs) are on the page the loader has already written.
+    // see src/hooks/init.rs) are on the page the loader has already written.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,separate-loadable-segments");
     // One writable segment, laid out by layout.ld: the pages the loader and the
     // constructor write come first, and there is no .bss. (-z norelro: with RELRO,
@@ -88,9 +88,9 @@ fn main() {
     // which cargo turns on when the shim is built in one command with a crate that
     // uses std (`cargo build -p envshim -p envwrap`). Without DT_NEEDED libc.so.6 the
     // library still works preloaded (libc is loaded by the program), but not run
-    // as a program (src/describe.rs).
+    // as a program (src/hooks/describe.rs).
     println!("cargo:rustc-link-lib=dylib=c");
-    // Run as a program, the library starts here (csrc/entry.c, src/describe.rs).
+    // Run as a program, the library starts here (csrc/entry.c, src/hooks/describe.rs).
     println!("cargo:rustc-cdylib-link-arg=-Wl,-e,envshim_entry");
     let dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     println!(

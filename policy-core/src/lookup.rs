@@ -1,6 +1,6 @@
 //! The steps of the policy lookup, as messages name them. The lookup itself is
 //! done twice by design (the shim's without allocation in its constructor, in
-//! `shim/src/load.rs`; envwrap's in `envpolicy::load::locate`), and both front
+//! `shim/src/state/load.rs`; envwrap's in `envpolicy::load::locate`), and both front
 //! ends say which step found the policy in the same words, from here.
 
 /// Which step of the lookup found the policy in force.

@@ -24,7 +24,7 @@
 //! How a server's environments are read and cleared is not here: it talks to a
 //! running server (its own client, `/proc`), which is envwrap's work, one file
 //! per multiplexer behind one trait (wrapper/src/mux/). The shim has no code of
-//! its own per multiplexer: it reads this table (shim/src/mux_client.rs).
+//! its own per multiplexer: it reads this table (shim/src/mux/client.rs).
 //!
 //! A third multiplexer is one file here (its argv reading, as [`tmux`] and
 //! [`screen`]), its row below, and one file in envwrap with its row there; the

@@ -6,10 +6,10 @@
  * about 700 instructions per symbol. C calls go through the PLT, and build.rs links
  * with -z lazy, so these are resolved on first use instead. A process that never calls
  * system/popen never pays for them. Functions used between fork/vfork and exec are NOT
- * here (they stay eagerly bound; see src/exec.rs): lazy binding takes no lock, but the
+ * here (they stay eagerly bound; see src/hooks/exec.rs): lazy binding takes no lock, but the
  * exec path should not even need the loader.
  *
- * Each wrapper has the libc function's exact signature; see src/cold.rs. */
+ * Each wrapper has the libc function's exact signature; see src/platform/cold.rs. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@ HIDDEN int envshim_c_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 HIDDEN pid_t envshim_c_waitpid(pid_t pid, int *status, int options) { return waitpid(pid, status, options); }
 HIDDEN int envshim_c_sched_yield(void) { return sched_yield(); }
 HIDDEN char *envshim_c_realpath(const char *path, char *resolved) { return realpath(path, resolved); }
-/* dlsym: the constructor finds the real functions without it (src/next_object.rs)
+/* dlsym: the constructor finds the real functions without it (src/platform/next_object.rs)
  * and asks it only for a name that walk does not settle. */
 HIDDEN void *envshim_c_dlsym(void *handle, const char *name) { return dlsym(handle, name); }
 /* The time in microseconds, or -1. gettimeofday, not clock_gettime: its symbol

@@ -2,7 +2,7 @@
    runs glibc's libc.so.6: the kernel starts the dynamic loader this section names,
    the loader maps the library and its dependencies and jumps to envshim_entry,
    which says what the shim is and which policy it would apply here
-   (src/describe.rs), then exits. The section costs nothing when the library is
+   (src/hooks/describe.rs), then exits. The section costs nothing when the library is
    preloaded: the loader reads a program's interpreter only for the program. */
 
 #if defined(__x86_64__)

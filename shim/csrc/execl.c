@@ -6,7 +6,7 @@
  * envshim_execvp and envshim_execve directly. Those are declared hidden, so the calls
  * bind inside libenvshim.so and never go through the PLT entries of the hooked names.
  *
- * No allocation, no lock: these run on the exec path (see src/exec.rs).
+ * No allocation, no lock: these run on the exec path (see src/hooks/exec.rs).
  *
  * execl(path, NULL) is legal (an empty argv): when the first argument is already the
  * terminating NULL we read nothing more (execle then reads envp right after it). */

@@ -120,15 +120,21 @@ fn path_of(item: &str) -> String {
 
 /// The module a source file belongs to, by Rust's own layout: a file of a
 /// folder that has its own `mod.rs` is a module of that folder (a layer:
-/// `state/policy.rs` is `state::policy`); a file of a folder that stands beside
-/// `NAME.rs` belongs to `NAME` (`pairs/tmux_argv.rs` is `pairs`). `None` for
-/// what only declares modules (lib.rs, main.rs, a layer's mod.rs).
+/// `state/policy.rs` is `state::policy`, and the layer's mod.rs is `state`); a
+/// file of a folder that stands beside `NAME.rs` belongs to `NAME`
+/// (`pairs/tmux_argv.rs` is `pairs`). `None` for lib.rs and main.rs, which
+/// declare the modules.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let parts: Vec<String> = file
         .strip_prefix(src)
         .ok()?
         .components()
-        .map(|c| c.as_os_str().to_string_lossy().trim_end_matches(".rs").to_string())
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        })
         .collect();
     let (stem, folders) = parts.split_last()?;
     let mut name = Vec::new();
@@ -141,11 +147,15 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
             return Some(name.join("::"));
         }
     }
-    if matches!(stem.as_str(), "lib" | "main" | "mod") {
-        return None;
+    match stem.as_str() {
+        "lib" | "main" => None,
+        // A layer's own code, under the layer's name (`filter`).
+        "mod" => Some(name.join("::")),
+        _ => {
+            name.push(stem);
+            Some(name.join("::"))
+        }
     }
-    name.push(stem);
-    Some(name.join("::"))
 }
 
 /// The graph of the crate whose sources are in `src`: its modules (see

@@ -102,7 +102,13 @@ fn the_reading_finds_uses_and_circles() {
     let found: Vec<String> = uses_in(&code_of(code)).into_iter().collect();
     assert_eq!(
         found,
-        ["argv::g", "bytes::x", "decide", "platform::fs", "platform::sys"]
+        [
+            "argv::g",
+            "bytes::x",
+            "decide",
+            "platform::fs",
+            "platform::sys"
+        ]
     );
     let mut g = ModuleGraph::new();
     g.insert("a".into(), ["b".to_string()].into());

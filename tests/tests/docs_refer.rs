@@ -1,5 +1,5 @@
 //! The docs name only what exists. Every repository path that docs/, README
-//! and the code's comments name (`shim/src/load.rs`, `ci/test`,
+//! and the code's comments name (`shim/src/state/load.rs`, `ci/test`,
 //! `docs/adr/0014-tmux-servers.md`), every ADR by number (`ADR 0014`,
 //! `adr/0014`), and every module of the two policy crates named by its path
 //! ([`envpolicy_core::cache_key`], [`envpolicy::outcome`]) must be there, so that a
@@ -316,7 +316,7 @@ fn the_checker_finds_a_dead_path_a_dead_adr_and_a_dead_module() {
     let root = workspace_root();
     let file = root.join("docs/shim.md");
     let dead = |w: &str| dead_reference(&root, &file, b' ', w);
-    assert!(dead("shim/src/load.rs").is_none());
+    assert!(dead("shim/src/state/load.rs").is_none());
     assert!(dead("shim/src/nowhere.rs").is_some());
     assert!(dead("adr/0014-tmux-servers.md").is_none());
     assert!(dead("docs/adr/0014").is_none());

@@ -1,7 +1,7 @@
 //! Imported env files under the shim: a file's current value reaches every exec.
 //!
 //! libenvshim.so keeps the files a policy imports between execs and reads a file
-//! again only when its `stat` changes (shim/src/env_cache.rs). These tests change
+//! again only when its `stat` changes (shim/src/state/env_cache.rs). These tests change
 //! the file between execs of ONE process (a python3 script under the shim), the case
 //! the cache could get wrong, and check what each child received.
 

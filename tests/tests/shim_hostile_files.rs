@@ -1,5 +1,5 @@
 //! No file a policy names can block, stall or exhaust the host (envpolicy::readable,
-//! shim/src/env_files.rs, the compile wait in shim/src/load.rs).
+//! shim/src/state/env_files.rs, the compile wait in shim/src/state/load.rs).
 //!
 //! Each case plants something that is not a regular file of a sane size where a
 //! policy expects one (the policy file itself, an imported env file, at load and

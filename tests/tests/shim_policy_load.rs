@@ -1,5 +1,5 @@
 //! How libenvshim.so finds the configured policy and its compiled cache
-//! (shim/src/load.rs, envpolicy::cache, `envwrap compile`).
+//! (shim/src/state/load.rs, envpolicy::cache, `envwrap compile`).
 //!
 //! Each test runs real programs under the shim with `ENVSHIM_POLICY` pointing into
 //! a sandbox and `ENVSHIM_CACHE_DIR` there (`home/.cache/envshim`); a floor-bound

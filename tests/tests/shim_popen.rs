@@ -1,5 +1,5 @@
 //! `popen` under the shim is glibc's `popen` in every way a program can see
-//! (shim/src/popen.rs, docs/adr/0013-popen-streams.md): the same C program, run
+//! (shim/src/hooks/popen.rs, docs/adr/0013-popen-streams.md): the same C program, run
 //! without the shim and under it, prints the same lines, property by property.
 //!
 //! Each property is one mode of `POPEN_C`; the test runs the mode both ways and

@@ -1,4 +1,4 @@
-//! The start-up hint (docs/adr/0015-start-up-hint.md, shim/src/hint.rs): a child
+//! The start-up hint (docs/adr/0015-start-up-hint.md, shim/src/state/hint.rs): a child
 //! of a policed parent that needs nothing from the policy before `main` makes no
 //! system call for it there, and loads it at its first exec; a program the policy
 //! self-scrubs, and the first process, load it at start; an edit of the policy

@@ -8,7 +8,7 @@
 //!   ([`crate::state::policy::init`]; a missing or stale cache is rebuilt by running
 //!   `envwrap compile`, once per policy change; the rest of the check, and the
 //!   validation, wait for the first exec);
-//! - open the policy's log file ([`crate::filter::open_log`]);
+//! - open the policy's log file ([`crate::filter::log::open_log`]);
 //! - self-scrub, for the programs the policy names ([`crate::state::scrub::at_load`]);
 //! - in a multiplexer's client (tmux, screen) whose command may start a process
 //!   in a running server, have envwrap clean that server's environments
@@ -52,7 +52,7 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
     if crate::state::policy::init(prog) {
         // One look at the policy's header and records for both (see `with_peeked`).
         crate::state::policy::with_peeked(|peeked| {
-            crate::filter::open_log(peeked);
+            crate::filter::log::open_log(peeked);
             // SAFETY: the loader passes the process's own argc/argv to
             // `.init_array` functions, before `main`, with no other thread running.
             unsafe { crate::state::scrub::at_load(peeked, prog, argc, argv) };

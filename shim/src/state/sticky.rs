@@ -47,6 +47,16 @@ pub enum Captured {
     TooLong,
 }
 
+impl Captured {
+    /// The captured bytes, without their NUL; `None` when absent or too long.
+    pub fn bytes(self) -> Option<&'static [u8]> {
+        match self {
+            Captured::Present(s) => Some(s.to_bytes()),
+            Captured::Absent | Captured::TooLong => None,
+        }
+    }
+}
+
 #[repr(u8)]
 enum State {
     Absent = 0,

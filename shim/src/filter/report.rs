@@ -1,0 +1,368 @@
+//! What an exec's decision says: the refusal line, the loud lines, the withheld
+//! line, the policy-set warning, and each change as a JSON line for audit mode and
+//! the log. Everything it names is a variable, a program, a rule or an index,
+//! never a value, and every line goes through [`crate::state::message`], which
+//! redacts it against the decision's credentials too.
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use envpolicy_core::argv::{self, ArgAction, ArgRule, ArgVerdict, ValueSource};
+use envpolicy_core::compiled::Mode;
+use envpolicy_core::decide::{self, Action, Rule, Verdict};
+use envpolicy_core::Policy;
+
+use crate::platform::sys;
+use crate::state::message::Msg;
+
+/// A child's `ENVSHIM_POLICY` that rule 8 replaced is said once per process.
+#[link_section = ".data.envshim_zero"]
+static POLICY_SET_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// What made an exec refused.
+#[derive(Clone, Copy)]
+pub enum Refused {
+    /// This argument holds a secret.
+    Argument(usize),
+    /// The path given to exec does (`ArgvSummary::program`).
+    Program(ArgRule),
+}
+
+/// Everything a message or a JSON line may name: variables, programs, rules,
+/// argument indices; never a value.
+pub struct Report<'r, 'p> {
+    pub policy: &'r Policy<'p>,
+    pub prog: &'r [u8],
+    pub env: &'r [&'r [u8]],
+    pub args: &'r [&'r [u8]],
+    pub verdicts: &'r [Verdict],
+    pub averdicts: &'r [ArgVerdict],
+    pub contents: &'r [Option<&'r [u8]>],
+    pub parent: &'r [&'r [u8]],
+    pub source: &'r [u8],
+    /// Why the program's path is refused, if it is.
+    pub program: Option<ArgRule>,
+    /// `EnvSummary::refused_sets`.
+    pub refused_sets: u64,
+    /// `EnvSummary::refused_file_values`.
+    pub refused_file_values: u64,
+    /// The `ENVSHIM_POLICY=...` entry rule 8 gives the child (`ExecInput::policy_entry`).
+    pub tree_policy: Option<&'r [u8]>,
+}
+
+impl Report<'_, '_> {
+    fn env_name(&self, i: usize) -> &[u8] {
+        self.env
+            .get(i)
+            .and_then(|e| envpolicy_core::bytes::split_entry(e))
+            .map_or(&[], |(n, _)| n)
+    }
+
+    /// The variable whose value an argument holds.
+    fn value_name(&self, src: ValueSource) -> &[u8] {
+        argv::source_name(self.env, self.parent, self.contents, src).unwrap_or(&[])
+    }
+
+    /// The message for a refused exec: program, argument, variable, policy.
+    #[cold]
+    #[inline(never)]
+    pub fn refusal(&self, what: Refused) {
+        let mut m = Msg::<1024>::new();
+        m.push(b"envshim: refused to run ").push_word(self.prog);
+        let rule = match what {
+            Refused::Argument(i) => {
+                m.push(b": argument ").push_num(i as i64);
+                self.averdicts.get(i).map(|v| v.rule)
+            }
+            Refused::Program(rule) => {
+                m.push(b": the program's path");
+                Some(rule)
+            }
+        };
+        match rule {
+            Some(ArgRule::Value(src)) => {
+                m.push(b" holds the value of ")
+                    .push_word(self.value_name(src));
+            }
+            Some(ArgRule::Shape(s)) => {
+                m.push(b" holds ")
+                    .push(s.describe_with_article().as_bytes());
+            }
+            Some(ArgRule::Pair {
+                name_at, name_end, ..
+            }) => {
+                let name = match what {
+                    Refused::Argument(i) => self.args.get(i),
+                    Refused::Program(_) => None,
+                }
+                .and_then(|a| a.get(name_at as usize..name_end as usize))
+                .unwrap_or(&[]);
+                m.push(b" holds the pair ")
+                    .push_word(name)
+                    .push(b" among other words, where it cannot be dropped alone");
+            }
+            _ => {
+                m.push(b" holds a secret");
+            }
+        }
+        m.push(b" (policy ").push_word(self.source).push(b")");
+        self.write(&mut m, 2);
+    }
+
+    /// Warnings for changes worth one in enforce mode.
+    pub fn loud(&self) {
+        for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
+            // Rule 8 replaced it, or rules 1 to 5 did not pass it (a value that
+            // looks like a token is refused): either may be an `ENVSHIM_POLICY`.
+            if (v.action == Action::Replace && v.rule == Rule::Sticky) || !v.action.passes() {
+                self.policy_set(i);
+            }
+            if envpolicy_core::withheld::worth_saying(self.policy.settings(), v) {
+                self.withheld(i);
+            }
+            if v.loud {
+                let verb: &[u8] = if v.action == Action::Grant {
+                    b"granted "
+                } else {
+                    b"refused "
+                };
+                self.loud_line([verb, self.env_name(i), b" for "], v.rule.id());
+            }
+        }
+        for (i, v) in self.averdicts.iter().enumerate() {
+            if let ArgRule::Pair {
+                rule,
+                name_at,
+                name_end,
+                loud: true,
+            } = v.rule
+            {
+                let name = self
+                    .args
+                    .get(i)
+                    .and_then(|a| a.get(name_at as usize..name_end as usize))
+                    .unwrap_or(&[]);
+                self.loud_line([b"refused ", name, b" in the argv of "], rule.id());
+            }
+        }
+        for (_, name) in decide::refused_set_names(self.policy, self.refused_sets) {
+            self.loud_line([b"refused ", name, b" for "], "credential.shape");
+        }
+        let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values);
+        for (_, name) in file_values {
+            self.loud_line(
+                [b"refused ", name, b" (its env file's value) for "],
+                "env-file.refused",
+            );
+        }
+    }
+
+    /// Entry `i`, which the child does not get as it is: when it is an
+    /// `ENVSHIM_POLICY` this process set (neither the tree's nor the one it was
+    /// started with) and rule 8 gives the child the tree's, says once per process
+    /// that the tree keeps its policy. The value set is not shown: it could hold
+    /// anything.
+    #[inline(never)]
+    fn policy_set(&self, i: usize) {
+        let Some(entry) = self.env.get(i) else {
+            return;
+        };
+        if self.tree_policy.is_none()
+            || self.tree_policy == Some(*entry)
+            || self.env_name(i) != envpolicy_core::builtin::POLICY_VAR
+            || crate::state::sticky::policy_at_load().bytes() == Some(*entry)
+            || POLICY_SET_WARNED.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let mut m = Msg::<1024>::new();
+        m.push(b"envshim: ENVSHIM_POLICY set by this process is ignored: the tree keeps ");
+        match self
+            .tree_policy
+            .and_then(|e| e.strip_prefix(b"ENVSHIM_POLICY="))
+        {
+            Some(v) if envpolicy_core::lookup::names_builtin(v) => {
+                m.push(b"the built-in default policy")
+            }
+            Some(v) => m.push(b"the policy ").push_word(v),
+            None => m.push(b"its policy"),
+        };
+        self.write(&mut m, 2);
+    }
+
+    /// `envshim: NAME withheld from PROGRAM ...`, the first time this tree
+    /// withholds entry `i` ([`envpolicy_core::withheld`]).
+    #[cold]
+    #[inline(never)]
+    fn withheld(&self, i: usize) {
+        let name = self.env_name(i);
+        if !crate::state::withheld::first_time(name) {
+            return;
+        }
+        let mut m = Msg::<512>::new();
+        m.push(b"envshim: ")
+            .push_pieces(&envpolicy_core::withheld::line(name, self.prog));
+        self.write(&mut m, 2);
+    }
+
+    /// `envshim: <verb> <name><where><program> (<rule>; policy <source>)`.
+    #[cold]
+    #[inline(never)]
+    fn loud_line(&self, [verb, name, place]: [&[u8]; 3], rule: &str) {
+        let mut m = Msg::<512>::new();
+        m.push(b"envshim: ")
+            .push(verb)
+            .push_word(name)
+            .push(place)
+            .push_word(self.prog)
+            .push(b" (")
+            .push(rule.as_bytes())
+            .push(b"; policy ")
+            .push_word(self.source)
+            .push(b")");
+        self.write(&mut m, 2);
+    }
+
+    /// Writes a line about this exec, redacting the decision's credentials (and
+    /// the caller's) on the way out ([`crate::state::message`]).
+    fn write<const N: usize>(&self, m: &mut Msg<N>, fd: c_int) {
+        let decided = envpolicy_core::shown::Decided {
+            env: self.env,
+            verdicts: self.verdicts,
+            min: self.policy.settings().min_value_len as usize,
+        };
+        let parent = envpolicy_core::shown::EnvSecrets {
+            policy: Some(self.policy),
+            env: self.parent,
+        };
+        m.write_fd_known(fd, &envpolicy_core::shown::Both(&decided, &parent));
+    }
+
+    /// One JSON line per change, to `fd`.
+    #[cold]
+    #[inline(never)]
+    pub fn all(&self, fd: c_int) {
+        let mode: &[u8] = if self.policy.settings().mode == Mode::Audit {
+            b"audit"
+        } else {
+            b"enforce"
+        };
+        for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
+            if v.action == Action::Keep {
+                continue;
+            }
+            let mut m = json_start(mode, self.prog, b"env", i);
+            json_word(&mut m, b"name", self.env_name(i));
+            json_field(&mut m, b"action", v.action.id().as_bytes());
+            json_field(&mut m, b"rule", v.rule.id().as_bytes());
+            json_end(&mut m, self, fd);
+        }
+        let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values)
+            .map(|(_, name)| (name, &b"env-file.refused"[..]));
+        let sets = decide::refused_set_names(self.policy, self.refused_sets)
+            .map(|(_, name)| (name, &b"credential.shape"[..]));
+        for (name, rule) in file_values.chain(sets) {
+            let mut m = json_start(mode, self.prog, b"env", 0);
+            json_word(&mut m, b"name", name);
+            json_field(&mut m, b"action", b"refuse");
+            json_field(&mut m, b"rule", rule);
+            json_end(&mut m, self, fd);
+        }
+        if let Some(rule) = self.program {
+            let mut m = json_start(mode, self.prog, b"program", 0);
+            let (name, rule): (&[u8], &[u8]) = match rule {
+                ArgRule::Value(src) => (self.value_name(src), b"argv.value"),
+                ArgRule::Shape(s) => (s.id().as_bytes(), b"argv.shape"),
+                _ => (&[], b"none"),
+            };
+            json_word(&mut m, b"name", name);
+            json_field(&mut m, b"action", b"refuse");
+            json_field(&mut m, b"rule", rule);
+            json_end(&mut m, self, fd);
+        }
+        for (i, v) in self.averdicts.iter().enumerate() {
+            let action: &[u8] = match v.action {
+                ArgAction::Keep => continue,
+                ArgAction::Drop => b"drop",
+                ArgAction::Refuse => b"refuse",
+                ArgAction::Redact => b"redact",
+                ArgAction::NameOnly => b"name-only",
+                ArgAction::Unflag(_) => b"drop",
+            };
+            let mut m = json_start(mode, self.prog, b"argv", i);
+            let (name, rule): (&[u8], &[u8]) = match v.rule {
+                ArgRule::Pair {
+                    rule,
+                    name_at,
+                    name_end,
+                    ..
+                } => (
+                    self.args
+                        .get(i)
+                        .and_then(|a| a.get(name_at as usize..name_end as usize))
+                        .unwrap_or(&[]),
+                    rule.id().as_bytes(),
+                ),
+                ArgRule::Value(src) => (self.value_name(src), b"argv.value"),
+                ArgRule::Shape(s) => (s.id().as_bytes(), b"argv.shape"),
+                ArgRule::PairFlag => (&[], b"pair.flag"),
+                ArgRule::None => (&[], b"none"),
+            };
+            json_word(&mut m, b"name", name);
+            json_field(&mut m, b"action", action);
+            json_field(&mut m, b"rule", rule);
+            json_end(&mut m, self, fd);
+        }
+    }
+}
+
+fn json_start(mode: &[u8], prog: &[u8], target: &[u8], index: usize) -> Msg<1024> {
+    let mut m = Msg::<1024>::new();
+    m.push(b"{\"tool\":\"envshim\",\"mode\":\"")
+        .push(mode)
+        .push(b"\",\"pid\":")
+        .push_num(i64::from(sys::raw_getpid()));
+    json_word(&mut m, b"program", prog);
+    json_field(&mut m, b"target", target);
+    m.push(b",\"index\":").push_num(index as i64);
+    m
+}
+
+/// `,"key":"value"` with the value escaped for JSON (bytes outside printable ASCII
+/// as `\u00XX`).
+fn json_field(m: &mut Msg<1024>, key: &[u8], value: &[u8]) {
+    m.push(b",\"").push(key).push(b"\":\"");
+    for &b in value {
+        match b {
+            b'"' => {
+                m.push(b"\\\"");
+            }
+            b'\\' => {
+                m.push(b"\\\\");
+            }
+            0x20..=0x7e => {
+                m.push(&[b]);
+            }
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let hi = HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0');
+                let lo = HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0');
+                m.push(b"\\u00").push(&[hi, lo]);
+            }
+        }
+    }
+    m.push(b"\"");
+}
+
+/// [`json_field`] of a program, path or name that may hold a secret (see
+/// `Msg::push_word`).
+fn json_word(m: &mut Msg<1024>, key: &[u8], text: &[u8]) {
+    let mut shown = Msg::<{ envpolicy_core::shown::PLAIN_MAX + 8 }>::new();
+    json_field(m, key, shown.push_word(text).as_bytes());
+}
+
+fn json_end(m: &mut Msg<1024>, report: &Report<'_, '_>, fd: c_int) {
+    json_word(m, b"policy", report.source);
+    m.push(b"}");
+    report.write(m, fd);
+}
