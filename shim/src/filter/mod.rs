@@ -36,13 +36,13 @@ use envpolicy_core::Policy;
 pub mod log;
 mod report;
 
+use crate::filter::report::{Refused, Report};
 pub use crate::platform::scratch::{Inline, Scratch};
 use crate::platform::sys;
 use crate::state::env_files::{self, OpenFile, MAX_ENV_FILES};
 use crate::state::in_force::Active;
 use crate::state::message::Msg;
 use crate::state::sticky;
-use crate::filter::report::{Refused, Report};
 
 /// What one exec should do after the policy has been applied.
 pub enum Prepared {
@@ -751,4 +751,186 @@ unsafe fn absent_c(p: *const u8) -> bool {
         crate::platform::sys::sys_call!(libc::SYS_faccessat, libc::AT_FDCWD, p, libc::F_OK)
     };
     r != 0 && matches!(sys::errno(), libc::ENOENT | libc::ENOTDIR)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The exec logic on the host, as Bear tests its executor: a policy compiled
+    //! here, the arrays an exec hook would pass, and what `apply` hands the real
+    //! function. The failures name variables and arguments, never a value.
+
+    use super::*;
+    use std::ffi::CString;
+
+    /// What the real function would be called with.
+    #[derive(Debug, PartialEq)]
+    enum Called {
+        /// The caller's own arrays.
+        AsGiven,
+        /// New arrays: the child's argv and environment.
+        With(Vec<String>, Vec<String>),
+        Refused(c_int),
+    }
+
+    /// A NULL-terminated array of C strings, alive as long as it is.
+    struct CArray {
+        _strings: Vec<CString>,
+        ptrs: Vec<*const c_char>,
+    }
+
+    impl CArray {
+        fn new(items: &[&str]) -> CArray {
+            let strings: Vec<CString> = items.iter().map(|s| CString::new(*s).unwrap()).collect();
+            let mut ptrs: Vec<*const c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+            ptrs.push(core::ptr::null());
+            CArray {
+                _strings: strings,
+                ptrs,
+            }
+        }
+    }
+
+    /// # Safety
+    /// `v` is a NULL-terminated array of NUL-terminated strings.
+    unsafe fn strings(v: *const *const c_char) -> Vec<String> {
+        // SAFETY: the caller's contract.
+        (0..unsafe { sys::count(v) })
+            // SAFETY: `i` is inside the array; each entry is NUL-terminated.
+            .map(|i| String::from_utf8_lossy(unsafe { bytes(at(v, i)) }).into_owned())
+            .collect()
+    }
+
+    /// One exec of `argv` with `env`, judged by the policy `text`.
+    fn exec_under(text: &str, argv: &[&str], env: &[&str]) -> Called {
+        let dir = std::env::temp_dir().join(format!("envshim-unit-filter-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let compiled = envpolicy::load::compile_text(text, &dir.join("policy.toml"))
+            .expect("the policy compiles");
+        // The shim's policies live as long as the process; so does this one.
+        let bytes: &'static [u8] = Box::leak(compiled.bytes().to_vec().into_boxed_slice());
+        let active = Active {
+            policy: Policy::from_bytes(bytes).expect("the compiled policy validates"),
+            source: b"policy.toml",
+            warning: None,
+            retry: None,
+        };
+        let (a, e) = (CArray::new(argv), CArray::new(env));
+        let program = CString::new(argv[0]).unwrap();
+        let inline = Inline::uninit();
+        let mut scratch = Scratch::new(&inline);
+        // SAFETY: NUL-terminated program, NULL-terminated arrays, alive for the call.
+        let prepared = unsafe {
+            apply(
+                &active,
+                true,
+                program.as_ptr(),
+                a.ptrs.as_ptr(),
+                e.ptrs.as_ptr(),
+                &mut scratch,
+            )
+        };
+        match prepared.ok().expect("the policy imports no env file") {
+            Prepared::Pass { .. } => Called::AsGiven,
+            // SAFETY: the arrays `apply` built, alive as long as `scratch`.
+            Prepared::Use { argv, envp, .. } => unsafe {
+                Called::With(strings(argv), strings(envp))
+            },
+            Prepared::Refuse { errno } => Called::Refused(errno),
+        }
+    }
+
+    /// The names of a child's environment.
+    fn names(env: &[String]) -> Vec<&str> {
+        env.iter()
+            .map(|e| e.split('=').next().unwrap_or(""))
+            .collect()
+    }
+
+    const BY_NAME: &str = "DEPLOY_API_KEY=not-a-real-credential-0123";
+
+    #[test]
+    fn a_credential_by_name_is_refused_and_the_rest_passes_in_order() {
+        let called = exec_under(
+            "version = 1\n",
+            &["/bin/true", "plain"],
+            &["LANG=C", BY_NAME, "PATH=/usr/bin:/bin"],
+        );
+        let Called::With(argv, env) = called else {
+            panic!(
+                "the exec was not given new arrays: {:?}",
+                discriminant(&called)
+            );
+        };
+        assert_eq!(argv, ["/bin/true", "plain"]);
+        assert!(
+            names(&env).starts_with(&["LANG", "PATH"]),
+            "the child's environment: {:?}",
+            names(&env)
+        );
+        assert!(!names(&env).contains(&"DEPLOY_API_KEY"));
+    }
+
+    #[test]
+    fn a_credential_in_an_argument_refuses_the_exec() {
+        let arg = format!(
+            "--header=Authorization: Bearer {}",
+            BY_NAME.split('=').nth(1).unwrap()
+        );
+        let called = exec_under("version = 1\n", &["/bin/true", &arg], &[BY_NAME]);
+        assert_eq!(discriminant(&called), "Refused(EPERM)");
+    }
+
+    /// (Without stickiness: the shim puts this process's own `LD_PRELOAD` and
+    /// `ENVSHIM_POLICY` back into every child, rule 8.)
+    #[test]
+    fn an_exec_the_policy_does_not_change_keeps_its_arrays() {
+        let called = exec_under(
+            "version = 1\nsticky = false\n",
+            &["/bin/true", "plain"],
+            &["LANG=C", "PATH=/usr/bin:/bin"],
+        );
+        assert_eq!(discriminant(&called), "AsGiven");
+    }
+
+    #[test]
+    fn audit_mode_changes_nothing() {
+        let called = exec_under(
+            "version = 1\nmode = \"audit\"\nquiet = true\n",
+            &["/bin/true", "plain"],
+            &["LANG=C", BY_NAME],
+        );
+        assert_eq!(discriminant(&called), "AsGiven");
+    }
+
+    #[test]
+    fn set_and_strip_shape_the_child_environment() {
+        let called = exec_under(
+            "version = 1\nstrip = [\"DEBUG_*\"]\n\n[set]\nLANG = \"C.UTF-8\"\n",
+            &["/bin/true"],
+            &["DEBUG_LEVEL=3", "LANG=C", "HOME=/root"],
+        );
+        let Called::With(_, env) = called else {
+            panic!(
+                "the exec was not given new arrays: {:?}",
+                discriminant(&called)
+            );
+        };
+        assert!(
+            env.contains(&"LANG=C.UTF-8".to_string()),
+            "{:?}",
+            names(&env)
+        );
+        assert!(env.contains(&"HOME=/root".to_string()), "{:?}", names(&env));
+        assert!(!names(&env).contains(&"DEBUG_LEVEL"), "{:?}", names(&env));
+    }
+
+    /// What was called, without any value: for failure messages.
+    fn discriminant(c: &Called) -> String {
+        match c {
+            Called::AsGiven => "AsGiven".into(),
+            Called::With(a, e) => format!("With({} arguments, {:?})", a.len(), names(e)),
+            Called::Refused(libc::EPERM) => "Refused(EPERM)".into(),
+            Called::Refused(e) => format!("Refused({e})"),
+        }
+    }
 }
