@@ -13,16 +13,19 @@
 //!   [`hooks::exec`].
 //! * [`filter`]: the exec logic behind every hook: runs the decision of
 //!   envpolicy-core on the compiled policy (docs/adr/0002-compiled-policy.md) for
-//!   one exec, assembles the child's arrays, and reports.
+//!   one exec and assembles the child's arrays; what the decision says
+//!   (`filter::report`) and the policy's log ([`filter::log`]) are files of
+//!   their own.
 //! * [`mux`]: what is particular to a multiplexer's server: the check a tmux or
 //!   screen client runs before it reaches a server, and the server's command line.
-//! * [`state`]: what one process holds: the policy in force and how it is loaded
-//!   and followed, the env files and their cache, the start-up hint, the captured
-//!   (sticky) entries, the withheld page, self-scrub, and the one writer of
-//!   messages ([`state::message`]), which redacts against that state.
-//! * [`platform`]: errno, `environ`, raw system calls, the real libc functions
-//!   and how they are found, the lazily bound libc calls, the scratch region and
-//!   the constructor's arena: nothing in it knows the policy.
+//! * [`state`]: what one process holds: the policy in force
+//!   ([`state::in_force`]) and how it is loaded and followed ([`state::policy`]),
+//!   the env files and their cache, the start-up hint, the captured (sticky)
+//!   entries, the withheld page, self-scrub, and the one writer of messages
+//!   ([`state::message`]), which redacts against the policy in force.
+//! * [`platform`]: errno, `environ`, raw system calls, paths and `stat`, the real
+//!   libc functions and how they are found, the lazily bound libc calls, the
+//!   scratch region and the constructor's arena: nothing in it knows the policy.
 //!
 //! C sources: `csrc/execl.c`: the variadic `execl`, `execlp`, `execle` (built by
 //! `build.rs`); `csrc/support.c`: the per-thread slots (initial-exec TLS) of the

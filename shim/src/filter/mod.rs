@@ -4,7 +4,7 @@
 //! before the `PATH` search, with the name as given), then does what the returned
 //! [`Prepared`] says. `prepare` runs on the exec path, so it obeys the rule explained
 //! in [`crate::hooks::exec`]: no allocation, no lock, no formatting. Everything it builds
-//! lives in the caller's [`Scratch`]; messages are built with [`crate::platform::sys::Msg`].
+//! lives in the caller's [`Scratch`]; messages are built with [`crate::state::message::Msg`].
 //!
 //! What it does, in order:
 //! 1. view `envp`, `argv` and (when the program passed its own `envp`) the calling
