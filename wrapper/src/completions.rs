@@ -10,13 +10,13 @@
 //! that command's own completion (bash-completion's `_command_offset`, zsh's
 //! `_normal`, fish's `__fish_complete_subcommand`).
 
-use crate::opts::SpecName as Opt;
+use crate::opts::Spec;
 use crate::tools;
 
 /// Every tool, then the run mode (`""`, last: a shell's `case` takes the first
 /// pattern that matches), with their options.
-fn tables() -> Vec<(&'static str, Vec<Opt>)> {
-    let mut tables: Vec<(&'static str, Vec<Opt>)> = tools::TOOLS
+fn tables() -> Vec<(&'static str, Vec<Spec<()>>)> {
+    let mut tables: Vec<(&'static str, Vec<Spec<()>>)> = tools::TOOLS
         .iter()
         .map(|t| (t.name, (t.options)()))
         .collect();
@@ -30,7 +30,7 @@ fn tool_list(sep: &str) -> String {
 }
 
 /// Every spelling of a table's options: `--long` and `-s`.
-fn words(options: &[Opt]) -> Vec<String> {
+fn words(options: &[Spec<()>]) -> Vec<String> {
     let mut w: Vec<String> = options.iter().map(|o| format!("--{}", o.long)).collect();
     w.extend(
         options
@@ -57,7 +57,12 @@ enum Values {
 fn values(long: &str) -> Values {
     match long {
         "mode" => Values::Words(vec!["audit", "enforce"]),
-        "generate" => Values::Words(vec!["complete-bash", "complete-zsh", "complete-fish"]),
+        "generate" => Values::Words(vec![
+            "complete-bash",
+            "complete-zsh",
+            "complete-fish",
+            "man",
+        ]),
         "mux" => Values::Words(
             crate::mux::IMPLEMENTATIONS
                 .iter()
@@ -73,7 +78,7 @@ fn values(long: &str) -> Values {
 /// The run mode's options that take a value, every spelling, for finding where
 /// the command starts.
 fn run_valued() -> Vec<String> {
-    let valued: Vec<Opt> = tools::run_options()
+    let valued: Vec<Spec<()>> = tools::run_options()
         .into_iter()
         .filter(|o| o.value)
         .collect();
