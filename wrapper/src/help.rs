@@ -95,9 +95,9 @@ fn option_rows(options: &[Spec<()>]) -> Vec<Row> {
 
 /// Where the docs of `rows` start: two spaces after the longest left cell that
 /// is not too long.
-fn column(rows: &[Row]) -> usize {
+fn column<'r>(rows: impl IntoIterator<Item = &'r Row>) -> usize {
     let widest = rows
-        .iter()
+        .into_iter()
         .map(|r| r.left.len())
         .filter(|&w| w <= MAX_LEFT)
         .max()
@@ -233,15 +233,7 @@ fn run_options() -> String {
             (g, rows)
         })
         .collect();
-    let all: Vec<Row> = groups
-        .iter()
-        .flat_map(|(_, rows)| rows.iter())
-        .map(|r| Row {
-            left: r.left.clone(),
-            doc: r.doc,
-        })
-        .collect();
-    let column = column(&all);
+    let column = column(groups.iter().flat_map(|(_, rows)| rows));
     let mut out = String::new();
     for (i, (group, rows)) in groups.iter().enumerate() {
         if i > 0 {
