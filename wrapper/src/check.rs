@@ -5,6 +5,7 @@
 
 use crate::exit::{self, Failure};
 use crate::opts::{tool_args, Spec};
+use crate::tools::ToolDoc;
 use crate::{help, source};
 use envpolicy::compiled::{
     sec, ArgvSecrets, Base, Class, Mode, Policy, Role, SuperviseChanges, GLOBAL,
@@ -26,10 +27,45 @@ pub(crate) enum Opt {
 /// `--policy FILE` names the policy as the operand does (as `explain` and `scan`
 /// take it).
 pub(crate) const SPECS: &[Spec<Opt>] = &[
-    Spec::with_value(Opt::Policy, "policy"),
-    Spec::flag(Opt::Json, "json"),
+    Spec::with_value(Opt::Policy, "policy", "POLICY")
+        .doc("the policy to check (the same as the operand)"),
+    Spec::flag(Opt::Json, "json").doc("print the summary as one JSON object"),
     Spec::help(Opt::Help),
 ];
+
+/// What the docs say of check.
+pub(crate) const DOC: ToolDoc = ToolDoc {
+    usage: &["[--json] [[--policy] POLICY]"],
+    operands: "[POLICY]",
+    summary: "validate a policy: each error as FILE:LINE:COLUMN, or a summary of what it \
+              keeps, strips, refuses and sets",
+    about: "\
+Validate a policy file, given as an operand or with --policy, as explain and
+scan take it. Without POLICY, check the one the policy lookup finds
+(see 'envwrap --help'). Each error is printed as FILE:LINE:COLUMN: MESSAGE and
+the exit status is 125. A valid policy gets a short summary of what it keeps,
+strips, refuses and sets, and exit status 0; warnings (an import that could not
+be read) are printed before it.
+",
+    after: "",
+    man: r"Validate a policy file, given as an operand or with
+        .B \-\-policy
+        as
+        .B explain
+        and
+        .B scan
+        take it (without
+        .IR POLICY ,
+        the one the policy lookup finds).
+        Each error is printed as
+        .IB FILE : LINE : COLUMN :
+        .I MESSAGE
+        and the exit status is 125.
+        A valid policy gets a short summary of what it keeps, strips, refuses and sets, read
+        back from its compiled form, and exit status 0.
+        Warnings, such as an import that could not be read, are printed first.",
+    man_after: "",
+};
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let mut json_out = false;
@@ -53,7 +89,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Err(f) => return exit::finish_as(Err(f), json_out),
     };
     if want_help {
-        show!("{}", help::CHECK);
+        show!("{}", help::for_tool("check"));
         return ExitCode::SUCCESS;
     }
     if operands.len() > 1 {

@@ -47,30 +47,392 @@ pub enum RunOpt {
     ListSignalHandling,
 }
 
-/// The run mode's options, as the scanner reads them.
+/// The run mode's options, as the scanner reads them and as the docs show
+/// them: the env(1) options, then the policy options ([`GROUPS`]).
 pub const SPECS: &[Spec<RunOpt>] = &[
-    Spec::flag(RunOpt::IgnoreEnvironment, "ignore-environment").short(b'i'),
-    Spec::with_value(RunOpt::Unset, "unset").short(b'u'),
-    Spec::with_value(RunOpt::Chdir, "chdir").short(b'C'),
-    Spec::with_value(RunOpt::SplitString, "split-string").short(b'S'),
-    Spec::with_value(RunOpt::Policy, "policy"),
-    Spec::with_value(RunOpt::Mode, "mode"),
-    Spec::with_value(RunOpt::Log, "log"),
-    Spec::flag(RunOpt::Json, "json"),
-    Spec::flag(RunOpt::Preload, "preload"),
-    Spec::flag(RunOpt::NoPreload, "no-preload"),
-    Spec::flag(RunOpt::Supervise, "supervise"),
-    Spec::flag(RunOpt::JudgeAll, "judge-all"),
+    Spec::flag(RunOpt::IgnoreEnvironment, "ignore-environment")
+        .short(b'i')
+        .doc("start with an empty environment (a lone '-' too)")
+        .doc_long(
+            r"Start with an empty environment.
+            A lone
+            .B \-
+            operand does the same.",
+        ),
+    Spec::with_value(RunOpt::Unset, "unset", "NAME")
+        .short(b'u')
+        .doc("remove NAME from the environment")
+        .doc_long(
+            r"Remove every entry named
+            .I NAME
+            from the environment.
+            .I NAME
+            must not be empty or hold
+            .BR = .",
+        ),
+    Spec::with_value(RunOpt::Chdir, "chdir", "DIR")
+        .short(b'C')
+        .doc("change the working directory to DIR first")
+        .doc_long(
+            r"Change the working directory to
+            .I DIR
+            before running
+            .IR COMMAND .
+            A relative
+            .I COMMAND
+            or
+            .B PATH
+            entry is then relative to
+            .IR DIR .",
+        ),
+    Spec::with_value(RunOpt::SplitString, "split-string", "STRING")
+        .short(b'S')
+        .doc("split STRING into arguments, as for a #! line")
+        .doc_long(
+            r"Split
+            .I STRING
+            into arguments that are read as if they stood in its place, as GNU env does.
+            This is for
+            .B #!
+            lines, where the kernel passes everything after the interpreter as one argument.
+            Words are separated by white space;
+            .BI \(aq ... \(aq
+            is literal except for
+            .B \e\e
+            and
+            .BR \e\(aq ;
+            .BI \(dq ... \(dq
+            unescapes and expands
+            .BI ${ NAME }\fR;
+            outside single quotes
+            .BR \e\(dq ,
+            .BR \e\(aq ,
+            .BR \e\e ,
+            .BR \e# ,
+            .B \e$
+            are the character itself,
+            .BR \ef ,
+            .BR \en ,
+            .BR \er ,
+            .BR \et ,
+            .B \ev
+            the control character,
+            .B \e_
+            separates words (a space inside double quotes) and
+            .B \ec
+            ends the string.
+            A
+            .B #
+            at the start of a word begins a comment.
+            .BI ${ NAME }
+            is replaced by
+            .IR NAME 's
+            value in envwrap's own environment (empty when unset).
+            A quote that is not closed, any other backslash sequence, or another use of
+            .B $
+            is an error (exit 125).",
+        ),
+    Spec::flag(RunOpt::Null, "null")
+        .short(b'0')
+        .doc("without COMMAND: end each entry with NUL, not newline")
+        .doc_long(
+            r"Without
+            .IR COMMAND ,
+            end each printed entry with a NUL byte instead of a newline.
+            With a command it is an error (exit 125), as in GNU env.",
+        ),
+    Spec::flag(RunOpt::Debug, "debug")
+        .short(b'v')
+        .doc(
+            "say each step on stderr (names and arguments, as shown in messages: never a \
+             credential's value)",
+        )
+        .doc_long(
+            r"Say each step on standard error, as GNU env does: the environment cleaned, each
+            name unset or set, the policy, each change it makes (target, action, name, rule),
+            the program and each argument.
+            Names and arguments are shown as every message shows them: a credential's value,
+            or a token's shape, never appears.",
+        ),
+    Spec::optional_value(RunOpt::DefaultSignal, "default-signal", "SIGS")
+        .doc(
+            "reset SIGS (names or numbers, comma-separated; without: every signal) to their \
+             default handling",
+        )
+        .doc_long(
+            r"Reset the signals
+            .I SIGS
+            (names, with or without
+            .BR SIG ,
+            or numbers, separated by commas; without
+            .IR SIGS ,
+            every signal but
+            .B SIGKILL
+            and
+            .BR SIGSTOP )
+            to their default handling before running
+            .IR COMMAND .",
+        ),
+    Spec::optional_value(RunOpt::IgnoreSignal, "ignore-signal", "SIGS")
+        .doc("ignore SIGS in COMMAND")
+        .doc_long(
+            r"Run
+            .I COMMAND
+            with
+            .I SIGS
+            ignored.",
+        ),
+    Spec::optional_value(RunOpt::BlockSignal, "block-signal", "SIGS")
+        .doc("block SIGS in COMMAND")
+        .doc_long(
+            r"Run
+            .I COMMAND
+            with
+            .I SIGS
+            blocked.",
+        ),
+    Spec::flag(RunOpt::ListSignalHandling, "list-signal-handling")
+        .doc("say on stderr which signals COMMAND starts with ignored or blocked")
+        .doc_long(
+            r"Say on standard error which signals
+            .I COMMAND
+            starts with ignored or blocked.
+            The signal options apply in the order given, and are refused with
+            .B \-\-supervise
+            (exit 125), whose supervisor would run with them too;
+            .B SIGKILL
+            or
+            .B SIGSTOP
+            named in one is an error (exit 125).",
+        ),
+    Spec::with_value(RunOpt::Policy, "policy", "FILE")
+        .doc("the policy file (default: see Policy lookup)")
+        .doc_long(
+            r#"The policy file.
+            Default: see
+            .BR "POLICY LOOKUP" ."#,
+        ),
+    Spec::with_value(RunOpt::Mode, "mode", "MODE")
+        .doc(
+            "'audit': report what the policy would change and change nothing; 'enforce': \
+             apply it (default: the policy's own mode)",
+        )
+        .doc_long(
+            r"
+            .B audit
+            reports what the policy would change and changes nothing: the command gets its
+            environment and arguments as given, and no exec is refused.
+            .B enforce
+            applies the policy.
+            Default: the policy's own
+            .BR mode .",
+        ),
+    Spec::with_value(RunOpt::Log, "log", "FILE")
+        .doc("append every change to FILE as a JSON line (default: the policy's log)")
+        .doc_long(
+            r"Append every change to
+            .I FILE
+            as one JSON object per line (fields
+            .BR program ,
+            .BR target ,
+            .BR index ,
+            .BR name ,
+            .BR action ,
+            .BR rule ,
+            .BR why ,
+            .BR loud ).
+            Default: the policy's
+            .B log
+            file, if it names one.
+            A
+            .B \-\-log
+            file that cannot be opened is an error (exit 125); the policy's log is only warned about.",
+        ),
+    Spec::flag(RunOpt::Json, "json")
+        .doc("write warnings to stderr as JSON lines")
+        .doc_long("Write warnings to standard error as JSON lines instead of text."),
+    Spec::flag(RunOpt::Preload, "preload")
+        .doc(
+            "put libenvshim.so (installed beside envwrap) into COMMAND's LD_PRELOAD and \
+             ENVSHIM_POLICY into its environment, so the programs it starts are policed too",
+        )
+        .doc_long(
+            r"Put
+            .B libenvshim.so
+            (installed in the same directory as envwrap's executable) first into
+            .IR COMMAND 's
+            .BR LD_PRELOAD ,
+            and
+            .BI ENVSHIM_POLICY= path
+            (the policy file as an absolute path; nothing for the built-in policy) into its
+            environment, so that every program it starts is policed by the same policy.
+            Without the shim beside envwrap this is an error (exit 125).
+            For a program that is not dynamically linked envwrap warns, and adds the shim all the
+            same: the dynamically linked programs it starts will load it.",
+        ),
+    Spec::flag(RunOpt::NoPreload, "no-preload")
+        .doc(
+            "never do that (default: do it when libenvshim.so is beside envwrap and COMMAND \
+             is dynamically linked)",
+        )
+        .doc_long(
+            r"Never add the shim.
+            The default, with neither option, is to add it when it is installed beside envwrap and
+            .I COMMAND
+            (for a script: its interpreter) is dynamically linked.",
+        ),
+    Spec::flag(RunOpt::Supervise, "supervise")
+        .doc(
+            "judge every exec of COMMAND's whole tree, static and Go programs and raw system \
+             calls included (seccomp user notification): an exec the policy refuses, or would \
+             change (unless the policy says [supervise] changes = \"audit\"), fails with EPERM \
+             and a message. An exec the preloaded shim already judged with the same policy is \
+             not judged again. As a user who is not root this sets no_new_privs, so setuid \
+             programs (sudo) lose their privileges there",
+        )
+        .doc_long(
+            r#"Judge every exec of
+            .IR COMMAND 's
+            whole tree with the policy, whatever the programs are linked with: static and Go
+            programs, raw
+            .BR execve (2)
+            system calls and the execs libc makes inside itself included.
+            A seccomp filter, inherited by every descendant and impossible to remove, turns each
+            .BR execve (2)
+            and
+            .BR execveat (2)
+            into a question to a supervisor process, which reads the program, arguments and
+            environment and lets the exec run when the policy would change nothing.
+            An exec the policy refuses (a credential, a secret in an argument), or would change
+            (a name it strips, a value it sets), fails with EPERM, and a line naming the program
+            and the variable, never a value, goes to the program's stderr; with
+            .B [supervise] changes = \(dqaudit\(dq
+            in the policy, an exec it would only change runs unchanged and is said and logged.
+            In audit mode
+            .RB ( \-\-mode=audit )
+            every exec runs and what enforce would do is said and logged.
+            An exec the preloaded shim already decided with the same policy is not judged again:
+            the shim makes it as a marked
+            .BR execveat (2)
+            that the filter lets run (the mark binds a random key of the run, in the tree's
+            .B ENVSHIM_SUPERVISOR
+            variable, to the policy).
+            The supervisor lives as long as any process of the tree, a tmux server included; if it
+            is killed, every exec the shim did not make fails with ENOSYS.
+            The supervisor is not dumpable: a process of the tree that is not root cannot take its
+            seccomp listener, read or write its memory, or trace it.
+            A user who is not root installs the filter under no_new_privs, so setuid and setgid
+            programs and file capabilities give no privileges anywhere in the tree
+            .RB ( "envwrap doctor"
+            says which programs this concerns).
+            Use it with the shim (the default when the shim is beside envwrap): the shim decides
+            the environment of every dynamically linked program, and the supervisor judges what the
+            shim cannot see."#,
+        ),
+    Spec::flag(RunOpt::JudgeAll, "judge-all")
+        .doc("with --supervise: judge the execs the shim already judged too (slower; see docs/threat-model.md)")
+        .doc_long(
+            r"With
+            .BR \-\-supervise :
+            judge the execs the shim marks too, as every other exec (slower: each is a
+            notification and a read of the exec).",
+        ),
     Spec::help(RunOpt::Help),
-    Spec::flag(RunOpt::Version, "version"),
-    Spec::with_value(RunOpt::Generate, "generate"),
-    Spec::flag(RunOpt::Null, "null").short(b'0'),
-    Spec::flag(RunOpt::Debug, "debug").short(b'v'),
-    Spec::optional_value(RunOpt::DefaultSignal, "default-signal"),
-    Spec::optional_value(RunOpt::IgnoreSignal, "ignore-signal"),
-    Spec::optional_value(RunOpt::BlockSignal, "block-signal"),
-    Spec::flag(RunOpt::ListSignalHandling, "list-signal-handling"),
+    Spec::flag(RunOpt::Version, "version")
+        .doc("show the version")
+        .doc_long("Show the version and exit."),
+    Spec::with_value(RunOpt::Generate, "generate", "KIND")
+        .doc(
+            "print a shell completion script: complete-bash, complete-zsh or complete-fish; \
+             or the man page: man",
+        )
+        .doc_long(
+            r"Print a shell completion script and exit:
+            .BR complete\-bash ,
+            .B complete\-zsh
+            or
+            .BR complete\-fish .
+            The scripts are made from the same option tables as the parser, and
+            .B make install
+            installs all three.
+            .B man
+            prints this manual page, made from the same tables
+            (docs/man/envwrap.1 is its output).",
+        ),
 ];
+
+/// An operand that the docs list among the options (`NAME=VALUE`).
+pub struct Operand {
+    /// As `--help` shows it.
+    pub shown: &'static str,
+    /// The man page's `.TP` line for it.
+    pub roff: &'static str,
+    pub doc: &'static str,
+    /// The man page's paragraph, roff.
+    pub doc_long: &'static str,
+}
+
+/// A group of the run mode's options, as the help and the man page show them.
+pub struct Group {
+    pub title: &'static str,
+    /// Its first option in [`SPECS`]: the group runs to the next group's first.
+    pub first: RunOpt,
+    /// Operands listed after its options.
+    pub operands: &'static [Operand],
+    /// What `--help` says after its table; may be empty.
+    pub after: &'static str,
+    /// What envwrap(1) says after its paragraphs (roff); may be empty.
+    pub after_man: &'static str,
+}
+
+/// The run mode's options in groups: env(1)'s own, then envshim's.
+pub const GROUPS: &[Group] = &[
+    Group {
+        title: "env(1) options",
+        first: RunOpt::IgnoreEnvironment,
+        operands: &[Operand {
+            shown: "NAME=VALUE",
+            roff: ".IR NAME = VALUE",
+            doc: "set NAME; the policy judges it like any other variable, so a credential \
+                  given this way is refused",
+            doc_long: r"Set
+                .IR NAME .
+                The policy judges it like any other variable, so a credential given this way is
+                refused, with a warning that names it.
+                An empty
+                .I NAME
+                is an error (exit 125).",
+        }],
+        after: "\
+Without COMMAND, print the environment a child would get under the policy (for
+no program in particular), one entry a line, as env(1) prints its own.
+",
+        after_man: r".PP
+            Without
+            .IR COMMAND ,
+            envwrap prints the environment a child would get under the policy, decided for
+            no program in particular (no
+            .B [program.*]
+            section or grant applies), one entry a line, as
+            .BR env (1)
+            prints its own: what the policy strips or refuses is not printed.",
+    },
+    Group {
+        title: "Policy options",
+        first: RunOpt::Policy,
+        operands: &[],
+        after: "",
+        after_man: "",
+    },
+];
+
+/// The options of group `i` of [`GROUPS`], without their ids.
+pub fn group_options(i: usize) -> Vec<Spec<()>> {
+    let at = |id: RunOpt| SPECS.iter().position(|s| s.id == id).unwrap_or(SPECS.len());
+    let start = at(GROUPS[i].first);
+    let end = GROUPS.get(i + 1).map_or(SPECS.len(), |g| at(g.first));
+    SPECS[start..end].iter().map(Spec::erase).collect()
+}
 
 /// A run: what to change, under which policy, and the command.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -15,6 +15,7 @@
 //! without running the compiler at every start.
 
 use crate::opts::{tool_args, Spec};
+use crate::tools::ToolDoc;
 use envpolicy::cache;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -33,9 +34,65 @@ pub enum Opt {
 
 /// compile's options (the shim runs `envwrap compile --output CACHE -- POLICY`).
 pub const SPECS: &[Spec<Opt>] = &[
-    Spec::with_value(Opt::Output, "output").short(b'o'),
+    Spec::with_value(Opt::Output, "output", "FILE")
+        .short(b'o')
+        .doc("write the compiled policy to FILE")
+        .doc_long(
+            r"Write the compiled policy to
+            .I FILE
+            instead of the policy's cache path.",
+        ),
     Spec::help(Opt::Help),
 ];
+
+/// What the docs say of compile.
+pub const DOC: ToolDoc = ToolDoc {
+    usage: &["[--output FILE] POLICY"],
+    operands: "POLICY",
+    summary: "compile a policy into the cache libenvshim.so maps (the shim runs this itself \
+              when its cache is missing or stale)",
+    about: "\
+Compile POLICY into the cache that libenvshim.so maps, and say where it went.
+libenvshim.so runs this itself when a policy's cache is missing or stale, so
+there is rarely a need to; run it to check that a policy compiles where the
+shim will read it, or to write a compiled policy somewhere else.
+
+The default FILE is the policy's cache path: $ENVSHIM_CACHE_DIR when it is an
+absolute path, else /run/user/UID/envshim when that directory is the user's,
+else /tmp/envshim-UID, under a name hashed from the policy's absolute path.
+A policy that does not compile is reported as FILE:LINE:COLUMN: MESSAGE, and a
+failure marker is written in its place, so that processes enforce the
+fail-closed floor until the policy is fixed.
+",
+    after: "\
+Exit status: 0 when the policy compiled and was written; 125 when it does not
+compile, cannot be read, or cannot be written.
+",
+    man: r#"Compile
+        .I POLICY
+        into the cache that
+        .B libenvshim.so
+        maps (by default the policy's cache path:
+        .B $ENVSHIM_CACHE_DIR
+        when it is absolute, else
+        .I /run/user/UID/envshim
+        when that directory is the user's own, else
+        .IR /tmp/envshim-UID ,
+        under a name hashed from the policy's absolute path; never under
+        .BR HOME ).
+        It prints what it compiled and where to
+        .RB ( "compiled POLICY into FILE" );
+        run by the shim, which does this itself when the cache is missing or stale, it
+        prints nothing on standard output.
+        A policy that does not compile is reported as
+        .IB FILE : LINE : COLUMN :
+        .I MESSAGE
+        (exit 125), and a failure marker is written in its place, so that processes
+        enforce the fail-closed floor until the policy is fixed."#,
+    man_after: r".PP
+        Exit status: 0 when the policy compiled and was written; 125 when it does not
+        compile, cannot be read, or cannot be written.",
+};
 
 fn fail(message: &str) -> ExitCode {
     say!("envwrap: {message}");
@@ -77,7 +134,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
         Err(f) => return fail(&f.message),
     };
     if want_help {
-        show!("{}", crate::help::COMPILE);
+        show!("{}", crate::help::for_tool("compile"));
         return ExitCode::SUCCESS;
     }
     let mut operands = a.operands;

@@ -16,6 +16,7 @@ use crate::elf::{self, ElfFacts, Kind};
 use crate::exit::{self, Failure, NOT_FOUND, OWN_ERROR};
 use crate::opts::{tool_args, Spec};
 use crate::resolve::{self, Resolved};
+use crate::tools::ToolDoc;
 use crate::{help, preload, value};
 use serde_json::json;
 use std::ffi::{CString, OsString};
@@ -30,7 +31,55 @@ pub(crate) enum Opt {
     Help,
 }
 
-pub(crate) const SPECS: &[Spec<Opt>] = &[Spec::flag(Opt::Json, "json"), Spec::help(Opt::Help)];
+pub(crate) const SPECS: &[Spec<Opt>] = &[
+    Spec::flag(Opt::Json, "json").doc("print one JSON object"),
+    Spec::help(Opt::Help),
+];
+
+/// What the docs say of doctor.
+pub(crate) const DOC: ToolDoc = ToolDoc {
+    usage: &["[--json] PROGRAM"],
+    operands: "PROGRAM",
+    summary: "say whether libenvshim.so can police PROGRAM, or only envwrap can (static, Go, \
+              setuid or setgid, file capabilities, ELF class)",
+    about: "\
+Read PROGRAM's file (an ELF binary, or a #! script and its interpreter) and say
+which front end can police it: libenvshim.so, which must be loaded by the
+dynamic loader into the program, or only envwrap, which applies the policy
+before the program starts. It reports:
+  - dynamically or statically linked, and the interpreter (dynamic loader);
+  - setuid and setgid bits, and file capabilities (the loader ignores
+    LD_PRELOAD for them);
+  - a Go binary (Go starts programs with raw system calls, not through libc);
+  - an ELF class or machine that differs from libenvshim.so's.
+PROGRAM without '/' is looked up in PATH.
+",
+    after: "\
+Exit status: 0; 125 for a bad option or a file that cannot be read or parsed;
+127 when PROGRAM is not found.
+",
+    man: r"Read
+        .IR PROGRAM 's
+        file (an ELF binary, or a
+        .B #!
+        script and its interpreter) and say which front end can police it:
+        .B libenvshim.so
+        or only envwrap.
+        It reports whether the program is dynamically or statically linked and its
+        interpreter; setuid and setgid bits and file capabilities (the loader ignores
+        .B LD_PRELOAD
+        for them); whether it is a Go binary (Go starts programs with raw system calls); and
+        an ELF class or machine that differs from the shim's.
+        .I PROGRAM
+        without
+        .B /
+        is looked up in
+        .BR PATH .",
+    man_after: r".PP
+        Exit status: 0; 125 for a bad option or a file that cannot be read or parsed; 127 when
+        .I PROGRAM
+        is not found.",
+};
 
 const HINT: &str = "envwrap doctor --help";
 
@@ -70,7 +119,7 @@ fn doctor(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         Ok(())
     })?;
     if want_help {
-        show!("{}", help::DOCTOR);
+        show!("{}", help::for_tool("doctor"));
         return Ok(0);
     }
     let mut operands = a.operands;

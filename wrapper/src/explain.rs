@@ -9,6 +9,7 @@
 use crate::exit::{self, Failure, OWN_ERROR};
 use crate::opts::{tool_args, Spec};
 use crate::resolve::{self, Resolved};
+use crate::tools::ToolDoc;
 use crate::{environ, help, preload, source, value};
 use envpolicy::argv::{ArgAction, ArgRule};
 use envpolicy::bytes::split_entry;
@@ -32,12 +33,87 @@ pub(crate) enum Opt {
 }
 
 pub(crate) const SPECS: &[Spec<Opt>] = &[
-    Spec::with_value(Opt::Policy, "policy"),
-    Spec::with_value(Opt::Program, "program"),
-    Spec::with_value(Opt::EnvFile, "env-file"),
-    Spec::flag(Opt::Json, "json"),
+    Spec::policy(Opt::Policy),
+    Spec::with_value(Opt::Program, "program", "NAME")
+        .doc(
+            "decide for this program (default: COMMAND; with neither, no [program.*] section \
+             applies)",
+        )
+        .doc_long(
+            r"Decide for this program.
+            Default:
+            .IR COMMAND ;
+            with neither, no
+            .BI [program. NAME ]
+            section applies.",
+        ),
+    Spec::with_value(Opt::EnvFile, "env-file", "FILE")
+        .doc(
+            "take the environment from FILE (env-file syntax, see envshim.toml(5)) instead of \
+             envwrap's own",
+        )
+        .doc_long(
+            r"Take the environment from
+            .I FILE
+            (env\-file syntax, see
+            .BR envshim.toml (5))
+            instead of envwrap's own.
+            A line that is not an assignment is reported by number and skipped.",
+        ),
+    Spec::flag(Opt::Json, "json").doc("print one JSON object"),
     Spec::help(Opt::Help),
 ];
+
+/// What the docs say of explain.
+pub(crate) const DOC: ToolDoc = ToolDoc {
+    usage: &["[OPTION]... [-- COMMAND [ARG]...]"],
+    operands: "",
+    summary: "each variable's decision and rule, and each argument of COMMAND that would \
+              change, for the current environment or an env file; values show as \
+              <N bytes, SHAPE>, never in full",
+    about: "\
+Show what the policy decides for one exec, and run nothing: every variable of
+the environment with its decision (kept, stripped, refused, set or granted) and
+the rule that decided it, then every argument of COMMAND that would change, and
+why. Values never appear: a value shows as its length and the token shape it
+has, for example <40 bytes, github token>.
+
+As the run would: the LD_PRELOAD and ENVSHIM_POLICY entries envwrap adds when
+it puts libenvshim.so into COMMAND are rows too; a COMMAND that is not found
+(exit 127) or cannot be executed (126) is said; and for a program that passes
+NAME=VALUE pairs on (env, sudo, tmux, docker, ...), each pair the policy drops
+is named as a variable the program it starts will not get.
+",
+    after: "Exit status: 0; 125 for a bad option, env file or policy.\n",
+    man: r#"Show what the policy decides for one exec, and run nothing.
+        For every variable of the environment (envwrap's own, or the env file's): its name,
+        its decision
+        .RB ( kept ", " stripped ", " refused ", " set " or " granted ),
+        its value as
+        .BI < N " bytes, " SHAPE >
+        (for example
+        .BR "<40 bytes, github token>" ),
+        and the rule that decided.
+        Then every argument of
+        .I COMMAND
+        that would change, and why, and whether the exec would be refused.
+        As the run would: the
+        .B LD_PRELOAD
+        and
+        .B ENVSHIM_POLICY
+        entries envwrap adds when it puts the shim into
+        .I COMMAND
+        are rows too; a
+        .I COMMAND
+        that is not found (exit 127) or cannot be executed (126) is said; and for a program
+        that passes
+        .IB NAME = VALUE
+        pairs on (env, sudo, tmux, docker, ...), each pair the policy drops is named as a
+        variable the program it starts will not get.
+        Values never appear."#,
+    man_after: r".PP
+        Exit status: 0; 125 for a bad option, env file or policy.",
+};
 
 const HINT: &str = "envwrap explain --help";
 
@@ -85,7 +161,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         Ok(())
     })?;
     if want_help {
-        show!("{}", help::EXPLAIN);
+        show!("{}", help::for_tool("explain"));
         return Ok(0);
     }
     if !a.operands.is_empty() {

@@ -37,6 +37,7 @@ mod explain;
 mod help;
 mod journal;
 mod live_environ;
+mod man;
 mod mux;
 mod opts;
 mod preload;

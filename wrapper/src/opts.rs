@@ -20,7 +20,10 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 /// everything after the interpreter as one argument (`-i cmd`, `cat -n`).
 pub const SHEBANG_HINT: &str = "\nenvwrap: use -[v]S to pass options in shebang lines";
 
-/// One option the scanner knows.
+/// One option: what the scanner reads and what the docs say of it, in one
+/// place. `--help` (help.rs), envwrap(1) (man.rs) and the shell completions
+/// (completions.rs) are all made from these, so an option is documented where
+/// it is defined or nowhere.
 #[derive(Clone, Copy, Debug)]
 pub struct Spec<Id> {
     /// What the scanner reports when it reads this option.
@@ -33,57 +36,64 @@ pub struct Spec<Id> {
     /// Takes a value only attached (`--name=VALUE`), as getopt's optional
     /// arguments: `--name` alone has none.
     pub optional: bool,
-}
-
-/// An option by its spellings alone, for what lists the options of every tool
-/// (the shell completions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SpecName {
-    pub long: &'static str,
-    pub short: Option<u8>,
-    pub value: bool,
+    /// What the docs call its value (`FILE`, `NAME`, `SIGS`); empty for a flag.
+    pub placeholder: &'static str,
+    /// What `--help` says of it: lower case, no full stop, one line of words
+    /// that the help wraps to its column.
+    pub doc: &'static str,
+    /// What envwrap(1) says of it, in roff, where the man page says more than
+    /// `doc`; empty: `doc`, as a sentence. Each line's leading blanks are
+    /// dropped, so the text may be indented with the code.
+    pub doc_long: &'static str,
 }
 
 impl<Id: Copy> Spec<Id> {
-    /// Its spellings, without its id.
-    pub fn name(&self) -> SpecName {
-        SpecName {
+    /// The same option without its id, for what lists the options of every
+    /// tool (the help, the man page, the shell completions).
+    pub const fn erase(&self) -> Spec<()> {
+        Spec {
+            id: (),
             long: self.long,
             short: self.short,
             value: self.value,
+            optional: self.optional,
+            placeholder: self.placeholder,
+            doc: self.doc,
+            doc_long: self.doc_long,
+        }
+    }
+
+    const fn new(id: Id, long: &'static str, placeholder: &'static str) -> Spec<Id> {
+        Spec {
+            id,
+            long,
+            short: None,
+            value: false,
+            optional: false,
+            placeholder,
+            doc: "",
+            doc_long: "",
         }
     }
 
     /// `--long`, taking no value.
     pub const fn flag(id: Id, long: &'static str) -> Spec<Id> {
-        Spec {
-            id,
-            long,
-            short: None,
-            value: false,
-            optional: false,
-        }
+        Spec::new(id, long, "")
     }
 
-    /// `--long VALUE`.
-    pub const fn with_value(id: Id, long: &'static str) -> Spec<Id> {
+    /// `--long VALUE`, the value called `placeholder` in the docs.
+    pub const fn with_value(id: Id, long: &'static str, placeholder: &'static str) -> Spec<Id> {
         Spec {
-            id,
-            long,
-            short: None,
             value: true,
-            optional: false,
+            ..Spec::new(id, long, placeholder)
         }
     }
 
     /// `--long[=VALUE]`: a value only when attached.
-    pub const fn optional_value(id: Id, long: &'static str) -> Spec<Id> {
+    pub const fn optional_value(id: Id, long: &'static str, placeholder: &'static str) -> Spec<Id> {
         Spec {
-            id,
-            long,
-            short: None,
-            value: false,
             optional: true,
+            ..Spec::new(id, long, placeholder)
         }
     }
 
@@ -95,9 +105,34 @@ impl<Id: Copy> Spec<Id> {
         }
     }
 
+    /// The same option with what `--help` says of it.
+    pub const fn doc(self, doc: &'static str) -> Spec<Id> {
+        Spec { doc, ..self }
+    }
+
+    /// The same option with what envwrap(1) says of it (roff).
+    pub const fn doc_long(self, doc_long: &'static str) -> Spec<Id> {
+        Spec { doc_long, ..self }
+    }
+
     /// `--help` / `-h`, which every mode and tool takes.
     pub const fn help(id: Id) -> Spec<Id> {
-        Spec::flag(id, "help").short(b'h')
+        Spec::flag(id, "help")
+            .short(b'h')
+            .doc("show this help")
+            .doc_long("Show the help and exit.")
+    }
+
+    /// `--policy FILE` of a tool that judges by a policy (explain, scan,
+    /// mux-env).
+    pub const fn policy(id: Id) -> Spec<Id> {
+        Spec::with_value(id, "policy", "FILE")
+            .doc("the policy (default: the policy lookup of 'envwrap --help')")
+            .doc_long(
+                r#"The policy.
+                Default: see
+                .BR "POLICY LOOKUP" ."#,
+            )
     }
 }
 
@@ -330,8 +365,8 @@ mod tests {
     // The long name as the id.
     const SPECS: &[Spec<&str>] = &[
         Spec::flag("ignore-environment", "ignore-environment").short(b'i'),
-        Spec::with_value("unset", "unset").short(b'u'),
-        Spec::with_value("policy", "policy"),
+        Spec::with_value("unset", "unset", "NAME").short(b'u'),
+        Spec::with_value("policy", "policy", "FILE"),
         Spec::flag("preload", "preload"),
     ];
 

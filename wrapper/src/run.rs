@@ -9,7 +9,7 @@ use crate::cli::{self, Parsed, RunOptions};
 use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
-use crate::{completions, environ, exec, help, mux, preload, source, supervise, value};
+use crate::{completions, environ, exec, help, man, mux, preload, source, supervise, value};
 use envpolicy::argv::ArgAction;
 use envpolicy::compiled::Mode;
 use envpolicy::decide::{Action, Rule};
@@ -24,28 +24,35 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let own = environ::own();
     match cli::parse(args, |n| environ::get(&own, n).map(<[u8]>::to_vec)) {
         Ok(Parsed::Help) => {
-            show!("{}", help::RUN);
+            show!("{}", help::run());
             ExitCode::SUCCESS
         }
         Ok(Parsed::Version) => {
             showln!("envwrap {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Ok(Parsed::Generate(kind)) => {
-            let shell = kind.strip_prefix("complete-").unwrap_or("");
-            match completions::script(shell) {
-                Some(s) => {
-                    show!("{s}");
-                    ExitCode::SUCCESS
-                }
-                None => exit::report(&exit::Failure::usage(
-                    "--generate takes complete-bash, complete-zsh or complete-fish",
-                    "envwrap --help",
-                )),
-            }
-        }
+        Ok(Parsed::Generate(kind)) => generate(&kind),
         Ok(Parsed::Run(o)) => exit::finish(execute(o, own)),
         Err(f) => exit::report(&f),
+    }
+}
+
+/// `--generate KIND`: a shell's completion script, or the man page
+/// (docs/man/envwrap.1 is its output: see man.rs).
+fn generate(kind: &str) -> ExitCode {
+    let text = match kind.strip_prefix("complete-") {
+        Some(shell) => completions::script(shell),
+        None => (kind == "man").then(man::page),
+    };
+    match text {
+        Some(s) => {
+            show!("{s}");
+            ExitCode::SUCCESS
+        }
+        None => exit::report(&exit::Failure::usage(
+            "--generate takes complete-bash, complete-zsh, complete-fish or man",
+            "envwrap --help",
+        )),
     }
 }
 

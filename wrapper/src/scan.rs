@@ -17,6 +17,7 @@
 use crate::exit::{self, Failure, FINDINGS, OWN_ERROR};
 use crate::opts::{tool_args, Spec};
 use crate::procfs::{self, Skip};
+use crate::tools::ToolDoc;
 use crate::{environ, help, source, value};
 use aho_corasick::AhoCorasick;
 use envpolicy::argv::{for_each_credential_value, ArgvRequest, ValueSource};
@@ -44,14 +45,114 @@ pub(crate) enum Opt {
 }
 
 pub(crate) const SPECS: &[Spec<Opt>] = &[
-    Spec::with_value(Opt::Pid, "pid"),
-    Spec::flag(Opt::All, "all"),
-    Spec::with_value(Opt::TmuxLabel, "socket-name").short(b'L'),
-    Spec::with_value(Opt::TmuxPath, "socket-path").short(b'S'),
-    Spec::with_value(Opt::Policy, "policy"),
-    Spec::flag(Opt::Json, "json"),
+    Spec::with_value(Opt::Pid, "pid", "N")
+        .doc("scan process N (repeatable)")
+        .doc_long(
+            r"Scan process
+            .IR N .
+            Repeatable.",
+        ),
+    Spec::flag(Opt::All, "all").doc("scan every process (the default)"),
+    Spec::with_value(Opt::TmuxLabel, "socket-name", "NAME")
+        .short(b'L')
+        .doc(
+            "scan the tmux server of 'tmux -L NAME' and the processes it started (its panes \
+             and what they run) instead of every process; with --pid or --all, read that \
+             server besides",
+        )
+        .doc_long(
+            r#"Scan the tmux server of
+            .BI "tmux \-L " NAME
+            and the processes it started (its panes and what they run) instead of every
+            process.
+            With
+            .B \-\-pid
+            or
+            .BR \-\-all ,
+            read that server besides the processes they name."#,
+        ),
+    Spec::with_value(Opt::TmuxPath, "socket-path", "PATH")
+        .short(b'S')
+        .doc("the same for the tmux server listening on PATH")
+        .doc_long(
+            r"The same for the tmux server listening on
+            .IR PATH .",
+        ),
+    Spec::policy(Opt::Policy),
+    Spec::flag(Opt::Json, "json").doc("print each finding, then a summary, as JSON lines"),
     Spec::help(Opt::Help),
 ];
+
+/// What the docs say of scan.
+pub(crate) const DOC: ToolDoc = ToolDoc {
+    usage: &[
+        "[--pid N]... [--all] [-L NAME | -S PATH]... [--policy FILE]",
+        "[--json]",
+    ],
+    operands: "",
+    summary: "find leaks in live processes: credential values or token shapes in their \
+              arguments, refused variables or stale passthrough values in their environments",
+    about: "\
+Find leaks that exist now, in live processes, from /proc/PID/cmdline and
+/proc/PID/environ where they can be read. It reports:
+  - a process whose arguments hold the value of a credential (from scan's own
+    environment and from the env files the policy imports) or a token shape;
+  - a process whose environment holds a variable the policy refuses;
+  - a process whose environment holds a passthrough variable (kept by name and
+    read from an env file imported with values = true) whose value differs from
+    the file's value today: the drift check to run after changing a policy;
+  - a tmux server whose global or session environment holds a variable the
+    policy strips or refuses, or a stale passthrough value: every new pane
+    would get it ('envwrap mux-env --fix' removes it). The servers are this
+    user's (the sockets in ${TMUX_TMPDIR:-/tmp}/tmux-UID/), and those -L and -S
+    name;
+  - a GNU screen session whose server's environment (as setenv left it) holds
+    such a variable: every new window would get it (without --pid, -L or -S).
+Each finding names the PID, the program and the variable, never the value. A
+process that vanishes or cannot be read is skipped; scan says how many were
+skipped, and why.
+",
+    after: "\
+Exit status: 0 when nothing was found; 1 when something was; 125 for a bad
+option or policy, or when a process named with --pid could not be read in full
+(it vanished, or its environment is not readable): such a process cannot be
+called clean.
+",
+    man: r#"Find the leaks that exist now, in live processes, by reading
+        .BI /proc/ PID /cmdline
+        and
+        .BI /proc/ PID /environ
+        where they can be read.
+        It reports every process whose arguments hold the value of a credential (from scan's
+        own environment and from the env files the policy imports) or a token shape; every
+        process whose environment holds a credential the policy refuses (or strips); and every
+        process whose environment holds a passthrough variable (kept by exact name and read
+        from an env file imported with
+        .BR "values = true" )
+        whose value differs from the file's value today: the drift check to run after changing
+        a policy.
+        It also reads every tmux server of the user (the sockets in
+        .BI ${TMUX_TMPDIR:\-/tmp}/tmux\- UID /\fR)
+        and reports each one whose global or session environment holds a variable the policy
+        strips or refuses, or a stale passthrough value: every new pane would get it
+        (see
+        .BR mux\-env ),
+        and every GNU screen session whose server's environment, as
+        .B setenv
+        left it, holds such a variable: every new window would get it.
+        Each finding names the PID, the program and the variable, never the value.
+        A process that vanishes or cannot be read is skipped; scan counts the skipped
+        processes and says why."#,
+    man_after: r".PP
+        Exit status: 0 when nothing was found, 1 when something was, 125 for a bad option or
+        policy, or when a process named with
+        .B \-\-pid
+        could not be read in full (it vanished, or its environment is not readable): such a
+        process cannot be called clean.
+        With
+        .B \-\-all
+        an unreadable process never changes the exit status.",
+};
 
 const HINT: &str = "envwrap scan --help";
 
@@ -139,7 +240,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         Ok(())
     })?;
     if want_help {
-        show!("{}", help::SCAN);
+        show!("{}", help::for_tool("scan"));
         return Ok(0);
     }
     if !a.operands.is_empty() || a.after.is_some_and(|v| !v.is_empty()) {

@@ -35,6 +35,7 @@ pub mod tmux;
 use crate::exit::{self, Failure, FINDINGS};
 use crate::opts::{tool_args, Spec};
 use crate::scan::stale_names;
+use crate::tools::ToolDoc;
 use crate::{help, source, value};
 use envpolicy::bytes::split_entry;
 use envpolicy::compiled::Policy;
@@ -99,22 +100,189 @@ pub(crate) enum Opt {
 }
 
 pub(crate) const SPECS: &[Spec<Opt>] = &[
-    Spec::with_value(Opt::Policy, "policy"),
-    Spec::with_value(Opt::Mux, "mux"),
-    Spec::with_value(Opt::Server, "server"),
-    Spec::with_value(Opt::Program, "program"),
-    Spec::with_value(Opt::Label, "socket-name").short(b'L'),
-    Spec::with_value(Opt::Path, "socket-path").short(b'S'),
-    Spec::flag(Opt::Fix, "fix"),
-    Spec::flag(Opt::SkipPoliced, "skip-policed"),
-    Spec::flag(Opt::WarnServerEnviron, "warn-server-environ"),
-    Spec::flag(Opt::Quiet, "quiet").short(b'q'),
-    Spec::with_value(Opt::Tmux, "tmux"),
-    Spec::with_value(Opt::Screen, "screen"),
-    Spec::with_value(Opt::ScreenProgram, "screen-program"),
-    Spec::flag(Opt::Json, "json"),
+    Spec::with_value(Opt::Mux, "mux", "NAME")
+        .doc("read NAME's servers only: tmux or screen (repeatable)")
+        .doc_long(
+            r"Read only the servers of multiplexer
+            .IR NAME :
+            .B tmux
+            or
+            .BR screen .
+            Repeatable.",
+        ),
+    Spec::with_value(Opt::Server, "server", "SERVER")
+        .doc(
+            "of the --mux before it, only this server: a tmux socket's path; a screen session \
+             (PID.NAME, PID, NAME or a prefix of NAME, as screen -S matches; empty: every \
+             session of this user)",
+        )
+        .doc_long(
+            r#"Of the
+            .B \-\-mux
+            before it, only this server: a tmux socket's path, or a screen session (PID.NAME,
+            PID, NAME or a prefix of NAME, as
+            .B "screen \-S"
+            matches; empty: every session of this user)."#,
+        ),
+    Spec::with_value(Opt::Program, "program", "PROGRAM")
+        .doc("the client of the --mux before it to run (default: its name, from PATH)")
+        .doc_long(
+            r"The client of the
+            .B \-\-mux
+            before it to run (default: its name, from
+            .BR PATH ).",
+        ),
+    Spec::with_value(Opt::Label, "socket-name", "NAME")
+        .short(b'L')
+        .doc("the tmux server of 'tmux -L NAME'")
+        .doc_long(
+            r#"The tmux server of
+            .BI "tmux \-L " NAME\fR."#,
+        ),
+    Spec::with_value(Opt::Path, "socket-path", "PATH")
+        .short(b'S')
+        .doc("the tmux server listening on PATH")
+        .doc_long(
+            r"The tmux server listening on
+            .IR PATH .",
+        ),
+    Spec::flag(Opt::Fix, "fix")
+        .doc(
+            "remove the variables it reports from the servers (tmux: set-environment -u, \
+             globally and per session; screen: -X unsetenv), and say what it removed (panes \
+             and stale values are reported only)",
+        )
+        .doc_long(
+            r#"Remove the variables it reports from the servers (tmux:
+            .BR "set\-environment \-u" ,
+            globally and per session; screen:
+            .BR "\-X unsetenv" ),
+            and say on standard error what was removed.
+            Panes, the server's own environment and stale values are reported only."#,
+        ),
+    Spec::flag(Opt::SkipPoliced, "skip-policed").doc(
+        "leave alone a server that runs libenvshim.so (what is always done: such a server is \
+         no finding)",
+    ),
+    Spec::flag(Opt::WarnServerEnviron, "warn-server-environ")
+        .doc(
+            "with --quiet, still warn about the server's own environment (for a client that \
+             runs pipe-pane)",
+        )
+        .doc_long(
+            r"With
+            .BR \-\-quiet ,
+            still warn about the server's own environment (for a client that runs
+            .BR pipe\-pane ).",
+        ),
+    Spec::flag(Opt::Quiet, "quiet")
+        .short(b'q')
+        .doc("print only what --fix removed, and errors")
+        .doc_long(
+            r"Print only what
+            .B \-\-fix
+            removed, and errors.",
+        ),
+    Spec::with_value(Opt::Tmux, "tmux", "PROGRAM")
+        .doc("the same as --mux tmux --program PROGRAM")
+        .doc_long(
+            r#"The same as
+            .BI "\-\-mux tmux \-\-program " PROGRAM\fR."#,
+        ),
+    Spec::with_value(Opt::Screen, "screen", "SESSION")
+        .doc("the same as --mux screen --server SESSION")
+        .doc_long(
+            r#"The same as
+            .BI "\-\-mux screen \-\-server " SESSION\fR."#,
+        ),
+    Spec::with_value(Opt::ScreenProgram, "screen-program", "PROGRAM")
+        .doc("the same as --mux screen --program PROGRAM")
+        .doc_long(
+            r#"The same as
+            .BI "\-\-mux screen \-\-program " PROGRAM\fR."#,
+        ),
+    Spec::policy(Opt::Policy),
+    Spec::flag(Opt::Json, "json").doc("print one JSON object"),
     Spec::help(Opt::Help),
 ];
+
+/// What the docs say of mux-env (and tmux-env).
+pub(crate) const DOC: ToolDoc = ToolDoc {
+    usage: &[
+        "[--fix] [--mux NAME [--server SERVER]... | -L NAME | -S PATH]...",
+        "[--policy FILE] [--json]",
+    ],
+    operands: "",
+    summary: "find what tmux servers and screen sessions hold that the policy would not pass \
+              to a new pane or window, and remove it with --fix (also 'tmux-env')",
+    about: "\
+A terminal multiplexer's server (tmux, GNU screen) gives every pane or window it
+opens, and every command it runs (tmux's run-shell, if-shell, pipe-pane), its
+own environment, not the client's. This reads the servers of every multiplexer
+it knows (tmux: every socket in ${TMUX_TMPDIR:-/tmp}/tmux-UID/; screen: every
+session screen -ls lists), or the ones the options name, and reports:
+  - each variable there that the policy strips or refuses (a server started
+    without envshim by a shell that held credentials holds them all);
+  - each passthrough variable whose value differs from its env file's today;
+  - tmux: each pane whose process holds such a variable (only a restart of the
+    pane removes it), and each such variable in the server's own process
+    environment, which tmux gives to pipe-pane commands and no client can
+    change (only a restart of the server removes it);
+  - screen: the server's environment as setenv and unsetenv left it (where the
+    server keeps it, not only /proc/PID/environ).
+A server that runs libenvshim.so filters every process it starts; it is said
+so. Each finding names the server, the session or pane, and the variable,
+never the value. libenvshim.so and envwrap run 'envwrap mux-env --fix
+--skip-policed --quiet' themselves before a client's command that may start a
+process in a running server.
+",
+    after: "\
+Exit status: 0 when nothing is left to report; 1 when something is (a server
+that did not answer included); 125 for a bad option or policy.
+",
+    man: r#"Also
+        .BR "envwrap tmux\-env" ,
+        the same tool.
+        A terminal multiplexer's server (tmux, GNU screen) gives every pane or window it
+        opens, and every command it runs
+        .RB ( run\-shell ", " if\-shell ", " display\-popup ),
+        its own environment, not the environment of the client that asked.
+        A server started without envshim by a shell that held credentials gives them to every
+        new pane.
+        This reads every server of every multiplexer it knows (tmux: the sockets of the
+        user's tmux directory; screen: the sessions
+        .B "screen \-ls"
+        lists), or the ones the options name, and reports each variable in what a new
+        pane or window would get that the policy strips or refuses, and each stale
+        passthrough value.
+        For tmux, that is its global and each session's environment; it also reports each
+        pane whose process holds such a variable (only a restart of the pane removes it),
+        and each such variable in the server's own process environment, which tmux gives to
+        .B pipe\-pane
+        commands and no client can change (only a restart of the server removes it).
+        For screen, it is the server's own process environment, as
+        .B setenv
+        and
+        .B unsetenv
+        left it, read where the server keeps it (not only
+        .IR /proc/PID/environ ).
+        A server that runs
+        .B libenvshim.so
+        filters every process it starts; it is said so.
+        Each finding names the server, the session or pane, and the variable, never the value.
+        .PP
+        libenvshim.so in a multiplexer's client whose command may start a process in a
+        running server, and
+        .B "envwrap \-\- tmux"
+        or
+        .B "envwrap \-\- screen"
+        when it does not preload the shim into the client, run
+        .B "envwrap mux\-env \-\-fix \-\-skip\-policed \-\-quiet \-\-mux NAME \-\-server SERVER"
+        for that server before the command."#,
+    man_after: r".PP
+        Exit status: 0 when nothing is left to report; 1 when something is (a server that did
+        not answer included); 125 for a bad option or policy.",
+};
 
 const HINT: &str = "envwrap mux-env --help";
 
@@ -298,7 +466,7 @@ fn read_options(args: Vec<OsString>, json_out: &mut bool) -> Result<Options, Fai
 fn mux_tool(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let o = read_options(args, json_out)?;
     if o.help {
-        show!("{}", help::MUX);
+        show!("{}", help::for_tool("mux-env"));
         return Ok(0);
     }
     let loaded = source::load(o.policy.as_deref(), source::own_getenv)?;
