@@ -23,7 +23,8 @@ const MAX_LEFT: usize = 27;
 const USAGE: &str = "Usage: ";
 
 /// The run mode's usage line, before the tools'.
-const RUN_USAGE: &str = "envwrap [OPTION]... [-] [NAME=VALUE]... [--] [COMMAND [ARG]...]";
+pub(crate) const RUN_USAGE: &str =
+    "envwrap [OPTION]... [-] [NAME=VALUE]... [--] [COMMAND [ARG]...]";
 
 /// What the run mode does, after the usage.
 const RUN_ABOUT: &str = "\

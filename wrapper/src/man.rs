@@ -27,10 +27,13 @@ const OPTIONS_MARKER: &str = ".\\\" @RUN-OPTIONS@\n";
 const TOOLS_MARKER: &str = ".\\\" @TOOLS@\n";
 /// Where the tools' names go, as `(check, explain, ...)`.
 const TOOL_NAMES_MARKER: &str = ".\\\" @TOOL-NAMES@\n";
+/// Where the synopsis goes: the usage lines `--help` shows.
+const SYNOPSIS_MARKER: &str = ".\\\" @SYNOPSIS@\n";
 
 /// The whole page.
 pub fn page() -> String {
     TEMPLATE
+        .replace(SYNOPSIS_MARKER, &synopsis())
         .replace(OPTIONS_MARKER, &run_options())
         .replace(TOOLS_MARKER, &tools_section())
         .replace(TOOL_NAMES_MARKER, &tool_names())
@@ -138,6 +141,54 @@ fn tool(t: &Tool) -> String {
     out
 }
 
+/// The SYNOPSIS: the run mode's usage and each tool's, from the strings
+/// `--help` prints, one command a line.
+fn synopsis() -> String {
+    let run = crate::help::RUN_USAGE.trim_start_matches("envwrap ");
+    let mut lines = vec![(".B envwrap".to_string(), run.to_string())];
+    for t in tools::described() {
+        let usage = t.doc.usage.join(" ");
+        lines.push((format!(".B envwrap {}", escape(t.name)), usage));
+    }
+    let commands: Vec<String> = lines
+        .iter()
+        .map(|(name, usage)| format!("{name}\n{}\n", line(&usage_roff(usage))))
+        .collect();
+    commands.join(".br\n")
+}
+
+/// A usage line in the man page's fonts: options bold, placeholders (words
+/// in capitals) italic, brackets, bars and dots roman.
+fn usage_roff(usage: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.is_empty() {
+            return;
+        }
+        let is_option = word.starts_with('-');
+        let is_placeholder = word.chars().any(|c| c.is_ascii_uppercase())
+            && !word.chars().any(|c| c.is_ascii_lowercase());
+        match (is_option, is_placeholder) {
+            (true, _) => out.push_str(&format!("\\fB{}\\fR", escape(word))),
+            (false, true) => out.push_str(&format!("\\fI{}\\fR", escape(word))),
+            _ => out.push_str(&escape(word)),
+        }
+        word.clear();
+    };
+    for c in usage.chars() {
+        match c {
+            ' ' | '[' | ']' | '|' | '.' | '=' => {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+            _ => word.push(c),
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 /// `.RB ( check ", " explain ", " ... )`: the tools' names, in parentheses.
 fn tool_names() -> String {
     let names: Vec<String> = tools::tool_names().map(escape).collect();
@@ -176,7 +227,7 @@ mod tests {
 
     #[test]
     fn every_marker_is_in_the_template_once() {
-        for marker in [OPTIONS_MARKER, TOOLS_MARKER] {
+        for marker in [SYNOPSIS_MARKER, OPTIONS_MARKER, TOOLS_MARKER] {
             assert_eq!(TEMPLATE.matches(marker).count(), 1, "{marker}");
         }
         assert!(TEMPLATE.contains(TOOL_NAMES_MARKER));
@@ -215,5 +266,9 @@ mod tests {
             ".TP\n.B \\-\\-json\nPrint one JSON object.\n"
         );
         assert_eq!(escape("'a-b' \\"), "\\(aqa\\-b\\(aq \\e");
+        assert_eq!(
+            usage_roff("[--pid N]... [-L NAME | -S PATH]..."),
+            "[\\fB\\-\\-pid\\fR \\fIN\\fR]... [\\fB\\-L\\fR \\fINAME\\fR | \\fB\\-S\\fR \\fIPATH\\fR]..."
+        );
     }
 }
