@@ -360,7 +360,7 @@ impl Compiler<'_> {
             match a {
                 Ok(a) => {
                     if declared.iter().any(|d| d == a.name) {
-                        return Ok(());
+                        continue;
                     }
                     declared.push(a.name.to_vec());
                     if role == Role::Refuse {

@@ -271,6 +271,24 @@ fn env_file_names_are_imported_to_strip_or_to_refuse() {
     assert_eq!(change(&d, "C").unwrap().action.id(), "refuse");
 }
 
+/// A name an env file declares twice (dotenv files do: a default, then an
+/// override) does not end the reading of the file: every name after it is
+/// declared too, and a kept one still takes its value from the file.
+#[test]
+fn an_env_file_that_declares_a_name_twice_declares_every_name_after_it() {
+    let dir = Dir::new("import-twice");
+    dir.write("twice.env", "A=1\nA=2\nLATER_NAME=3\nKEPT=from-file\n");
+    let c = dir.compile(
+        "version = 1\nkeep = [\"KEPT\"]\n[[import.env_file]]\npath = \"twice.env\"\nvalues = true\n",
+    );
+    let d = decide(&c, "/bin/true", &[], &["A=x", "LATER_NAME=y", "OTHER=z"]);
+    let mut passed = names(&d);
+    passed.sort();
+    assert_eq!(passed, ["KEPT", "OTHER"]);
+    assert_eq!(change(&d, "LATER_NAME").unwrap().action.id(), "strip");
+    assert_eq!(get(&d, "KEPT").as_deref(), Some("from-file"));
+}
+
 #[test]
 fn config_key_suffixes_name_credentials_at_any_depth() {
     let dir = Dir::new("config");
