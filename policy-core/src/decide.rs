@@ -1363,8 +1363,8 @@ fn mark_credential_copies(
 
 /// Rule 4's second pass: the values the raw search passed that hold a
 /// credential in base64 ([`crate::encoded`]), with the same rules and the same
-/// verdicts. Each credential's needles are built once, and only if a value is
-/// long enough for them.
+/// verdicts. Each credential's needles are built for a sieve that passes over
+/// most values at one sample each, and built again only if the sieve kept one.
 #[inline(never)]
 fn mark_encoded_copies(
     policy: &Policy<'_>,
@@ -1390,28 +1390,52 @@ fn mark_encoded_copies(
         }
         Some((value_at(env, i)?, granted))
     }
-    sources.each(verdicts, n, |verdicts, j| {
-        let Some(c) = value_at(req.env, j) else {
-            return;
+    use crate::encoded::{shortest_needle, Base64Needles, Sieve};
+    // One sieve of every credential's needles passes over most values at one
+    // sample each; what it keeps is searched for each credential's needles.
+    let mut sieve = Sieve::new(sources.shortest_needle);
+    sources.each(verdicts, n, |_, j| {
+        if let Some(c) = value_at(req.env, j).filter(|c| shortest_needle(c.len()).is_some()) {
+            sieve.add(&Base64Needles::of(c));
+        }
+    });
+    // Nothing is marked since the candidates were chosen: their values as they
+    // are (in the overflow, every entry, chosen again).
+    let mut kept = Candidates::new();
+    candidates.each(n, |i| {
+        let value = if candidates.overflow {
+            eligible(req.env, verdicts, i, mark_removed).map(|(v, _)| v)
+        } else {
+            value_at(req.env, i)
         };
-        let Some(shortest) = crate::encoded::shortest_needle(c.len()) else {
-            return;
-        };
-        let delivered = verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
-        let mut needles = None;
-        candidates.each(n, |i| {
-            let Some((value, granted)) = eligible(req.env, verdicts, i, mark_removed) else {
+        if value.is_some_and(|v| sieve.may_hold(v)) {
+            kept.push(i);
+        }
+    });
+    if !kept.is_empty() {
+        sources.each(verdicts, n, |verdicts, j| {
+            let Some(c) = value_at(req.env, j) else {
                 return;
             };
-            if i == j || value.len() < shortest || (granted && delivered) {
+            let Some(shortest) = shortest_needle(c.len()) else {
                 return;
-            }
-            let needles = needles.get_or_insert_with(|| crate::encoded::Base64Needles::of(c));
-            if needles.found_in(value) {
-                mark_copy(verdicts, i, Rule::CredentialValue(j as u32));
-            }
+            };
+            let delivered = verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
+            let mut needles = None;
+            kept.each(n, |i| {
+                let Some((value, granted)) = eligible(req.env, verdicts, i, mark_removed) else {
+                    return;
+                };
+                if i == j || value.len() < shortest || (granted && delivered) {
+                    return;
+                }
+                let needles = needles.get_or_insert_with(|| Base64Needles::of(c));
+                if needles.found_in(value) {
+                    mark_copy(verdicts, i, Rule::CredentialValue(j as u32));
+                }
+            });
         });
-    });
+    }
     // A granted value that holds none of the environment's: the caller's.
     candidates.each(n, |i| {
         let Some((value, true)) = eligible(req.env, verdicts, i, mark_removed) else {
@@ -1446,15 +1470,16 @@ fn mark_copy(verdicts: &mut [Verdict], i: usize, rule: Rule) {
 }
 
 /// The entries the encoded search looks in: up to `SMALL` indices on the stack;
-/// past that, every entry (each checked again, slower, same result).
+/// past that (or past index 65535), every entry (each checked again, slower,
+/// same result).
 struct Candidates {
-    idx: [u32; Candidates::SMALL],
+    idx: [u16; Candidates::SMALL],
     k: usize,
     overflow: bool,
 }
 
 impl Candidates {
-    const SMALL: usize = 32;
+    const SMALL: usize = 64;
 
     fn new() -> Candidates {
         Candidates {
@@ -1465,12 +1490,12 @@ impl Candidates {
     }
 
     fn push(&mut self, i: usize) {
-        match self.idx.get_mut(self.k) {
-            Some(slot) => {
-                *slot = i as u32;
+        match (self.idx.get_mut(self.k), u16::try_from(i)) {
+            (Some(slot), Ok(i)) => {
+                *slot = i;
                 self.k += 1;
             }
-            None => self.overflow = true,
+            _ => self.overflow = true,
         }
     }
 

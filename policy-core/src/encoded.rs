@@ -21,15 +21,17 @@
 //! are, which is every byte of most tokens, so the raw search already finds it.
 //!
 //! No allocation and no panics: the needles are built into a [`Base64Needles`]
-//! on the stack (about 200 bytes), once per credential, and searched with
+//! on the stack (about 100 bytes), once per credential, and searched with
 //! [`crate::bytes::Finder`] for their longest run without `+` or `/`, the whole
 //! needle compared only there. docs/adr/0017-values-hold-no-credential.md has the
 //! reasons and the cost.
 
 use crate::bytes::Finder;
 
-/// Bytes of a credential one needle encodes, at most (16 groups).
-pub const MAX_BYTES: usize = 48;
+/// Bytes of a credential one needle encodes, at most (8 groups: 192 bits of
+/// the credential, more than any chance match; longer needles cost more to build
+/// and to sieve, and find nothing more).
+pub const MAX_BYTES: usize = 24;
 /// Characters of the longest needle.
 pub const NEEDLE_MAX: usize = MAX_BYTES / 3 * 4;
 /// Characters of the shortest needle searched for (6 bytes of the credential).
@@ -140,6 +142,8 @@ pub struct Base64Needles {
     len: [u8; 3],
     /// Each needle's longest run without `+` or `/`: where it starts, its length.
     anchor: [(u8, u8); 3],
+    /// No needle has a `+` or `/`: both alphabets write them alike.
+    plain: bool,
 }
 
 impl Base64Needles {
@@ -150,7 +154,9 @@ impl Base64Needles {
             text: [[0; NEEDLE_MAX]; 3],
             len: [0; 3],
             anchor: [(0, 0); 3],
+            plain: true,
         };
+        let mut plain = true;
         for (s, ((text, len), anchor)) in n
             .text
             .iter_mut()
@@ -168,8 +174,15 @@ impl Base64Needles {
             }
             encode(src, text);
             *len = want as u8;
-            *anchor = longest_plain_run(text.get(..want).unwrap_or(&[]));
+            let needle = text.get(..want).unwrap_or(&[]);
+            *anchor = if needle.iter().any(|&b| b == b'+' || b == b'/') {
+                plain = false;
+                longest_plain_run(needle)
+            } else {
+                (0, want as u8)
+            };
         }
+        n.plain = plain;
         n
     }
 
@@ -200,6 +213,99 @@ impl Base64Needles {
     }
 }
 
+/// A sieve over the needles of several credentials, to pass over at once the
+/// values that hold none of them: every 4-character run of every needle (in the
+/// standard alphabet, and in the URL-safe one when it differs), hashed into 4096
+/// bits (512 bytes). A needle at least
+/// `shortest` characters long holds a whole run starting at one of the sampled
+/// places of a value (every `shortest - 3` characters), so a value none of whose
+/// samples is in the sieve holds no needle; one that has a sample in it is
+/// searched for each credential's needles ([`Base64Needles::find_in`]). Usually
+/// one sample per value (a value shorter than twice the shortest needle).
+pub struct Sieve {
+    bits: [u64; Sieve::WORDS],
+    /// The shortest needle that will be added: only the runs of each needle's
+    /// first `shortest` characters are kept (any copy of a needle holds them).
+    shortest: usize,
+}
+
+impl Sieve {
+    const WORDS: usize = 64;
+
+    /// A sieve for needles none shorter than `shortest` characters (the least
+    /// [`shortest_needle`] of the credentials to add).
+    pub const fn new(shortest: usize) -> Sieve {
+        Sieve {
+            bits: [0; Sieve::WORDS],
+            shortest,
+        }
+    }
+
+    /// The bit of a run of 4 characters (standard alphabet).
+    #[inline]
+    fn bit(gram: u32) -> (usize, u64) {
+        let h = gram.wrapping_mul(0x9E37_79B1) >> 20;
+        ((h >> 6) as usize, 1u64 << (h & 63))
+    }
+
+    /// Add the needles of one credential, in both alphabets.
+    pub fn add(&mut self, needles: &Base64Needles) {
+        for n in needles.needles() {
+            let n = n.get(..self.shortest).unwrap_or(n);
+            self.add_runs(n, |b| b);
+        }
+        // The URL-safe alphabet's runs, when it writes a needle otherwise.
+        if !needles.plain {
+            for n in needles.needles() {
+                let n = n.get(..self.shortest).unwrap_or(n);
+                self.add_runs(n, url_safe);
+            }
+        }
+    }
+
+    #[inline]
+    fn add_runs(&mut self, needle: &[u8], alphabet: impl Fn(u8) -> u8) {
+        let mut gram = 0u32;
+        for (i, &b) in needle.iter().enumerate() {
+            gram = (gram >> 8) | u32::from(alphabet(b)) << 24;
+            if i >= 3 {
+                let (word, bit) = Sieve::bit(gram);
+                if let Some(x) = self.bits.get_mut(word) {
+                    *x |= bit;
+                }
+            }
+        }
+    }
+
+    /// Might `value` hold a needle added? (No: it holds none.)
+    #[inline]
+    pub fn may_hold(&self, value: &[u8]) -> bool {
+        let n = self.shortest;
+        if value.len() < n || n < 4 {
+            return false;
+        }
+        // The needle at p (0 <= p <= len - n) holds the run at q for
+        // p <= q <= p + n - 4: q = n - 4, then every n - 3 places.
+        let mut q = n - 4;
+        while let Some(w) = value.get(q..q + 4) {
+            let (word, bit) = Sieve::bit(gram(w));
+            if self.bits.get(word).is_some_and(|x| x & bit != 0) {
+                return true;
+            }
+            q += n - 3;
+        }
+        false
+    }
+}
+
+/// Four characters as one number.
+#[inline]
+fn gram(w: &[u8]) -> u32 {
+    let mut x = [0u8; 4];
+    x.copy_from_slice(w);
+    u32::from_le_bytes(x)
+}
+
 /// Does `value` hold `credential` in base64, in either alphabet, at any
 /// alignment? (Every needle of [`Base64Needles::of`]; a credential too short for
 /// one is never found.)
@@ -211,16 +317,15 @@ pub fn holds_base64(value: &[u8], credential: &[u8]) -> bool {
 }
 
 /// The base64 of `src` (a whole number of 3-byte groups) into `out`.
+#[inline]
 fn encode(src: &[u8], out: &mut [u8]) {
     let sym = |x: u32| ALPHABET.get((x & 63) as usize).copied().unwrap_or(b'A');
     for (group, quad) in src.chunks_exact(3).zip(out.chunks_exact_mut(4)) {
-        let (Some(&a), Some(&b), Some(&c)) = (group.first(), group.get(1), group.get(2)) else {
-            break;
-        };
-        let x = u32::from(a) << 16 | u32::from(b) << 8 | u32::from(c);
-        for (i, o) in quad.iter_mut().enumerate() {
-            *o = sym(x >> (18 - 6 * i as u32));
-        }
+        let mut g = [0u8; 3];
+        g.copy_from_slice(group);
+        let x = u32::from(g[0]) << 16 | u32::from(g[1]) << 8 | u32::from(g[2]);
+        let q = [sym(x >> 18), sym(x >> 12), sym(x >> 6), sym(x)];
+        quad.copy_from_slice(&q);
     }
 }
 
@@ -315,7 +420,7 @@ mod tests {
         assert_eq!(shortest_needle(8), Some(8));
         assert_eq!(shortest_needle(7), None);
         assert!(needles_of(b"abcdefg").is_empty());
-        // 48 bytes at most, 64 characters.
+        // 24 bytes at most, 32 characters.
         let long = [b'x'; 100];
         let n = needles_of(&long);
         assert_eq!(n.len(), 3);
@@ -356,6 +461,28 @@ mod tests {
         assert!(!holds_base64(b64(&token[..5]).as_bytes(), &token));
     }
 
+    #[test]
+    fn the_sieve_passes_every_value_that_holds_a_needle() {
+        let a: Vec<u8> = (0..40u8).map(|i| b'A' + i % 26).collect();
+        let b: Vec<u8> = (0..9u8).map(|i| 0xf0 ^ i).collect();
+        let mut sieve = Sieve::new(shortest_needle(9).unwrap());
+        for c in [&a, &b] {
+            sieve.add(&Base64Needles::of(c));
+        }
+        for c in [&a, &b] {
+            for pre in 0..40usize {
+                for post in 0..5usize {
+                    let text = [vec![b'.'; pre], b64(c).into_bytes(), vec![b'.'; post]].concat();
+                    assert!(sieve.may_hold(&text), "{pre} {post}");
+                    let url: Vec<u8> = text.iter().map(|&x| url_safe(x)).collect();
+                    assert!(sieve.may_hold(&url), "{pre} {post}");
+                }
+            }
+        }
+        assert!(!Sieve::new(8).may_hold(b"anything at all, long enough for a needle"));
+        assert!(!sieve.may_hold(b"short"));
+    }
+
     proptest::proptest! {
         #[test]
         fn found_exactly_where_the_encoded_text_holds_a_needle(
@@ -372,6 +499,14 @@ mod tests {
                 value.as_bytes().windows(n.len()).any(|w| same_text(w, n))
             });
             proptest::prop_assert_eq!(holds_base64(value.as_bytes(), &other), obvious);
+            // The sieve passes every value that holds a needle.
+            let shortest = [&other, &c].iter().filter_map(|x| shortest_needle(x.len())).min();
+            let mut sieve = Sieve::new(shortest.unwrap_or(usize::MAX));
+            sieve.add(&Base64Needles::of(&other));
+            sieve.add(&Base64Needles::of(&c));
+            if obvious || c.len() >= MIN_CREDENTIAL {
+                proptest::prop_assert!(sieve.may_hold(value.as_bytes()));
+            }
         }
     }
 }
