@@ -445,12 +445,19 @@ fn find_secrets(
         let Some(shortest) = crate::encoded::shortest_needle(value.len()) else {
             return true;
         };
-        let mut needles = None;
+        // A sieve first: a long argument (up to the 1 MiB of an argv) is passed
+        // over at one sample per needle's length, not searched three times.
+        let mut built = None;
         let mut holds = |hay: &[u8]| {
-            hay.len() >= shortest
-                && needles
-                    .get_or_insert_with(|| crate::encoded::Base64Needles::of(value))
-                    .found_in(hay)
+            hay.len() >= shortest && {
+                let (needles, sieve) = built.get_or_insert_with(|| {
+                    let needles = crate::encoded::Base64Needles::of(value);
+                    let mut sieve = crate::encoded::Sieve::new(shortest);
+                    sieve.add(&needles);
+                    (needles, sieve)
+                });
+                sieve.may_hold(hay) && needles.found_in(hay)
+            }
         };
         if program.is_none() && holds(req.program) {
             program = Some(ArgRule::Value(source));
