@@ -23,9 +23,11 @@
 //!    The program's path is searched too; a secret there always refuses the exec
 //!    (a path cannot be rewritten).
 //!
-//! The search is one memmem pass per credential value over the argument bytes plus
-//! one shape pass: linear in the argv bytes for a given number of credentials,
-//! which is small. Values shorter than `credentials.min_value_len` are not searched
+//! The search is one memmem pass per credential value over the argument bytes,
+//! then one per base64 needle of it ([`crate::encoded`]: an argument holding an
+//! encoded copy, `Authorization: Basic <base64 of user:TOKEN>`, is refused the
+//! same way) over the arguments long enough for one, plus one shape pass: linear
+//! in the argv bytes for a given number of credentials, which is small. Values shorter than `credentials.min_value_len` are not searched
 //! (a value that short would match ordinary words; token shapes cover the real
 //! formats).
 
@@ -438,6 +440,39 @@ fn find_secrets(
                 }
             }
         }
+        // Its base64 copies, in what the raw search left, with needles built only
+        // if something is long enough to hold one.
+        let Some(shortest) = crate::encoded::shortest_needle(value.len()) else {
+            return true;
+        };
+        // A sieve first: a long argument (up to the 1 MiB of an argv) is passed
+        // over at one sample per needle's length, not searched three times.
+        let mut built = None;
+        let mut holds = |hay: &[u8]| {
+            hay.len() >= shortest && {
+                let (needles, sieve) = built.get_or_insert_with(|| {
+                    let needles = crate::encoded::Base64Needles::of(value);
+                    let mut sieve = crate::encoded::Sieve::new(shortest);
+                    sieve.add(&needles);
+                    (needles, sieve)
+                });
+                sieve.may_hold(hay) && needles.found_in(hay)
+            }
+        };
+        if program.is_none() && holds(req.program) {
+            program = Some(ArgRule::Value(source));
+        }
+        for (i, arg) in req.argv.iter().enumerate() {
+            let Some(slot) = verdicts.get_mut(i) else {
+                break;
+            };
+            if searched_part(slot, arg).is_some_and(&mut holds) {
+                *slot = ArgVerdict {
+                    action,
+                    rule: ArgRule::Value(source),
+                };
+            }
+        }
         true
     });
     let shapes = ShapeSet::from_bits(settings.shapes);
@@ -711,7 +746,9 @@ fn searched_part<'a>(v: &ArgVerdict, arg: &'a [u8]) -> Option<&'a [u8]> {
 }
 
 /// Overwrite every credential value and token shape in `arg` with `*`, in place
-/// (also what libenvshim.so's self-scrub does to its own argv memory).
+/// (also what libenvshim.so's self-scrub does to its own argv memory). A base64
+/// copy of a credential is overwritten with the base64 text around it (a needle
+/// is only part of the copy: [`crate::encoded::copy_around`]).
 pub fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8]) {
     for_each_credential_value_up_to(policy, req, arg.len(), |value, _| {
         let mut from = 0;
@@ -721,6 +758,17 @@ pub fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8
                 dst.fill(b'*');
             }
             from = at + value.len().max(1);
+        }
+        if crate::encoded::shortest_needle(value.len()).is_some_and(|n| arg.len() >= n) {
+            let needles = crate::encoded::Base64Needles::of(value);
+            while let Some(r) = needles.find_in(arg) {
+                let (start, end) = crate::encoded::copy_around(arg, r);
+                match arg.get_mut(start..end) {
+                    // `*` is no base64 byte: the next search cannot find it again.
+                    Some(dst) if !dst.is_empty() => dst.fill(b'*'),
+                    _ => break,
+                }
+            }
         }
         true
     });

@@ -1310,6 +1310,10 @@ fn mark_credential_copies(
     // sets, nothing reads it back (argv is searched for the credential itself,
     // which any copy holds).
     let mark_removed = policy.count(crate::compiled::sec::SETS) != 0;
+    // The values the encoded search looks in, gathered on the way: those still
+    // unmarked after the raw search, long enough for a needle.
+    let mut encoded = Candidates::new();
+    let reach = sources.shortest.min(sources.shortest_needle);
     for i in 0..n {
         let Some(v) = verdicts.get(i).copied() else {
             continue;
@@ -1318,7 +1322,7 @@ fn mark_credential_copies(
         if (v.credential && !granted) || (!mark_removed && !v.action.passes()) {
             continue;
         }
-        let Some(value) = value_at(req.env, i).filter(|v| v.len() >= sources.shortest) else {
+        let Some(value) = value_at(req.env, i).filter(|v| v.len() >= reach) else {
             continue;
         };
         let delivered = |j: usize| verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
@@ -1327,37 +1331,190 @@ fn mark_credential_copies(
                 && !(granted && delivered(j))
                 && value_at(req.env, j).is_some_and(|c| holds_value(value, c))
         };
-        let source = sources.find(verdicts, n, holds);
-        let rule = match source {
+        if value.len() < sources.shortest {
+            // Too short for the raw search; maybe not for a needle.
+            if value.len() >= sources.shortest_needle || granted {
+                encoded.push(i);
+            }
+            continue;
+        }
+        let rule = match sources.find(verdicts, n, holds) {
             Some(s) => Rule::CredentialValue(s as u32),
-            None if granted => match parent_credential(policy, req, i, value) {
+            None if granted => match parent_credential(policy, req, i, value, holds_value) {
                 Some(j) => Rule::CredentialParentValue(j),
-                None => continue,
+                None => {
+                    encoded.push(i);
+                    continue;
+                }
             },
-            None => continue,
+            None => {
+                if value.len() >= sources.shortest_needle {
+                    encoded.push(i);
+                }
+                continue;
+            }
         };
-        if let Some(slot) = verdicts.get_mut(i) {
-            // Refused if it would have passed; flagged either way, so a `${NAME}`
-            // expansion cannot read it back.
-            *slot = if v.action.passes() {
-                Verdict {
-                    action: Action::Refuse,
-                    rule,
-                    credential: true,
-                    loud: granted,
-                }
-            } else {
-                Verdict {
-                    credential: true,
-                    ..v
-                }
+        mark_copy(verdicts, i, rule);
+    }
+    if !encoded.is_empty() {
+        mark_encoded_copies(policy, req, verdicts, n, &sources, &encoded, mark_removed);
+    }
+}
+
+/// Rule 4's second pass: the values the raw search passed that hold a
+/// credential in base64 ([`crate::encoded`]), with the same rules and the same
+/// verdicts. Each credential's needles are built for a sieve that passes over
+/// most values at one sample each, and built again only if the sieve kept one.
+#[inline(never)]
+fn mark_encoded_copies(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    verdicts: &mut [Verdict],
+    n: usize,
+    sources: &CredentialValues,
+    candidates: &Candidates,
+    mark_removed: bool,
+) {
+    // Still a candidate, as the raw pass chose them, unless marked since: its
+    // value, and whether it is granted.
+    fn eligible<'e>(
+        env: &[&'e [u8]],
+        verdicts: &[Verdict],
+        i: usize,
+        mark_removed: bool,
+    ) -> Option<(&'e [u8], bool)> {
+        let v = verdicts.get(i)?;
+        let granted = v.action == Action::Grant;
+        if (v.credential && !granted) || (!mark_removed && !v.action.passes()) {
+            return None;
+        }
+        Some((value_at(env, i)?, granted))
+    }
+    use crate::encoded::{shortest_needle, Base64Needles, Sieve};
+    // One sieve of every credential's needles passes over most values at one
+    // sample each; what it keeps is searched for each credential's needles.
+    let mut sieve = Sieve::new(sources.shortest_needle);
+    sources.each(verdicts, n, |_, j| {
+        if let Some(c) = value_at(req.env, j).filter(|c| shortest_needle(c.len()).is_some()) {
+            sieve.add(&Base64Needles::of(c));
+        }
+    });
+    // Nothing is marked since the candidates were chosen: their values as they
+    // are (in the overflow, every entry, chosen again).
+    let mut kept = Candidates::new();
+    candidates.each(n, |i| {
+        let value = if candidates.overflow {
+            eligible(req.env, verdicts, i, mark_removed).map(|(v, _)| v)
+        } else {
+            value_at(req.env, i)
+        };
+        if value.is_some_and(|v| sieve.may_hold(v)) {
+            kept.push(i);
+        }
+    });
+    if !kept.is_empty() {
+        sources.each(verdicts, n, |verdicts, j| {
+            let Some(c) = value_at(req.env, j) else {
+                return;
             };
+            let Some(shortest) = shortest_needle(c.len()) else {
+                return;
+            };
+            let delivered = verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
+            let mut needles = None;
+            kept.each(n, |i| {
+                let Some((value, granted)) = eligible(req.env, verdicts, i, mark_removed) else {
+                    return;
+                };
+                if i == j || value.len() < shortest || (granted && delivered) {
+                    return;
+                }
+                let needles = needles.get_or_insert_with(|| Base64Needles::of(c));
+                if needles.found_in(value) {
+                    mark_copy(verdicts, i, Rule::CredentialValue(j as u32));
+                }
+            });
+        });
+    }
+    // A granted value that holds none of the environment's: the caller's.
+    candidates.each(n, |i| {
+        let Some((value, true)) = eligible(req.env, verdicts, i, mark_removed) else {
+            return;
+        };
+        if let Some(j) = parent_credential(policy, req, i, value, crate::encoded::holds_base64) {
+            mark_copy(verdicts, i, Rule::CredentialParentValue(j));
+        }
+    });
+}
+
+/// Mark entry `i` a copy of a credential: refused if it would have passed (loudly
+/// when granted); flagged either way, so a `${NAME}` expansion cannot read it
+/// back.
+fn mark_copy(verdicts: &mut [Verdict], i: usize, rule: Rule) {
+    if let Some(slot) = verdicts.get_mut(i) {
+        let v = *slot;
+        *slot = if v.action.passes() {
+            Verdict {
+                action: Action::Refuse,
+                rule,
+                credential: true,
+                loud: v.action == Action::Grant,
+            }
+        } else {
+            Verdict {
+                credential: true,
+                ..v
+            }
+        };
+    }
+}
+
+/// The entries the encoded search looks in: up to `SMALL` indices on the stack;
+/// past that (or past index 65535), every entry (each checked again, slower,
+/// same result).
+struct Candidates {
+    idx: [u16; Candidates::SMALL],
+    k: usize,
+    overflow: bool,
+}
+
+impl Candidates {
+    const SMALL: usize = 64;
+
+    fn new() -> Candidates {
+        Candidates {
+            idx: [0; Self::SMALL],
+            k: 0,
+            overflow: false,
+        }
+    }
+
+    fn push(&mut self, i: usize) {
+        match (self.idx.get_mut(self.k), u16::try_from(i)) {
+            (Some(slot), Ok(i)) => {
+                *slot = i;
+                self.k += 1;
+            }
+            _ => self.overflow = true,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.k == 0 && !self.overflow
+    }
+
+    fn each(&self, n: usize, mut f: impl FnMut(usize)) {
+        if self.overflow {
+            (0..n).for_each(f);
+        } else {
+            self.idx.iter().take(self.k).for_each(|&i| f(i as usize));
         }
     }
 }
 
-/// Does `value` hold `credential`'s bytes anywhere? The one test of rule 4's
-/// copies, for the environment and (through [`parent_credential`]) the caller's.
+/// Does `value` hold `credential`'s bytes anywhere? The one test of rule 4's raw
+/// copies, for the environment and (through [`parent_credential`]) the caller's;
+/// [`crate::encoded::holds_base64`] is the one test of its encoded copies.
 #[inline]
 pub fn holds_value(value: &[u8], credential: &[u8]) -> bool {
     // `find` answers a shorter value at once, and an equal-length one with one
@@ -1381,6 +1538,8 @@ struct CredentialValues {
     overflow: bool,
     /// The shortest of their values (`usize::MAX`: none).
     shortest: usize,
+    /// The shortest base64 needle of their values (`usize::MAX`: none).
+    shortest_needle: usize,
 }
 
 impl CredentialValues {
@@ -1392,6 +1551,7 @@ impl CredentialValues {
             k: 0,
             overflow: false,
             shortest: usize::MAX,
+            shortest_needle: usize::MAX,
         };
         for i in 0..n {
             if !verdicts.get(i).is_some_and(|v| v.credential) {
@@ -1401,6 +1561,9 @@ impl CredentialValues {
                 continue;
             };
             s.shortest = s.shortest.min(value.len());
+            if let Some(needle) = crate::encoded::shortest_needle(value.len()) {
+                s.shortest_needle = s.shortest_needle.min(needle);
+            }
             match s.idx.get_mut(s.k) {
                 Some(slot) => {
                     *slot = i as u32;
@@ -1410,6 +1573,21 @@ impl CredentialValues {
             }
         }
         s
+    }
+
+    /// Every credential entry `j`, in order, with the verdicts to read and mark.
+    fn each(&self, verdicts: &mut [Verdict], n: usize, mut f: impl FnMut(&mut [Verdict], usize)) {
+        if self.overflow {
+            for j in 0..n {
+                if verdicts.get(j).is_some_and(|w| w.credential) {
+                    f(verdicts, j);
+                }
+            }
+        } else {
+            for &j in self.idx.iter().take(self.k) {
+                f(verdicts, j as usize);
+            }
+        }
     }
 
     /// The first credential entry `j` for which `holds(j)`.
@@ -1423,15 +1601,22 @@ impl CredentialValues {
 }
 
 /// The index of a credential in the caller's environment whose value `value`
-/// holds, under another name than entry `i`'s.
-fn parent_credential(policy: &Policy<'_>, req: &EnvRequest<'_>, i: usize, value: &[u8]) -> Option<u32> {
+/// holds (as `holds(value, credential)` says: raw or encoded), under another name
+/// than entry `i`'s.
+fn parent_credential(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    i: usize,
+    value: &[u8],
+    holds: fn(&[u8], &[u8]) -> bool,
+) -> Option<u32> {
     let name = req.env.get(i).and_then(|e| split_entry(e)).map(|(n, _)| n)?;
     let min = policy.settings().min_value_len as usize;
     req.parent_env.iter().position(|e| {
         split_entry(e).is_some_and(|(n, v)| {
             n != name
                 && v.len() >= min
-                && holds_value(value, v)
+                && holds(value, v)
                 && is_credential(policy, n, v)
         })
     }).map(|j| j as u32)

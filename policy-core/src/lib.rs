@@ -10,7 +10,8 @@
 //! The modules, in the order a decision uses them:
 //! - [`glob`], [`shape`], [`envfile`], [`builtin`]: matching names, recognising
 //!   token shapes, reading env files, and the built-in lists with their reasons;
-//! - [`bytes`]: the byte searches they are built on;
+//! - [`bytes`]: the byte searches they are built on, and [`encoded`]: the
+//!   search for a credential's base64 copies (rule 4's encoded copies);
 //! - [`shown`]: how a message names a program, path or name that may hold a
 //!   secret;
 //! - [`readable`]: which files a policy may read, and how much of each;
@@ -52,8 +53,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, envfile, glob, hex, hint, lookup, mark, mux, pairs, programs,
-    readable, search, shape, shown, withheld, writers
+    argv, bytes, cache_key, decide, encoded, envfile, glob, hex, hint, lookup, mark, mux, pairs,
+    programs, readable, search, shape, shown, withheld, writers
 );
 
 pub mod builtin;

@@ -26,6 +26,49 @@ fn a_credential_value_in_any_argument_refuses_the_exec() {
     }
 }
 
+/// An argument holding a base64 copy of a credential is refused like one
+/// holding its bytes (`curl -H "Authorization: Basic <base64 of user:TOKEN>"`),
+/// and in redact mode the encoded text is overwritten.
+#[test]
+fn a_base64_copy_of_a_credential_in_an_argument_refuses_the_exec() {
+    let c = compile("version = 1\n");
+    let secret = "opaque-credential-42";
+    let env = format!("JIRA_API_TOKEN={secret}");
+    for user in ["", "u", "us", "user"] {
+        for url_safe in [false, true] {
+            let encoded = base64(format!("{user}:{secret}").as_bytes(), url_safe, true);
+            let header = format!("Authorization: Basic {encoded}");
+            let d = decide(
+                &c,
+                "/usr/bin/curl",
+                &["-H", &header, "https://h/x"],
+                &[&env],
+            );
+            let r = d
+                .refusal
+                .as_ref()
+                .unwrap_or_else(|| panic!("user of {} bytes not refused", user.len()));
+            assert_eq!(r.name.as_deref(), Some("JIRA_API_TOKEN"));
+            assert_eq!(r.index, Some(2));
+            assert_eq!(r.rule.id(), "argv.value");
+            assert_no_value("refusal", &format!("{r:?}"), &encoded);
+        }
+    }
+    let c = compile("version = 1\n[argv]\nsecrets = \"redact\"\n");
+    let encoded = base64(format!("user:{secret}").as_bytes(), false, true);
+    let header = format!("Authorization: Basic {encoded}");
+    let d = decide(&c, "/usr/bin/curl", &["-H", &header], &[&env]);
+    assert!(d.refusal.is_none());
+    assert_eq!(
+        argv(&d),
+        [
+            "/usr/bin/curl",
+            "-H",
+            &format!("Authorization: Basic {}", "*".repeat(encoded.len()))
+        ]
+    );
+}
+
 #[test]
 fn a_token_shape_in_an_argument_refuses_the_exec() {
     let c = compile("version = 1\n");

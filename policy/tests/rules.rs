@@ -257,6 +257,88 @@ fn a_value_holding_a_credential_value_anywhere_is_refused() {
     assert_eq!(change(&d, "GLUED").unwrap().rule.id(), "credential.shape");
 }
 
+/// An encoded copy is a copy (docs/adr/0017, "Encoded copies"): git's
+/// `http.extraheader=AUTHORIZATION: basic <base64 of x-access-token:TOKEN>` and
+/// curl's `Authorization: Basic <base64 of user:TOKEN>` hold the token. At every
+/// alignment of the token in the encoded text (a prefix of 0, 1 or 2 bytes mod
+/// 3), in the standard and the URL-safe alphabet, padded or not.
+#[test]
+fn a_value_holding_a_base64_copy_of_a_credential_is_refused() {
+    let c = compile("version = 1\n");
+    let token = fake_github();
+    // '~' and '?' encode as '+' and '/' in every group, at every alignment: the
+    // two alphabets differ for this one.
+    let password: String = "s3~?x".repeat(4);
+    let differs = |p: &str| base64(p.as_bytes(), false, true) != base64(p.as_bytes(), true, true);
+    assert!(["", "x", "xy"]
+        .iter()
+        .all(|pre| differs(&format!("{pre}{password}"))));
+    for (name, secret) in [("GH_TOKEN", &token), ("DB_PASSWORD", &password)] {
+        for prefix in ["", "x", "xy", "bot:", "user:", "x-access-token:"] {
+            for suffix in ["", ":", "\n"] {
+                for (url_safe, padded) in
+                    [(false, true), (false, false), (true, true), (true, false)]
+                {
+                    let plain = format!("{prefix}{secret}{suffix}");
+                    let encoded = base64(plain.as_bytes(), url_safe, padded);
+                    let env = [
+                        format!("{name}={secret}"),
+                        format!("GIT_AUTH=AUTHORIZATION: basic {encoded}"),
+                        format!("BARE={encoded}"),
+                        "OTHER=1".to_string(),
+                    ];
+                    let env: Vec<&str> = env.iter().map(String::as_str).collect();
+                    let d = decide(&c, "/bin/true", &[], &env);
+                    let case = format!(
+                        "{name}, prefix of {} bytes, suffix of {}, url_safe {url_safe}, padded {padded}",
+                        prefix.len(),
+                        suffix.len()
+                    );
+                    assert_eq!(names(&d), ["OTHER"], "{case}");
+                    for copy in ["GIT_AUTH", "BARE"] {
+                        let ch = change(&d, copy).unwrap_or_else(|| panic!("{copy}: {case}"));
+                        assert_eq!(ch.rule.id(), "credential.value", "{copy}: {case}");
+                        assert_eq!(ch.action.id(), "refuse", "{copy}: {case}");
+                        assert!(ch.why.contains(name), "{copy}: {case}");
+                        assert_no_value(copy, &ch.why, secret);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The encoded search finds copies, not base64: an unrelated base64 value
+/// passes, and a credential shorter than `credentials.min_value_len` is not
+/// searched for, encoded or not.
+#[test]
+fn unrelated_base64_and_short_credentials_pass_the_encoded_search() {
+    let c = compile("version = 1\n");
+    let token = fake_github();
+    let short = "abcdefg"; // 7 bytes, under the default 8
+    let env = [
+        format!("GH_TOKEN={token}"),
+        format!("PASSWORD={short}"),
+        format!(
+            "DATA={}",
+            base64(
+                b"an unrelated configuration blob, 48 bytes long..",
+                false,
+                true
+            )
+        ),
+        format!(
+            "AUTH=Basic {}",
+            base64(format!("user:{short}").as_bytes(), false, true)
+        ),
+        // The token's encoding cut to its first 4 bytes: no needle.
+        format!("CUT={}", base64(&token.as_bytes()[..4], false, false)),
+    ];
+    let env: Vec<&str> = env.iter().map(String::as_str).collect();
+    let d = decide(&c, "/bin/true", &[], &env);
+    assert_eq!(names(&d), ["DATA", "AUTH", "CUT"]);
+}
+
 #[test]
 fn env_file_names_are_imported_to_strip_or_to_refuse() {
     let dir = Dir::new("import");

@@ -419,7 +419,9 @@ fn skip_text(what: &str, why: &Skip) -> String {
 }
 
 /// The scan's credential values: its own environment's credentials and the
-/// imported env files' credential values, deduplicated, in one automaton.
+/// imported env files' credential values, deduplicated, in one automaton, with
+/// the needles of their base64 copies (standard and URL-safe alphabets), so that
+/// an argument holding `Basic <base64 of user:TOKEN>` is found too.
 fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> Needles {
     let own_refs: Vec<&[u8]> = own.iter().map(Vec::as_slice).collect();
     let file_refs: Vec<Option<&[u8]>> = files.iter().map(|f| f.as_deref()).collect();
@@ -457,11 +459,28 @@ fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> N
                 (name, format!("env file {path}"))
             }
         };
-        match values.iter().position(|v| v == value) {
-            Some(k) => owners[k].push((name, from)),
-            None => {
-                values.push(value.to_vec());
-                owners.push(vec![(name, from)]);
+        // The value, and its base64 copies' needles in both alphabets
+        // (docs/adr/0017, "Encoded copies"): each a pattern of the same owner.
+        let needles = envpolicy::encoded::Base64Needles::of(value);
+        let encoded = needles.needles().flat_map(|n| {
+            let url: Vec<u8> = n.iter().map(|&b| envpolicy::encoded::url_safe(b)).collect();
+            [n.to_vec(), url]
+        });
+        let searched = envpolicy::encoded::shortest_needle(value.len()).is_some();
+        let patterns: Vec<Vec<u8>> = std::iter::once(value.to_vec())
+            .chain(encoded.filter(|_| searched))
+            .collect();
+        for pattern in patterns {
+            match values.iter().position(|v| *v == pattern) {
+                Some(k) => {
+                    if !owners[k].contains(&(name.clone(), from.clone())) {
+                        owners[k].push((name.clone(), from.clone()));
+                    }
+                }
+                None => {
+                    values.push(pattern);
+                    owners.push(vec![(name.clone(), from.clone())]);
+                }
             }
         }
         true
@@ -483,6 +502,9 @@ fn scan_argv(
     let shapes = ShapeSet::from_bits(policy.settings().shapes);
     for (i, arg) in args.iter().enumerate() {
         let mut seen: Vec<usize> = Vec::new();
+        // An owner once per argument: its value and an encoded copy are one
+        // finding.
+        let mut reported: Vec<&(String, String)> = Vec::new();
         if let Some(ac) = &needles.automaton {
             for m in ac.find_overlapping_iter(arg) {
                 let k = m.pattern().as_usize();
@@ -490,7 +512,11 @@ fn scan_argv(
                     continue;
                 }
                 seen.push(k);
-                for (name, from) in &needles.owners[k] {
+                for owner @ (name, from) in &needles.owners[k] {
+                    if reported.contains(&owner) {
+                        continue;
+                    }
+                    reported.push(owner);
                     out.push(Finding {
                         pid,
                         program: program.to_string(),
@@ -629,4 +655,56 @@ pub fn stale_names<'e>(
         }
     }
     stale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Base64 (standard alphabet, padded), written here apart from the core's
+    /// needle builder.
+    fn base64(src: &[u8]) -> String {
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for g in src.chunks(3) {
+            let byte = |i: usize| u32::from(g.get(i).copied().unwrap_or(0));
+            let x = (byte(0) << 16) | (byte(1) << 8) | byte(2);
+            for i in 0..4 {
+                if i <= g.len() {
+                    out.push(char::from(alphabet[((x >> (18 - 6 * i)) & 63) as usize]));
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_argument_holding_a_base64_copy_of_a_credential_is_found_once() {
+        let compiled = envpolicy::load::builtin_default();
+        let policy = compiled.policy();
+        let token = format!("opaque-{}", "k3Y".repeat(8));
+        let own = vec![format!("JIRA_API_TOKEN={token}").into_bytes()];
+        let needles = needles(&policy, &own, &[]);
+        for user in ["", "u", "us", "user"] {
+            let header = format!(
+                "Authorization: Basic {}",
+                base64(format!("{user}:{token}").as_bytes())
+            );
+            let args = vec![b"curl".to_vec(), b"-H".to_vec(), header.into_bytes()];
+            let mut found = Vec::new();
+            scan_argv(&policy, &needles, 1, "curl", &args, &mut found);
+            let kinds: Vec<_> = found
+                .iter()
+                .map(|f| (f.kind, f.variable.as_deref(), f.index))
+                .collect();
+            assert_eq!(
+                kinds,
+                [("argv.value", Some("JIRA_API_TOKEN"), Some(2))],
+                "user of {} bytes",
+                user.len()
+            );
+        }
+    }
 }

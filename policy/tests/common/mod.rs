@@ -97,6 +97,29 @@ pub fn fake_github() -> String {
     format!("ghp_{}", "Ab3".repeat(12))
 }
 
+/// Base64 of `src` for the tests (written here, apart from the core's needle
+/// builder): the standard alphabet or the URL-safe one, with `=` padding or not.
+pub fn base64(src: &[u8], url_safe: bool, padded: bool) -> String {
+    let alphabet: &[u8; 64] = if url_safe {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for g in src.chunks(3) {
+        let byte = |i: usize| u32::from(g.get(i).copied().unwrap_or(0));
+        let x = (byte(0) << 16) | (byte(1) << 8) | byte(2);
+        for i in 0..4 {
+            if i <= g.len() {
+                out.push(char::from(alphabet[((x >> (18 - 6 * i)) & 63) as usize]));
+            } else if padded {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// Assert no output text holds `secret`, naming what leaked without the value.
 pub fn assert_no_value(what: &str, text: &str, secret: &str) {
     assert!(!text.contains(secret), "{what} holds a seeded secret value");
