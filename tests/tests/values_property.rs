@@ -68,6 +68,43 @@ fn a_copy_inside_another_value_reaches_no_child_under_envwrap() {
     }
 }
 
+/// A base64 copy, as git's `http.extraheader` and curl's Basic auth carry a
+/// token (`AUTHORIZATION: basic base64(x-access-token:TOKEN)`), made by the
+/// real `base64` in the launcher script: the header variable reaches no child
+/// under the shim, and an argument holding it refuses the exec.
+#[test]
+fn a_base64_copy_reaches_no_child_and_no_argument_under_the_shim() {
+    let sb = Sandbox::new("values_base64_shim");
+    let script = "for p in x-access-token: u: ab:; do \
+                  export \"HDR_${#p}=AUTHORIZATION: basic $(printf '%s%s' \"$p\" \"$GH_TOKEN\" | base64 -w0)\"; \
+                  done; sh -c 'env > child.env'; \
+                  /bin/echo \"$HDR_2\" > echoed.txt; echo \"echo: $?\"";
+    let mut c = sb.cmd("/bin/bash");
+    c.args(["-c", script]).with_shim().env_secrets();
+    let o = c.expect_success();
+    let env = child_env(&sb);
+    for name in ["HDR_15=", "HDR_2=", "HDR_3="] {
+        assert!(
+            !env.lines().any(|l| l.starts_with(name)),
+            "{name} reached the grandchild"
+        );
+    }
+    assert!(
+        env.contains("PATH="),
+        "the grandchild's environment is empty"
+    );
+    assert!(
+        o.stdout_str().contains("echo: 126"),
+        "an argument holding a base64 copy was not refused: {}",
+        o.report()
+    );
+    assert!(
+        o.stderr_str().contains("holds the value of GH_TOKEN"),
+        "{}",
+        o.report()
+    );
+}
+
 /// A by-name credential (no token shape) in the path of the program to run:
 /// refused, and every message, JSON warning and log line shows the path with the
 /// value replaced by its description.
