@@ -661,23 +661,25 @@ pub fn stale_names<'e>(
 mod tests {
     use super::*;
 
-    /// Base64 (standard alphabet, padded), written here apart from the core's
-    /// needle builder.
+    /// Base64 (standard alphabet, padded) as coreutils' `base64` writes it: a
+    /// real encoder, apart from the core's needle builder.
     fn base64(src: &[u8]) -> String {
-        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for g in src.chunks(3) {
-            let byte = |i: usize| u32::from(g.get(i).copied().unwrap_or(0));
-            let x = (byte(0) << 16) | (byte(1) << 8) | byte(2);
-            for i in 0..4 {
-                if i <= g.len() {
-                    out.push(char::from(alphabet[((x >> (18 - 6 * i)) & 63) as usize]));
-                } else {
-                    out.push('=');
-                }
-            }
-        }
-        out
+        use std::io::Write;
+        let mut child = std::process::Command::new("base64")
+            .arg("-w0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("coreutils' base64 runs");
+        child
+            .stdin
+            .take()
+            .expect("a pipe")
+            .write_all(src)
+            .expect("base64 reads");
+        let out = child.wait_with_output().expect("base64 ends");
+        assert!(out.status.success(), "base64 failed");
+        String::from_utf8(out.stdout).expect("base64 writes ASCII")
     }
 
     #[test]

@@ -97,27 +97,37 @@ pub fn fake_github() -> String {
     format!("ghp_{}", "Ab3".repeat(12))
 }
 
-/// Base64 of `src` for the tests (written here, apart from the core's needle
-/// builder): the standard alphabet or the URL-safe one, with `=` padding or not.
+/// Base64 of `src` as coreutils' `base64` writes it (a real encoder, apart
+/// from the core's needle builder), in the standard alphabet or the URL-safe
+/// one, with `=` padding or not.
 pub fn base64(src: &[u8], url_safe: bool, padded: bool) -> String {
-    let alphabet: &[u8; 64] = if url_safe {
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("base64")
+        .arg("-w0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("coreutils' base64 runs");
+    child
+        .stdin
+        .take()
+        .expect("a pipe")
+        .write_all(src)
+        .expect("base64 reads");
+    let out = child.wait_with_output().expect("base64 ends");
+    assert!(out.status.success(), "base64 failed");
+    let text = String::from_utf8(out.stdout).expect("base64 writes ASCII");
+    let text = if padded {
+        text.as_str()
     } else {
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        text.trim_end_matches('=')
     };
-    let mut out = String::new();
-    for g in src.chunks(3) {
-        let byte = |i: usize| u32::from(g.get(i).copied().unwrap_or(0));
-        let x = (byte(0) << 16) | (byte(1) << 8) | byte(2);
-        for i in 0..4 {
-            if i <= g.len() {
-                out.push(char::from(alphabet[((x >> (18 - 6 * i)) & 63) as usize]));
-            } else if padded {
-                out.push('=');
-            }
-        }
+    if url_safe {
+        text.replace('+', "-").replace('/', "_")
+    } else {
+        text.to_string()
     }
-    out
 }
 
 /// Assert no output text holds `secret`, naming what leaked without the value.
