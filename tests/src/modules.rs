@@ -48,26 +48,24 @@ pub fn uses_in(code: &str) -> BTreeSet<String> {
     let mut rest = code;
     while let Some(at) = rest.find("crate::") {
         rest = &rest[at + "crate::".len()..];
-        let mut prefix = String::new();
-        let mut tail = rest;
-        loop {
-            if let Some(group) = tail.strip_prefix('{') {
+        let path = path_of(rest);
+        let after = &rest[path.len()..];
+        let group = match path.is_empty() {
+            true => after.strip_prefix('{'),
+            false => after.strip_prefix("::{"),
+        };
+        match group {
+            Some(group) => {
                 for item in group_items(group) {
-                    out.insert(format!("{prefix}{}", path_of(item.trim())));
+                    let item = path_of(item.trim());
+                    out.insert(match path.is_empty() {
+                        true => item,
+                        false => format!("{path}::{item}"),
+                    });
                 }
-                break;
             }
-            let seg = ident(tail);
-            match tail[seg.len()..].strip_prefix("::") {
-                Some(more) if !seg.is_empty() => {
-                    prefix.push_str(&seg);
-                    prefix.push_str("::");
-                    tail = more;
-                }
-                _ => {
-                    out.insert(format!("{prefix}{seg}"));
-                    break;
-                }
+            None => {
+                out.insert(path);
             }
         }
     }
@@ -99,7 +97,8 @@ fn group_items(group: &str) -> Vec<&str> {
     items
 }
 
-/// `a::b::c` of an item of a `use` group (`a::b::{c, d}` gives `a::b`).
+/// The path at the start of `text`, as written: `a::b::c` of `a::b::c(x)`, and
+/// `a::b` of `a::b::{c, d}` (the group is its caller's).
 fn path_of(item: &str) -> String {
     let mut segs = Vec::new();
     let mut tail = item;
