@@ -1315,16 +1315,12 @@ fn mark_credential_copies(
     let mut encoded = Candidates::new();
     let reach = sources.shortest.min(sources.shortest_needle);
     for i in 0..n {
-        let Some(v) = verdicts.get(i).copied() else {
+        let Some((value, granted)) = copy_candidate(req.env, verdicts, i, mark_removed) else {
             continue;
         };
-        let granted = v.action == Action::Grant;
-        if (v.credential && !granted) || (!mark_removed && !v.action.passes()) {
+        if value.len() < reach {
             continue;
         }
-        let Some(value) = value_at(req.env, i).filter(|v| v.len() >= reach) else {
-            continue;
-        };
         let delivered = |j: usize| verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
         let holds = |j: usize| {
             j != i
@@ -1375,21 +1371,6 @@ fn mark_encoded_copies(
     candidates: &Candidates,
     mark_removed: bool,
 ) {
-    // Still a candidate, as the raw pass chose them, unless marked since: its
-    // value, and whether it is granted.
-    fn eligible<'e>(
-        env: &[&'e [u8]],
-        verdicts: &[Verdict],
-        i: usize,
-        mark_removed: bool,
-    ) -> Option<(&'e [u8], bool)> {
-        let v = verdicts.get(i)?;
-        let granted = v.action == Action::Grant;
-        if (v.credential && !granted) || (!mark_removed && !v.action.passes()) {
-            return None;
-        }
-        Some((value_at(env, i)?, granted))
-    }
     use crate::encoded::{shortest_needle, Base64Needles, Sieve};
     // One sieve of every credential's needles passes over most values at one
     // sample each; what it keeps is searched for each credential's needles.
@@ -1404,7 +1385,7 @@ fn mark_encoded_copies(
     let mut kept = Candidates::new();
     candidates.each(n, |i| {
         let value = if candidates.overflow {
-            eligible(req.env, verdicts, i, mark_removed).map(|(v, _)| v)
+            copy_candidate(req.env, verdicts, i, mark_removed).map(|(v, _)| v)
         } else {
             value_at(req.env, i)
         };
@@ -1423,7 +1404,7 @@ fn mark_encoded_copies(
             let delivered = verdicts.get(j).is_some_and(|w| w.action == Action::Grant);
             let mut needles = None;
             kept.each(n, |i| {
-                let Some((value, granted)) = eligible(req.env, verdicts, i, mark_removed) else {
+                let Some((value, granted)) = copy_candidate(req.env, verdicts, i, mark_removed) else {
                     return;
                 };
                 if i == j || value.len() < shortest || (granted && delivered) {
@@ -1438,13 +1419,31 @@ fn mark_encoded_copies(
     }
     // A granted value that holds none of the environment's: the caller's.
     candidates.each(n, |i| {
-        let Some((value, true)) = eligible(req.env, verdicts, i, mark_removed) else {
+        let Some((value, true)) = copy_candidate(req.env, verdicts, i, mark_removed) else {
             return;
         };
         if let Some(j) = parent_credential(policy, req, i, value, crate::encoded::holds_base64) {
             mark_copy(verdicts, i, Rule::CredentialParentValue(j));
         }
     });
+}
+
+/// Entry `i` as rule 4's copy search looks at it: its value and whether it is
+/// granted, unless it is a credential of its own (not granted) or already
+/// removed with no `${NAME}` expansion to read it back. Both passes choose by it,
+/// and the encoded pass asks again for an entry the raw pass may have marked.
+fn copy_candidate<'e>(
+    env: &[&'e [u8]],
+    verdicts: &[Verdict],
+    i: usize,
+    mark_removed: bool,
+) -> Option<(&'e [u8], bool)> {
+    let v = verdicts.get(i)?;
+    let granted = v.action == Action::Grant;
+    if (v.credential && !granted) || (!mark_removed && !v.action.passes()) {
+        return None;
+    }
+    Some((value_at(env, i)?, granted))
 }
 
 /// Mark entry `i` a copy of a credential: refused if it would have passed (loudly
