@@ -47,6 +47,8 @@ pub enum ValueSource {
     ParentEnv(u32),
     /// An imported env file (index) at this line.
     EnvFile { file: u32, line: u32 },
+    /// The value of secret N that this exec delivers.
+    Secret(u32),
 }
 
 /// Why an argument changes.
@@ -69,6 +71,10 @@ pub enum ArgRule {
     Value(ValueSource),
     /// The argument holds a token shape.
     Shape(Shape),
+    /// The arguments hold the words of list `list` of secret `secret`'s
+    /// `deny_args` (this argument completes them): the program would show the
+    /// secret. The exec is refused whatever `argv.secrets` says.
+    DenyArgs { secret: u16, list: u16 },
 }
 
 /// What happens to one argument.
@@ -98,6 +104,7 @@ impl ArgRule {
             ArgRule::PairFlag => "pair.flag",
             ArgRule::Value(_) => "argv.value",
             ArgRule::Shape(_) => "argv.shape",
+            ArgRule::DenyArgs { .. } => "secret.deny-args",
         }
     }
 }
@@ -172,6 +179,9 @@ pub struct ArgvRequest<'r> {
     /// them with its cached files, so that an exec does not parse the files
     /// again); `None`: found in `env_files` here.
     pub file_credentials: Option<&'r [FileCredential<'r>]>,
+    /// The values of the secrets this exec delivers, by index, as
+    /// [`crate::decide::EnvRequest::secrets`] has them: no argument may hold one.
+    pub secrets: &'r [Option<&'r [u8]>],
 }
 
 /// A credential value that an imported env file holds, and where.
@@ -296,6 +306,7 @@ pub fn decide_argv(
             judge_pairs(policy, req, mask, c, scratch.verdicts);
         }
     }
+    deny_args(policy, req, scratch.verdicts);
     let (refused, program) = if settings.argv_secrets == ArgvSecrets::Allow {
         (None, None)
     } else {
@@ -395,6 +406,29 @@ fn judge_pairs(
             }
         }
     });
+}
+
+/// Step 1b, a secret's `deny_args`: a program that gets a secret, asked to show
+/// it (`gh auth token`), is refused, whether or not the secret is delivered
+/// this time ([`crate::secret::denied_args`]).
+fn deny_args(policy: &Policy<'_>, req: &ArgvRequest<'_>, verdicts: &mut [ArgVerdict]) {
+    let wanted = crate::secret::wanted(policy, req.program);
+    if wanted == 0 {
+        return;
+    }
+    let args = req.argv.get(1..).unwrap_or(&[]);
+    let Some((secret, list, at)) = crate::secret::denied_args(policy, wanted, args) else {
+        return;
+    };
+    if let Some(slot) = verdicts.get_mut(at + 1) {
+        *slot = ArgVerdict {
+            action: ArgAction::Refuse,
+            rule: ArgRule::DenyArgs {
+                secret: secret as u16,
+                list: list as u16,
+            },
+        };
+    }
 }
 
 /// Step 2, secrets, in every argument still passed (`argv[0]` included) and in the
@@ -665,6 +699,8 @@ pub fn source_name<'r>(
             .flatten()
             .and_then(|c| envfile::assignments(c).flatten().find(|a| a.line == line))
             .map(|a| a.name),
+        // Named by the policy, not by these arrays: see `crate::secret`.
+        ValueSource::Secret(_) => None,
     }
 }
 
@@ -688,6 +724,13 @@ pub fn for_each_credential_value_up_to(
 ) {
     let min = policy.settings().min_value_len as usize;
     let wanted = |len: usize| len >= min && len <= max_len;
+    for (i, value) in req.secrets.iter().enumerate() {
+        if let Some(value) = value.filter(|v| v.len() <= max_len) {
+            if !f(value, ValueSource::Secret(i as u32)) {
+                return;
+            }
+        }
+    }
     for (i, v) in req.env_verdicts.iter().enumerate() {
         if !v.credential {
             continue;

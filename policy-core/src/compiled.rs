@@ -13,7 +13,7 @@
 //! header (HEADER_LEN bytes): magic, format, scalar settings, string refs
 //! section table: SECTIONS x (offset u32, length u32)
 //! sections: strings, patterns, exact-name table, glob list, programs, matchers,
-//!           sets, grants, env files, file-sourced keeps, dependencies
+//!           sets, grants, env files, file-sourced keeps, dependencies, secrets
 //! ```
 //!
 //! Every string in the pool is followed by a NUL byte, so a path or a prebuilt
@@ -27,11 +27,11 @@ use core::mem::offset_of;
 /// First bytes of every compiled policy.
 pub const MAGIC: &[u8; 8] = b"ENVSHIM\0";
 /// Bumped whenever the layout changes; a cache of another format is recompiled.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 /// Size of the fixed header.
 pub const HEADER_LEN: usize = 64;
 /// Number of sections in the section table.
-pub const SECTIONS: usize = 11;
+pub const SECTIONS: usize = 12;
 /// A program-scoped pattern's scope when it applies to every program.
 pub const GLOBAL: u16 = u16::MAX;
 /// At most this many `[program.*]` sections (a program mask is a `u64`).
@@ -50,6 +50,7 @@ pub mod sec {
     pub const ENV_FILES: usize = 8;
     pub const FILE_KEEPS: usize = 9;
     pub const DEPS: usize = 10;
+    pub const SECRETS: usize = 11;
 }
 
 /// The records, one `#[repr(C)]` struct per section, defined once: the reader
@@ -136,6 +137,20 @@ pub mod layout {
         pub pattern: U32,
     }
 
+    /// A `[[secret]]`: `deny` holds its `deny_args` lists, each word followed by
+    /// a NUL and each list by one more NUL (no argument can hold a NUL).
+    #[repr(C)]
+    pub struct Secret {
+        pub name: Str,
+        pub source: Str,
+        pub program: Str,
+        pub deny: Str,
+        pub source_kind: U8,
+        pub kind: U8,
+        pub _pad: U16,
+        pub line: U32,
+    }
+
     #[repr(C)]
     pub struct Dep {
         pub path: Str,
@@ -162,11 +177,12 @@ pub const RECORD_LEN: [usize; SECTIONS] = {
         size_of::<EnvFile>(),
         size_of::<FileKeep>(),
         size_of::<Dep>(),
+        size_of::<Secret>(),
     ]
 };
-// The sizes of FORMAT 2: a change here is a change of format.
+// The sizes of FORMAT 3: a change here is a change of format.
 const _: () = {
-    let expected = [0, 24, 4, 4, 16, 16, 32, 24, 16, 16, 40];
+    let expected = [0, 24, 4, 4, 16, 16, 32, 24, 16, 16, 40, 40];
     let mut i = 0;
     while i < SECTIONS {
         assert!(
@@ -409,6 +425,22 @@ pub struct GrantRec {
     pub name: StrRef,
     pub program: StrRef,
     pub kind: GlobKind,
+    pub line: u32,
+}
+
+/// A `[[secret]]`: where its value comes from, and which programs get it
+/// (docs/adr/0019-secrets-delivered-at-exec.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SecretRec {
+    pub name: StrRef,
+    pub source_kind: crate::secret::SourceKind,
+    /// The source after its kind: a path (`~/` expanded by the compile), a key
+    /// description, or a credential name.
+    pub source: StrRef,
+    pub program: StrRef,
+    pub kind: GlobKind,
+    /// The `deny_args` lists, encoded as [`layout::Secret`] says.
+    pub deny: StrRef,
     pub line: u32,
 }
 
@@ -1147,6 +1179,17 @@ impl<'a> Records<'a> {
                 return Err(FormatError::BadRecord(sec::DEPS));
             }
         }
+        if self.count(sec::SECRETS) > crate::secret::MAX_SECRETS {
+            return Err(FormatError::BadRecord(sec::SECRETS));
+        }
+        for i in 0..self.count(sec::SECRETS) {
+            let s = self
+                .secret(i as u32)
+                .ok_or(FormatError::BadRecord(sec::SECRETS))?;
+            if !ok_str(s.name) || !ok_str(s.source) || !ok_str(s.program) || !ok_str(s.deny) {
+                return Err(FormatError::BadRecord(sec::SECRETS));
+            }
+        }
         Ok(())
     }
 
@@ -1285,6 +1328,20 @@ impl<'a> Records<'a> {
             name: str_at(r, offset_of!(L, name))?,
             program: str_at(r, offset_of!(L, program))?,
             kind: GlobKind::from_u8(u8_at(r, offset_of!(L, kind))?)?,
+            line: u32_at(r, offset_of!(L, line))?,
+        })
+    }
+
+    pub fn secret(&self, n: u32) -> Option<SecretRec> {
+        use layout::Secret as L;
+        let r = self.record(sec::SECRETS, n)?;
+        Some(SecretRec {
+            name: str_at(r, offset_of!(L, name))?,
+            source_kind: crate::secret::SourceKind::from_u8(u8_at(r, offset_of!(L, source_kind))?)?,
+            source: str_at(r, offset_of!(L, source))?,
+            program: str_at(r, offset_of!(L, program))?,
+            kind: GlobKind::from_u8(u8_at(r, offset_of!(L, kind))?)?,
+            deny: str_at(r, offset_of!(L, deny))?,
             line: u32_at(r, offset_of!(L, line))?,
         })
     }

@@ -27,13 +27,17 @@
 //! 6. file values: a kept name that an env file imported with `values = true`
 //!    declares takes its value from that file's current contents (passed in by
 //!    the caller);
+//!    6b. secrets: a `[[secret]]` whose program this is delivers the value its
+//!    front end read for it (`EnvRequest::secrets`), in place of any inherited
+//!    entry of its name; an inherited entry that holds a delivered value is
+//!    refused like any copy of a credential ([`crate::secret`]);
 //! 7. set: the policy's own values replace any entry of the same name, last;
 //! 8. stay: the shim's `LD_PRELOAD` entry and policy variable are put back.
 //!
 //! The numbers are those of ADR 0001 and of [`Rule`]'s variants.
 
 use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, Settings};
-use crate::bytes::{basename, split_entry};
+use crate::bytes::split_entry;
 use crate::envfile;
 use crate::programs::{in_scope, program_mask};
 use crate::glob::{self, GlobKind};
@@ -122,6 +126,11 @@ pub enum Rule {
     /// Rule 6, the env file now holds a value the policy refuses for this name
     /// (payload: file-keep record): neither it nor the inherited value passes.
     FileValueRefused(u32),
+    /// Rule 6b, the value of secret N, read from its source for this program.
+    Secret(u32),
+    /// Rule 6b, an entry holding the value of secret N (raw or base64) that this
+    /// exec delivers.
+    SecretValue(u32),
     /// Rule 7, a set value (payload: set record).
     Set(u32),
     /// Rule 8, the shim's own variables.
@@ -177,6 +186,8 @@ impl Rule {
             Rule::FileValue(_) => "env-file.value",
             Rule::FileName(_) => "env-file.name",
             Rule::FileValueRefused(_) => "env-file.refused",
+            Rule::Secret(_) => "secret",
+            Rule::SecretValue(_) => "credential.secret-value",
             Rule::Set(_) => "set",
             Rule::Sticky => "sticky",
         }
@@ -236,6 +247,11 @@ pub struct EnvRequest<'r> {
     /// credential the caller holds under another name (`env -i DEPLOY_TOKEN=$GH_TOKEN
     /// docker`).
     pub parent_env: &'r [&'r [u8]],
+    /// Rule 6b: the value of each secret, by index, as its front end read it for
+    /// this program ([`crate::secret::clean_value`]), or `None` where it read
+    /// none. Only secrets whose program this is are delivered; empty for a front
+    /// end that reads none.
+    pub secrets: &'r [Option<&'r [u8]>],
 }
 
 /// Does the value that file-keep record `k` passes on (`assignment`) pass rules 2
@@ -298,7 +314,11 @@ pub fn scratch_sizes(policy: &Policy<'_>, n: usize, preload_len: usize) -> Short
     Shortfall {
         verdicts: n,
         seen: table_size(n),
-        emits: n + policy.count(sec::SETS) + policy.count(sec::FILE_KEEPS) + STAY_ENTRIES,
+        emits: n
+            + policy.count(sec::SETS)
+            + policy.count(sec::FILE_KEEPS)
+            + policy.count(sec::SECRETS)
+            + STAY_ENTRIES,
         bytes: 256 + preload_len * 2 + crate::hint::ENTRY_LEN,
     }
 }
@@ -337,6 +357,8 @@ pub struct EnvSummary {
     /// The supervisor's run key ([`crate::mark`]), from an `ENVSHIM_SUPERVISOR`
     /// entry that the child receives; 0 when there is none.
     pub supervisor_key: u64,
+    /// The secrets delivered (bit `i` for secret `i`), rule 6b.
+    pub delivered: u16,
 }
 
 /// Each set record in `bits` (`EnvSummary::refused_sets`): its index and the
@@ -777,12 +799,10 @@ fn name_shape(name: &[u8], shapes: ShapeSet) -> Option<Rule> {
 /// The grant that lets credential `name` reach `program`, if any.
 pub fn find_grant(policy: &Policy<'_>, name: &[u8], program: &[u8]) -> Option<u32> {
     use crate::compiled::sec;
-    let base = basename(program);
     (0..policy.count(sec::GRANTS) as u32).find(|&i| {
         policy.grant(i).is_some_and(|g| {
-            let pat = policy.str(g.program);
-            let target = if pat.contains(&b'/') { program } else { base };
-            policy.str(g.name) == name && glob::matches(g.kind, pat, target, false)
+            policy.str(g.name) == name
+                && crate::secret::program_matches(g.kind, policy.str(g.program), program)
         })
     })
 }
@@ -813,6 +833,10 @@ pub fn decide_env(
         names_declared_since(policy, req, verdicts);
     }
     mark_credential_copies(policy, req, verdicts, n);
+    let delivering = delivering(policy, req);
+    if delivering != 0 {
+        mark_secret_copies(req, delivering, verdicts, n);
+    }
 
     let mut out = Builder {
         emits: &mut *scratch.emits,
@@ -829,6 +853,7 @@ pub fn decide_env(
     }
     let seen: &[u32] = seen;
     let files = add_file_values(policy, req, mask, verdicts, seen, &mut out);
+    add_secrets(policy, req, delivering, verdicts, seen, &mut out);
     let sets = add_sets(policy, req, mask, verdicts, seen, &mut out);
     let stayed = add_stay_entries(policy, req, own, verdicts, seen, &mut out);
 
@@ -845,8 +870,9 @@ pub fn decide_env(
         refused_sets: sets.refused_bits,
         refused_file_values: files.refused_bits,
         changed: 0,
-        added: files.added + sets.added + stayed,
+        added: files.added + sets.added + stayed + delivering.count_ones(),
         supervisor_key: 0,
+        delivered: delivering,
     };
     let mut replaced = false;
     for v in verdicts.iter().take(n) {
@@ -1065,6 +1091,74 @@ fn add_file_values(
 }
 
 /// What [`add_sets`] added and refused.
+/// Rule 6b's secrets: those this program gets whose value the front end read.
+fn delivering(policy: &Policy<'_>, req: &EnvRequest<'_>) -> u16 {
+    if req.secrets.is_empty() {
+        return 0;
+    }
+    let wanted = crate::secret::wanted(policy, req.program);
+    let mut read = 0u16;
+    for (i, v) in req.secrets.iter().enumerate().take(crate::secret::MAX_SECRETS) {
+        if v.is_some() {
+            read |= 1 << i;
+        }
+    }
+    wanted & read
+}
+
+/// The value secret `i` delivers.
+fn secret_value<'r>(req: &EnvRequest<'r>, i: usize) -> Option<&'r [u8]> {
+    req.secrets.get(i).copied().flatten()
+}
+
+/// Rule 6b's copies: an input entry whose value holds a delivered secret's
+/// value, raw or in base64, is refused as any credential's copy is. Only the
+/// program's own process holds the value, so only its exec can look for it.
+#[inline(never)]
+fn mark_secret_copies(req: &EnvRequest<'_>, delivering: u16, verdicts: &mut [Verdict], n: usize) {
+    for s in 0..crate::secret::MAX_SECRETS {
+        let Some(secret) = secret_value(req, s).filter(|_| delivering & (1 << s) != 0) else {
+            continue;
+        };
+        for i in 0..n {
+            let Some(value) = copy_candidate(req.env, verdicts, i, false).map(|(v, _)| v) else {
+                continue;
+            };
+            if holds_value(value, secret) || crate::encoded::holds_base64(value, secret) {
+                mark_copy(verdicts, i, Rule::SecretValue(s as u32));
+            }
+        }
+    }
+}
+
+/// Rule 6b: each delivered secret as `NAME=value`, in place of an inherited
+/// entry of its name (which reaches this far only at one of its programs).
+#[inline(never)]
+fn add_secrets(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    delivering: u16,
+    verdicts: &mut [Verdict],
+    seen: &[u32],
+    out: &mut Builder<'_, '_>,
+) {
+    for s in 0..crate::secret::MAX_SECRETS {
+        let (Some(value), Some(rec)) = (
+            secret_value(req, s).filter(|_| delivering & (1 << s) != 0),
+            policy.secret(s as u32),
+        ) else {
+            continue;
+        };
+        let name = policy.str(rec.name);
+        let start = out.n_bytes;
+        out.put(name);
+        out.put(b"=");
+        out.put(value);
+        out.finish_entry(start, Rule::Secret(s as u32));
+        replace_input(verdicts, req.env, seen, name, Rule::Secret(s as u32));
+    }
+}
+
 struct SetsAdded {
     added: u32,
     refused: u32,
@@ -2014,6 +2108,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             file_judged: cached.then_some(&judged[..]),
             renamed_files: 0,
             parent_env: &[],
+            secrets: &[],
         };
         let (summary, emits, bytes) = decide_env_roomy(policy, &req);
         entries_of(policy, env, &emits[..summary.emitted], &bytes)
@@ -2133,6 +2228,7 @@ program = "tool"
                 file_judged: None,
                 renamed_files: 0,
                 parent_env: &[],
+                secrets: &[],
             };
             let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
             entries_of(&policy, env, &emits[..summary.emitted], &bytes)
@@ -2182,6 +2278,7 @@ program = "tool"
                 file_judged: None,
                 renamed_files: 0,
                 parent_env: &[],
+                secrets: &[],
             };
             let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
             let child = entries_of(&policy, env, &emits[..summary.emitted], &bytes);

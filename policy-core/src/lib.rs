@@ -22,6 +22,8 @@
 //! - [`compiled`]: the compiled buffer and its reader; [`cache_key`]: the cache
 //!   file's name, layout and freshness;
 //! - [`programs`]: which `[program.NAME]` sections apply to a program;
+//! - [`secret`]: the rules of `[[secret]]` (which programs get which, trusted
+//!   sources, `deny_args`), around a value each front end reads itself;
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
 //!   [`pairs`]: where each program that carries environment in argv keeps it;
 //! - [`search`]: the `execvp` family's search for the program, over an exec
@@ -54,7 +56,7 @@ macro_rules! no_panic_modules {
 
 no_panic_modules!(
     argv, bytes, cache_key, decide, encoded, envfile, glob, hex, hint, lookup, mark, mux, pairs,
-    programs, readable, search, shape, shown, withheld, writers
+    programs, readable, search, secret, shape, shown, withheld, writers
 );
 
 pub mod builtin;

@@ -66,6 +66,7 @@ fn decide_tmux(
         file_judged: None,
         renamed_files: 0,
         parent_env: &[],
+        secrets: &[],
     };
     let mut scratch = EnvScratch {
         verdicts,

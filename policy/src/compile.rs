@@ -19,6 +19,8 @@ use crate::shape::{find_shape, Shape, ShapeSet};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+mod secrets;
+
 /// Config key suffixes whose strings name credential variables, when an import
 /// does not give its own.
 pub const DEFAULT_KEY_SUFFIXES: &[&str] = &["TokenEnv", "tokenEnv", "SecretEnv", "secretEnv"];
@@ -84,6 +86,7 @@ impl Compiler<'_> {
         self.source_and_log(&mut w, f)?;
         self.builtin_lists(&mut w, f);
         let mut keep_exact = self.top_level_names(&mut w, f)?;
+        self.secrets(&mut w, f)?;
         for (i, (name, section)) in f.program.iter().enumerate() {
             self.program_section(&mut w, i as u16, name, section, &mut keep_exact)?;
         }
@@ -495,6 +498,14 @@ impl Compiler<'_> {
                     format!("a grant names one variable exactly, not `{name}`"),
                 );
             }
+            if f.secret.iter().any(|s| s.name.get_ref() == name) {
+                return self.err(
+                    g.name.span(),
+                    format!(
+                        "{name} is a [[secret]]: its own `program` says who gets it, not a grant"
+                    ),
+                );
+            }
             self.check_pattern(&g.program)?;
             let (line, _) = self.pos(g.name.span());
             let n = w.string(name.as_bytes());
@@ -534,6 +545,11 @@ impl Compiler<'_> {
             )
         }));
         cred_patterns.extend(imported.into_iter().map(|n| (GlobKind::Exact, n)));
+        cred_patterns.extend(
+            f.secret
+                .iter()
+                .map(|s| (GlobKind::Exact, s.name.get_ref().as_bytes().to_vec())),
+        );
         for (name, value) in &f.set {
             self.set(w, name, value, GLOBAL, &cred_patterns, shapes)?;
         }

@@ -145,6 +145,19 @@ impl Writer {
             .append_to(&mut self.sections[sec::GRANTS]);
     }
 
+    pub fn secret(&mut self, r: SecretRec) {
+        use layout::Secret as L;
+        Record::new(sec::SECRETS)
+            .str(offset_of!(L, name), r.name)
+            .str(offset_of!(L, source), r.source)
+            .str(offset_of!(L, program), r.program)
+            .str(offset_of!(L, deny), r.deny)
+            .put(offset_of!(L, source_kind), &[r.source_kind as u8])
+            .put(offset_of!(L, kind), &[r.kind as u8])
+            .put(offset_of!(L, line), &r.line.to_le_bytes())
+            .append_to(&mut self.sections[sec::SECRETS]);
+    }
+
     pub fn env_file(&mut self, f: EnvFileRec) -> u32 {
         use layout::EnvFile as L;
         let n = self.count(sec::ENV_FILES);

@@ -27,7 +27,7 @@
 //!   `portable_pty::CommandBuilder` behind the `tokio` and `portable-pty` features).
 pub use envpolicy_core::{
     argv, builtin, bytes, cache_key, decide, encoded, envfile, glob, lookup, mark, mux, pairs,
-    programs, readable, search, shape, shown, withheld, writers, Policy, Records,
+    programs, readable, search, secret, shape, shown, withheld, writers, Policy, Records,
 };
 
 /// The compiled buffer ([`envpolicy_core::compiled`]) and, for the compiler, its

@@ -319,6 +319,33 @@ pub fn decide_sticky(
     env_files: &[Option<Vec<u8>>],
     sticky: Sticky<'_>,
 ) -> Decision {
+    decide_delivering(
+        policy,
+        program,
+        argv,
+        env,
+        parent_env,
+        env_files,
+        sticky,
+        &[],
+    )
+}
+
+/// [`decide_sticky`] that also delivers secrets (rule 6b): `secrets` holds the
+/// value of each secret by index, as the caller read it in the process that
+/// becomes the program ([`crate::secret::clean_value`]), or `None`.
+#[allow(clippy::too_many_arguments)]
+pub fn decide_delivering(
+    policy: &Policy<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+    env_files: &[Option<Vec<u8>>],
+    sticky: Sticky<'_>,
+    secrets: &[Option<Vec<u8>>],
+) -> Decision {
+    let secret_refs: Vec<Option<&[u8]>> = secrets.iter().map(|s| s.as_deref()).collect();
     let Sticky {
         preload,
         policy_entry,
@@ -339,6 +366,7 @@ pub fn decide_sticky(
         file_judged: None,
         renamed_files: renamed_files(policy),
         parent_env: &parent_refs,
+        secrets: &secret_refs,
     };
     let (summary, verdicts, emits, bytes) = decide_env_growing(policy, &req);
     let env_verdicts: Vec<Verdict> = verdicts[..env.len()].to_vec();
@@ -355,6 +383,7 @@ pub fn decide_sticky(
         parent_env: &parent_refs,
         env_files: &files,
         file_credentials: None,
+        secrets: &secret_refs,
     };
     let (asummary, averdicts, aemits, abytes) = decide_argv_growing(policy, &areq);
     let child_argv = aemits[..asummary.emitted]
@@ -629,6 +658,18 @@ fn arg_change(
             (Some(lossy(name_bytes)), why)
         }
         ArgRule::Shape(s) => (None, format!("holds {}", s.describe_with_article())),
+        ArgRule::DenyArgs { secret, list } => {
+            let name = secret_name(policy, secret as u32);
+            (
+                Some(name.clone()),
+                deny_args_why(policy, secret as u32, list as u32, &name),
+            )
+        }
+        ArgRule::Value(ValueSource::Secret(s)) => {
+            let name = secret_name(policy, s);
+            let why = format!("holds the value of secret {name}, delivered to this program alone");
+            (Some(name), why)
+        }
         ArgRule::Value(src) => {
             let (name, from) = match src {
                 ValueSource::ChildEnv(i) => (
@@ -660,6 +701,7 @@ fn arg_change(
                         .map(|a| lossy(a.name));
                     (name, format!("env file {path}"))
                 }
+                ValueSource::Secret(_) => (None, String::new()),
             };
             let why = format!(
                 "holds the value of credential {} from {from}",
@@ -786,7 +828,45 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
             None => "set".into(),
         },
         Rule::Sticky => "the shim's own variable (sticky)".into(),
+        Rule::Secret(i) => match policy.secret(i) {
+            Some(r) => format!(
+                "secret read from {}{} for `{}` ([[secret]] at {}:{})",
+                r.source_kind.prefix(),
+                lossy(policy.str(r.source)),
+                lossy(policy.str(r.program)),
+                lossy(policy.source()),
+                r.line
+            ),
+            None => "a secret".into(),
+        },
+        Rule::SecretValue(i) => format!(
+            "value holds the value of secret {}, which this program gets from its source",
+            secret_name(policy, i)
+        ),
     }
+}
+
+/// The name of secret `i`, for a message.
+fn secret_name(policy: &Policy<'_>, i: u32) -> String {
+    policy
+        .secret(i)
+        .map_or_else(|| format!("secret {i}"), |r| lossy(policy.str(r.name)))
+}
+
+/// Why `deny_args` list `list` of secret `i` refuses an exec.
+fn deny_args_why(policy: &Policy<'_>, i: u32, list: u32, name: &str) -> String {
+    let Some(r) = policy.secret(i) else {
+        return "a secret's deny_args".into();
+    };
+    let words = crate::secret::deny_lists(policy, &r)
+        .nth(list as usize)
+        .map(|w| w.iter().map(|w| lossy(w)).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    format!(
+        "the arguments hold `{words}`, which [[secret]] {name}'s deny_args refuses (a program that gets {name} must not show it) at {}:{}",
+        lossy(policy.source()),
+        r.line
+    )
 }
 
 /// The line (after a front end's `envwrap: `) saying that the credential `name`

@@ -47,6 +47,8 @@ pub struct PolicyFile {
     #[serde(default)]
     pub grant: Vec<Grant>,
     #[serde(default)]
+    pub secret: Vec<Secret>,
+    #[serde(default)]
     pub program: BTreeMap<String, Program>,
 }
 
@@ -171,6 +173,19 @@ pub struct ConfigImport {
 pub struct Grant {
     pub name: Spanned<String>,
     pub program: Spanned<String>,
+}
+
+/// A `[[secret]]`: a variable whose value is read from `from` at the exec of a
+/// program `program` matches, and never held above it
+/// (docs/adr/0019-secrets-delivered-at-exec.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Secret {
+    pub name: Spanned<String>,
+    pub from: Spanned<String>,
+    pub program: Spanned<String>,
+    #[serde(default)]
+    pub deny_args: Vec<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -433,6 +433,7 @@ fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> N
         parent_env: &own_refs,
         env_files: &file_refs,
         file_credentials: None,
+        secrets: &[],
     };
     let mut values: Vec<Vec<u8>> = Vec::new();
     let mut owners: Vec<Vec<(String, String)>> = Vec::new();
@@ -458,6 +459,8 @@ fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> N
                     .unwrap_or_else(|| "?".into());
                 (name, format!("env file {path}"))
             }
+            // scan's request carries no secret values.
+            ValueSource::Secret(_) => return true,
         };
         // The value, and its base64 copies' needles in both alphabets
         // (docs/adr/0017, "Encoded copies"): each a pattern of the same owner.

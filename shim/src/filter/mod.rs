@@ -547,6 +547,7 @@ fn decide_env_in<'s>(
         file_judged: x.cached.and_then(|h| h.file_judged()),
         renamed_files: x.renamed,
         parent_env: inputs.parent,
+        secrets: &[],
     };
     let mut es = EnvScratch {
         verdicts,
@@ -593,6 +594,7 @@ fn decide_argv_in<'s>(
         parent_env: inputs.parent,
         env_files: inputs.contents,
         file_credentials: x.cached.and_then(|h| h.file_credentials()),
+        secrets: &[],
     };
     let mut ascratch = ArgvScratch {
         verdicts: averdicts,

@@ -60,7 +60,17 @@ impl Report<'_, '_> {
 
     /// The variable whose value an argument holds.
     fn value_name(&self, src: ValueSource) -> &[u8] {
-        argv::source_name(self.env, self.parent, self.contents, src).unwrap_or(&[])
+        match src {
+            ValueSource::Secret(i) => self.secret_name(i),
+            _ => argv::source_name(self.env, self.parent, self.contents, src).unwrap_or(&[]),
+        }
+    }
+
+    /// The name of secret `i`.
+    fn secret_name(&self, i: u32) -> &[u8] {
+        self.policy
+            .secret(i)
+            .map_or(&[], |r| self.policy.str(r.name))
     }
 
     /// The message for a refused exec: program, argument, variable, policy.
@@ -87,6 +97,11 @@ impl Report<'_, '_> {
             Some(ArgRule::Shape(s)) => {
                 m.push(b" holds ")
                     .push(s.describe_with_article().as_bytes());
+            }
+            Some(ArgRule::DenyArgs { secret, .. }) => {
+                m.push(b" completes a deny_args list of secret ")
+                    .push_word(self.secret_name(u32::from(secret)))
+                    .push(b": the program would show it");
             }
             Some(ArgRule::Pair {
                 name_at, name_end, ..
@@ -305,6 +320,9 @@ impl Report<'_, '_> {
                 ),
                 ArgRule::Value(src) => (self.value_name(src), b"argv.value"),
                 ArgRule::Shape(s) => (s.id().as_bytes(), b"argv.shape"),
+                ArgRule::DenyArgs { secret, .. } => {
+                    (self.secret_name(u32::from(secret)), b"secret.deny-args")
+                }
                 ArgRule::PairFlag => (&[], b"pair.flag"),
                 ArgRule::None => (&[], b"none"),
             };

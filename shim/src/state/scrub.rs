@@ -178,6 +178,7 @@ unsafe fn scrub(
         file_judged: None,
         renamed_files: renamed,
         parent_env: &[],
+        secrets: &[],
     };
     let mut es = EnvScratch {
         verdicts,
@@ -200,6 +201,7 @@ unsafe fn scrub(
         parent_env: &[],
         env_files: contents,
         file_credentials: None,
+        secrets: &[],
     };
     for i in 0..n_args {
         // SAFETY: i < argc; the string is writable process memory (the loader's

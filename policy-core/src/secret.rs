@@ -1,0 +1,302 @@
+//! Secrets delivered at exec: the rules of `[[secret]]`, in one place for every
+//! front end (docs/adr/0019-secrets-delivered-at-exec.md).
+//!
+//! Why the rules live here and the reading does not: a secret's value must be
+//! read only by the process that becomes the program (the shim in a `fork`
+//! child at `execve`, envwrap in the process it execs in place, a library's
+//! `pre_exec`), so each front end reads it with its own calls. What a front end
+//! must not decide for itself is everything around the read: which secrets a
+//! program gets ([`wanted`]), whether a source file may be trusted
+//! ([`file_trusted`]), what of its bytes the value is ([`clean_value`]), which
+//! arguments refuse the exec ([`denied_args`]), and what a message says when
+//! a secret is not delivered ([`Undelivered`]). The decision itself (rule 6b,
+//! [`crate::decide`]) then takes the values a front end read as plain bytes.
+//!
+//! A secret's name is a credential pattern in the compiled policy, and each
+//! secret is a grant of its name to its programs, so rule 4 refuses an inherited
+//! copy of it at every other program with no code of its own here.
+
+use crate::bytes::basename;
+use crate::compiled::{sec, Policy, SecretRec};
+use crate::glob;
+
+/// At most this many secrets in a policy: a set of them is a `u16`.
+pub const MAX_SECRETS: usize = 16;
+
+/// The longest value a source may hold, in bytes (a trailing newline aside).
+/// Tokens are well under 1 KiB; a PEM key fits. A front end reads at most
+/// `MAX_VALUE + 2` bytes and reports [`Undelivered::TooLarge`] past it.
+pub const MAX_VALUE: usize = 4096;
+
+/// Where a secret's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SourceKind {
+    /// `file:PATH`: a file owned by root or the user, that no one else may read.
+    File = 0,
+    /// `keyring:user:DESCRIPTION`: a `user` key found by the kernel's search of
+    /// the process's keyrings (`keyctl search` from the session keyring).
+    Keyring = 1,
+    /// `credential:NAME`: systemd's `$CREDENTIALS_DIRECTORY/NAME`, under a unit
+    /// that loads it; the same trust rule as a file.
+    Credential = 2,
+}
+
+impl SourceKind {
+    pub fn from_u8(b: u8) -> Option<SourceKind> {
+        match b {
+            0 => Some(SourceKind::File),
+            1 => Some(SourceKind::Keyring),
+            2 => Some(SourceKind::Credential),
+            _ => None,
+        }
+    }
+
+    /// The prefix the policy file writes before the source.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            SourceKind::File => "file:",
+            SourceKind::Keyring => "keyring:user:",
+            SourceKind::Credential => "credential:",
+        }
+    }
+
+    /// Split a `from` value into its kind and the rest.
+    pub fn parse(from: &[u8]) -> Option<(SourceKind, &[u8])> {
+        [SourceKind::File, SourceKind::Keyring, SourceKind::Credential]
+            .into_iter()
+            .find_map(|k| from.strip_prefix(k.prefix().as_bytes()).map(|rest| (k, rest)))
+            .filter(|(_, rest)| !rest.is_empty())
+    }
+}
+
+/// Why a secret a program matches was not delivered. Each says what to fix,
+/// and none holds a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undelivered {
+    /// The source does not exist (no file, no key, no credential).
+    Missing,
+    /// The source exists but could not be read (permissions, an I/O error).
+    Unreadable,
+    /// The file is not a regular file.
+    NotRegular,
+    /// The file is owned by another user, or others may read or write it.
+    Untrusted,
+    /// The value is longer than [`MAX_VALUE`].
+    TooLarge,
+    /// The value is empty.
+    Empty,
+    /// The value holds a NUL byte, which no environment entry can.
+    HasNul,
+    /// `credential:` outside a unit that loads credentials.
+    NoCredentialsDirectory,
+    /// The exec runs where the value would be read into the memory of the
+    /// process above the program (a `vfork` child, `posix_spawn`, `system`,
+    /// `popen`), and nothing could read it in the program's own process.
+    SharedMemory,
+    /// The front end cannot run code in the child before its exec (the
+    /// supervisor, portable-pty).
+    NoReader,
+}
+
+impl Undelivered {
+    /// The reason, as a message says it after "not delivered: ".
+    pub fn text(self) -> &'static str {
+        match self {
+            Undelivered::Missing => "its source does not exist",
+            Undelivered::Unreadable => "its source could not be read",
+            Undelivered::NotRegular => "its source is not a regular file",
+            Undelivered::Untrusted => {
+                "its source file is owned by another user or readable by others (chmod 600 it)"
+            }
+            Undelivered::TooLarge => "its value is longer than 4096 bytes",
+            Undelivered::Empty => "its source is empty",
+            Undelivered::HasNul => "its value holds a NUL byte",
+            Undelivered::NoCredentialsDirectory => {
+                "CREDENTIALS_DIRECTORY is not set (not under a systemd unit that loads it)"
+            }
+            Undelivered::SharedMemory => {
+                "the program was started by a call that shares memory with its parent (vfork, posix_spawn), and envwrap was not found to read it in the program's own process"
+            }
+            Undelivered::NoReader => "this front end cannot read a value in the child before its exec",
+        }
+    }
+
+    /// A stable id, for JSON lines and tests.
+    pub fn id(self) -> &'static str {
+        match self {
+            Undelivered::Missing => "missing",
+            Undelivered::Unreadable => "unreadable",
+            Undelivered::NotRegular => "not-regular",
+            Undelivered::Untrusted => "untrusted",
+            Undelivered::TooLarge => "too-large",
+            Undelivered::Empty => "empty",
+            Undelivered::HasNul => "has-nul",
+            Undelivered::NoCredentialsDirectory => "no-credentials-directory",
+            Undelivered::SharedMemory => "shared-memory",
+            Undelivered::NoReader => "no-reader",
+        }
+    }
+}
+
+/// Does `program` (a path, or a bare name) match a grant or secret pattern? The
+/// pattern is matched against the basename, or against the whole path when it
+/// holds a `/`. The one rule for `[[grant]]` and `[[secret]]`.
+pub fn program_matches(kind: glob::GlobKind, pattern: &[u8], program: &[u8]) -> bool {
+    let target = if pattern.contains(&b'/') {
+        program
+    } else {
+        basename(program)
+    };
+    glob::matches(kind, pattern, target, false)
+}
+
+/// The secrets `program` gets: bit `i` for secret `i`. A policy without secrets
+/// pays one count; a program that matches none, one glob match per secret.
+#[inline]
+pub fn wanted(policy: &Policy<'_>, program: &[u8]) -> u16 {
+    let n = policy.count(sec::SECRETS);
+    if n == 0 {
+        return 0;
+    }
+    let mut mask = 0u16;
+    for i in 0..n.min(MAX_SECRETS) {
+        if policy
+            .secret(i as u32)
+            .is_some_and(|s| program_matches(s.kind, policy.str(s.program), program))
+        {
+            mask |= 1 << i;
+        }
+    }
+    mask
+}
+
+/// The secret named `name`, if the policy has one.
+pub fn by_name(policy: &Policy<'_>, name: &[u8]) -> Option<(u32, SecretRec)> {
+    (0..policy.count(sec::SECRETS) as u32)
+        .filter_map(|i| policy.secret(i).map(|s| (i, s)))
+        .find(|(_, s)| policy.str(s.name) == name)
+}
+
+/// May a source file with this owner and mode be read for a process of user
+/// `uid`? A regular file, owned by root or by `uid`, that neither its group
+/// nor others may read or write (`mode & 0o077 == 0`): the rule `ssh` applies
+/// to a private key. systemd gives a loaded credential mode 0400 and the
+/// service's user, so one rule covers both sources.
+pub fn file_trusted(owner: u32, mode: u32, uid: u32) -> Result<(), Undelivered> {
+    const S_IFMT: u32 = 0o170_000;
+    const S_IFREG: u32 = 0o100_000;
+    if mode & S_IFMT != S_IFREG {
+        return Err(Undelivered::NotRegular);
+    }
+    if (owner != 0 && owner != uid) || mode & 0o077 != 0 {
+        return Err(Undelivered::Untrusted);
+    }
+    Ok(())
+}
+
+/// The value held in a source's bytes `raw` (as read, at most `MAX_VALUE + 2`
+/// of them): one trailing newline (`\n` or `\r\n`) dropped, as `echo` and
+/// editors leave one; nothing else changed. Empty, NUL-holding and too-long
+/// values are refused.
+pub fn clean_value(raw: &[u8]) -> Result<&[u8], Undelivered> {
+    let value = match raw {
+        [rest @ .., b'\r', b'\n'] => rest,
+        [rest @ .., b'\n'] => rest,
+        _ => raw,
+    };
+    if value.len() > MAX_VALUE {
+        return Err(Undelivered::TooLarge);
+    }
+    if value.is_empty() {
+        return Err(Undelivered::Empty);
+    }
+    if value.contains(&0) {
+        return Err(Undelivered::HasNul);
+    }
+    Ok(value)
+}
+
+/// The `deny_args` lists of a secret, one at a time.
+pub fn deny_lists<'p>(policy: &Policy<'p>, s: &SecretRec) -> DenyLists<'p> {
+    DenyLists {
+        rest: policy.str(s.deny),
+    }
+}
+
+/// The words of one `deny_args` list.
+#[derive(Clone, Copy, Debug)]
+pub struct Words<'p>(&'p [u8]);
+
+impl<'p> Words<'p> {
+    pub fn iter(self) -> impl Iterator<Item = &'p [u8]> {
+        self.0.split(|&b| b == 0).filter(|w| !w.is_empty())
+    }
+
+    /// Where `args` hold these words in order, with any arguments between
+    /// them: the index of the argument that completes them. `gh auth --hostname
+    /// h token` holds `auth token`; so does `gh issue create --title auth --body
+    /// token`, which is refused too, naming the rule (a refusal that says why is
+    /// better than a token on a screen).
+    pub fn found_in(self, args: &[&[u8]]) -> Option<usize> {
+        let mut words = self.iter().peekable();
+        words.peek()?;
+        for (i, arg) in args.iter().enumerate() {
+            if words.peek().is_some_and(|w| w == arg) {
+                words.next();
+                if words.peek().is_none() {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The lists of an encoded `deny` string: each list's words end with a NUL,
+/// and the list with one more.
+pub struct DenyLists<'p> {
+    rest: &'p [u8],
+}
+
+impl<'p> Iterator for DenyLists<'p> {
+    type Item = Words<'p>;
+    fn next(&mut self) -> Option<Words<'p>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let end = self
+            .rest
+            .windows(2)
+            .position(|w| w == [0, 0])
+            .map_or(self.rest.len(), |i| i + 2);
+        let list = self.rest.get(..end).unwrap_or(self.rest);
+        self.rest = self.rest.get(end..).unwrap_or(&[]);
+        Some(Words(list))
+    }
+}
+
+/// Encode `deny_args` lists as the compiled policy holds them.
+pub fn encode_deny<'w>(lists: impl IntoIterator<Item = &'w [&'w [u8]]>, mut put: impl FnMut(&[u8])) {
+    for list in lists {
+        for w in list {
+            put(w);
+            put(&[0]);
+        }
+        put(&[0]);
+    }
+}
+
+/// The first secret among `wanted` (a [`wanted`] mask) whose `deny_args`
+/// `args` (the arguments after the program name) hold: its index, the list's,
+/// and the index in `args` of the argument that completes the list.
+pub fn denied_args(policy: &Policy<'_>, wanted: u16, args: &[&[u8]]) -> Option<(u32, u32, usize)> {
+    (0..MAX_SECRETS as u32)
+        .filter(|i| wanted & (1 << i) != 0)
+        .filter_map(|i| policy.secret(i).map(|s| (i, s)))
+        .find_map(|(i, s)| {
+            deny_lists(policy, &s)
+                .enumerate()
+                .find_map(|(k, words)| words.found_in(args).map(|at| (i, k as u32, at)))
+        })
+}
