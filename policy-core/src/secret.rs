@@ -300,3 +300,57 @@ pub fn denied_args(policy: &Policy<'_>, wanted: u16, args: &[&[u8]]) -> Option<(
                 .find_map(|(k, words)| words.found_in(args).map(|at| (i, k as u32, at)))
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_loses_one_trailing_newline_and_nothing_else() {
+        assert_eq!(clean_value(b"tok\n"), Ok(&b"tok"[..]));
+        assert_eq!(clean_value(b"tok\r\n"), Ok(&b"tok"[..]));
+        assert_eq!(clean_value(b"tok\n\n"), Ok(&b"tok\n"[..]));
+        assert_eq!(clean_value(b" tok "), Ok(&b" tok "[..]));
+        assert_eq!(clean_value(b"\n"), Err(Undelivered::Empty));
+        assert_eq!(clean_value(b"a\0b"), Err(Undelivered::HasNul));
+        assert_eq!(clean_value(&[b'a'; MAX_VALUE + 1]), Err(Undelivered::TooLarge));
+        assert!(clean_value(&[b'a'; MAX_VALUE]).is_ok());
+    }
+
+    #[test]
+    fn a_source_file_is_trusted_as_a_private_key_is() {
+        let reg = 0o100_000;
+        assert_eq!(file_trusted(1000, reg | 0o600, 1000), Ok(()));
+        assert_eq!(file_trusted(0, reg | 0o400, 1000), Ok(()));
+        assert_eq!(file_trusted(1001, reg | 0o600, 1000), Err(Undelivered::Untrusted));
+        assert_eq!(file_trusted(1000, reg | 0o640, 1000), Err(Undelivered::Untrusted));
+        assert_eq!(file_trusted(1000, reg | 0o604, 1000), Err(Undelivered::Untrusted));
+        assert_eq!(file_trusted(1000, 0o040_000 | 0o700, 1000), Err(Undelivered::NotRegular));
+    }
+
+    #[test]
+    fn sources_parse_by_their_prefix() {
+        assert_eq!(SourceKind::parse(b"file:/a"), Some((SourceKind::File, &b"/a"[..])));
+        assert_eq!(SourceKind::parse(b"keyring:user:gh"), Some((SourceKind::Keyring, &b"gh"[..])));
+        assert_eq!(SourceKind::parse(b"credential:gh"), Some((SourceKind::Credential, &b"gh"[..])));
+        assert_eq!(SourceKind::parse(b"keyring:session:gh"), None);
+        assert_eq!(SourceKind::parse(b"file:"), None);
+    }
+
+    #[test]
+    fn deny_lists_round_trip_and_match_in_order() {
+        let mut enc = [0u8; 64];
+        let mut n = 0;
+        encode_deny([&[&b"auth"[..], b"token"][..], &[b"x"]], |b| {
+            enc[n..n + b.len()].copy_from_slice(b);
+            n += b.len();
+        });
+        let mut lists = DenyLists { rest: &enc[..n] };
+        let first = lists.next().unwrap();
+        assert_eq!(first.iter().collect::<Vec<_>>(), [&b"auth"[..], b"token"]);
+        assert_eq!(first.found_in(&[b"auth", b"-h", b"token"]), Some(2));
+        assert_eq!(first.found_in(&[b"token", b"auth"]), None);
+        assert_eq!(lists.next().unwrap().found_in(&[b"a", b"x"]), Some(1));
+        assert!(lists.next().is_none());
+    }
+}
