@@ -1,4 +1,4 @@
-//! The three systems envshim was built from (docs/policy.md, section 14), as example policies, each checked against
+//! The three systems envshim was built from, and the secrets example (docs/policy.md, section 14), as example policies, each checked against
 //! its own requirements.
 
 mod common;
@@ -318,4 +318,42 @@ fn exec_unit_starts_from_the_floor_then_extras_then_bindings_then_context() {
     let pos = |n: &str| order.iter().position(|x| x == n).unwrap();
     assert!(pos("NODE_ENV") < pos("DEPLOY_TARGET"));
     assert!(pos("DEPLOY_TARGET") < pos("AKM_RUN_ID"));
+}
+
+// Secrets (examples/secrets.toml).
+
+#[test]
+fn secrets_example_gives_gh_its_token_and_refuses_what_would_print_it() {
+    let c = load("secrets.toml");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let p = c.policy();
+    let value = fake_github();
+    let secrets = [Some(value.as_bytes().to_vec())];
+    let decide = |program: &str, args: &[&str]| {
+        let mut argv = vec![program.as_bytes().to_vec()];
+        argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));
+        envpolicy::outcome::decide_delivering(
+            &p,
+            program.as_bytes(),
+            &argv,
+            &[b"PATH=/usr/bin".to_vec()],
+            &[],
+            &[],
+            Default::default(),
+            &secrets,
+        )
+    };
+    let d = decide("/usr/bin/gh", &["pr", "list"]);
+    assert!(
+        get(&d, "GH_TOKEN").is_some_and(|v| v == value),
+        "gh did not get GH_TOKEN"
+    );
+    let d = decide("/usr/bin/env", &[]);
+    assert!(get(&d, "GH_TOKEN").is_none());
+    for args in [&["auth", "token"][..], &["auth", "status", "--show-token"]] {
+        let d = decide("gh", args);
+        let r = d.refusal.as_ref().expect("refused");
+        assert_eq!(r.rule.id(), "secret.deny-args");
+        assert_no_value("refusal", &r.why, &value);
+    }
 }
