@@ -53,6 +53,7 @@ mod test_command;
 mod tmux_headline;
 mod tmux_pairs;
 mod tmux_sandbox;
+mod tmux_secrets;
 mod tmux_server;
 mod values_property;
 mod withheld;
