@@ -835,7 +835,7 @@ pub fn decide_env(
     mark_credential_copies(policy, req, verdicts, n);
     let delivering = delivering(policy, req);
     if delivering != 0 {
-        mark_secret_copies(req, delivering, verdicts, n);
+        mark_secret_copies(policy, req, delivering, verdicts, n);
     }
 
     let mut out = Builder {
@@ -1114,13 +1114,27 @@ fn secret_value<'r>(req: &EnvRequest<'r>, i: usize) -> Option<&'r [u8]> {
 /// Rule 6b's copies: an input entry whose value holds a delivered secret's
 /// value, raw or in base64, is refused as any credential's copy is. Only the
 /// program's own process holds the value, so only its exec can look for it.
+/// An inherited entry of the secret's own name is not a copy: rule 6b replaces it.
 #[inline(never)]
-fn mark_secret_copies(req: &EnvRequest<'_>, delivering: u16, verdicts: &mut [Verdict], n: usize) {
+fn mark_secret_copies(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    delivering: u16,
+    verdicts: &mut [Verdict],
+    n: usize,
+) {
     for s in 0..crate::secret::MAX_SECRETS {
-        let Some(secret) = secret_value(req, s).filter(|_| delivering & (1 << s) != 0) else {
+        let (Some(secret), Some(rec)) = (
+            secret_value(req, s).filter(|_| delivering & (1 << s) != 0),
+            policy.secret(s as u32),
+        ) else {
             continue;
         };
+        let own = policy.str(rec.name);
         for i in 0..n {
+            if req.env.get(i).and_then(|e| split_entry(e)).is_some_and(|(name, _)| name == own) {
+                continue;
+            }
             let Some(value) = copy_candidate(req.env, verdicts, i, false).map(|(v, _)| v) else {
                 continue;
             };
@@ -1156,6 +1170,13 @@ fn add_secrets(
         out.put(value);
         out.finish_entry(start, Rule::Secret(s as u32));
         replace_input(verdicts, req.env, seen, name, Rule::Secret(s as u32));
+        // The inherited entry was let through as a grant, which is loud; replaced
+        // by the secret's own value, there is nothing to warn about.
+        if let Some(v) = first_index(seen, req.env, name).and_then(|i| verdicts.get_mut(i)) {
+            if v.rule == Rule::Secret(s as u32) {
+                v.loud = false;
+            }
+        }
     }
 }
 

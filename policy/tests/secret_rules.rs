@@ -107,6 +107,16 @@ fn a_delivered_value_replaces_an_inherited_one() {
 }
 
 #[test]
+fn an_inherited_entry_of_the_same_value_is_replaced_quietly() {
+    // gh running gh: the first one's environment holds the value delivered to it.
+    let entry = format!("GH_TOKEN={VALUE}");
+    let d = deliver(POLICY, "gh", &[], &[&entry], Some(VALUE));
+    assert!(holds(&d, "GH_TOKEN", VALUE));
+    assert_eq!(d.env_verdicts[0].action, Action::Replace);
+    assert!(!d.changes.iter().any(|c| c.loud), "{:?}", d.changes);
+}
+
+#[test]
 fn without_a_value_an_inherited_entry_passes_at_a_matching_program_as_a_grant() {
     // What the supervisor sees: the shim below delivered it.
     let d = deliver(POLICY, "gh", &[], &["GH_TOKEN=delivered-below-12"], None);
