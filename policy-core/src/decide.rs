@@ -131,6 +131,10 @@ pub enum Rule {
     /// Rule 6b, an entry holding the value of secret N (raw or base64) that this
     /// exec delivers.
     SecretValue(u32),
+    /// Rule 6b, a loader or interpreter hook (an unsafe name, or `LD_PRELOAD`
+    /// beyond the shim) at an exec that delivers secret N: stripped whatever
+    /// keeps it, so that no code the program did not bring runs with the secret.
+    SecretHooks(u32),
     /// Rule 7, a set value (payload: set record).
     Set(u32),
     /// Rule 8, the shim's own variables.
@@ -188,6 +192,7 @@ impl Rule {
             Rule::FileValueRefused(_) => "env-file.refused",
             Rule::Secret(_) => "secret",
             Rule::SecretValue(_) => "credential.secret-value",
+            Rule::SecretHooks(_) => "secret.hooks",
             Rule::Set(_) => "set",
             Rule::Sticky => "sticky",
         }
@@ -836,6 +841,7 @@ pub fn decide_env(
     let delivering = delivering(policy, req);
     if delivering != 0 {
         mark_secret_copies(policy, req, delivering, verdicts, n);
+        strip_hooks_for_secrets(policy, req, mask, delivering, verdicts, n);
     }
 
     let mut out = Builder {
@@ -1140,6 +1146,47 @@ fn mark_secret_copies(
             };
             if holds_value(value, secret) || crate::encoded::holds_base64(value, secret) {
                 mark_copy(verdicts, i, Rule::SecretValue(s as u32));
+            }
+        }
+    }
+}
+
+/// Rule 6b's guard: a program that gets a secret runs no code that its caller
+/// chose. Every loader and interpreter hook (the unsafe names of rule 5) is
+/// stripped, even one a keep names exactly, and so is the inherited
+/// `LD_PRELOAD`: rule 8 then lists the shim alone (with `sticky = true`).
+/// `LD_PRELOAD=/tmp/x.so /usr/bin/gh` would otherwise run the caller's code
+/// with the token in its environment.
+#[inline(never)]
+fn strip_hooks_for_secrets(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    mask: u64,
+    delivering: u16,
+    verdicts: &mut [Verdict],
+    n: usize,
+) {
+    let rule = Rule::SecretHooks(delivering.trailing_zeros());
+    for i in 0..n {
+        let Some(v) = verdicts.get(i).copied().filter(|v| v.action.passes()) else {
+            continue;
+        };
+        let Some((name, _)) = req.env.get(i).and_then(|e| split_entry(e)) else {
+            continue;
+        };
+        let hook = name == crate::builtin::LD_PRELOAD || {
+            let key = crate::compiled::name_key(name);
+            collect(policy, name, key, crate::compiled::name_bits(name), mask, None)
+                .unsafe_name
+                .is_some()
+        };
+        if hook {
+            if let Some(slot) = verdicts.get_mut(i) {
+                *slot = Verdict {
+                    action: Action::Strip,
+                    rule,
+                    ..v
+                };
             }
         }
     }

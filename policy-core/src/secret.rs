@@ -97,6 +97,13 @@ pub enum Undelivered {
     /// The front end cannot run code in the child before its exec (the
     /// supervisor, portable-pty).
     NoReader,
+    /// The path given to exec is not plain: relative, or holding a `.` or `..`
+    /// component or an empty one, so it may name another file than it reads.
+    ProgramPath,
+    /// The program is not a regular file owned by root that only root can
+    /// write (or the path's last component is a symbolic link): a process of
+    /// the user could replace it, and it would get the secret.
+    ProgramReplaceable,
 }
 
 impl Undelivered {
@@ -119,6 +126,12 @@ impl Undelivered {
                 "the program was started by a call that shares memory with its parent (vfork, posix_spawn), and envwrap was not found to read it in the program's own process"
             }
             Undelivered::NoReader => "this front end cannot read a value in the child before its exec",
+            Undelivered::ProgramPath => {
+                "the program was not named by a plain absolute path (no `.`, `..` or empty component)"
+            }
+            Undelivered::ProgramReplaceable => {
+                "the program is not a regular file that only root can write, so a process of yours could replace it"
+            }
         }
     }
 
@@ -135,6 +148,8 @@ impl Undelivered {
             Undelivered::NoCredentialsDirectory => "no-credentials-directory",
             Undelivered::SharedMemory => "shared-memory",
             Undelivered::NoReader => "no-reader",
+            Undelivered::ProgramPath => "program-path",
+            Undelivered::ProgramReplaceable => "program-replaceable",
         }
     }
 }
@@ -169,6 +184,38 @@ pub fn wanted(policy: &Policy<'_>, program: &[u8]) -> u16 {
         }
     }
     mask
+}
+
+/// May a secret be delivered to the program at `path` (the path given to
+/// exec, as every front end has it), whose `lstat` gave `owner`, `mode` and
+/// whether it is a symbolic link? Only to a program no process of the user can
+/// replace: a plain absolute path ([`plain_path`]) to a regular file owned by
+/// root that neither its group nor others may write. A secret's `program` is a
+/// path pattern (the compile says so), so a program an agent names `gh` in its
+/// working directory is not matched; this rule keeps one it could write, link
+/// or reach through `..` from being delivered to. Asked at delivering execs
+/// only, before any source is read.
+pub fn program_trusted(path: &[u8], owner: u32, mode: u32, symlink: bool) -> Result<(), Undelivered> {
+    const S_IFMT: u32 = 0o170_000;
+    const S_IFREG: u32 = 0o100_000;
+    if !plain_path(path) {
+        return Err(Undelivered::ProgramPath);
+    }
+    if symlink || mode & S_IFMT != S_IFREG || owner != 0 || mode & 0o022 != 0 {
+        return Err(Undelivered::ProgramReplaceable);
+    }
+    Ok(())
+}
+
+/// Is `path` absolute, with no `.`, `..` or empty component? Then it names the
+/// file its bytes say, and a pattern matched against it means what it says.
+pub fn plain_path(path: &[u8]) -> bool {
+    match path.strip_prefix(b"/") {
+        Some(rest) => rest
+            .split(|&b| b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b".."),
+        None => false,
+    }
 }
 
 /// The secret named `name`, if the policy has one.
@@ -326,6 +373,19 @@ mod tests {
         assert_eq!(file_trusted(1000, reg | 0o640, 1000), Err(Undelivered::Untrusted));
         assert_eq!(file_trusted(1000, reg | 0o604, 1000), Err(Undelivered::Untrusted));
         assert_eq!(file_trusted(1000, 0o040_000 | 0o700, 1000), Err(Undelivered::NotRegular));
+    }
+
+    #[test]
+    fn only_a_program_no_process_of_the_user_can_replace_gets_a_secret() {
+        let reg = 0o100_000;
+        assert_eq!(program_trusted(b"/usr/bin/gh", 0, reg | 0o755, false), Ok(()));
+        assert_eq!(program_trusted(b"/usr/bin/gh", 1000, reg | 0o755, false), Err(Undelivered::ProgramReplaceable));
+        assert_eq!(program_trusted(b"/usr/bin/gh", 0, reg | 0o775, false), Err(Undelivered::ProgramReplaceable));
+        assert_eq!(program_trusted(b"/usr/bin/gh", 0, reg | 0o757, false), Err(Undelivered::ProgramReplaceable));
+        assert_eq!(program_trusted(b"/usr/bin/gh", 0, 0o120_777, true), Err(Undelivered::ProgramReplaceable));
+        for path in [&b"gh"[..], b"./gh", b"/usr/bin/../../tmp/gh", b"/usr//bin/gh", b"/usr/bin/./gh", b"/usr/bin/gh/"] {
+            assert_eq!(program_trusted(path, 0, reg | 0o755, false), Err(Undelivered::ProgramPath));
+        }
     }
 
     #[test]

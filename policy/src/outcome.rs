@@ -839,6 +839,10 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
             ),
             None => "a secret".into(),
         },
+        Rule::SecretHooks(i) => format!(
+            "a loader or interpreter hook, removed from a program that gets secret {}",
+            secret_name(policy, i)
+        ),
         Rule::SecretValue(i) => format!(
             "value holds the value of secret {}, which this program gets from its source",
             secret_name(policy, i)

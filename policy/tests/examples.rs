@@ -351,7 +351,7 @@ fn secrets_example_gives_gh_its_token_and_refuses_what_would_print_it() {
     let d = decide("/usr/bin/env", &[]);
     assert!(get(&d, "GH_TOKEN").is_none());
     for args in [&["auth", "token"][..], &["auth", "status", "--show-token"]] {
-        let d = decide("gh", args);
+        let d = decide("/usr/bin/gh", args);
         let r = d.refusal.as_ref().expect("refused");
         assert_eq!(r.rule.id(), "secret.deny-args");
         assert_no_value("refusal", &r.why, &value);

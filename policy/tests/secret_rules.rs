@@ -15,7 +15,7 @@ version = 1
 [[secret]]
 name = "GH_TOKEN"
 from = "file:/nonexistent/gh"
-program = "gh"
+program = "/usr/bin/gh"
 deny_args = [["auth", "token"], ["auth", "status", "--show-token"]]
 "#;
 
@@ -94,7 +94,7 @@ fn an_inherited_copy_of_the_name_is_refused_at_every_other_program() {
 fn a_delivered_value_replaces_an_inherited_one() {
     let d = deliver(
         POLICY,
-        "gh",
+        "/usr/bin/gh",
         &[],
         &["GH_TOKEN=forged-by-a-parent-1"],
         Some(VALUE),
@@ -110,7 +110,7 @@ fn a_delivered_value_replaces_an_inherited_one() {
 fn an_inherited_entry_of_the_same_value_is_replaced_quietly() {
     // gh running gh: the first one's environment holds the value delivered to it.
     let entry = format!("GH_TOKEN={VALUE}");
-    let d = deliver(POLICY, "gh", &[], &[&entry], Some(VALUE));
+    let d = deliver(POLICY, "/usr/bin/gh", &[], &[&entry], Some(VALUE));
     assert!(holds(&d, "GH_TOKEN", VALUE));
     assert_eq!(d.env_verdicts[0].action, Action::Replace);
     assert!(!d.changes.iter().any(|c| c.loud), "{:?}", d.changes);
@@ -119,7 +119,13 @@ fn an_inherited_entry_of_the_same_value_is_replaced_quietly() {
 #[test]
 fn without_a_value_an_inherited_entry_passes_at_a_matching_program_as_a_grant() {
     // What the supervisor sees: the shim below delivered it.
-    let d = deliver(POLICY, "gh", &[], &["GH_TOKEN=delivered-below-12"], None);
+    let d = deliver(
+        POLICY,
+        "/usr/bin/gh",
+        &[],
+        &["GH_TOKEN=delivered-below-12"],
+        None,
+    );
     assert!(holds(&d, "GH_TOKEN", "delivered-below-12"));
     assert!(matches!(d.env_verdicts[0].rule, Rule::Grant(_)));
 }
@@ -145,7 +151,13 @@ fn an_entry_holding_the_delivered_value_is_refused_raw_or_in_base64() {
     };
     let raw = format!("HDR=Bearer {PLAIN}");
     let encoded = format!("AUTH=basic {b64}");
-    let d = deliver(POLICY, "gh", &[], &[&raw, &encoded, "OK=1"], Some(PLAIN));
+    let d = deliver(
+        POLICY,
+        "/usr/bin/gh",
+        &[],
+        &[&raw, &encoded, "OK=1"],
+        Some(PLAIN),
+    );
     assert_eq!(
         names(&d)
             .iter()
@@ -163,7 +175,7 @@ fn an_entry_holding_the_delivered_value_is_refused_raw_or_in_base64() {
 #[test]
 fn an_argument_holding_the_delivered_value_refuses_the_exec() {
     let arg = format!("--header=Authorization: token {VALUE}");
-    let d = deliver(POLICY, "gh", &["api", &arg], &[], Some(VALUE));
+    let d = deliver(POLICY, "/usr/bin/gh", &["api", &arg], &[], Some(VALUE));
     let r = d.refusal.as_ref().expect("refused");
     assert!(r.why.contains("secret GH_TOKEN"), "{}", r.why);
     assert!(!r.why.contains(VALUE));
@@ -176,7 +188,7 @@ fn deny_args_refuse_the_words_in_order_with_gaps() {
         &["auth", "--hostname", "h", "token"],
         &["auth", "status", "--show-token"],
     ] {
-        let d = deliver(POLICY, "gh", args, &[], Some(VALUE));
+        let d = deliver(POLICY, "/usr/bin/gh", args, &[], Some(VALUE));
         let r = d
             .refusal
             .as_ref()
@@ -188,7 +200,7 @@ fn deny_args_refuse_the_words_in_order_with_gaps() {
         assert!(r.why.contains("deny_args"), "{}", r.why);
     }
     for args in [&["token", "auth"][..], &["pr", "list"], &["auth", "status"]] {
-        let d = deliver(POLICY, "gh", args, &[], Some(VALUE));
+        let d = deliver(POLICY, "/usr/bin/gh", args, &[], Some(VALUE));
         assert!(d.refusal.is_none(), "gh {args:?} was refused");
     }
 }
@@ -196,7 +208,7 @@ fn deny_args_refuse_the_words_in_order_with_gaps() {
 #[test]
 fn deny_args_refuse_whatever_argv_secrets_says_and_only_for_the_secrets_programs() {
     let allow = format!("{POLICY}\n[argv]\nsecrets = \"allow\"\n");
-    let d = deliver(&allow, "gh", &["auth", "token"], &[], None);
+    let d = deliver(&allow, "/usr/bin/gh", &["auth", "token"], &[], None);
     let (i, v) = d
         .argv_verdicts
         .iter()
@@ -205,7 +217,7 @@ fn deny_args_refuse_whatever_argv_secrets_says_and_only_for_the_secrets_programs
         .expect("refused");
     assert_eq!(i, 2, "the argument that completes the list");
     assert!(matches!(v.rule, ArgRule::DenyArgs { .. }));
-    let d = deliver(POLICY, "git", &["auth", "token"], &[], None);
+    let d = deliver(POLICY, "/usr/bin/git", &["auth", "token"], &[], None);
     assert!(d.refusal.is_none());
 }
 
@@ -218,7 +230,7 @@ fn compile_error(policy: &str) -> String {
 }
 
 fn secret(name: &str, from: &str) -> String {
-    format!("version = 1\n[[secret]]\nname = \"{name}\"\nfrom = \"{from}\"\nprogram = \"gh\"\n")
+    format!("version = 1\n[[secret]]\nname = \"{name}\"\nfrom = \"{from}\"\nprogram = \"/usr/bin/gh\"\n")
 }
 
 #[test]
@@ -234,7 +246,7 @@ fn the_compile_refuses_what_cannot_be_a_secret() {
             format!(
                 "{}{}",
                 secret("GH_TOKEN", "file:/x"),
-                "[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:/y\"\nprogram = \"git\"\n"
+                "[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:/y\"\nprogram = \"/usr/bin/git\"\n"
             ),
             "twice",
         ),
@@ -274,7 +286,7 @@ fn a_pasted_token_in_from_is_not_shown_by_the_error() {
 fn at_most_sixteen_secrets() {
     let mut p = String::from("version = 1\n");
     for i in 0..17 {
-        p += &format!("[[secret]]\nname = \"S{i}\"\nfrom = \"file:/s{i}\"\nprogram = \"p\"\n");
+        p += &format!("[[secret]]\nname = \"S{i}\"\nfrom = \"file:/s{i}\"\nprogram = \"/bin/p\"\n");
     }
     assert!(compile_error(&p).contains("at most 16"));
 }
@@ -288,4 +300,50 @@ fn a_secret_name_is_refused_even_without_the_builtin_credential_list() {
     let c = compile(&p);
     let d = common::decide(&c, "env", &[], &["PLAIN_NAME=some-value-here"]);
     assert_eq!(d.env_verdicts[0].action, Action::Refuse);
+}
+
+#[test]
+fn a_program_that_gets_a_secret_runs_no_hook_its_caller_chose() {
+    let kept = POLICY.replacen(
+        "version = 1\n",
+        "version = 1\nkeep = [\"LD_LIBRARY_PATH\", \"PYTHONSTARTUP\"]\n",
+        1,
+    );
+    let env = [
+        "LD_PRELOAD=/tmp/x.so",
+        "LD_LIBRARY_PATH=/tmp",
+        "PYTHONSTARTUP=/tmp/s.py",
+        "OK=1",
+    ];
+    let d = deliver(&kept, "/usr/bin/gh", &[], &env, Some(VALUE));
+    assert!(holds(&d, "GH_TOKEN", VALUE));
+    assert_eq!(names(&d), ["OK", "GH_TOKEN"]);
+    for i in 0..3 {
+        assert!(
+            matches!(d.env_verdicts[i].rule, Rule::SecretHooks(0)),
+            "{:?}",
+            d.env_verdicts[i]
+        );
+    }
+    // Not delivering: the keeps keep them, and LD_PRELOAD stays, as before.
+    let d = deliver(&kept, "/usr/bin/env", &[], &env, Some(VALUE));
+    assert_eq!(
+        names(&d),
+        ["LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONSTARTUP", "OK"]
+    );
+}
+
+#[test]
+fn under_rule_8_the_shim_alone_is_preloaded_into_a_program_that_gets_a_secret() {
+    let c = compile(POLICY);
+    let p = c.policy();
+    let env = bytes(&["LD_PRELOAD=/tmp/x.so:/lib/libenvshim.so"]);
+    let sticky = Sticky {
+        preload: Some(b"/lib/libenvshim.so"),
+        ..Sticky::default()
+    };
+    let argv = [b"/usr/bin/gh".to_vec()];
+    let secrets = [Some(VALUE.as_bytes().to_vec())];
+    let d = outcome::decide_delivering(&p, b"/usr/bin/gh", &argv, &env, &[], &[], sticky, &secrets);
+    assert_eq!(get(&d, "LD_PRELOAD").as_deref(), Some("/lib/libenvshim.so"));
 }

@@ -22,7 +22,16 @@ use std::time::Duration;
 
 use envshim_e2e::*;
 
-use crate::envwrap_util::{envwrap, in_ci, is_root};
+use crate::envwrap_util::{envwrap, in_ci, is_root, require};
+
+/// A secret is delivered only to a program that only root can write; the fake
+/// gh is the sandbox's, so only root's is one.
+fn root() -> bool {
+    require(
+        is_root(),
+        "a secret goes only to a program owned by root: run the test as root",
+    )
+}
 
 /// The fake gh: `gh REPORT [ARGS...]`. It writes `got` to REPORT when GH_TOKEN
 /// holds what the secret's source holds (`none` otherwise), then starts bash,
@@ -73,8 +82,9 @@ impl Scenario {
         let policy = sb.write(
             "policy.toml",
             format!(
-                "version = 1\nbase = \"all\"\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"gh\"\ndeny_args = [[\"auth\", \"token\"]]\n",
-                source.display()
+                "version = 1\nbase = \"all\"\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"{}\"\ndeny_args = [[\"auth\", \"token\"]]\n",
+                source.display(),
+                gh.display()
             ),
         );
         Scenario {
@@ -234,6 +244,9 @@ fn memory_of(pid: u32) -> std::io::Result<Vec<u8>> {
 
 #[test]
 fn under_the_shim_gh_gets_its_secret_and_nothing_above_it_holds_it() {
+    if !root() {
+        return;
+    }
     let s = Scenario::new("tmux_secret_shim");
     let script = s.pane_script("");
     s.sb.cmd("tmux")
@@ -263,6 +276,9 @@ fn under_the_shim_gh_gets_its_secret_and_nothing_above_it_holds_it() {
 
 #[test]
 fn under_supervise_a_static_launcher_gets_gh_nothing_and_nothing_holds_it() {
+    if !root() {
+        return;
+    }
     let s = Scenario::new("tmux_secret_supervise");
     let launcher = compile_c_with("tmux_secret_static_exec", STATIC_EXEC, &["-static"]);
     let d = s.sb.path().display();

@@ -43,7 +43,7 @@ impl Compiler<'_> {
         let name = s.name.get_ref();
         self.secret_name(s)?;
         let (kind, source) = self.secret_source(s)?;
-        self.check_pattern(&s.program)?;
+        self.secret_program(s)?;
         let deny = self.deny_args(s)?;
         let (line, _) = self.pos(s.name.span());
         // The name is a credential everywhere, granted to the secret's programs.
@@ -84,6 +84,20 @@ impl Compiler<'_> {
             return self.err(
                 s.name.span(),
                 format!("{name} belongs to the shim (rule 8 keeps it): it cannot be a secret"),
+            );
+        }
+        Ok(())
+    }
+
+    /// `program`: a path pattern, absolute. A name alone would match any
+    /// program of that name, and an agent can name one `gh` in its working
+    /// directory (docs/adr/0019, "Who gets a secret").
+    fn secret_program(&self, s: &Secret) -> Result<(), PolicyError> {
+        self.check_pattern(&s.program)?;
+        if !s.program.get_ref().starts_with('/') {
+            return self.err(
+                s.program.span(),
+                "a secret's program is an absolute path, such as `/usr/bin/gh`: a name alone matches any program of that name, which any process can make",
             );
         }
         Ok(())
