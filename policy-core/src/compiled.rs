@@ -428,12 +428,65 @@ pub struct GrantRec {
     pub line: u32,
 }
 
+/// At most this many secrets in a policy: a set of them is a `u16`
+/// (`crate::secret`'s rules are written for it).
+pub const MAX_SECRETS: usize = 16;
+
+/// Where a secret's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SourceKind {
+    /// `file:PATH`: a file owned by root or the user, that no one else may read.
+    File = 0,
+    /// `keyring:user:DESCRIPTION`: a `user` key found by the kernel's search of
+    /// the process's keyrings (`keyctl search` from the session keyring).
+    Keyring = 1,
+    /// `credential:NAME`: systemd's `$CREDENTIALS_DIRECTORY/NAME`, under a unit
+    /// that loads it; the same trust rule as a file.
+    Credential = 2,
+}
+
+impl SourceKind {
+    pub fn from_u8(b: u8) -> Option<SourceKind> {
+        match b {
+            0 => Some(SourceKind::File),
+            1 => Some(SourceKind::Keyring),
+            2 => Some(SourceKind::Credential),
+            _ => None,
+        }
+    }
+
+    /// The prefix the policy file writes before the source.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            SourceKind::File => "file:",
+            SourceKind::Keyring => "keyring:user:",
+            SourceKind::Credential => "credential:",
+        }
+    }
+
+    /// Split a `from` value into its kind and the rest.
+    pub fn parse(from: &[u8]) -> Option<(SourceKind, &[u8])> {
+        [
+            SourceKind::File,
+            SourceKind::Keyring,
+            SourceKind::Credential,
+        ]
+        .into_iter()
+        .find_map(|k| {
+            from.strip_prefix(k.prefix().as_bytes())
+                .map(|rest| (k, rest))
+        })
+        .filter(|(_, rest)| !rest.is_empty())
+    }
+}
+
 /// A `[[secret]]`: where its value comes from, and which programs get it
 /// (docs/adr/0019-secrets-delivered-at-exec.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SecretRec {
     pub name: StrRef,
-    pub source_kind: crate::secret::SourceKind,
+    pub source_kind: SourceKind,
     /// The source after its kind: a path (`~/` expanded by the compile), a key
     /// description, or a credential name.
     pub source: StrRef,
@@ -1179,7 +1232,7 @@ impl<'a> Records<'a> {
                 return Err(FormatError::BadRecord(sec::DEPS));
             }
         }
-        if self.count(sec::SECRETS) > crate::secret::MAX_SECRETS {
+        if self.count(sec::SECRETS) > MAX_SECRETS {
             return Err(FormatError::BadRecord(sec::SECRETS));
         }
         for i in 0..self.count(sec::SECRETS) {
@@ -1337,7 +1390,7 @@ impl<'a> Records<'a> {
         let r = self.record(sec::SECRETS, n)?;
         Some(SecretRec {
             name: str_at(r, offset_of!(L, name))?,
-            source_kind: crate::secret::SourceKind::from_u8(u8_at(r, offset_of!(L, source_kind))?)?,
+            source_kind: SourceKind::from_u8(u8_at(r, offset_of!(L, source_kind))?)?,
             source: str_at(r, offset_of!(L, source))?,
             program: str_at(r, offset_of!(L, program))?,
             kind: GlobKind::from_u8(u8_at(r, offset_of!(L, kind))?)?,

@@ -17,58 +17,14 @@
 //! copy of it at every other program with no code of its own here.
 
 use crate::bytes::basename;
+pub use crate::compiled::{SourceKind, MAX_SECRETS};
 use crate::compiled::{sec, Policy, SecretRec};
 use crate::glob;
-
-/// At most this many secrets in a policy: a set of them is a `u16`.
-pub const MAX_SECRETS: usize = 16;
 
 /// The longest value a source may hold, in bytes (a trailing newline aside).
 /// Tokens are well under 1 KiB; a PEM key fits. A front end reads at most
 /// `MAX_VALUE + 2` bytes and reports [`Undelivered::TooLarge`] past it.
 pub const MAX_VALUE: usize = 4096;
-
-/// Where a secret's value comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum SourceKind {
-    /// `file:PATH`: a file owned by root or the user, that no one else may read.
-    File = 0,
-    /// `keyring:user:DESCRIPTION`: a `user` key found by the kernel's search of
-    /// the process's keyrings (`keyctl search` from the session keyring).
-    Keyring = 1,
-    /// `credential:NAME`: systemd's `$CREDENTIALS_DIRECTORY/NAME`, under a unit
-    /// that loads it; the same trust rule as a file.
-    Credential = 2,
-}
-
-impl SourceKind {
-    pub fn from_u8(b: u8) -> Option<SourceKind> {
-        match b {
-            0 => Some(SourceKind::File),
-            1 => Some(SourceKind::Keyring),
-            2 => Some(SourceKind::Credential),
-            _ => None,
-        }
-    }
-
-    /// The prefix the policy file writes before the source.
-    pub fn prefix(self) -> &'static str {
-        match self {
-            SourceKind::File => "file:",
-            SourceKind::Keyring => "keyring:user:",
-            SourceKind::Credential => "credential:",
-        }
-    }
-
-    /// Split a `from` value into its kind and the rest.
-    pub fn parse(from: &[u8]) -> Option<(SourceKind, &[u8])> {
-        [SourceKind::File, SourceKind::Keyring, SourceKind::Credential]
-            .into_iter()
-            .find_map(|k| from.strip_prefix(k.prefix().as_bytes()).map(|rest| (k, rest)))
-            .filter(|(_, rest)| !rest.is_empty())
-    }
-}
 
 /// Why a secret a program matches was not delivered. Each says what to fix,
 /// and none holds a value.
