@@ -33,9 +33,11 @@ use envpolicy_core::compiled::Mode;
 use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use envpolicy_core::Policy;
 
+mod deliver;
 pub mod log;
 mod report;
 
+use crate::filter::deliver::{delivery_bytes, delivery_for, read_secrets, route_target, Delivery};
 use crate::filter::report::{Refused, Report};
 pub use crate::platform::scratch::{Inline, Scratch};
 use crate::platform::sys;
@@ -55,9 +57,31 @@ pub enum Prepared {
         envp: *const *const c_char,
         mark: Mark,
     },
+    /// Run envwrap at `path` instead, with `argv` = `[envwrap, "--", PROGRAM,
+    /// argv[1..]]` and the environment decided for the program: a program that
+    /// gets a secret, started where its value cannot be read in its own
+    /// process (see [`Site`]). envwrap reads it in the process it execs.
+    Route {
+        path: *const c_char,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+    },
     /// Do not exec: fail with this errno (EPERM for a refusal, E2BIG when the shim
     /// cannot proceed). A one-line message has already been written to stderr.
     Refuse { errno: c_int },
+}
+
+/// Where a hook runs the decision, which says whether a secret's value may be
+/// read there (docs/adr/0019-secrets-delivered-at-exec.md).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// In the process that execs (the exec family): it becomes the program,
+    /// unless it is a `vfork`/`CLONE_VM` child that runs on its parent's memory
+    /// ([`sys::shares_parent_memory`]).
+    Exec,
+    /// In the process above the child (`posix_spawn`, `system`, `popen`): a
+    /// value read here would stay in it.
+    Parent,
 }
 
 /// The supervisor's mark for one exec ([`envpolicy_core::mark`]): 0 when the
@@ -81,15 +105,16 @@ pub unsafe fn prepare(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
+    site: Site,
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
     let fresh = crate::state::policy::follow_edit();
     crate::state::policy::with_active(|active| match active {
         // SAFETY: the caller's contract, passed on.
-        Some(active) => match unsafe { apply(active, fresh, program, argv, envp, scratch) } {
+        Some(active) => match unsafe { apply(active, fresh, program, argv, envp, site, scratch) } {
             Ok(prepared) => prepared,
             // SAFETY: the caller's contract, passed on.
-            Err(u) => unsafe { apply_floor(active, u, program, argv, envp, scratch) },
+            Err(u) => unsafe { apply_floor(active, u, program, argv, envp, site, scratch) },
         },
         // SAFETY: `program` is NULL or NUL-terminated (the caller's contract).
         None => unsafe { refuse_without_policy(program) },
@@ -113,11 +138,12 @@ unsafe fn apply_floor(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
+    site: Site,
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
     match env_files::floor_for(active, u) {
         // SAFETY: the caller's contract, passed on.
-        Some(floor) => unsafe { apply(&floor, false, program, argv, envp, scratch) }
+        Some(floor) => unsafe { apply(&floor, false, program, argv, envp, site, scratch) }
             .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
         None => Prepared::Refuse { errno: libc::EPERM },
     }
@@ -183,6 +209,7 @@ unsafe fn apply(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
+    site: Site,
     scratch: &mut Scratch<'_>,
 ) -> Result<Prepared, env_files::Unusable> {
     warn_policy_once(active);
@@ -190,6 +217,13 @@ unsafe fn apply(
     let settings = *policy.settings();
     // SAFETY: the caller's contract on every pointer below.
     let prog = unsafe { bytes(program) };
+    // A policy without secrets pays this one count (`wanted`'s first test).
+    let wanted = envpolicy_core::secret::wanted(policy, prog);
+    let delivery = if wanted == 0 {
+        Delivery::None
+    } else {
+        delivery_for(policy, wanted, site)
+    };
     // SAFETY: as above.
     let (na, ne) = unsafe { (sys::count(argv), sys::count(envp)) };
     let environ = sys::environ_ptr();
@@ -270,6 +304,7 @@ unsafe fn apply(
         preload,
         policy_entry,
         hint: hint.as_ref().map(|h| &h[..]),
+        delivery,
     };
     let result = loop {
         match attempt(&input, plan, scratch) {
@@ -339,6 +374,8 @@ struct ExecInput<'a> {
     policy_entry: Option<&'a [u8]>,
     /// This child's start-up hint entry ([`crate::state::hint::for_child`]).
     hint: Option<&'a [u8]>,
+    /// How the secrets this program gets reach it.
+    delivery: Delivery,
 }
 
 /// The caller's arrays as byte slices (without their NULs).
@@ -360,12 +397,21 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
     let Some(inputs) = take_inputs(x, plan, scratch) else {
         return refuse_e2big(x.prog);
     };
-    let (summary, verdicts, emits, ebytes) = match decide_env_in(x, plan, scratch, &inputs) {
-        Ok(decided) => decided,
-        Err(next) => return next,
+    let (secrets, route) = match x.delivery {
+        Delivery::None => (&[][..], None),
+        Delivery::Read(wanted) => match read_secrets(x, wanted, plan, scratch) {
+            Some(values) => (&values[..], None),
+            None => return refuse_e2big(x.prog),
+        },
+        Delivery::Route(wanted) => (&[][..], route_target(x, wanted, plan, scratch)),
     };
+    let (summary, verdicts, emits, ebytes) =
+        match decide_env_in(x, plan, scratch, &inputs, secrets) {
+            Ok(decided) => decided,
+            Err(next) => return next,
+        };
     let (asummary, averdicts, aemits, abytes) =
-        match decide_argv_in(x, plan, scratch, &inputs, verdicts) {
+        match decide_argv_in(x, plan, scratch, &inputs, verdicts, secrets) {
             Ok(decided) => decided,
             Err(next) => return next,
         };
@@ -413,7 +459,7 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         return Attempt::Done(Prepared::Refuse { errno: libc::EPERM });
     }
     report.loud();
-    if summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
+    if route.is_none() && summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
         return Attempt::Done(Prepared::Pass { mark });
     }
     let (Some(out_env), Some(out_argv)) = (
@@ -433,6 +479,10 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         unsafe { assemble_argv(x, aemits, abytes, out_argv) };
         out_argv.as_ptr()
     };
+    if let Some(envwrap) = route {
+        let args = if x.argv.is_null() { &[][..] } else { &out_argv[..] };
+        return deliver::routed(x, scratch, envwrap, args, out_env);
+    }
     Attempt::Done(Prepared::Use {
         argv: out_argv_ptr,
         envp: out_env.as_ptr(),
@@ -468,6 +518,7 @@ fn scratch_bytes(x: &ExecInput<'_>, plan: Plan) -> usize {
         x.files_bytes,
         words(out_envp_len + x.na + 1, size_of::<*const c_char>()),
         words(x.n_files, size_of::<Option<&[u8]>>()),
+        delivery_bytes(x),
     ]
     .iter()
     .fold(0usize, |a, &b| a.saturating_add(b).saturating_add(16))
@@ -525,6 +576,7 @@ fn decide_env_in<'s>(
     plan: Plan,
     scratch: &'s Scratch<'_>,
     inputs: &Inputs<'s>,
+    secrets: &'s [Option<&'s [u8]>],
 ) -> Result<EnvDecided<'s>, Attempt> {
     let s = plan.env;
     let verdict0 = Verdict::new(Action::Keep, Rule::BaseAll);
@@ -547,7 +599,7 @@ fn decide_env_in<'s>(
         file_judged: x.cached.and_then(|h| h.file_judged()),
         renamed_files: x.renamed,
         parent_env: inputs.parent,
-        secrets: &[],
+        secrets,
     };
     let mut es = EnvScratch {
         verdicts,
@@ -574,6 +626,7 @@ fn decide_argv_in<'s>(
     scratch: &'s Scratch<'_>,
     inputs: &Inputs<'s>,
     verdicts: &'s [Verdict],
+    secrets: &'s [Option<&'s [u8]>],
 ) -> Result<ArgvDecided<'s>, Attempt> {
     let arg0 = ArgVerdict {
         action: ArgAction::Keep,
@@ -594,7 +647,7 @@ fn decide_argv_in<'s>(
         parent_env: inputs.parent,
         env_files: inputs.contents,
         file_credentials: x.cached.and_then(|h| h.file_credentials()),
-        secrets: &[],
+        secrets,
     };
     let mut ascratch = ArgvScratch {
         verdicts: averdicts,

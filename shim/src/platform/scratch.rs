@@ -104,6 +104,10 @@ pub struct Scratch<'a> {
     cap: Cell<usize>,
     /// Bytes handed out so far.
     used: Cell<usize>,
+    /// Whether a take since the last `reserve` held a secret's value
+    /// ([`Scratch::take_secret_bytes`]): the bytes handed out are then wiped
+    /// before the arena is reused or released.
+    holds_secret: Cell<bool>,
 }
 
 impl<'a> Scratch<'a> {
@@ -116,6 +120,7 @@ impl<'a> Scratch<'a> {
             on_region: Cell::new(false),
             cap: Cell::new(0),
             used: Cell::new(0),
+            holds_secret: Cell::new(false),
         }
     }
 
@@ -128,6 +133,7 @@ impl<'a> Scratch<'a> {
             .and_then(|p| p.checked_add(bytes))
             .and_then(|t| t.checked_add(align_of::<usize>()))
             .ok_or(libc::E2BIG)?;
+        self.wipe_if_secret();
         self.used.set(0);
         if need <= INLINE_BYTES {
             self.on_region.set(false);
@@ -230,7 +236,37 @@ impl<'a> Scratch<'a> {
         }
     }
 
+    /// `n` bytes (zeroed) that will hold a secret's value: like
+    /// [`Scratch::take_bytes`], and everything handed out since the last
+    /// `reserve` is wiped when the arena is reserved again or released (an exec
+    /// that failed, a refusal). After a successful exec the memory is gone.
+    #[allow(clippy::mut_from_ref)]
+    pub fn take_secret_bytes(&self, n: usize) -> Option<&mut [u8]> {
+        self.holds_secret.set(true);
+        self.take_bytes(n)
+    }
+
+    /// Zero, with volatile writes the compiler cannot drop, every byte handed
+    /// out since the last `reserve`, when one take held a secret (the values
+    /// themselves, and the entries the decision built from them).
+    #[inline]
+    fn wipe_if_secret(&self) {
+        if !self.holds_secret.get() {
+            return;
+        }
+        let base = self.base();
+        for i in 0..self.used.get() {
+            // SAFETY: [0, used) lies inside the current arena (every take checked
+            // it against `cap`), and no borrow of it is alive: `reserve` and
+            // `release` hold `&mut self`.
+            unsafe { core::ptr::write_volatile(base.add(i), 0) };
+        }
+        compiler_fence(Ordering::SeqCst);
+        self.holds_secret.set(false);
+    }
+
     fn release(&mut self) {
+        self.wipe_if_secret();
         match core::mem::replace(&mut self.region, Region::None) {
             Region::None => {}
             Region::Private { ptr, len } => unmap(ptr, len),
