@@ -115,7 +115,9 @@ pub(super) fn route_target<'s>(
         // SAFETY: `room` is `size_of::<PathSpace>()` initialised bytes, and a
         // `PathSpace` is an array of that many `MaybeUninit<u8>` (alignment 1).
         let space = unsafe { &mut *room.as_mut_ptr().cast::<PathSpace>() };
-        crate::state::helper::envwrap_path(space).map(|e| e.c_path())
+        crate::state::helper::envwrap_path(space)
+            .map(|e| e.c_path())
+            .filter(|path| executable(path))
     });
     if found.is_none() && !plan.retry {
         (0..MAX_SECRETS as u32)
@@ -123,6 +125,18 @@ pub(super) fn route_target<'s>(
             .for_each(|i| say_undelivered(x.policy, i, x.prog, Undelivered::SharedMemory));
     }
     found
+}
+
+/// Can this process execute the NUL-terminated `path`? (An envwrap named by
+/// `$ENVSHIM_ENVWRAP` or expected beside the library that is not there leaves
+/// the program to run without its secrets, rather than not at all.)
+fn executable(path: &[u8]) -> bool {
+    // SAFETY: `path` is NUL-terminated (`Envwrap::c_path`); faccessat reads it
+    // and nothing else.
+    let r = unsafe {
+        sys::sys_call!(libc::SYS_faccessat, libc::AT_FDCWD, path.as_ptr(), libc::X_OK)
+    };
+    r == 0
 }
 
 /// The exec as envwrap runs it: `[envwrap, "--", PROGRAM, args[1..]]`, with the

@@ -400,7 +400,7 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
     let (secrets, route) = match x.delivery {
         Delivery::None => (&[][..], None),
         Delivery::Read(wanted) => match read_secrets(x, wanted, plan, scratch) {
-            Some(values) => (&values[..], None),
+            Some(values) => (values, None),
             None => return refuse_e2big(x.prog),
         },
         Delivery::Route(wanted) => (&[][..], route_target(x, wanted, plan, scratch)),
