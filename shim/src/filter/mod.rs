@@ -824,6 +824,8 @@ mod tests {
         AsGiven,
         /// New arrays: the child's argv and environment.
         With(Vec<String>, Vec<String>),
+        /// envwrap's path, and the arrays it is run with.
+        Routed(String, Vec<String>, Vec<String>),
         Refused(c_int),
     }
 
@@ -881,6 +883,7 @@ mod tests {
                 program.as_ptr(),
                 a.ptrs.as_ptr(),
                 e.ptrs.as_ptr(),
+                Site::Exec,
                 &mut scratch,
             )
         };
@@ -889,6 +892,14 @@ mod tests {
             // SAFETY: the arrays `apply` built, alive as long as `scratch`.
             Prepared::Use { argv, envp, .. } => unsafe {
                 Called::With(strings(argv), strings(envp))
+            },
+            // SAFETY: as above.
+            Prepared::Route { path, argv, envp } => unsafe {
+                Called::Routed(
+                    String::from_utf8_lossy(super::bytes(path)).into_owned(),
+                    strings(argv),
+                    strings(envp),
+                )
             },
             Prepared::Refuse { errno } => Called::Refused(errno),
         }
@@ -979,11 +990,92 @@ mod tests {
         assert!(!names(&env).contains(&"DEBUG_LEVEL"), "{:?}", names(&env));
     }
 
+    /// A made-up token for the secret tests (never printed: failures show names).
+    const FAKE_TOKEN: &str = "envshim-unit-token-9fQ3xW7LmZ2k";
+
+    /// A policy giving `GH_TOKEN` to `gh` from a file holding the fake token
+    /// with `mode`, refusing `gh auth token`; the file's directory, which the
+    /// caller removes.
+    fn secret_policy(tag: &str, mode: u32) -> (String, std::path::PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("envshim-unit-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("gh");
+        std::fs::write(&file, format!("{FAKE_TOKEN}\n")).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let text = format!(
+            "version = 1\nsticky = false\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"gh\"\ndeny_args = [[\"auth\", \"token\"]]\n",
+            file.display()
+        );
+        (text, dir)
+    }
+
+    /// This test process is no `vfork` child: the filter reads the file here
+    /// and the child's environment gets `GH_TOKEN`, once, in place of an
+    /// inherited entry; a program that is not `gh` gets neither.
+    #[test]
+    fn a_secret_is_delivered_to_its_program_in_place_of_an_inherited_entry() {
+        let (text, dir) = secret_policy("deliver", 0o600);
+        let called = exec_under(
+            &text,
+            &["/usr/bin/gh", "pr", "list"],
+            &["LANG=C", "GH_TOKEN=inherited-value-0000"],
+        );
+        let other = exec_under(&text, &["/bin/true"], &["LANG=C", "GH_TOKEN=inherited-value-0000"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let Called::With(argv, env) = &called else {
+            panic!("gh was not given new arrays: {}", discriminant(&called));
+        };
+        assert_eq!(argv, &["/usr/bin/gh", "pr", "list"]);
+        let delivered = format!("GH_TOKEN={FAKE_TOKEN}");
+        assert_eq!(
+            env.iter().filter(|e| e.starts_with("GH_TOKEN=")).count(),
+            1,
+            "{:?}",
+            names(env)
+        );
+        assert!(env.contains(&delivered), "GH_TOKEN is not the file's value: {:?}", names(env));
+        let Called::With(_, env) = &other else {
+            panic!("true was not given new arrays: {}", discriminant(&other));
+        };
+        assert!(!names(env).contains(&"GH_TOKEN"), "{:?}", names(env));
+    }
+
+    #[test]
+    fn a_source_others_may_read_delivers_nothing() {
+        let (text, dir) = secret_policy("untrusted", 0o644);
+        let called = exec_under(&text, &["/usr/bin/gh"], &["LANG=C"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(discriminant(&called), "AsGiven");
+    }
+
+    /// Audit mode changes nothing, and so reads and delivers nothing.
+    #[test]
+    fn audit_mode_delivers_no_secret() {
+        let (text, dir) = secret_policy("audit", 0o600);
+        let text = text.replace("version = 1\n", "version = 1\nmode = \"audit\"\nquiet = true\n");
+        let called = exec_under(&text, &["/usr/bin/gh"], &["LANG=C"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(discriminant(&called), "AsGiven");
+    }
+
+    #[test]
+    fn gh_auth_token_is_refused() {
+        let (text, dir) = secret_policy("deny", 0o600);
+        // A program that is there (the source file is named `gh`): a refused
+        // program that is not gives way to ENOENT.
+        let gh = dir.join("gh");
+        let called = exec_under(&text, &[gh.to_str().unwrap(), "auth", "token"], &["LANG=C"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(discriminant(&called), "Refused(EPERM)");
+    }
+
     /// What was called, without any value: for failure messages.
     fn discriminant(c: &Called) -> String {
         match c {
             Called::AsGiven => "AsGiven".into(),
             Called::With(a, e) => format!("With({} arguments, {:?})", a.len(), names(e)),
+            Called::Routed(p, a, e) => format!("Routed({p}, {a:?}, {:?})", names(e)),
             Called::Refused(libc::EPERM) => "Refused(EPERM)".into(),
             Called::Refused(e) => format!("Refused({e})"),
         }

@@ -136,12 +136,16 @@ impl Report<'_, '_> {
                 self.withheld(i);
             }
             if v.loud {
-                let verb: &[u8] = if v.action == Action::Grant {
-                    b"granted "
-                } else {
-                    b"refused "
+                // An inherited copy of a secret's name, granted to its program,
+                // that rule 6b then replaced with the value read for it.
+                let (verb, place): (&[u8], &[u8]) = match (v.action, v.rule) {
+                    (Action::Grant, _) => (b"granted ", b" for "),
+                    (Action::Replace, Rule::Secret(_)) => {
+                        (b"replaced the inherited ", b" with its secret's value for ")
+                    }
+                    _ => (b"refused ", b" for "),
                 };
-                self.loud_line([verb, self.env_name(i), b" for "], v.rule.id());
+                self.loud_line([verb, self.env_name(i), place], v.rule.id());
             }
         }
         for (i, v) in self.averdicts.iter().enumerate() {
