@@ -267,6 +267,7 @@ fn python_posix_spawn_gets_the_secret_through_envwrap() {
 /// merged into this branch; the dynamic envwrap of the tests above delivers
 /// through the shim preloaded into it.
 #[test]
+#[ignore = "needs envwrap's run mode to deliver secrets (the envwrap side of issue 32): remove this line when it is merged"]
 fn python_subprocess_gets_the_secret_through_the_static_envwrap() {
     let sb = Sandbox::new("secret_python_static");
     let bin = fake_gh(&sb);
