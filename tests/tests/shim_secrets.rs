@@ -65,7 +65,11 @@ fn token_file(sb: &Sandbox, mode: u32) -> PathBuf {
 /// `script` run by bash under the shim with `policy`, the fake gh first in
 /// PATH, and no `GH_TOKEN` anywhere in its environment.
 fn bash_under_shim(sb: &Sandbox, bin: &Path, policy: &Path, script: &str) -> Outcome {
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     sb.cmd("bash")
         .arg("-c")
         .arg(script)
@@ -87,7 +91,10 @@ fn assert_no_value(out: &Outcome) {
 
 /// The lines of stdout, trimmed.
 fn lines(out: &Outcome) -> Vec<String> {
-    out.stdout_str().lines().map(|l| l.trim().to_string()).collect()
+    out.stdout_str()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect()
 }
 
 #[test]
@@ -187,7 +194,11 @@ fn python_subprocess_gets_the_secret_through_envwrap() {
     let bin = fake_gh(&sb);
     let from = format!("file:{}", token_file(&sb, 0o600).display());
     let policy = policy(&sb, &from);
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = sb
         .cmd(python3())
         .arg("-c")
@@ -212,7 +223,11 @@ fn python_subprocess_without_envwrap_runs_gh_without_the_secret_and_says_why() {
     let bin = fake_gh(&sb);
     let from = format!("file:{}", token_file(&sb, 0o600).display());
     let policy = policy(&sb, &from);
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let run = |envwrap: PathBuf| {
         sb.cmd(python3())
             .arg("-c")
@@ -246,7 +261,11 @@ fn python_posix_spawn_gets_the_secret_through_envwrap() {
     let bin = fake_gh(&sb);
     let from = format!("file:{}", token_file(&sb, 0o600).display());
     let policy = policy(&sb, &from);
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = sb
         .cmd(python3())
         .arg("-c")
@@ -273,7 +292,11 @@ fn python_subprocess_gets_the_secret_through_the_static_envwrap() {
     let bin = fake_gh(&sb);
     let from = format!("file:{}", token_file(&sb, 0o600).display());
     let policy = policy(&sb, &from);
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = sb
         .cmd(python3())
         .arg("-c")
@@ -312,7 +335,11 @@ fn a_keyring_secret_is_read_from_the_session_keyring() {
     let bin = fake_gh(&sb);
     let file = token_file(&sb, 0o600);
     let policy = policy(&sb, "keyring:user:envshim-test:gh");
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let run = |description: &str| {
         sb.cmd(python3())
             .arg("-c")
@@ -330,7 +357,10 @@ fn a_keyring_secret_is_read_from_the_session_keyring() {
     };
     let out = run("envshim-test:gh");
     if out.status.code() == Some(3) {
-        eprintln!("skipped: this kernel gives the test no keyring ({})", out.report());
+        eprintln!(
+            "skipped: this kernel gives the test no keyring ({})",
+            out.report()
+        );
         return;
     }
     assert_no_value(&out);
@@ -354,7 +384,11 @@ fn a_credential_secret_is_read_from_the_credentials_directory() {
     let file = sb.write("credentials/gh-token", format!("{TOKEN}\n"));
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o400)).unwrap();
     let policy = policy(&sb, "credential:gh-token");
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let run = |credentials: Option<&Path>| {
         let mut c = sb.cmd("bash");
         c.arg("-c")

@@ -134,7 +134,12 @@ fn executable(path: &[u8]) -> bool {
     // SAFETY: `path` is NUL-terminated (`Envwrap::c_path`); faccessat reads it
     // and nothing else.
     let r = unsafe {
-        sys::sys_call!(libc::SYS_faccessat, libc::AT_FDCWD, path.as_ptr(), libc::X_OK)
+        sys::sys_call!(
+            libc::SYS_faccessat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::X_OK
+        )
     };
     r == 0
 }
@@ -182,7 +187,9 @@ pub(super) fn routed(
 #[cold]
 #[inline(never)]
 fn say_undelivered(policy: &Policy<'_>, secret: u32, prog: &[u8], why: Undelivered) {
-    let name = policy.secret(secret).map_or(&b"?"[..], |s| policy.str(s.name));
+    let name = policy
+        .secret(secret)
+        .map_or(&b"?"[..], |s| policy.str(s.name));
     let mut m = Msg::<768>::new();
     m.push(b"envshim: secret ")
         .push_word(name)

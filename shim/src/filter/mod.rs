@@ -405,11 +405,11 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         },
         Delivery::Route(wanted) => (&[][..], route_target(x, wanted, plan, scratch)),
     };
-    let (summary, verdicts, emits, ebytes) =
-        match decide_env_in(x, plan, scratch, &inputs, secrets) {
-            Ok(decided) => decided,
-            Err(next) => return next,
-        };
+    let (summary, verdicts, emits, ebytes) = match decide_env_in(x, plan, scratch, &inputs, secrets)
+    {
+        Ok(decided) => decided,
+        Err(next) => return next,
+    };
     let (asummary, averdicts, aemits, abytes) =
         match decide_argv_in(x, plan, scratch, &inputs, verdicts, secrets) {
             Ok(decided) => decided,
@@ -480,7 +480,11 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         out_argv.as_ptr()
     };
     if let Some(envwrap) = route {
-        let args = if x.argv.is_null() { &[][..] } else { &out_argv[..] };
+        let args = if x.argv.is_null() {
+            &[][..]
+        } else {
+            &out_argv[..]
+        };
         return deliver::routed(x, scratch, envwrap, args, out_env);
     }
     Attempt::Done(Prepared::Use {
@@ -1021,7 +1025,11 @@ mod tests {
             &["/usr/bin/gh", "pr", "list"],
             &["LANG=C", "GH_TOKEN=inherited-value-0000"],
         );
-        let other = exec_under(&text, &["/bin/true"], &["LANG=C", "GH_TOKEN=inherited-value-0000"]);
+        let other = exec_under(
+            &text,
+            &["/bin/true"],
+            &["LANG=C", "GH_TOKEN=inherited-value-0000"],
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         let Called::With(argv, env) = &called else {
             panic!("gh was not given new arrays: {}", discriminant(&called));
@@ -1034,7 +1042,11 @@ mod tests {
             "{:?}",
             names(env)
         );
-        assert!(env.contains(&delivered), "GH_TOKEN is not the file's value: {:?}", names(env));
+        assert!(
+            env.contains(&delivered),
+            "GH_TOKEN is not the file's value: {:?}",
+            names(env)
+        );
         let Called::With(_, env) = &other else {
             panic!("true was not given new arrays: {}", discriminant(&other));
         };
@@ -1053,7 +1065,10 @@ mod tests {
     #[test]
     fn audit_mode_delivers_no_secret() {
         let (text, dir) = secret_policy("audit", 0o600);
-        let text = text.replace("version = 1\n", "version = 1\nmode = \"audit\"\nquiet = true\n");
+        let text = text.replace(
+            "version = 1\n",
+            "version = 1\nmode = \"audit\"\nquiet = true\n",
+        );
         let called = exec_under(&text, &["/usr/bin/gh"], &["LANG=C"]);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(discriminant(&called), "AsGiven");

@@ -109,10 +109,16 @@ where
     // SAFETY: the same contract; a routed exec is an `execve` of envwrap's path
     // with the arrays the filter built for it.
     unsafe {
-        with_policy_at(program, argv, envp, Site::Exec, |routed, a, e, m| match routed {
-            Some(envwrap) => call_execve(envwrap, a, e),
-            None => run(a, e, m),
-        })
+        with_policy_at(
+            program,
+            argv,
+            envp,
+            Site::Exec,
+            |routed, a, e, m| match routed {
+                Some(envwrap) => call_execve(envwrap, a, e),
+                None => run(a, e, m),
+            },
+        )
     }
 }
 

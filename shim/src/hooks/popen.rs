@@ -302,14 +302,7 @@ unsafe fn open_stream(
         let mut pid: libc::pid_t = 0;
         if r == 0 {
             r = match real::posix_spawn() {
-                Some(f) => f(
-                    &mut pid,
-                    path,
-                    fa.as_ptr(),
-                    core::ptr::null(),
-                    argv,
-                    envp,
-                ),
+                Some(f) => f(&mut pid, path, fa.as_ptr(), core::ptr::null(), argv, envp),
                 None => libc::ENOSYS,
             };
         }

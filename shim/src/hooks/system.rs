@@ -168,14 +168,7 @@ unsafe fn spawn_and_wait(
 
         let mut pid: libc::pid_t = 0;
         let ret = match real::posix_spawn() {
-            Some(f) => f(
-                &mut pid,
-                path,
-                core::ptr::null(),
-                attr.as_ptr(),
-                argv,
-                envp,
-            ),
+            Some(f) => f(&mut pid, path, core::ptr::null(), attr.as_ptr(), argv, envp),
             None => libc::ENOSYS,
         };
         cold::posix_spawnattr_destroy(attr.as_mut_ptr());

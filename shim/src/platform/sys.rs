@@ -376,7 +376,15 @@ pub unsafe fn key_search(keyring: i32, description: *const u8) -> Result<i32, c_
 /// errno.
 pub fn key_read(key: i32, buf: &mut [u8]) -> Result<usize, c_int> {
     // SAFETY: `buf` is writable for `buf.len()` bytes.
-    let r = unsafe { sys_call!(libc::SYS_keyctl, keyctl::READ, key, buf.as_mut_ptr(), buf.len()) };
+    let r = unsafe {
+        sys_call!(
+            libc::SYS_keyctl,
+            keyctl::READ,
+            key,
+            buf.as_mut_ptr(),
+            buf.len()
+        )
+    };
     if r < 0 {
         Err(errno())
     } else {

@@ -30,7 +30,11 @@ pub const READ_BYTES: usize = if MAX_VALUE + 2 > libc::PATH_MAX as usize + 1 {
 
 /// The value of secret `rec` of `policy`, read from its source into `buf` (at
 /// least [`READ_BYTES`] long) and cleaned ([`clean_value`]), or why it was not.
-pub fn read<'b>(policy: &Policy<'_>, rec: &SecretRec, buf: &'b mut [u8]) -> Result<&'b [u8], Undelivered> {
+pub fn read<'b>(
+    policy: &Policy<'_>,
+    rec: &SecretRec,
+    buf: &'b mut [u8],
+) -> Result<&'b [u8], Undelivered> {
     let source = policy.str(rec.source);
     let n = match rec.source_kind {
         SourceKind::File => {
@@ -67,7 +71,9 @@ fn put_c_path(buf: &mut [u8], parts: &[&[u8]]) -> Result<(), Undelivered> {
     let mut at = 0usize;
     for part in parts {
         let end = at + part.len();
-        buf.get_mut(at..end).ok_or(Undelivered::Missing)?.copy_from_slice(part);
+        buf.get_mut(at..end)
+            .ok_or(Undelivered::Missing)?
+            .copy_from_slice(part);
         at = end;
     }
     *buf.get_mut(at).ok_or(Undelivered::Missing)? = 0;
@@ -105,7 +111,9 @@ fn read_trusted(fd: c_int, buf: &mut [u8]) -> Result<usize, Undelivered> {
     if u64::try_from(st.st_size).unwrap_or(u64::MAX) > (MAX_VALUE + 2) as u64 {
         return Err(Undelivered::TooLarge);
     }
-    let room = buf.get_mut(..MAX_VALUE + 2).ok_or(Undelivered::Unreadable)?;
+    let room = buf
+        .get_mut(..MAX_VALUE + 2)
+        .ok_or(Undelivered::Unreadable)?;
     crate::state::env_files::read_all(fd, room).ok_or(Undelivered::Unreadable)
 }
 
@@ -122,7 +130,9 @@ fn open_failure(errno: c_int) -> Undelivered {
 /// login without a session keyring, a `su` shell).
 fn read_key(buf: &mut [u8]) -> Result<usize, Undelivered> {
     let key = find_key(buf.as_ptr()).map_err(key_failure)?;
-    let room = buf.get_mut(..MAX_VALUE + 2).ok_or(Undelivered::Unreadable)?;
+    let room = buf
+        .get_mut(..MAX_VALUE + 2)
+        .ok_or(Undelivered::Unreadable)?;
     let len = sys::key_read(key, room).map_err(key_failure)?;
     if len > room.len() {
         return Err(Undelivered::TooLarge);
