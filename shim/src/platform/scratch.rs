@@ -255,10 +255,16 @@ impl<'a> Scratch<'a> {
             return;
         }
         let base = self.base();
-        for i in 0..self.used.get() {
+        let used = self.used.get();
+        let words = used / size_of::<usize>();
+        for i in 0..words {
             // SAFETY: [0, used) lies inside the current arena (every take checked
-            // it against `cap`), and no borrow of it is alive: `reserve` and
-            // `release` hold `&mut self`.
+            // it against `cap`), whose base is aligned to `usize`; no borrow of it
+            // is alive: `reserve` and `release` hold `&mut self`.
+            unsafe { core::ptr::write_volatile(base.cast::<usize>().add(i), 0) };
+        }
+        for i in words * size_of::<usize>()..used {
+            // SAFETY: as above, byte by byte for the tail.
             unsafe { core::ptr::write_volatile(base.add(i), 0) };
         }
         compiler_fence(Ordering::SeqCst);
@@ -366,5 +372,53 @@ fn claim(need: usize) -> Result<Region, c_int> {
             unsafe { (*slot).owner.store(0, Ordering::Relaxed) };
             Err(libc::E2BIG)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The inline arena's first `n` bytes, read after the scratch over it is gone.
+    fn inline_bytes(inline: &Inline, n: usize) -> Vec<u8> {
+        // SAFETY: the arena is `INLINE_BYTES` long, `n` is below that, and the
+        // bytes read were written by the test (then wiped, or not).
+        unsafe { core::slice::from_raw_parts(inline.0.get().cast::<u8>(), n).to_vec() }
+    }
+
+    const VALUE: &[u8] = b"not-a-real-token-0123456789";
+
+    #[test]
+    fn a_secret_taken_is_wiped_when_the_scratch_is_dropped_or_reserved_again() {
+        for again in [false, true] {
+            let inline = Inline::uninit();
+            {
+                let mut scratch = Scratch::new(&inline);
+                scratch.reserve(0, 256).unwrap();
+                let plain = scratch.take_bytes(8).unwrap();
+                plain.copy_from_slice(b"ordinary");
+                let held = scratch.take_secret_bytes(VALUE.len()).unwrap();
+                held.copy_from_slice(VALUE);
+                if again {
+                    scratch.reserve(0, 256).unwrap();
+                }
+            }
+            let after = inline_bytes(&inline, 8 + VALUE.len());
+            assert!(
+                after.iter().all(|&b| b == 0),
+                "not wiped (reserved again: {again})"
+            );
+        }
+    }
+
+    #[test]
+    fn a_scratch_that_held_no_secret_is_not_wiped() {
+        let inline = Inline::uninit();
+        {
+            let mut scratch = Scratch::new(&inline);
+            scratch.reserve(0, 256).unwrap();
+            scratch.take_bytes(8).unwrap().copy_from_slice(b"ordinary");
+        }
+        assert_eq!(inline_bytes(&inline, 8), b"ordinary");
     }
 }
