@@ -177,8 +177,9 @@ fn gh_auth_token_is_refused_naming_the_deny_args_rule() {
     assert!(lines(&out).is_empty(), "{}", out.report());
     let said = shim_lines(&out.stderr);
     assert!(
-        said.iter()
-            .any(|l| l.contains("deny_args") && l.contains("GH_TOKEN")),
+        said.iter().any(|l| l.contains(
+            "argument 2 completes `auth token`, which deny_args of secret GH_TOKEN refuses"
+        )),
         "{}",
         out.report()
     );
