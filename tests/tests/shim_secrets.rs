@@ -414,3 +414,51 @@ fn a_credential_secret_is_read_from_the_credentials_directory() {
         outside.report()
     );
 }
+
+/// `system` and `popen` decide in the parent: a secret whose program is the
+/// shell itself reaches it through envwrap. (The commands a shell runs are its
+/// own fork children, which read for themselves: the first test.) The shell
+/// sources the reporter, so that the comparison runs in `sh`, the secret's
+/// program.
+#[test]
+fn system_and_popen_route_a_shell_that_gets_a_secret_through_envwrap() {
+    let sb = Sandbox::new("secret_system_popen");
+    let from = format!("file:{}", token_file(&sb, 0o600).display());
+    let policy = sb.write(
+        "policy.toml",
+        format!(
+            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"sh\"\n"
+        ),
+    );
+    sb.write("report.sh", reporter("sh"));
+    let script = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None)
+sys.stdout.flush()
+libc.system(b". ./report.sh")
+libc.popen.restype = ctypes.c_void_p
+stream = libc.popen(b". ./report.sh", b"r")
+buf = ctypes.create_string_buffer(256)
+libc.fgets.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p]
+libc.fgets(buf, 256, ctypes.c_void_p(stream))
+libc.pclose.argtypes = [ctypes.c_void_p]
+libc.pclose(ctypes.c_void_p(stream))
+print("popen " + buf.value.decode().strip())
+"#;
+    let out = sb
+        .cmd(python3())
+        .arg("-c")
+        .arg(script)
+        .env("ENVSHIM_ENVWRAP", envwrap_bin())
+        .env_remove("GH_TOKEN")
+        .with_shim()
+        .with_policy(&policy)
+        .run();
+    assert_no_value(&out);
+    assert_eq!(
+        lines(&out),
+        ["sh: got", "popen sh: got"],
+        "{}",
+        out.report()
+    );
+}
