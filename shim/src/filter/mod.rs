@@ -33,9 +33,11 @@ use envpolicy_core::compiled::Mode;
 use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use envpolicy_core::Policy;
 
+mod deliver;
 pub mod log;
 mod report;
 
+use crate::filter::deliver::{delivery_bytes, delivery_for, read_secrets, route_target, Delivery};
 use crate::filter::report::{Refused, Report};
 pub use crate::platform::scratch::{Inline, Scratch};
 use crate::platform::sys;
@@ -55,9 +57,31 @@ pub enum Prepared {
         envp: *const *const c_char,
         mark: Mark,
     },
+    /// Run envwrap at `path` instead, with `argv` = `[envwrap, "--", PROGRAM,
+    /// argv[1..]]` and the environment decided for the program: a program that
+    /// gets a secret, started where its value cannot be read in its own
+    /// process (see [`Site`]). envwrap reads it in the process it execs.
+    Route {
+        path: *const c_char,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+    },
     /// Do not exec: fail with this errno (EPERM for a refusal, E2BIG when the shim
     /// cannot proceed). A one-line message has already been written to stderr.
     Refuse { errno: c_int },
+}
+
+/// Where a hook runs the decision, which says whether a secret's value may be
+/// read there (docs/adr/0019-secrets-delivered-at-exec.md).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// In the process that execs (the exec family): it becomes the program,
+    /// unless it is a `vfork`/`CLONE_VM` child that runs on its parent's memory
+    /// ([`sys::shares_parent_memory`]).
+    Exec,
+    /// In the process above the child (`posix_spawn`, `system`, `popen`): a
+    /// value read here would stay in it.
+    Parent,
 }
 
 /// The supervisor's mark for one exec ([`envpolicy_core::mark`]): 0 when the
@@ -81,15 +105,16 @@ pub unsafe fn prepare(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
+    site: Site,
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
     let fresh = crate::state::policy::follow_edit();
     crate::state::policy::with_active(|active| match active {
         // SAFETY: the caller's contract, passed on.
-        Some(active) => match unsafe { apply(active, fresh, program, argv, envp, scratch) } {
+        Some(active) => match unsafe { apply(active, fresh, program, argv, envp, site, scratch) } {
             Ok(prepared) => prepared,
             // SAFETY: the caller's contract, passed on.
-            Err(u) => unsafe { apply_floor(active, u, program, argv, envp, scratch) },
+            Err(u) => unsafe { apply_floor(active, u, program, argv, envp, site, scratch) },
         },
         // SAFETY: `program` is NULL or NUL-terminated (the caller's contract).
         None => unsafe { refuse_without_policy(program) },
@@ -113,11 +138,12 @@ unsafe fn apply_floor(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
+    site: Site,
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
     match env_files::floor_for(active, u) {
         // SAFETY: the caller's contract, passed on.
-        Some(floor) => unsafe { apply(&floor, false, program, argv, envp, scratch) }
+        Some(floor) => unsafe { apply(&floor, false, program, argv, envp, site, scratch) }
             .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
         None => Prepared::Refuse { errno: libc::EPERM },
     }
@@ -183,6 +209,7 @@ unsafe fn apply(
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
+    site: Site,
     scratch: &mut Scratch<'_>,
 ) -> Result<Prepared, env_files::Unusable> {
     warn_policy_once(active);
@@ -190,6 +217,13 @@ unsafe fn apply(
     let settings = *policy.settings();
     // SAFETY: the caller's contract on every pointer below.
     let prog = unsafe { bytes(program) };
+    // A policy without secrets pays this one count (`wanted`'s first test).
+    let wanted = envpolicy_core::secret::wanted(policy, prog);
+    let delivery = if wanted == 0 {
+        Delivery::None
+    } else {
+        delivery_for(policy, wanted, site)
+    };
     // SAFETY: as above.
     let (na, ne) = unsafe { (sys::count(argv), sys::count(envp)) };
     let environ = sys::environ_ptr();
@@ -270,6 +304,7 @@ unsafe fn apply(
         preload,
         policy_entry,
         hint: hint.as_ref().map(|h| &h[..]),
+        delivery,
     };
     let result = loop {
         match attempt(&input, plan, scratch) {
@@ -339,6 +374,8 @@ struct ExecInput<'a> {
     policy_entry: Option<&'a [u8]>,
     /// This child's start-up hint entry ([`crate::state::hint::for_child`]).
     hint: Option<&'a [u8]>,
+    /// How the secrets this program gets reach it.
+    delivery: Delivery,
 }
 
 /// The caller's arrays as byte slices (without their NULs).
@@ -360,12 +397,21 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
     let Some(inputs) = take_inputs(x, plan, scratch) else {
         return refuse_e2big(x.prog);
     };
-    let (summary, verdicts, emits, ebytes) = match decide_env_in(x, plan, scratch, &inputs) {
+    let (secrets, route) = match x.delivery {
+        Delivery::None => (&[][..], None),
+        Delivery::Read(wanted) => match read_secrets(x, wanted, plan, scratch) {
+            Some(values) => (values, None),
+            None => return refuse_e2big(x.prog),
+        },
+        Delivery::Route(wanted) => (&[][..], route_target(x, wanted, plan, scratch)),
+    };
+    let (summary, verdicts, emits, ebytes) = match decide_env_in(x, plan, scratch, &inputs, secrets)
+    {
         Ok(decided) => decided,
         Err(next) => return next,
     };
     let (asummary, averdicts, aemits, abytes) =
-        match decide_argv_in(x, plan, scratch, &inputs, verdicts) {
+        match decide_argv_in(x, plan, scratch, &inputs, verdicts, secrets) {
             Ok(decided) => decided,
             Err(next) => return next,
         };
@@ -413,7 +459,7 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         return Attempt::Done(Prepared::Refuse { errno: libc::EPERM });
     }
     report.loud();
-    if summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
+    if route.is_none() && summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
         return Attempt::Done(Prepared::Pass { mark });
     }
     let (Some(out_env), Some(out_argv)) = (
@@ -433,6 +479,14 @@ fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt 
         unsafe { assemble_argv(x, aemits, abytes, out_argv) };
         out_argv.as_ptr()
     };
+    if let Some(envwrap) = route {
+        let args = if x.argv.is_null() {
+            &[][..]
+        } else {
+            &out_argv[..]
+        };
+        return deliver::routed(x, scratch, envwrap, args, out_env);
+    }
     Attempt::Done(Prepared::Use {
         argv: out_argv_ptr,
         envp: out_env.as_ptr(),
@@ -468,6 +522,7 @@ fn scratch_bytes(x: &ExecInput<'_>, plan: Plan) -> usize {
         x.files_bytes,
         words(out_envp_len + x.na + 1, size_of::<*const c_char>()),
         words(x.n_files, size_of::<Option<&[u8]>>()),
+        delivery_bytes(x),
     ]
     .iter()
     .fold(0usize, |a, &b| a.saturating_add(b).saturating_add(16))
@@ -525,6 +580,7 @@ fn decide_env_in<'s>(
     plan: Plan,
     scratch: &'s Scratch<'_>,
     inputs: &Inputs<'s>,
+    secrets: &'s [Option<&'s [u8]>],
 ) -> Result<EnvDecided<'s>, Attempt> {
     let s = plan.env;
     let verdict0 = Verdict::new(Action::Keep, Rule::BaseAll);
@@ -547,7 +603,7 @@ fn decide_env_in<'s>(
         file_judged: x.cached.and_then(|h| h.file_judged()),
         renamed_files: x.renamed,
         parent_env: inputs.parent,
-        secrets: &[],
+        secrets,
     };
     let mut es = EnvScratch {
         verdicts,
@@ -574,6 +630,7 @@ fn decide_argv_in<'s>(
     scratch: &'s Scratch<'_>,
     inputs: &Inputs<'s>,
     verdicts: &'s [Verdict],
+    secrets: &'s [Option<&'s [u8]>],
 ) -> Result<ArgvDecided<'s>, Attempt> {
     let arg0 = ArgVerdict {
         action: ArgAction::Keep,
@@ -594,7 +651,7 @@ fn decide_argv_in<'s>(
         parent_env: inputs.parent,
         env_files: inputs.contents,
         file_credentials: x.cached.and_then(|h| h.file_credentials()),
-        secrets: &[],
+        secrets,
     };
     let mut ascratch = ArgvScratch {
         verdicts: averdicts,
@@ -771,6 +828,8 @@ mod tests {
         AsGiven,
         /// New arrays: the child's argv and environment.
         With(Vec<String>, Vec<String>),
+        /// envwrap's path, and the arrays it is run with.
+        Routed(String, Vec<String>, Vec<String>),
         Refused(c_int),
     }
 
@@ -828,6 +887,7 @@ mod tests {
                 program.as_ptr(),
                 a.ptrs.as_ptr(),
                 e.ptrs.as_ptr(),
+                Site::Exec,
                 &mut scratch,
             )
         };
@@ -836,6 +896,14 @@ mod tests {
             // SAFETY: the arrays `apply` built, alive as long as `scratch`.
             Prepared::Use { argv, envp, .. } => unsafe {
                 Called::With(strings(argv), strings(envp))
+            },
+            // SAFETY: as above.
+            Prepared::Route { path, argv, envp } => unsafe {
+                Called::Routed(
+                    String::from_utf8_lossy(super::bytes(path)).into_owned(),
+                    strings(argv),
+                    strings(envp),
+                )
             },
             Prepared::Refuse { errno } => Called::Refused(errno),
         }
@@ -926,11 +994,103 @@ mod tests {
         assert!(!names(&env).contains(&"DEBUG_LEVEL"), "{:?}", names(&env));
     }
 
+    /// A made-up token for the secret tests (never printed: failures show names).
+    const FAKE_TOKEN: &str = "envshim-unit-token-9fQ3xW7LmZ2k";
+
+    /// A policy giving `GH_TOKEN` to `gh` from a file holding the fake token
+    /// with `mode`, refusing `gh auth token`; the file's directory, which the
+    /// caller removes.
+    fn secret_policy(tag: &str, mode: u32) -> (String, std::path::PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("envshim-unit-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("gh");
+        std::fs::write(&file, format!("{FAKE_TOKEN}\n")).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let text = format!(
+            "version = 1\nsticky = false\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"gh\"\ndeny_args = [[\"auth\", \"token\"]]\n",
+            file.display()
+        );
+        (text, dir)
+    }
+
+    /// This test process is no `vfork` child: the filter reads the file here
+    /// and the child's environment gets `GH_TOKEN`, once, in place of an
+    /// inherited entry; a program that is not `gh` gets neither.
+    #[test]
+    fn a_secret_is_delivered_to_its_program_in_place_of_an_inherited_entry() {
+        let (text, dir) = secret_policy("deliver", 0o600);
+        let called = exec_under(
+            &text,
+            &["/usr/bin/gh", "pr", "list"],
+            &["LANG=C", "GH_TOKEN=inherited-value-0000"],
+        );
+        let other = exec_under(
+            &text,
+            &["/bin/true"],
+            &["LANG=C", "GH_TOKEN=inherited-value-0000"],
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        let Called::With(argv, env) = &called else {
+            panic!("gh was not given new arrays: {}", discriminant(&called));
+        };
+        assert_eq!(argv, &["/usr/bin/gh", "pr", "list"]);
+        let delivered = format!("GH_TOKEN={FAKE_TOKEN}");
+        assert_eq!(
+            env.iter().filter(|e| e.starts_with("GH_TOKEN=")).count(),
+            1,
+            "{:?}",
+            names(env)
+        );
+        assert!(
+            env.contains(&delivered),
+            "GH_TOKEN is not the file's value: {:?}",
+            names(env)
+        );
+        let Called::With(_, env) = &other else {
+            panic!("true was not given new arrays: {}", discriminant(&other));
+        };
+        assert!(!names(env).contains(&"GH_TOKEN"), "{:?}", names(env));
+    }
+
+    #[test]
+    fn a_source_others_may_read_delivers_nothing() {
+        let (text, dir) = secret_policy("untrusted", 0o644);
+        let called = exec_under(&text, &["/usr/bin/gh"], &["LANG=C"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(discriminant(&called), "AsGiven");
+    }
+
+    /// Audit mode changes nothing, and so reads and delivers nothing.
+    #[test]
+    fn audit_mode_delivers_no_secret() {
+        let (text, dir) = secret_policy("audit", 0o600);
+        let text = text.replace(
+            "version = 1\n",
+            "version = 1\nmode = \"audit\"\nquiet = true\n",
+        );
+        let called = exec_under(&text, &["/usr/bin/gh"], &["LANG=C"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(discriminant(&called), "AsGiven");
+    }
+
+    #[test]
+    fn gh_auth_token_is_refused() {
+        let (text, dir) = secret_policy("deny", 0o600);
+        // A program that is there (the source file is named `gh`): a refused
+        // program that is not gives way to ENOENT.
+        let gh = dir.join("gh");
+        let called = exec_under(&text, &[gh.to_str().unwrap(), "auth", "token"], &["LANG=C"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(discriminant(&called), "Refused(EPERM)");
+    }
+
     /// What was called, without any value: for failure messages.
     fn discriminant(c: &Called) -> String {
         match c {
             Called::AsGiven => "AsGiven".into(),
             Called::With(a, e) => format!("With({} arguments, {:?})", a.len(), names(e)),
+            Called::Routed(p, a, e) => format!("Routed({p}, {a:?}, {:?})", names(e)),
             Called::Refused(libc::EPERM) => "Refused(EPERM)".into(),
             Called::Refused(e) => format!("Refused({e})"),
         }

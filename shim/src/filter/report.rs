@@ -73,6 +73,23 @@ impl Report<'_, '_> {
             .map_or(&[], |r| self.policy.str(r.name))
     }
 
+    /// The words of `deny_args` list `list` of secret `secret`, each redacted as
+    /// a word, separated by spaces.
+    fn push_deny_list<const N: usize>(&self, m: &mut Msg<N>, secret: u32, list: usize) {
+        let Some(rec) = self.policy.secret(secret) else {
+            return;
+        };
+        let Some(words) = envpolicy_core::secret::deny_lists(self.policy, &rec).nth(list) else {
+            return;
+        };
+        for (k, w) in words.iter().enumerate() {
+            if k > 0 {
+                m.push(b" ");
+            }
+            m.push_word(w);
+        }
+    }
+
     /// The message for a refused exec: program, argument, variable, policy.
     #[cold]
     #[inline(never)]
@@ -98,10 +115,12 @@ impl Report<'_, '_> {
                 m.push(b" holds ")
                     .push(s.describe_with_article().as_bytes());
             }
-            Some(ArgRule::DenyArgs { secret, .. }) => {
-                m.push(b" completes a deny_args list of secret ")
+            Some(ArgRule::DenyArgs { secret, list }) => {
+                m.push(b" completes `");
+                self.push_deny_list(&mut m, u32::from(secret), usize::from(list));
+                m.push(b"`, which deny_args of secret ")
                     .push_word(self.secret_name(u32::from(secret)))
-                    .push(b": the program would show it");
+                    .push(b" refuses: the program would show the secret");
             }
             Some(ArgRule::Pair {
                 name_at, name_end, ..
@@ -136,12 +155,16 @@ impl Report<'_, '_> {
                 self.withheld(i);
             }
             if v.loud {
-                let verb: &[u8] = if v.action == Action::Grant {
-                    b"granted "
-                } else {
-                    b"refused "
+                // An inherited copy of a secret's name, granted to its program,
+                // that rule 6b then replaced with the value read for it.
+                let (verb, place): (&[u8], &[u8]) = match (v.action, v.rule) {
+                    (Action::Grant, _) => (b"granted ", b" for "),
+                    (Action::Replace, Rule::Secret(_)) => {
+                        (b"replaced the inherited ", b" with its secret's value for ")
+                    }
+                    _ => (b"refused ", b" for "),
                 };
-                self.loud_line([verb, self.env_name(i), b" for "], v.rule.id());
+                self.loud_line([verb, self.env_name(i), place], v.rule.id());
             }
         }
         for (i, v) in self.averdicts.iter().enumerate() {

@@ -12,7 +12,7 @@
 
 use core::ffi::{c_char, c_int};
 
-use crate::filter::{self, Inline, Mark, Prepared, Scratch};
+use crate::filter::{self, Inline, Mark, Prepared, Scratch, Site};
 use crate::platform::real;
 use crate::platform::sys::{self, errno, set_errno};
 use envpolicy_core::search;
@@ -70,6 +70,9 @@ use envpolicy_core::search;
 ///
 /// Returns `Ok(run's result)`, or `Err(errno)` when the policy refused (the message has
 /// been written). `errno` as left by `run` survives the cleanup of the scratch space.
+/// An exec the filter routes through envwrap (a program that gets a secret, in a
+/// `vfork` child: [`Prepared::Route`]) runs envwrap with the real `execve`
+/// instead of `run`.
 ///
 /// # Safety
 /// Same contract as [`filter::prepare`]; `run` receives either the caller's arrays or
@@ -103,23 +106,85 @@ pub(crate) unsafe fn with_policy_marked<F>(
 where
     F: FnOnce(*const *const c_char, *const *const c_char, Mark) -> c_int,
 {
+    // SAFETY: the same contract; a routed exec is an `execve` of envwrap's path
+    // with the arrays the filter built for it.
+    unsafe {
+        with_policy_at(
+            program,
+            argv,
+            envp,
+            Site::Exec,
+            |routed, a, e, m| match routed {
+                Some(envwrap) => call_execve(envwrap, a, e),
+                None => run(a, e, m),
+            },
+        )
+    }
+}
+
+/// [`with_policy`] for a hook whose decision runs in the parent of the child
+/// (`posix_spawn`, `system`, `popen`): `run` gets the path to start, the
+/// program's or, for a program that gets a secret, envwrap's, which reads it
+/// in the child's own process (`filter::deliver`).
+///
+/// # Safety
+/// As [`with_policy`].
+#[inline(always)]
+pub(crate) unsafe fn with_policy_spawned<F>(
+    program: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    run: F,
+) -> Result<c_int, c_int>
+where
+    F: FnOnce(*const c_char, *const *const c_char, *const *const c_char) -> c_int,
+{
+    // SAFETY: the same contract.
+    unsafe {
+        with_policy_at(program, argv, envp, Site::Parent, |routed, a, e, _| {
+            run(routed.unwrap_or(program), a, e)
+        })
+    }
+}
+
+/// The body of every `with_policy`: `run` gets envwrap's path when the exec is
+/// routed through it, the arrays, and the supervisor's mark.
+///
+/// # Safety
+/// As [`with_policy`].
+#[inline(always)]
+unsafe fn with_policy_at<F>(
+    program: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    site: Site,
+    run: F,
+) -> Result<c_int, c_int>
+where
+    F: FnOnce(Option<*const c_char>, *const *const c_char, *const *const c_char, Mark) -> c_int,
+{
     let inline = Inline::uninit();
     let mut scratch = Scratch::new(&inline);
     let saved = errno();
     // SAFETY: caller's contract is `prepare`'s.
-    let prepared = unsafe { filter::prepare(program, argv, envp, &mut scratch) };
+    let prepared = unsafe { filter::prepare(program, argv, envp, site, &mut scratch) };
     let r = match prepared {
         Prepared::Pass { mark } => {
             set_errno(saved);
-            Ok(run(argv, envp, mark))
+            Ok(run(None, argv, envp, mark))
         }
         Prepared::Use { argv, envp, mark } => {
             set_errno(saved);
-            Ok(run(argv, envp, mark))
+            Ok(run(None, argv, envp, mark))
+        }
+        Prepared::Route { path, argv, envp } => {
+            set_errno(saved);
+            Ok(run(Some(path), argv, envp, Mark(0)))
         }
         Prepared::Refuse { errno } => Err(errno),
     };
-    // Dropping `scratch` may unmap a region; `Scratch::drop` preserves errno.
+    // Dropping `scratch` may unmap a region, and wipes what held a secret's
+    // value (the exec failed); `Scratch::drop` preserves errno.
     drop(scratch);
     r
 }

@@ -41,7 +41,7 @@ use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
-use crate::hooks::exec::with_policy;
+use crate::hooks::exec::with_policy_spawned;
 use crate::platform::cold;
 use crate::platform::real;
 use crate::platform::sys::{self, errno, set_errno};
@@ -196,14 +196,15 @@ pub unsafe extern "C" fn popen(command: *const c_char, mode: *const c_char) -> *
         core::ptr::null(),
     ];
     let mut out: *mut libc::FILE = core::ptr::null_mut();
-    let run = |a: *const *const c_char, e: *const *const c_char| -> c_int {
-        // SAFETY: valid arrays for the duration of this call.
-        out = unsafe { open_stream(a, e, read, cloexec) };
+    let run = |p: *const c_char, a: *const *const c_char, e: *const *const c_char| -> c_int {
+        // SAFETY: the shell's path or envwrap's, and valid arrays for the
+        // duration of this call.
+        out = unsafe { open_stream(p, a, e, read, cloexec) };
         0
     };
     // SAFETY: `argv` is NULL-terminated with NUL-terminated strings; environ likewise.
     match unsafe {
-        with_policy(
+        with_policy_spawned(
             SHELL.as_ptr().cast(),
             argv.as_ptr(),
             sys::environ_ptr(),
@@ -222,8 +223,10 @@ pub unsafe extern "C" fn popen(command: *const c_char, mode: *const c_char) -> *
 /// behind (no fd, no slot, no child).
 ///
 /// # Safety
-/// `argv`, `envp` valid NULL-terminated arrays.
+/// `path` (the shell's, or envwrap's when the shell gets a secret)
+/// NUL-terminated; `argv`, `envp` valid NULL-terminated arrays.
 unsafe fn open_stream(
+    path: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
     read: bool,
@@ -299,14 +302,7 @@ unsafe fn open_stream(
         let mut pid: libc::pid_t = 0;
         if r == 0 {
             r = match real::posix_spawn() {
-                Some(f) => f(
-                    &mut pid,
-                    SHELL.as_ptr().cast(),
-                    fa.as_ptr(),
-                    core::ptr::null(),
-                    argv,
-                    envp,
-                ),
+                Some(f) => f(&mut pid, path, fa.as_ptr(), core::ptr::null(), argv, envp),
                 None => libc::ENOSYS,
             };
         }

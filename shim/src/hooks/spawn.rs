@@ -16,10 +16,13 @@
 //! ENOEXEC fallback, the caller's PATH, default "/bin:/usr/bin"), while the policy still
 //! runs once, with the name as given. glibc's child calls its internal `__execvpex`,
 //! so the real function does not come back into our hooks.
+//!
+//! The decision runs in the parent, so a program that gets a secret is started
+//! as envwrap, which reads it in the child's own process (`filter::deliver`).
 
 use core::ffi::{c_char, c_int};
 
-use crate::hooks::exec::with_policy;
+use crate::hooks::exec::with_policy_spawned;
 use crate::platform::real;
 
 /// `posix_spawn(3)` with the policy applied.
@@ -35,13 +38,14 @@ pub unsafe extern "C" fn posix_spawn(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    let run = |a, e| match real::posix_spawn() {
-        // SAFETY: libc's posix_spawn with the caller's arguments and chosen arrays.
-        Some(f) => unsafe { f(pid, path, file_actions, attrp, a, e) },
+    let run = |p, a, e| match real::posix_spawn() {
+        // SAFETY: libc's posix_spawn with the caller's arguments, the chosen
+        // path (the caller's, or envwrap's) and arrays.
+        Some(f) => unsafe { f(pid, p, file_actions, attrp, a, e) },
         None => libc::ENOSYS,
     };
     // SAFETY: posix_spawn's arguments satisfy prepare's contract.
-    match unsafe { with_policy(path, argv, envp, run) } {
+    match unsafe { with_policy_spawned(path, argv, envp, run) } {
         Ok(r) => r,
         Err(e) => e,
     }
@@ -60,13 +64,15 @@ pub unsafe extern "C" fn posix_spawnp(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    let run = |a, e| match real::posix_spawnp() {
-        // SAFETY: libc's posix_spawnp with the caller's arguments and chosen arrays.
-        Some(f) => unsafe { f(pid, file, file_actions, attrp, a, e) },
+    let run = |p, a, e| match real::posix_spawnp() {
+        // SAFETY: libc's posix_spawnp with the caller's arguments, the chosen
+        // name (the caller's, or envwrap's path, which it runs as a path) and
+        // arrays.
+        Some(f) => unsafe { f(pid, p, file_actions, attrp, a, e) },
         None => libc::ENOSYS,
     };
     // SAFETY: posix_spawnp's arguments satisfy prepare's contract.
-    match unsafe { with_policy(file, argv, envp, run) } {
+    match unsafe { with_policy_spawned(file, argv, envp, run) } {
         Ok(r) => r,
         Err(e) => e,
     }

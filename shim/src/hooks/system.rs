@@ -23,7 +23,7 @@ use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::hooks::exec::with_policy;
+use crate::hooks::exec::with_policy_spawned;
 use crate::platform::cold;
 use crate::platform::real;
 use crate::platform::sys::{self, set_errno};
@@ -94,13 +94,14 @@ unsafe fn do_system(line: *const c_char) -> c_int {
         line,
         core::ptr::null(),
     ];
-    let run = |a: *const *const c_char, e: *const *const c_char| -> c_int {
-        // SAFETY: `a`/`e` are valid arrays (ours or the policy's) for this call.
-        unsafe { spawn_and_wait(a, e) }
+    let run = |p: *const c_char, a: *const *const c_char, e: *const *const c_char| -> c_int {
+        // SAFETY: `p` is the shell's path or envwrap's, NUL-terminated; `a`/`e`
+        // are valid arrays (ours or the policy's) for this call.
+        unsafe { spawn_and_wait(p, a, e) }
     };
     // SAFETY: `argv` is NULL-terminated with NUL-terminated strings; environ likewise.
     match unsafe {
-        with_policy(
+        with_policy_spawned(
             SHELL.as_ptr().cast(),
             argv.as_ptr(),
             sys::environ_ptr(),
@@ -115,11 +116,16 @@ unsafe fn do_system(line: *const c_char) -> c_int {
     }
 }
 
-/// The POSIX `system` dance around the real `posix_spawn` of `/bin/sh`.
+/// The POSIX `system` dance around the real `posix_spawn` of `/bin/sh` (or of
+/// envwrap, when the shell gets a secret: `path`).
 ///
 /// # Safety
-/// `argv`, `envp` valid NULL-terminated arrays.
-unsafe fn spawn_and_wait(argv: *const *const c_char, envp: *const *const c_char) -> c_int {
+/// `path` NUL-terminated; `argv`, `envp` valid NULL-terminated arrays.
+unsafe fn spawn_and_wait(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
     // SAFETY: every libc call below gets valid pointers to initialised local structures
     // (sigaction/sigprocmask/posix_spawnattr_* cannot fail with these inputs); the real
     // posix_spawn gets a NUL-terminated path and the caller's valid arrays.
@@ -162,14 +168,7 @@ unsafe fn spawn_and_wait(argv: *const *const c_char, envp: *const *const c_char)
 
         let mut pid: libc::pid_t = 0;
         let ret = match real::posix_spawn() {
-            Some(f) => f(
-                &mut pid,
-                SHELL.as_ptr().cast(),
-                core::ptr::null(),
-                attr.as_ptr(),
-                argv,
-                envp,
-            ),
+            Some(f) => f(&mut pid, path, core::ptr::null(), attr.as_ptr(), argv, envp),
             None => libc::ENOSYS,
         };
         cold::posix_spawnattr_destroy(attr.as_mut_ptr());

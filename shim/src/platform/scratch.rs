@@ -104,6 +104,10 @@ pub struct Scratch<'a> {
     cap: Cell<usize>,
     /// Bytes handed out so far.
     used: Cell<usize>,
+    /// Whether a take since the last `reserve` held a secret's value
+    /// ([`Scratch::take_secret_bytes`]): the bytes handed out are then wiped
+    /// before the arena is reused or released.
+    holds_secret: Cell<bool>,
 }
 
 impl<'a> Scratch<'a> {
@@ -116,6 +120,7 @@ impl<'a> Scratch<'a> {
             on_region: Cell::new(false),
             cap: Cell::new(0),
             used: Cell::new(0),
+            holds_secret: Cell::new(false),
         }
     }
 
@@ -128,6 +133,7 @@ impl<'a> Scratch<'a> {
             .and_then(|p| p.checked_add(bytes))
             .and_then(|t| t.checked_add(align_of::<usize>()))
             .ok_or(libc::E2BIG)?;
+        self.wipe_if_secret();
         self.used.set(0);
         if need <= INLINE_BYTES {
             self.on_region.set(false);
@@ -230,7 +236,43 @@ impl<'a> Scratch<'a> {
         }
     }
 
+    /// `n` bytes (zeroed) that will hold a secret's value: like
+    /// [`Scratch::take_bytes`], and everything handed out since the last
+    /// `reserve` is wiped when the arena is reserved again or released (an exec
+    /// that failed, a refusal). After a successful exec the memory is gone.
+    #[allow(clippy::mut_from_ref)]
+    pub fn take_secret_bytes(&self, n: usize) -> Option<&mut [u8]> {
+        self.holds_secret.set(true);
+        self.take_bytes(n)
+    }
+
+    /// Zero, with volatile writes the compiler cannot drop, every byte handed
+    /// out since the last `reserve`, when one take held a secret (the values
+    /// themselves, and the entries the decision built from them).
+    #[inline]
+    fn wipe_if_secret(&self) {
+        if !self.holds_secret.get() {
+            return;
+        }
+        let base = self.base();
+        let used = self.used.get();
+        let words = used / size_of::<usize>();
+        for i in 0..words {
+            // SAFETY: [0, used) lies inside the current arena (every take checked
+            // it against `cap`), whose base is aligned to `usize`; no borrow of it
+            // is alive: `reserve` and `release` hold `&mut self`.
+            unsafe { core::ptr::write_volatile(base.cast::<usize>().add(i), 0) };
+        }
+        for i in words * size_of::<usize>()..used {
+            // SAFETY: as above, byte by byte for the tail.
+            unsafe { core::ptr::write_volatile(base.add(i), 0) };
+        }
+        compiler_fence(Ordering::SeqCst);
+        self.holds_secret.set(false);
+    }
+
     fn release(&mut self) {
+        self.wipe_if_secret();
         match core::mem::replace(&mut self.region, Region::None) {
             Region::None => {}
             Region::Private { ptr, len } => unmap(ptr, len),
@@ -330,5 +372,53 @@ fn claim(need: usize) -> Result<Region, c_int> {
             unsafe { (*slot).owner.store(0, Ordering::Relaxed) };
             Err(libc::E2BIG)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The inline arena's first `n` bytes, read after the scratch over it is gone.
+    fn inline_bytes(inline: &Inline, n: usize) -> Vec<u8> {
+        // SAFETY: the arena is `INLINE_BYTES` long, `n` is below that, and the
+        // bytes read were written by the test (then wiped, or not).
+        unsafe { core::slice::from_raw_parts(inline.0.get().cast::<u8>(), n).to_vec() }
+    }
+
+    const VALUE: &[u8] = b"not-a-real-token-0123456789";
+
+    #[test]
+    fn a_secret_taken_is_wiped_when_the_scratch_is_dropped_or_reserved_again() {
+        for again in [false, true] {
+            let inline = Inline::uninit();
+            {
+                let mut scratch = Scratch::new(&inline);
+                scratch.reserve(0, 256).unwrap();
+                let plain = scratch.take_bytes(8).unwrap();
+                plain.copy_from_slice(b"ordinary");
+                let held = scratch.take_secret_bytes(VALUE.len()).unwrap();
+                held.copy_from_slice(VALUE);
+                if again {
+                    scratch.reserve(0, 256).unwrap();
+                }
+            }
+            let after = inline_bytes(&inline, 8 + VALUE.len());
+            assert!(
+                after.iter().all(|&b| b == 0),
+                "not wiped (reserved again: {again})"
+            );
+        }
+    }
+
+    #[test]
+    fn a_scratch_that_held_no_secret_is_not_wiped() {
+        let inline = Inline::uninit();
+        {
+            let mut scratch = Scratch::new(&inline);
+            scratch.reserve(0, 256).unwrap();
+            scratch.take_bytes(8).unwrap().copy_from_slice(b"ordinary");
+        }
+        assert_eq!(inline_bytes(&inline, 8), b"ordinary");
     }
 }

@@ -316,6 +316,82 @@ pub fn raw_getpid() -> libc::pid_t {
     unsafe { sys_call!(libc::SYS_getpid) as libc::pid_t }
 }
 
+/// `getuid(2)` as a raw system call.
+pub fn raw_getuid() -> u32 {
+    // SAFETY: getuid has no preconditions.
+    unsafe { sys_call!(libc::SYS_getuid) as u32 }
+}
+
+/// Does this process run on its parent's memory (a `vfork` or `CLONE_VM`
+/// child)? `kcmp(2)` of the two processes' memory (`KCMP_VM`): 0 says the
+/// same. An error (kcmp absent, refused by a seccomp filter, a parent that is not
+/// dumpable) counts as shared: a caller that would read a secret then does not
+/// (fail closed).
+pub fn shares_parent_memory() -> bool {
+    const KCMP_VM: usize = 1;
+    let me = raw_getpid();
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { sys_call!(libc::SYS_getppid) };
+    // SAFETY: kcmp reads nothing of ours; its arguments are two pids, a type and
+    // two unused indices.
+    let r = unsafe { sys_call!(libc::SYS_kcmp, me, parent, KCMP_VM, 0, 0) };
+    r <= 0
+}
+
+/// The `keyctl(2)` operations the shim uses, and its special keyrings.
+pub mod keyctl {
+    pub const SEARCH: usize = 10;
+    pub const READ: usize = 11;
+    pub const SESSION_KEYRING: i32 = -3;
+    pub const USER_KEYRING: i32 = -4;
+}
+
+/// `keyctl(KEYCTL_SEARCH, keyring, "user", description, 0)`: the serial of the
+/// `user` key with that description found from `keyring`, or the errno.
+///
+/// # Safety
+/// `description` must be NUL-terminated.
+pub unsafe fn key_search(keyring: i32, description: *const u8) -> Result<i32, c_int> {
+    // SAFETY: both strings are NUL-terminated (the type is ours, the description
+    // the caller's); no keyring is linked to (0).
+    let r = unsafe {
+        sys_call!(
+            libc::SYS_keyctl,
+            keyctl::SEARCH,
+            keyring,
+            c"user".as_ptr(),
+            description,
+            0
+        )
+    };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(r as i32)
+    }
+}
+
+/// `keyctl(KEYCTL_READ, key, buf, len)`: the length of the key's payload (which
+/// may exceed `buf`, of which only `buf.len()` bytes were then written), or the
+/// errno.
+pub fn key_read(key: i32, buf: &mut [u8]) -> Result<usize, c_int> {
+    // SAFETY: `buf` is writable for `buf.len()` bytes.
+    let r = unsafe {
+        sys_call!(
+            libc::SYS_keyctl,
+            keyctl::READ,
+            key,
+            buf.as_mut_ptr(),
+            buf.len()
+        )
+    };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(r as usize)
+    }
+}
+
 /// An anonymous private read-write mapping of `len` bytes, as a raw system call.
 pub fn raw_mmap(len: usize) -> Option<*mut u8> {
     anonymous_mapping(len, libc::MAP_PRIVATE)

@@ -2,7 +2,8 @@
 //! ([`in_force`]) and how it is loaded and followed ([`policy`], [`load`],
 //! [`helper`]), the env files and their cache ([`env_files`], [`env_cache`]),
 //! the start-up hint ([`hint`]), the entries captured at load ([`sticky`]), the
-//! withheld page ([`withheld`]), self-scrub ([`scrub`]), and the one writer of
+//! withheld page ([`withheld`]), self-scrub ([`scrub`]), a secret's source read at
+//! the exec of its program ([`secrets`]), and the one writer of
 //! messages ([`message`]), which redacts against the policy in force.
 //!
 //! These modules are unit-tested on the host (`cargo test -p envshim`).
@@ -16,5 +17,6 @@ pub mod load;
 pub mod message;
 pub mod policy;
 pub mod scrub;
+pub mod secrets;
 pub mod sticky;
 pub mod withheld;

@@ -1,0 +1,201 @@
+//! How the secrets a program gets reach it (docs/adr/0019-secrets-delivered-at-exec.md).
+//!
+//! A value must be read only by the process that becomes the program, so that
+//! no process above it (the shell, a tmux server, an agent) ever holds it:
+//!
+//! * in a `fork` child at an exec hook (or a process that execs in place), the
+//!   filter reads each source here ([`read_secrets`], through
+//!   [`crate::state::secrets`]) into the exec's scratch, which
+//!   [`Scratch::take_secret_bytes`] has wiped if the exec fails, and hands the
+//!   values to the decision (rule 6b, and argv's copies rule);
+//! * where the decision runs on the parent's memory (a `vfork` or `CLONE_VM`
+//!   child, which [`sys::shares_parent_memory`] tells, and always at
+//!   `posix_spawn`, `system` and `popen`), nothing is read: the exec is routed
+//!   through envwrap ([`routed`]), `envwrap -- PROGRAM ARGS...`, which reads
+//!   the values in its own new process and execs the program in place. The
+//!   program's `argv[0]` is then its path (envwrap's run mode has no way to be
+//!   told another). Without an envwrap, the program runs without its secrets,
+//!   and one line says why.
+//!
+//! A policy without secrets never reaches this module: the filter's one test is
+//! `wanted`'s count. Audit mode delivers nothing, as it changes nothing.
+
+use core::ffi::c_char;
+use core::mem::size_of;
+
+use envpolicy_core::compiled::Mode;
+use envpolicy_core::secret::{Undelivered, MAX_SECRETS};
+use envpolicy_core::Policy;
+
+use super::{missing, Attempt, ExecInput, Plan, Prepared, Site};
+use crate::platform::fs::PathSpace;
+use crate::platform::scratch::Scratch;
+use crate::platform::sys;
+use crate::state::message::Msg;
+use crate::state::secrets::{self, READ_BYTES};
+
+/// How the secrets a program gets (a `wanted` mask) reach it.
+#[derive(Clone, Copy)]
+pub(super) enum Delivery {
+    /// It gets none, or the policy is in audit mode.
+    None,
+    /// This process becomes the program: read the sources here.
+    Read(u16),
+    /// This process is not the program's own: run it through envwrap.
+    Route(u16),
+}
+
+/// How the secrets `wanted` reach a program started from `site` under `policy`.
+#[cold]
+#[inline(never)]
+pub(super) fn delivery_for(policy: &Policy<'_>, wanted: u16, site: Site) -> Delivery {
+    if policy.settings().mode == Mode::Audit {
+        return Delivery::None;
+    }
+    match site {
+        Site::Exec if !sys::shares_parent_memory() => Delivery::Read(wanted),
+        _ => Delivery::Route(wanted),
+    }
+}
+
+/// Bytes of scratch a delivery takes in one attempt, alignment included.
+pub(super) fn delivery_bytes(x: &ExecInput<'_>) -> usize {
+    match x.delivery {
+        Delivery::None => 0,
+        Delivery::Read(wanted) => (wanted.count_ones() as usize)
+            .saturating_mul(READ_BYTES)
+            .saturating_add(MAX_SECRETS * size_of::<Option<&[u8]>>() + 16),
+        Delivery::Route(_) => (x.na + 4)
+            .saturating_mul(size_of::<*const c_char>())
+            .saturating_add(size_of::<PathSpace>() + 32),
+    }
+}
+
+/// Reads each secret in `wanted` into the scratch: the values by secret index,
+/// as the decision takes them (`None` for a secret not delivered, which one line
+/// names; on a retry the line was written by the first attempt). `None`: no room.
+#[cold]
+#[inline(never)]
+pub(super) fn read_secrets<'s>(
+    x: &ExecInput<'_>,
+    wanted: u16,
+    plan: Plan,
+    scratch: &'s Scratch<'_>,
+) -> Option<&'s [Option<&'s [u8]>]> {
+    let no_value: Option<&[u8]> = None;
+    let values = scratch.take_init(MAX_SECRETS, no_value)?;
+    for (i, slot) in values.iter_mut().enumerate() {
+        if wanted & (1 << i) == 0 {
+            continue;
+        }
+        let Some(rec) = x.policy.secret(i as u32) else {
+            continue;
+        };
+        let buf = scratch.take_secret_bytes(READ_BYTES)?;
+        match secrets::read(x.policy, &rec, buf) {
+            Ok(value) => *slot = Some(value),
+            Err(why) if !plan.retry => say_undelivered(x.policy, i as u32, x.prog, why),
+            Err(_) => {}
+        }
+    }
+    Some(values)
+}
+
+/// envwrap's path, NUL-terminated, copied into the scratch; `None` when there
+/// is none to run (each secret in `wanted` then gets its line, once).
+#[cold]
+#[inline(never)]
+pub(super) fn route_target<'s>(
+    x: &ExecInput<'_>,
+    wanted: u16,
+    plan: Plan,
+    scratch: &'s Scratch<'_>,
+) -> Option<&'s [u8]> {
+    let found = scratch.take_bytes(size_of::<PathSpace>()).and_then(|room| {
+        // SAFETY: `room` is `size_of::<PathSpace>()` initialised bytes, and a
+        // `PathSpace` is an array of that many `MaybeUninit<u8>` (alignment 1).
+        let space = unsafe { &mut *room.as_mut_ptr().cast::<PathSpace>() };
+        crate::state::helper::envwrap_path(space)
+            .map(|e| e.c_path())
+            .filter(|path| executable(path))
+    });
+    if found.is_none() && !plan.retry {
+        (0..MAX_SECRETS as u32)
+            .filter(|i| wanted & (1 << i) != 0)
+            .for_each(|i| say_undelivered(x.policy, i, x.prog, Undelivered::SharedMemory));
+    }
+    found
+}
+
+/// Can this process execute the NUL-terminated `path`? (An envwrap named by
+/// `$ENVSHIM_ENVWRAP` or expected beside the library that is not there leaves
+/// the program to run without its secrets, rather than not at all.)
+fn executable(path: &[u8]) -> bool {
+    // SAFETY: `path` is NUL-terminated (`Envwrap::c_path`); faccessat reads it
+    // and nothing else.
+    let r = unsafe {
+        sys::sys_call!(
+            libc::SYS_faccessat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::X_OK
+        )
+    };
+    r == 0
+}
+
+/// The exec as envwrap runs it: `[envwrap, "--", PROGRAM, args[1..]]`, with the
+/// environment decided for the program (`envp`). `args` are the program's
+/// arguments as decided (NULL-terminated), empty when it was given none.
+pub(super) fn routed(
+    x: &ExecInput<'_>,
+    scratch: &Scratch<'_>,
+    envwrap: &[u8],
+    args: &[*const c_char],
+    envp: &[*const c_char],
+) -> Attempt {
+    // A PATH search (CPython's `subprocess` in its `vfork` child) tries one
+    // directory after another: a candidate that is not there fails as it would,
+    // so that the search goes on, instead of starting envwrap for it.
+    if x.prog.is_empty() || missing(x.prog) {
+        return Attempt::Done(Prepared::Refuse {
+            errno: libc::ENOENT,
+        });
+    }
+    let given = args.iter().take_while(|p| !p.is_null()).skip(1);
+    let Some(out) = scratch.take_ptrs(given.clone().count() + 4) else {
+        return super::refuse_e2big(x.prog);
+    };
+    let head: [*const c_char; 3] = [
+        envwrap.as_ptr().cast(),
+        c"--".as_ptr(),
+        x.prog.as_ptr().cast(),
+    ];
+    for (slot, p) in out.iter_mut().zip(head.into_iter().chain(given.copied())) {
+        *slot = p;
+    }
+    Attempt::Done(Prepared::Route {
+        path: envwrap.as_ptr().cast(),
+        argv: out.as_ptr(),
+        envp: envp.as_ptr(),
+    })
+}
+
+/// `envshim: secret NAME not delivered to PROG: REASON`, the one line for a
+/// secret a program gets and did not. Names and paths only, each redacted as a
+/// word; never a value (none was read, or it was refused).
+#[cold]
+#[inline(never)]
+fn say_undelivered(policy: &Policy<'_>, secret: u32, prog: &[u8], why: Undelivered) {
+    let name = policy
+        .secret(secret)
+        .map_or(&b"?"[..], |s| policy.str(s.name));
+    let mut m = Msg::<768>::new();
+    m.push(b"envshim: secret ")
+        .push_word(name)
+        .push(b" not delivered to ")
+        .push_word(prog)
+        .push(b": ")
+        .push(why.text().as_bytes());
+    m.write_stderr();
+}
