@@ -142,22 +142,34 @@ pub fn wanted(policy: &Policy<'_>, program: &[u8]) -> u16 {
     mask
 }
 
+/// What `lstat` (and, for a symbolic link, `stat`) says of a program file:
+/// owner and mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileMode {
+    pub owner: u32,
+    pub mode: u32,
+}
+
 /// May a secret be delivered to the program at `path` (the path given to
-/// exec, as every front end has it), whose `lstat` gave `owner`, `mode` and
-/// whether it is a symbolic link? Only to a program no process of the user can
-/// replace: a plain absolute path ([`plain_path`]) to a regular file owned by
-/// root that neither its group nor others may write. A secret's `program` is a
-/// path pattern (the compile says so), so a program an agent names `gh` in its
-/// working directory is not matched; this rule keeps one it could write, link
-/// or reach through `..` from being delivered to. Asked at delivering execs
-/// only, before any source is read.
-pub fn program_trusted(path: &[u8], owner: u32, mode: u32, symlink: bool) -> Result<(), Undelivered> {
+/// exec, as every front end has it)? `link` is its `lstat`, `file` its `stat`
+/// (the same when it is no symbolic link). Only to a program no process of the
+/// user can replace: a plain absolute path ([`plain_path`]) naming a regular
+/// file owned by root that neither its group nor others may write, either
+/// directly or through a symbolic link that root owns (`/bin/sh`, which a user
+/// can neither make nor change). A secret's `program` is a path pattern (the
+/// compile says so), so a program an agent names `gh` in its working
+/// directory is not matched; this rule keeps one it could write or link, or
+/// reach through `..`, from being delivered to. Asked at delivering execs only,
+/// before any source is read.
+pub fn program_trusted(path: &[u8], link: FileMode, file: FileMode) -> Result<(), Undelivered> {
     const S_IFMT: u32 = 0o170_000;
     const S_IFREG: u32 = 0o100_000;
     if !plain_path(path) {
         return Err(Undelivered::ProgramPath);
     }
-    if symlink || mode & S_IFMT != S_IFREG || owner != 0 || mode & 0o022 != 0 {
+    let root_only = |m: FileMode| m.owner == 0 && m.mode & 0o022 == 0;
+    let link_ok = link.mode & S_IFMT == S_IFREG || link.owner == 0;
+    if !link_ok || file.mode & S_IFMT != S_IFREG || !root_only(file) {
         return Err(Undelivered::ProgramReplaceable);
     }
     Ok(())
@@ -333,14 +345,22 @@ mod tests {
 
     #[test]
     fn only_a_program_no_process_of_the_user_can_replace_gets_a_secret() {
+        let f = |owner, mode| FileMode { owner, mode };
         let reg = 0o100_000;
-        assert_eq!(program_trusted(b"/usr/bin/gh", 0, reg | 0o755, false), Ok(()));
-        assert_eq!(program_trusted(b"/usr/bin/gh", 1000, reg | 0o755, false), Err(Undelivered::ProgramReplaceable));
-        assert_eq!(program_trusted(b"/usr/bin/gh", 0, reg | 0o775, false), Err(Undelivered::ProgramReplaceable));
-        assert_eq!(program_trusted(b"/usr/bin/gh", 0, reg | 0o757, false), Err(Undelivered::ProgramReplaceable));
-        assert_eq!(program_trusted(b"/usr/bin/gh", 0, 0o120_777, true), Err(Undelivered::ProgramReplaceable));
+        let root = f(0, reg | 0o755);
+        let trusted = |path: &[u8], link, file| program_trusted(path, link, file);
+        assert_eq!(trusted(b"/usr/bin/gh", root, root), Ok(()));
+        let replaceable = Err(Undelivered::ProgramReplaceable);
+        assert_eq!(trusted(b"/usr/bin/gh", f(1000, reg | 0o755), f(1000, reg | 0o755)), replaceable);
+        assert_eq!(trusted(b"/usr/bin/gh", f(0, reg | 0o775), f(0, reg | 0o775)), replaceable);
+        assert_eq!(trusted(b"/usr/bin/gh", f(0, reg | 0o757), f(0, reg | 0o757)), replaceable);
+        // A link root owns, to a file root owns: /bin/sh.
+        assert_eq!(trusted(b"/bin/sh", f(0, 0o120_777), root), Ok(()));
+        // A link a user made, to a file root owns: ./gh -> /usr/bin/env.
+        assert_eq!(trusted(b"/home/u/gh", f(1000, 0o120_777), root), replaceable);
+        assert_eq!(trusted(b"/bin/sh", f(0, 0o120_777), f(1000, reg | 0o755)), replaceable);
         for path in [&b"gh"[..], b"./gh", b"/usr/bin/../../tmp/gh", b"/usr//bin/gh", b"/usr/bin/./gh", b"/usr/bin/gh/"] {
-            assert_eq!(program_trusted(path, 0, reg | 0o755, false), Err(Undelivered::ProgramPath));
+            assert_eq!(trusted(path, root, root), Err(Undelivered::ProgramPath));
         }
     }
 

@@ -43,12 +43,15 @@ fn fake_gh(sb: &Sandbox) -> PathBuf {
     bin
 }
 
-/// The policy: `GH_TOKEN` from `from`, for `gh`, refusing `gh auth token`.
+/// The policy: `GH_TOKEN` from `from`, for the sandbox's `bin/gh` (a secret's
+/// program is a path, and goes only to a file root owns: the tests run as
+/// root in CI), refusing `gh auth token`.
 fn policy(sb: &Sandbox, from: &str) -> PathBuf {
     sb.write(
         "policy.toml",
         format!(
-            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"gh\"\ndeny_args = [[\"auth\", \"token\"]]\n"
+            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"{}\"\ndeny_args = [[\"auth\", \"token\"]]\n",
+            sb.join("bin/gh").display()
         ),
     )
 }
@@ -427,7 +430,7 @@ fn system_and_popen_route_a_shell_that_gets_a_secret_through_envwrap() {
     let policy = sb.write(
         "policy.toml",
         format!(
-            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"sh\"\n"
+            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"/bin/sh\"\n"
         ),
     );
     sb.write("report.sh", reporter("sh"));

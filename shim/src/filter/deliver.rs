@@ -24,11 +24,11 @@ use core::ffi::c_char;
 use core::mem::size_of;
 
 use envpolicy_core::compiled::Mode;
-use envpolicy_core::secret::{Undelivered, MAX_SECRETS};
+use envpolicy_core::secret::{self, Undelivered, MAX_SECRETS};
 use envpolicy_core::Policy;
 
 use super::{missing, Attempt, ExecInput, Plan, Prepared, Site};
-use crate::platform::fs::PathSpace;
+use crate::platform::fs::{stat_at, PathSpace};
 use crate::platform::scratch::Scratch;
 use crate::platform::sys;
 use crate::state::message::Msg;
@@ -45,17 +45,61 @@ pub(super) enum Delivery {
     Route(u16),
 }
 
-/// How the secrets `wanted` reach a program started from `site` under `policy`.
+/// How the secrets `wanted` reach a program started from `site` under `policy`;
+/// `prog_c` is the path given to exec, NUL-terminated.
 #[cold]
 #[inline(never)]
-pub(super) fn delivery_for(policy: &Policy<'_>, wanted: u16, site: Site) -> Delivery {
+pub(super) fn delivery_for(
+    policy: &Policy<'_>,
+    wanted: u16,
+    site: Site,
+    prog_c: &[u8],
+) -> Delivery {
     if policy.settings().mode == Mode::Audit {
         return Delivery::None;
+    }
+    match program_trusted(prog_c) {
+        Ok(()) => {}
+        // Not there: the exec fails as it would (a PATH search goes on), quietly.
+        Err(None) => return Delivery::None,
+        Err(Some(why)) => {
+            let prog = prog_c.split_last().map_or(&[][..], |(_, p)| p);
+            (0..MAX_SECRETS as u32)
+                .filter(|i| wanted & (1 << i) != 0)
+                .for_each(|i| say_undelivered(policy, i, prog, why));
+            return Delivery::None;
+        }
     }
     match site {
         Site::Exec if !sys::shares_parent_memory() => Delivery::Read(wanted),
         _ => Delivery::Route(wanted),
     }
+}
+
+/// [`secret::program_trusted`] of the program at `prog_c` (NUL-terminated),
+/// from its `lstat` (and `stat`, for a symbolic link): `Err(None)` when there
+/// is no such file (the exec will fail with the kernel's error, and nothing is
+/// to be said).
+fn program_trusted(prog_c: &[u8]) -> Result<(), Option<Undelivered>> {
+    let path = prog_c.split_last().map_or(&[][..], |(_, p)| p);
+    let mode = |st: &libc::stat| secret::FileMode {
+        owner: st.st_uid,
+        mode: st.st_mode,
+    };
+    let gone = |e: i32| {
+        if matches!(e, libc::ENOENT | libc::ENOTDIR) {
+            None
+        } else {
+            Some(Undelivered::ProgramReplaceable)
+        }
+    };
+    let link = stat_at(prog_c, libc::AT_SYMLINK_NOFOLLOW).map_err(gone)?;
+    let file = if link.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        stat_at(prog_c, 0).map_err(gone)?
+    } else {
+        link
+    };
+    secret::program_trusted(path, mode(&link), mode(&file)).map_err(Some)
 }
 
 /// Bytes of scratch a delivery takes in one attempt, alignment included.

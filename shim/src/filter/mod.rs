@@ -222,7 +222,9 @@ unsafe fn apply(
     let delivery = if wanted == 0 {
         Delivery::None
     } else {
-        delivery_for(policy, wanted, site)
+        // SAFETY: `prog` was read up to its NUL, which is the byte after it.
+        let prog_c = unsafe { core::slice::from_raw_parts(program.cast::<u8>(), prog.len() + 1) };
+        delivery_for(policy, wanted, site, prog_c)
     };
     // SAFETY: as above.
     let (na, ne) = unsafe { (sys::count(argv), sys::count(envp)) };
@@ -997,7 +999,8 @@ mod tests {
     /// A made-up token for the secret tests (never printed: failures show names).
     const FAKE_TOKEN: &str = "envshim-unit-token-9fQ3xW7LmZ2k";
 
-    /// A policy giving `GH_TOKEN` to `gh` from a file holding the fake token
+    /// A policy giving `GH_TOKEN` to `/usr/bin/env` (a program root owns, as a
+    /// secret's must be) from a file holding the fake token
     /// with `mode`, refusing `gh auth token`; the file's directory, which the
     /// caller removes.
     fn secret_policy(tag: &str, mode: u32) -> (String, std::path::PathBuf) {
@@ -1008,7 +1011,7 @@ mod tests {
         std::fs::write(&file, format!("{FAKE_TOKEN}\n")).unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
         let text = format!(
-            "version = 1\nsticky = false\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"gh\"\ndeny_args = [[\"auth\", \"token\"]]\n",
+            "version = 1\nsticky = false\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"/usr/bin/env\"\ndeny_args = [[\"auth\", \"token\"]]\n",
             file.display()
         );
         (text, dir)
@@ -1022,7 +1025,7 @@ mod tests {
         let (text, dir) = secret_policy("deliver", 0o600);
         let called = exec_under(
             &text,
-            &["/usr/bin/gh", "pr", "list"],
+            &["/usr/bin/env", "pr", "list"],
             &["LANG=C", "GH_TOKEN=inherited-value-0000"],
         );
         let other = exec_under(
@@ -1034,7 +1037,7 @@ mod tests {
         let Called::With(argv, env) = &called else {
             panic!("gh was not given new arrays: {}", discriminant(&called));
         };
-        assert_eq!(argv, &["/usr/bin/gh", "pr", "list"]);
+        assert_eq!(argv, &["/usr/bin/env", "pr", "list"]);
         let delivered = format!("GH_TOKEN={FAKE_TOKEN}");
         assert_eq!(
             env.iter().filter(|e| e.starts_with("GH_TOKEN=")).count(),
@@ -1056,7 +1059,7 @@ mod tests {
     #[test]
     fn a_source_others_may_read_delivers_nothing() {
         let (text, dir) = secret_policy("untrusted", 0o644);
-        let called = exec_under(&text, &["/usr/bin/gh"], &["LANG=C"]);
+        let called = exec_under(&text, &["/usr/bin/env"], &["LANG=C"]);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(discriminant(&called), "AsGiven");
     }
@@ -1069,7 +1072,7 @@ mod tests {
             "version = 1\n",
             "version = 1\nmode = \"audit\"\nquiet = true\n",
         );
-        let called = exec_under(&text, &["/usr/bin/gh"], &["LANG=C"]);
+        let called = exec_under(&text, &["/usr/bin/env"], &["LANG=C"]);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(discriminant(&called), "AsGiven");
     }
@@ -1077,10 +1080,9 @@ mod tests {
     #[test]
     fn gh_auth_token_is_refused() {
         let (text, dir) = secret_policy("deny", 0o600);
-        // A program that is there (the source file is named `gh`): a refused
-        // program that is not gives way to ENOENT.
-        let gh = dir.join("gh");
-        let called = exec_under(&text, &[gh.to_str().unwrap(), "auth", "token"], &["LANG=C"]);
+        // The secret's program (a refused program that is not there gives way
+        // to ENOENT).
+        let called = exec_under(&text, &["/usr/bin/env", "auth", "token"], &["LANG=C"]);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(discriminant(&called), "Refused(EPERM)");
     }
