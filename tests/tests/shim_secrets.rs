@@ -465,3 +465,38 @@ print("popen " + buf.value.decode().strip())
         out.report()
     );
 }
+
+/// `env gh` and `xargs gh`: execvp with a bare name. A secret's program is a
+/// path, so the shim decides each PATH candidate as the execve of its path.
+#[test]
+fn a_program_found_by_execvp_gets_the_secret() {
+    let sb = Sandbox::new("secret_execvp");
+    let bin = fake_gh(&sb);
+    let from = format!("file:{}", token_file(&sb, 0o600).display());
+    let policy = policy(&sb, &from);
+    let out = bash_under_shim(&sb, &bin, &policy, "env gh; echo | xargs gh");
+    assert_no_value(&out);
+    assert_eq!(lines(&out), ["gh: got", "gh: got"], "{}", out.report());
+}
+
+/// A copy of gh that the user owns, or a link the user made to it, gets
+/// nothing: a process of the user could have put anything there.
+#[test]
+fn a_program_the_user_could_replace_gets_nothing_and_one_line_says_why() {
+    let sb = Sandbox::new("secret_replaceable");
+    let bin = fake_gh(&sb);
+    let from = format!("file:{}", token_file(&sb, 0o600).display());
+    let policy = policy(&sb, &from);
+    let gh = bin.join("gh");
+    // Writable by its group: as good as the user's own.
+    std::fs::set_permissions(&gh, std::os::unix::fs::PermissionsExt::from_mode(0o775)).unwrap();
+    let out = bash_under_shim(&sb, &bin, &policy, "gh");
+    assert_no_value(&out);
+    assert_eq!(lines(&out), ["gh: none"], "{}", out.report());
+    let said = shim_lines(&out.stderr);
+    assert!(
+        said.len() == 1 && said[0].contains("a process of yours could replace it"),
+        "{}",
+        out.report()
+    );
+}

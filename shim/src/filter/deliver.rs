@@ -171,10 +171,35 @@ pub(super) fn route_target<'s>(
     found
 }
 
+/// Is `file` (NULL or NUL-terminated) a bare name, with a policy in force that
+/// has secrets? Then the `execvp` and `posix_spawnp` families resolve it on
+/// `PATH` before deciding: a secret's program is a path. Policies without
+/// secrets answer at the section's count.
+///
+/// # Safety
+/// `file` is NULL or NUL-terminated.
+pub(crate) unsafe fn bare_name_under_secrets(file: *const c_char) -> bool {
+    if file.is_null() {
+        return false;
+    }
+    // SAFETY: the caller's contract.
+    let name = unsafe { sys::cstr_bytes(file) };
+    !name.is_empty()
+        && !name.contains(&b'/')
+        && crate::state::policy::with_active(|a| {
+            a.is_some_and(|a| a.policy.count(envpolicy_core::compiled::sec::SECRETS) != 0)
+        })
+}
+
+/// The secrets the policy in force gives `prog` (a path, without its NUL).
+pub(crate) fn wanted_now(prog: &[u8]) -> u16 {
+    crate::state::policy::with_active(|a| a.map_or(0, |a| secret::wanted(&a.policy, prog)))
+}
+
 /// Can this process execute the NUL-terminated `path`? (An envwrap named by
 /// `$ENVSHIM_ENVWRAP` or expected beside the library that is not there leaves
 /// the program to run without its secrets, rather than not at all.)
-fn executable(path: &[u8]) -> bool {
+pub(crate) fn executable(path: &[u8]) -> bool {
     // SAFETY: `path` is NUL-terminated (`Envwrap::c_path`); faccessat reads it
     // and nothing else.
     let r = unsafe {

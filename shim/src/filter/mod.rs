@@ -33,7 +33,7 @@ use envpolicy_core::compiled::Mode;
 use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
 use envpolicy_core::Policy;
 
-mod deliver;
+pub(crate) mod deliver;
 pub mod log;
 mod report;
 

@@ -350,10 +350,65 @@ unsafe fn execvpe_impl(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
+    // SAFETY: `file` is NULL or NUL-terminated (execvpe's contract).
+    if unsafe { crate::filter::deliver::bare_name_under_secrets(file) } {
+        // SAFETY: execvpe's arguments.
+        return unsafe { search_deciding_each(file, argv, envp) };
+    }
     // SAFETY: execvpe's arguments satisfy prepare's contract; search_exec's too.
     exec_ret(unsafe {
         with_policy_marked(file, argv, envp, |a, e, m| search_exec(file, a, e, true, m))
     })
+}
+
+/// The `execvp` search under a policy with secrets: each candidate is decided
+/// as the `execve` of its path, as glibc's own `execvp` would call `execve`
+/// for it. A secret's program is a path, so a decision on the bare name
+/// could never deliver one (`env gh`, `xargs gh`). Out of line: policies
+/// without secrets never come here.
+///
+/// # Safety
+/// As for `execvpe(3)`, `file` not NULL.
+#[cold]
+#[inline(never)]
+unsafe fn search_deciding_each(
+    file: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: `file` is NUL-terminated (contract); at most the bound is read.
+    let name = unsafe {
+        core::slice::from_raw_parts(file.cast::<u8>(), sys::strnlen(file, search::CANDIDATE_BUF))
+    };
+    // SAFETY: `environ` is the caller's NULL-terminated environment.
+    let path = match unsafe { sys::env_get(sys::environ_ptr(), b"PATH") } {
+        // SAFETY: a value in it is NUL-terminated.
+        Some(v) => unsafe { sys::cstr_bytes(v) },
+        None => search::DEFAULT_PATH,
+    };
+    let mut buf = [0u8; search::CANDIDATE_BUF];
+    let e = search::search(name, path, true, &mut buf, |cand, run| {
+        let cand = cand.as_ptr().cast::<c_char>();
+        // SAFETY: `cand` is NUL-terminated (`search` builds it so); the arrays
+        // are the caller's, as for `execve`.
+        let r = unsafe {
+            match run {
+                search::Run::Direct => with_policy_marked(cand, argv, envp, |a, e, m| {
+                    call_execve_marked(cand, a, e, m)
+                }),
+                search::Run::Script => with_policy_marked(cand, argv, envp, |a, e, _| {
+                    script_exec(cand, a, e);
+                    -1
+                }),
+            }
+        };
+        match r {
+            Err(e) => e,
+            Ok(_) => errno(),
+        }
+    });
+    set_errno(e);
+    -1
 }
 
 /// `fexecve(3)`; the policy sees the program as the path the descriptor was

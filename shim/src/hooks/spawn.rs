@@ -23,7 +23,7 @@
 use core::ffi::{c_char, c_int};
 
 use crate::hooks::exec::with_policy_spawned;
-use crate::platform::real;
+use crate::platform::{real, sys};
 
 /// `posix_spawn(3)` with the policy applied.
 ///
@@ -71,9 +71,64 @@ pub unsafe extern "C" fn posix_spawnp(
         Some(f) => unsafe { f(pid, p, file_actions, attrp, a, e) },
         None => libc::ENOSYS,
     };
+    // SAFETY: `file` is NULL or NUL-terminated (posix_spawnp's contract).
+    if unsafe { crate::filter::deliver::bare_name_under_secrets(file) } {
+        // SAFETY: posix_spawnp's arguments.
+        if let Some(r) = unsafe { spawn_secret_program(pid, file, file_actions, attrp, argv, envp) }
+        {
+            return r;
+        }
+    }
     // SAFETY: posix_spawnp's arguments satisfy prepare's contract.
     match unsafe { with_policy_spawned(file, argv, envp, run) } {
         Ok(r) => r,
         Err(e) => e,
     }
+}
+
+/// Under a policy with secrets, a bare name that the caller's `PATH` resolves
+/// to a secret's program (a path: a decision on the name could never deliver
+/// it) is spawned by that path, through [`posix_spawn`]'s policy. `None`: the
+/// first executable candidate is no secret's program, or there is none, and
+/// glibc's own search runs as the module docs say. The search here only looks
+/// (`faccessat`), so no child is made per candidate.
+///
+/// # Safety
+/// As for `posix_spawnp(3)`, `file` not NULL.
+#[cold]
+#[inline(never)]
+unsafe fn spawn_secret_program(
+    pid: *mut libc::pid_t,
+    file: *const c_char,
+    file_actions: *const libc::posix_spawn_file_actions_t,
+    attrp: *const libc::posix_spawnattr_t,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> Option<c_int> {
+    use envpolicy_core::search;
+    // SAFETY: `file` is NUL-terminated (contract); at most the bound is read.
+    let name = unsafe {
+        core::slice::from_raw_parts(file.cast::<u8>(), sys::strnlen(file, search::CANDIDATE_BUF))
+    };
+    // SAFETY: `environ` is the caller's NULL-terminated environment.
+    let path = match unsafe { sys::env_get(sys::environ_ptr(), b"PATH") } {
+        // SAFETY: a value in it is NUL-terminated.
+        Some(v) => unsafe { sys::cstr_bytes(v) },
+        None => search::DEFAULT_PATH,
+    };
+    let mut buf = [0u8; search::CANDIDATE_BUF];
+    let mut spawned = None;
+    search::search(name, path, false, &mut buf, |cand, _| {
+        if !crate::filter::deliver::executable(cand) {
+            return libc::ENOENT;
+        }
+        if crate::filter::deliver::wanted_now(cand.split_last().map_or(&[][..], |(_, p)| p)) != 0 {
+            // SAFETY: `cand` is NUL-terminated; the rest are the caller's.
+            spawned = Some(unsafe {
+                posix_spawn(pid, cand.as_ptr().cast(), file_actions, attrp, argv, envp)
+            });
+        }
+        0
+    });
+    spawned
 }
