@@ -28,6 +28,7 @@ mod check;
 mod cli;
 mod compile_cmd;
 mod completions;
+mod deliver;
 mod doctor;
 mod elf;
 mod environ;

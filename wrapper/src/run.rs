@@ -9,7 +9,9 @@ use crate::cli::{self, Parsed, RunOptions};
 use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
-use crate::{completions, environ, exec, help, man, mux, preload, source, supervise, value};
+use crate::{
+    completions, deliver, environ, exec, help, man, mux, preload, source, supervise, value,
+};
 use envpolicy::argv::ArgAction;
 use envpolicy::compiled::Mode;
 use envpolicy::decide::{Action, Rule};
@@ -143,19 +145,24 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     }
     let argv: Vec<Vec<u8>> = o.command.iter().map(|a| a.as_bytes().to_vec()).collect();
     let shim_bytes = shim.as_ref().map(|s| s.as_os_str().as_bytes());
-    let mut d = outcome::decide_with(
+    let mode = o.mode.unwrap_or(policy.settings().mode);
+    let secrets = deliver::read(&policy, command, &env, mode, &shown, &journal);
+    let sticky = outcome::Sticky {
+        preload: shim_bytes,
+        policy_entry: shim.as_ref().and(policy_entry.as_deref()),
+        hint: None,
+    };
+    let mut d = outcome::decide_delivering(
         &policy,
         command,
         &argv,
         &env,
         parent,
         &files,
-        shim_bytes,
-        shim.as_ref().and(policy_entry.as_deref()),
+        sticky,
+        secrets.as_slice(),
     );
-    if let Some(m) = o.mode {
-        d.mode = m;
-    }
+    d.mode = mode;
 
     let operand_names: Vec<&[u8]> = o.assignments.iter().map(|a| environ::name(a)).collect();
     report(
