@@ -35,6 +35,14 @@ impl Value {
         &self.0
     }
 
+    /// The value held in `raw` (read from somewhere else than a source: the
+    /// standard input of `envwrap secret set`), cleaned as a source's bytes
+    /// are ([`secret::clean_value`]); `raw` is wiped either way.
+    pub fn clean(raw: Vec<u8>) -> Result<Value, Undelivered> {
+        let raw = Value(raw);
+        secret::clean_value(raw.as_bytes()).map(|v| Value(v.to_vec()))
+    }
+
     /// Give the bytes to a caller that wipes them itself (as [`Values`] does).
     fn into_inner(mut self) -> Vec<u8> {
         std::mem::take(&mut self.0)
