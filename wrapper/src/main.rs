@@ -47,6 +47,7 @@ mod procfs;
 mod resolve;
 mod run;
 mod scan;
+mod scan_secrets;
 mod secret_cmd;
 mod signals;
 mod source;
