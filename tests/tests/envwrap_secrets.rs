@@ -297,3 +297,27 @@ fn supervised_gh_gets_the_secret_from_the_commands_child() {
     assert_no_value(&o);
     expect_in(&o, &o.stderr_str(), "deny_args refuses");
 }
+
+#[test]
+fn a_value_read_is_redacted_in_every_message() {
+    let sb = Sandbox::new("envwrap_secrets_redact");
+    let gh = gh_setup(&sb);
+    write_source(&gh, 0o600);
+    // The value in gh's own arguments: refused, and the message does not show it.
+    let o = wrapped(&sb, &gh, &["gh", "api", FAKE]).expect_exit(126);
+    assert_no_value(&o);
+    expect_in(&o, &o.stderr_str(), "refused to run gh: argument 2");
+    // Where argv may hold it, --debug prints the arguments: through the redaction.
+    let text = std::fs::read_to_string(&gh.policy).unwrap();
+    sb.write(
+        "policy.toml",
+        text.replacen(
+            "version = 1\n",
+            "version = 1\n[argv]\nsecrets = \"allow\"\n",
+            1,
+        ),
+    );
+    let o = wrapped_with(&sb, &gh, &["--debug"], &["gh", "api", FAKE]).expect_success();
+    stdout_is(&o, "got\n");
+    expect_in(&o, &o.stderr_str(), "arg[2]= '<");
+}
