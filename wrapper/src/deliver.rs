@@ -36,6 +36,9 @@ pub fn read(
     reading.values
 }
 
+/// A child's argv and environment.
+pub type ArgvAndEnv = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
 /// What the command's child under `--supervise` needs to decide again with
 /// the values it reads: the run's decision, made in the foreground envwrap
 /// without them (the supervisor, forked from it, must never hold a value).
@@ -67,7 +70,7 @@ impl Redo {
         argv: &[Vec<u8>],
         env: &[Vec<u8>],
         journal: &Journal,
-    ) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>), String> {
+    ) -> Result<ArgvAndEnv, String> {
         let values = read(
             policy,
             &self.program,
