@@ -321,3 +321,34 @@ fn a_value_read_is_redacted_in_every_message() {
     stdout_is(&o, "got\n");
     expect_in(&o, &o.stderr_str(), "arg[2]= '<");
 }
+
+#[test]
+fn a_run_the_shim_routes_keeps_the_shim_and_its_policy_and_delivers() {
+    let sb = Sandbox::new("envwrap_secrets_routed");
+    let gh = gh_setup(&sb);
+    write_source(&gh, 0o600);
+    if !require(
+        shim_beside_envwrap().is_some(),
+        "libenvshim.so is not beside the envwrap under test",
+    ) {
+        return;
+    }
+    // As the shim routes a delivering spawn: `envwrap -- PATH ARGS...`, with
+    // the environment it decided, its own entries (LD_PRELOAD, ENVSHIM_POLICY)
+    // in it, and no --policy.
+    let program = sb.write_executable(
+        "routed/gh",
+        format!(
+            "#!/bin/bash\n[ \"$GH_TOKEN\" = '{FAKE}' ] && echo got || echo none\n\
+             case \"$LD_PRELOAD\" in *libenvshim.so*) echo shim;; *) echo no-shim;; esac\n\
+             [ \"$ENVSHIM_POLICY\" = '{}' ] && echo policy || echo other-policy\n",
+            gh.policy.display()
+        ),
+    );
+    let mut c = envwrap(&sb);
+    c.with_shim()
+        .with_policy(&gh.policy)
+        .arg("--")
+        .arg(&program);
+    stdout_is(&c.expect_success(), "got\nshim\npolicy\n");
+}
