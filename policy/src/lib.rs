@@ -22,7 +22,8 @@
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
 //!   [`pairs`]: where each program that carries environment in argv keeps it;
 //! - this crate's own: [`schema`], [`load`], [`compile`], [`config_scan`], [`error`],
-//!   [`outcome`], and [`spawn`], which applies a policy to the children a Rust
+//!   [`outcome`], [`secret_source`], which reads a `[[secret]]`'s value from its
+//!   source for the std front ends (the rules are the core's [`secret`]), and [`spawn`], which applies a policy to the children a Rust
 //!   program spawns (`std::process::Command`; `tokio::process::Command` and
 //!   `portable_pty::CommandBuilder` behind the `tokio` and `portable-pty` features).
 pub use envpolicy_core::{
@@ -46,6 +47,8 @@ pub mod load;
 pub mod outcome;
 pub mod read_file;
 pub mod schema;
+#[cfg(unix)]
+pub mod secret_source;
 #[cfg(unix)]
 pub mod spawn;
 pub mod supervise;

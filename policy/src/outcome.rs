@@ -864,7 +864,7 @@ fn deny_args_why(policy: &Policy<'_>, i: u32, list: u32, name: &str) -> String {
     };
     let words = crate::secret::deny_lists(policy, &r)
         .nth(list as usize)
-        .map(|w| w.iter().map(|w| lossy(w)).collect::<Vec<_>>().join(" "))
+        .map(|w| w.iter().map(lossy).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
     format!(
         "the arguments hold `{words}`, which [[secret]] {name}'s deny_args refuses (a program that gets {name} must not show it) at {}:{}",

@@ -81,6 +81,17 @@
 //! is not in this process's environment and whose value is not UTF-8, cannot be
 //! seen, so it is not decided, but it does not reach the child either (the builder
 //! is cleared).
+//!
+//! # Secrets
+//!
+//! These calls do not read or deliver `[[secret]]` values yet
+//! (docs/adr/0019-secrets-delivered-at-exec.md): a value may be read only in
+//! the process that becomes the program, and `std::process::Command` builds
+//! the child's environment before its fork, with no way for a `pre_exec` hook
+//! to change it; delivering would need a hook that performs the exec itself
+//! from buffers allocated before the fork, and that redoes the decision
+//! without allocating. The decision is taken with no value: a secret's name
+//! is a credential granted to its programs alone, as for any other exec.
 
 use crate::compiled::{Mode, Policy};
 use crate::decide::Action;

@@ -18,6 +18,7 @@ mod envwrap_explain;
 mod envwrap_pipes;
 mod envwrap_run;
 mod envwrap_scan;
+mod envwrap_secrets;
 mod envwrap_static;
 mod envwrap_supervise;
 mod first_policy;

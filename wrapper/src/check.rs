@@ -118,8 +118,14 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
     let policy = loaded.compiled.policy();
     let s = summarize(&policy);
+    // Each source is tried as a program envwrap starts from here would find it.
+    let secrets = crate::secret_cmd::listed(&policy, &crate::secret_cmd::own_env());
     if json_out {
         let mut v = s.to_json();
+        v["secrets"] = json!(secrets
+            .iter()
+            .map(crate::secret_cmd::Listed::to_json)
+            .collect::<Vec<_>>());
         v["policy"] = json!(loaded.name());
         v["found_by"] = json!(loaded.source.step().describe());
         v["valid"] = json!(true);
@@ -135,11 +141,31 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         // The first line names the policy; then how the lookup found it.
         let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
         show!(
-            "{head}\n  found by    {}\n{rest}",
-            loaded.source.step().describe()
+            "{head}\n  found by    {}\n{rest}{}",
+            loaded.source.step().describe(),
+            secret_lines(&secrets)
         );
     }
     ExitCode::SUCCESS
+}
+
+/// One line for each `[[secret]]`: where it goes, and whether its source
+/// gives a value now.
+fn secret_lines(secrets: &[crate::secret_cmd::Listed]) -> String {
+    secrets
+        .iter()
+        .map(|s| {
+            format!(
+                "  {:<12}{} from {} to {} (deny_args: {}): {}\n",
+                "secret",
+                s.name,
+                s.source,
+                s.program,
+                s.deny_text(),
+                s.usability()
+            )
+        })
+        .collect()
 }
 
 /// What a compiled policy does, by rule.

@@ -66,7 +66,10 @@ pub(crate) const SPECS: &[Spec<Opt>] = &[
 
 /// What the docs say of explain.
 pub(crate) const DOC: ToolDoc = ToolDoc {
-    usage: &["[OPTION]... [-- COMMAND [ARG]...]"],
+    usage: &[
+        "[OPTION]... [-- COMMAND [ARG]...]",
+        "[--policy POLICY] [--json] SECRET",
+    ],
     operands: "",
     summary: "each variable's decision and rule, and each argument of COMMAND that would \
               change, for the current environment or an env file; values show as \
@@ -82,7 +85,12 @@ As the run would: the LD_PRELOAD and ENVSHIM_POLICY entries envwrap adds when
 it puts libenvshim.so into COMMAND are rows too; a COMMAND that is not found
 (exit 127) or cannot be executed (126) is said; and for a program that passes
 NAME=VALUE pairs on (env, sudo, tmux, docker, ...), each pair the policy drops
-is named as a variable the program it starts will not get.
+is named as a variable the program it starts will not get. Each [[secret]]
+COMMAND gets is said, with whether its source gives a value now.
+
+With the name of a [[secret]] as its one operand, explain says where that
+secret goes: its source, the programs that get it, its deny_args, and whether
+its source gives a value now. No value is ever read into the output.
 ",
     after: "Exit status: 0; 125 for a bad option, env file or policy.\n",
     man: r#"Show what the policy decides for one exec, and run nothing.
@@ -110,6 +118,18 @@ is named as a variable the program it starts will not get.
         .IB NAME = VALUE
         pairs on (env, sudo, tmux, docker, ...), each pair the policy drops is named as a
         variable the program it starts will not get.
+        Each
+        .B [[secret]]
+        that
+        .I COMMAND
+        gets is said, with whether its source gives a value now.
+        With the name of a
+        .B [[secret]]
+        as its one operand
+        .RI ( SECRET ),
+        explain says where that secret goes: its source, the programs that get it, its
+        .BR deny_args ,
+        and whether its source gives a value now.
         Values never appear."#,
     man_after: r".PP
         Exit status: 0; 125 for a bad option, env file or policy.",
@@ -164,17 +184,23 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         show!("{}", help::for_tool("explain"));
         return Ok(0);
     }
-    if !a.operands.is_empty() {
-        return Err(Failure::usage(
-            "explain: put '--' before COMMAND and its arguments",
-            HINT,
-        ));
-    }
     let loaded = source::load(policy_path.as_deref(), source::own_getenv)?;
     for w in &loaded.compiled.warnings {
         say!("envwrap: warning: {}", w.message);
     }
     let policy = loaded.compiled.policy();
+    if let [name] = a.operands.as_slice() {
+        if let Some((i, _)) = envpolicy::secret::by_name(&policy, name.as_bytes()) {
+            return explain_secret(&loaded, i, *json_out);
+        }
+    }
+    if !a.operands.is_empty() {
+        return Err(Failure::usage(
+            "explain: put '--' before COMMAND and its arguments (a lone operand may name a \
+             [[secret]])",
+            HINT,
+        ));
+    }
     let env = match &env_file {
         Some(path) => read_env_file(path)?,
         None => environ::own(),
@@ -215,6 +241,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     } else {
         value::word(&program)
     };
+    let delivered = secrets_for(&policy, &program, &env);
     let refusal = d
         .refusal
         .as_ref()
@@ -242,6 +269,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                 "why": r.why,
             })).collect::<Vec<_>>(),
             "refused": refusal,
+            "secrets": delivered.iter().map(|l| l.to_json()).collect::<Vec<_>>(),
             "command": command.json(),
             "loses": losses(&arg_rows, &argv),
         });
@@ -269,6 +297,14 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         .collect();
     out.push_str(&render(["VARIABLE", "DECISION", "VALUE", "RULE"], &table));
     out.push('\n');
+    for l in &delivered {
+        out.push_str(&format!(
+            "secret {} is read from {} at the exec and delivered ({}; explain reads no value)\n",
+            l.name,
+            l.source,
+            l.usability()
+        ));
+    }
     if argv.is_empty() {
         out.push_str("no command given: no arguments to judge\n");
     } else if arg_rows.is_empty() {
@@ -306,6 +342,62 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         out.push_str(&format!("\nthe exec {word}: {r}\n"));
     }
     show!("{out}");
+    Ok(0)
+}
+
+/// The secrets `program` gets, each with whether its source is usable now.
+fn secrets_for(
+    policy: &envpolicy::Policy<'_>,
+    program: &[u8],
+    env: &[Vec<u8>],
+) -> Vec<crate::secret_cmd::Listed> {
+    let wanted = envpolicy::secret::wanted(policy, program);
+    crate::secret_cmd::listed(policy, env)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| wanted & (1 << i) != 0)
+        .map(|(_, l)| l)
+        .collect()
+}
+
+/// `envwrap explain NAME` for a `[[secret]]`'s name: where its value comes
+/// from, which programs get it, which arguments refuse their exec, and
+/// whether its source gives a value now. Never the value.
+fn explain_secret(loaded: &source::Loaded, i: u32, json_out: bool) -> Result<u8, Failure> {
+    let policy = loaded.compiled.policy();
+    let env = environ::own();
+    let Some(l) = crate::secret_cmd::listed(&policy, &env)
+        .into_iter()
+        .nth(i as usize)
+    else {
+        return Err(Failure::new(
+            OWN_ERROR,
+            "the secret is not in the compiled policy",
+        ));
+    };
+    let line = policy.secret(i).map_or(0, |r| r.line);
+    if json_out {
+        let mut v = l.to_json();
+        v["policy"] = json!(loaded.name());
+        v["line"] = json!(line);
+        showln!("{v}");
+        return Ok(0);
+    }
+    show!(
+        "policy     {}\n\
+         secret     {} ([[secret]] at line {line})\n\
+         from       {}: {}\n\
+         goes to    {}: read from its source at the exec of a program that matches, \
+         in the process that becomes it; refused to every other program\n\
+         deny_args  {}: an exec of those programs whose arguments hold these words, in \
+         order, is refused\n",
+        loaded.name(),
+        l.name,
+        l.source,
+        l.usability(),
+        l.program,
+        l.deny_text()
+    );
     Ok(0)
 }
 

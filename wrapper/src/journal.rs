@@ -104,6 +104,33 @@ impl Journal {
         }
     }
 
+    /// `secret NAME not delivered to PROGRAM: WHY`: a secret the program
+    /// matches, whose source could not give a value (the run goes on without it).
+    pub fn undelivered(
+        &self,
+        name: &[u8],
+        shown_program: &str,
+        why: envpolicy::secret::Undelivered,
+    ) {
+        let name = crate::value::word(name);
+        if self.json {
+            say!(
+                "{}",
+                serde_json::json!({
+                    "secret": name,
+                    "program": shown_program,
+                    "undelivered": why.id(),
+                    "why": why.text(),
+                })
+            );
+        } else {
+            say!(
+                "envwrap: secret {name} not delivered to {shown_program}: {}",
+                why.text()
+            );
+        }
+    }
+
     /// A warning that is not about one change.
     pub fn note(&self, text: &str) {
         if self.json {

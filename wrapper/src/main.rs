@@ -6,6 +6,7 @@
 //! envwrap explain [OPTION]... [-- COMMAND [ARG]...]                explain.rs
 //! envwrap scan [--pid N | --all]                                   scan.rs
 //! envwrap doctor PROGRAM                                           doctor.rs
+//! envwrap secret set NAME | list [--json]                          secret_cmd.rs
 //! envwrap mux-env [--fix] [--mux NAME [--server S]] (also tmux-env)   mux/
 //! envwrap compile [--output FILE] POLICY                           compile_cmd.rs
 //! ```
@@ -28,6 +29,7 @@ mod check;
 mod cli;
 mod compile_cmd;
 mod completions;
+mod deliver;
 mod doctor;
 mod elf;
 mod environ;
@@ -45,6 +47,8 @@ mod procfs;
 mod resolve;
 mod run;
 mod scan;
+mod scan_secrets;
+mod secret_cmd;
 mod signals;
 mod source;
 mod split;

@@ -9,7 +9,9 @@ use crate::cli::{self, Parsed, RunOptions};
 use crate::exit::{self, Failure, CANNOT_EXECUTE, NOT_FOUND, OWN_ERROR};
 use crate::journal::Journal;
 use crate::resolve::{self, Resolved};
-use crate::{completions, environ, exec, help, man, mux, preload, source, supervise, value};
+use crate::{
+    completions, deliver, environ, exec, help, man, mux, preload, source, supervise, value,
+};
 use envpolicy::argv::ArgAction;
 use envpolicy::compiled::Mode;
 use envpolicy::decide::{Action, Rule};
@@ -143,19 +145,30 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     }
     let argv: Vec<Vec<u8>> = o.command.iter().map(|a| a.as_bytes().to_vec()).collect();
     let shim_bytes = shim.as_ref().map(|s| s.as_os_str().as_bytes());
-    let mut d = outcome::decide_with(
+    let mode = o.mode.unwrap_or(policy.settings().mode);
+    // Under --supervise the command's child reads them (Setup::redo): the
+    // supervisor, forked from here, must never hold a value.
+    let secrets = if o.supervise {
+        envpolicy::secret_source::Values::default()
+    } else {
+        deliver::read(&policy, command, &env, mode, &shown, &journal)
+    };
+    let sticky = outcome::Sticky {
+        preload: shim_bytes,
+        policy_entry: shim.as_ref().and(policy_entry.as_deref()),
+        hint: None,
+    };
+    let mut d = outcome::decide_delivering(
         &policy,
         command,
         &argv,
         &env,
         parent,
         &files,
-        shim_bytes,
-        shim.as_ref().and(policy_entry.as_deref()),
+        sticky,
+        secrets.as_slice(),
     );
-    if let Some(m) = o.mode {
-        d.mode = m;
-    }
+    d.mode = mode;
 
     let operand_names: Vec<&[u8]> = o.assignments.iter().map(|a| environ::name(a)).collect();
     report(
@@ -196,7 +209,16 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         mux::fix_before_client(&loaded, &program, child_argv, &child_env);
     }
     if o.supervise {
+        let redo = deliver::Redo::needed(&policy, mode, command).then(|| deliver::Redo {
+            program: command.to_vec(),
+            shown_program: shown.clone(),
+            parent: parent.to_vec(),
+            env_files: files.clone(),
+            sticky_preload: shim_bytes.map(<[u8]>::to_vec),
+            sticky_policy: shim.as_ref().and(policy_entry.clone()),
+        });
         let setup = supervise::Setup {
+            redo,
             loaded,
             journal,
             mode: o.mode,

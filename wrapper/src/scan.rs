@@ -98,6 +98,9 @@ Find leaks that exist now, in live processes, from /proc/PID/cmdline and
   - a process whose arguments hold the value of a credential (from scan's own
     environment and from the env files the policy imports) or a token shape;
   - a process whose environment holds a variable the policy refuses;
+  - a process whose arguments hold the value of a [[secret]] (each source
+    scan's user can read is read), or whose environment does when it is not
+    one of the programs that get that secret;
   - a process whose environment holds a passthrough variable (kept by name and
     read from an env file imported with values = true) whose value differs from
     the file's value today: the drift check to run after changing a policy;
@@ -125,7 +128,11 @@ called clean.
         where they can be read.
         It reports every process whose arguments hold the value of a credential (from scan's
         own environment and from the env files the policy imports) or a token shape; every
-        process whose environment holds a credential the policy refuses (or strips); and every
+        process whose environment holds a credential the policy refuses (or strips); every
+        process whose arguments hold the value of a
+        .B [[secret]]
+        (each source the user running scan can read is read), or whose environment does when
+        it is not one of the programs that get that secret; and every
         process whose environment holds a passthrough variable (kept by exact name and read
         from an env file imported with
         .BR "values = true" )
@@ -256,7 +263,8 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let policy = loaded.compiled.policy();
     let files = outcome::read_env_files(&policy);
     let own = environ::own();
-    let needles = needles(&policy, &own, &files);
+    let secrets = crate::scan_secrets::SecretNeedles::read(&policy, &own);
+    let needles = needles(&policy, &own, &files, &secrets);
 
     let explicit = !pids.is_empty();
     let me = std::process::id();
@@ -311,6 +319,9 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                     &entries,
                     &mut findings,
                 );
+                let names = crate::scan_secrets::process_names(pid, args.first());
+                crate::scan_secrets::forgive_secret_programs(&policy, pid, &names, &mut findings);
+                secrets.scan_environ(&policy, pid, &program, &names, &entries, &mut findings);
             }
             // A kernel thread or a zombie has no environment to read.
             Err(Skip::Vanished) if procfs::has_no_memory(pid) => {}
@@ -422,7 +433,12 @@ fn skip_text(what: &str, why: &Skip) -> String {
 /// imported env files' credential values, deduplicated, in one automaton, with
 /// the needles of their base64 copies (standard and URL-safe alphabets), so that
 /// an argument holding `Basic <base64 of user:TOKEN>` is found too.
-fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> Needles {
+fn needles(
+    policy: &Policy<'_>,
+    own: &[Vec<u8>],
+    files: &[Option<Vec<u8>>],
+    secrets: &crate::scan_secrets::SecretNeedles,
+) -> Needles {
     let own_refs: Vec<&[u8]> = own.iter().map(Vec::as_slice).collect();
     let file_refs: Vec<Option<&[u8]>> = files.iter().map(|f| f.as_deref()).collect();
     let req = ArgvRequest {
@@ -462,36 +478,46 @@ fn needles(policy: &Policy<'_>, own: &[Vec<u8>], files: &[Option<Vec<u8>>]) -> N
             // scan's request carries no secret values.
             ValueSource::Secret(_) => return true,
         };
-        // The value, and its base64 copies' needles in both alphabets
-        // (docs/adr/0017, "Encoded copies"): each a pattern of the same owner.
-        let needles = envpolicy::encoded::Base64Needles::of(value);
-        let encoded = needles.needles().flat_map(|n| {
-            let url: Vec<u8> = n.iter().map(|&b| envpolicy::encoded::url_safe(b)).collect();
-            [n.to_vec(), url]
-        });
-        let searched = envpolicy::encoded::shortest_needle(value.len()).is_some();
-        let patterns: Vec<Vec<u8>> = std::iter::once(value.to_vec())
-            .chain(encoded.filter(|_| searched))
-            .collect();
-        for pattern in patterns {
-            match values.iter().position(|v| *v == pattern) {
-                Some(k) => {
-                    if !owners[k].contains(&(name.clone(), from.clone())) {
-                        owners[k].push((name.clone(), from.clone()));
-                    }
-                }
-                None => {
-                    values.push(pattern);
-                    owners.push(vec![(name.clone(), from.clone())]);
-                }
-            }
-        }
+        add_needles(&mut values, &mut owners, value, (name, from));
         true
     });
+    for (name, value) in secrets.owned(policy) {
+        let from = format!("secret {name}");
+        add_needles(&mut values, &mut owners, value, (name, from));
+    }
     let automaton = (!values.is_empty())
         .then(|| AhoCorasick::new(&values).ok())
         .flatten();
     Needles { automaton, owners }
+}
+
+/// `value`, and its base64 copies' needles in both alphabets (docs/adr/0017,
+/// "Encoded copies"): each a pattern of `owner`, added to `values` once.
+fn add_needles(
+    values: &mut Vec<Vec<u8>>,
+    owners: &mut Vec<Vec<(String, String)>>,
+    value: &[u8],
+    owner: (String, String),
+) {
+    let needles = envpolicy::encoded::Base64Needles::of(value);
+    let encoded = needles.needles().flat_map(|n| {
+        let url: Vec<u8> = n.iter().map(|&b| envpolicy::encoded::url_safe(b)).collect();
+        [n.to_vec(), url]
+    });
+    let searched = envpolicy::encoded::shortest_needle(value.len()).is_some();
+    let patterns: Vec<Vec<u8>> = std::iter::once(value.to_vec())
+        .chain(encoded.filter(|_| searched))
+        .collect();
+    for pattern in patterns {
+        match values.iter().position(|v| *v == pattern) {
+            Some(k) if !owners[k].contains(&owner) => owners[k].push(owner.clone()),
+            Some(_) => {}
+            None => {
+                values.push(pattern);
+                owners.push(vec![owner.clone()]);
+            }
+        }
+    }
 }
 
 fn scan_argv(
@@ -691,7 +717,8 @@ mod tests {
         let policy = compiled.policy();
         let token = format!("opaque-{}", "k3Y".repeat(8));
         let own = vec![format!("JIRA_API_TOKEN={token}").into_bytes()];
-        let needles = needles(&policy, &own, &[]);
+        let none = crate::scan_secrets::SecretNeedles::read(&policy, &[]);
+        let needles = needles(&policy, &own, &[], &none);
         for user in ["", "u", "us", "user"] {
             let header = format!(
                 "Authorization: Basic {}",

@@ -93,6 +93,13 @@ pub static TOOLS: &[Tool] = &[
         alias: true,
     },
     Tool {
+        name: "secret",
+        main: crate::secret_cmd::main,
+        options: || erased(crate::secret_cmd::SPECS),
+        doc: &crate::secret_cmd::DOC,
+        alias: false,
+    },
+    Tool {
         name: "compile",
         main: |args| crate::compile_cmd::run(&args),
         options: || erased(crate::compile_cmd::SPECS),

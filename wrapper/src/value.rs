@@ -37,6 +37,9 @@ struct Known {
     /// Environments envwrap builds for a child besides its own (`NAME=VALUE`
     /// operands, an env file).
     envs: Vec<Vec<u8>>,
+    /// The values of `[[secret]]`s envwrap read (`secret_source`): redacted
+    /// whatever the policy says of their names.
+    secrets: Vec<Vec<u8>>,
     /// The values, once worked out.
     values: Option<Vec<Vec<u8>>>,
 }
@@ -44,6 +47,7 @@ struct Known {
 static KNOWN: Mutex<Known> = Mutex::new(Known {
     policy: None,
     envs: Vec::new(),
+    secrets: Vec::new(),
     values: None,
 });
 
@@ -52,6 +56,7 @@ impl Known {
         let Known {
             policy,
             envs,
+            secrets,
             values,
         } = self;
         values.get_or_insert_with(|| {
@@ -65,6 +70,7 @@ impl Known {
                 .filter_map(|e| envpolicy::bytes::split_entry(e))
                 .filter(|(n, v)| shown::is_secret(Some(&policy), n, v))
                 .map(|(_, v)| v.to_vec())
+                .chain(secrets.iter().cloned())
                 .collect()
         })
     }
@@ -96,6 +102,17 @@ pub fn learn_env(env: &[Vec<u8>]) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     k.envs.extend(env.iter().cloned());
+    k.values = None;
+}
+
+/// Values of secrets envwrap read from their sources, to redact in its
+/// messages from now on (a secret's value is in no environment envwrap was
+/// given, so [`learn_env`] cannot find it).
+pub fn learn_secret_values<'v>(values: impl Iterator<Item = &'v [u8]>) {
+    let mut k = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    k.secrets.extend(values.map(<[u8]>::to_vec));
     k.values = None;
 }
 

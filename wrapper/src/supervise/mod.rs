@@ -57,6 +57,9 @@ pub struct Setup {
     /// Let the execs the shim marks run unjudged: the shim is preloaded and
     /// `--judge-all` is not given.
     pub trust_marks: bool,
+    /// The run's decision to make again with the secrets the command's child
+    /// reads after the fork (`None`: the program gets no secret, or audit).
+    pub redo: Option<crate::deliver::Redo>,
 }
 
 /// The run key and the filter's mark, for a run that trusts the shim's marks;
@@ -197,6 +200,7 @@ fn supervisor(
         }
         Ok(ForkResult::Child) => {
             drop((up, status_w));
+            let (argv, env) = &delivered(&setup, argv, env);
             let Some((key, mark)) = marked else {
                 command(program, argv, env, &saved, &old_mask, down, None)
             };
@@ -215,6 +219,23 @@ fn supervisor(
     status::send_pid(&status_w, child);
     leave_terminal();
     serve::serve(listener, child, status_w, setup)
+}
+
+/// In the command's child, before its exec: the argv and environment with the
+/// secrets the program gets, read here (the supervisor above never reads a
+/// source). A refused exec ends the child with its message.
+fn delivered(setup: &Setup, argv: &[Vec<u8>], env: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let Some(redo) = &setup.redo else {
+        return (argv.to_vec(), env.to_vec());
+    };
+    let policy = setup.loaded.compiled.policy();
+    match redo.deliver(&policy, argv, env, &setup.journal) {
+        Ok(both) => both,
+        Err(message) => {
+            say!("envwrap: {message} ({})", setup.loaded.label());
+            std::process::exit(CANNOT_EXECUTE.into())
+        }
+    }
 }
 
 /// The command's side: install the filter (with the run's mark, if any), send
