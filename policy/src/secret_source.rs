@@ -20,7 +20,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::compiled::{Policy, SecretRec};
-use crate::secret::{self, SourceKind, Undelivered, MAX_VALUE};
+use crate::secret::{self, SourceKind, Undelivered, MAX_SECRETS, MAX_VALUE};
 
 /// The most bytes read from a source: a value of [`MAX_VALUE`] bytes and its
 /// trailing `\r\n`. One byte more than that is reported as too large.
@@ -114,9 +114,47 @@ pub fn read(policy: &Policy<'_>, i: u32, env: &[Vec<u8>]) -> Result<Value, Undel
     Ok(Value(value))
 }
 
-/// Read every secret `program` gets ([`secret::wanted`]).
+/// [`secret::program_trusted`] of the program at `path`, from its `lstat`
+/// (and `stat`, through a symbolic link): `Err(None)` when there is no such
+/// file, which the exec will say itself.
+pub fn program_trusted(path: &[u8]) -> Result<(), Option<Undelivered>> {
+    let p = Path::new(std::ffi::OsStr::from_bytes(path));
+    let gone = |e: io::Error| match e.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => None,
+        _ => Some(Undelivered::ProgramReplaceable),
+    };
+    let link = std::fs::symlink_metadata(p).map_err(gone)?;
+    let file = if link.file_type().is_symlink() {
+        std::fs::metadata(p).map_err(gone)?
+    } else {
+        link.clone()
+    };
+    let mode = |m: &std::fs::Metadata| secret::FileMode {
+        owner: m.uid(),
+        mode: m.mode(),
+    };
+    secret::program_trusted(path, mode(&link), mode(&file)).map_err(Some)
+}
+
+/// Read every secret `program` gets ([`secret::wanted`]), if it is a program
+/// that may get one ([`program_trusted`]): else each is undelivered, with why.
 pub fn read_wanted(policy: &Policy<'_>, program: &[u8], env: &[Vec<u8>]) -> Reading {
-    read_mask(policy, secret::wanted(policy, program), env)
+    let wanted = secret::wanted(policy, program);
+    match program_trusted(program) {
+        _ if wanted == 0 => read_mask(policy, 0, env),
+        Ok(()) => read_mask(policy, wanted, env),
+        Err(why) => Reading {
+            values: Values(vec![None; policy.count(crate::compiled::sec::SECRETS)]),
+            undelivered: why
+                .map(|why| {
+                    (0..MAX_SECRETS as u32)
+                        .filter(|i| wanted & (1 << i) != 0)
+                        .map(|i| (i, why))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+    }
 }
 
 /// Read the secrets of `mask` (bit `i` for secret `i`).

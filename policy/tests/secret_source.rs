@@ -16,10 +16,11 @@ fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// A policy whose secret 0 is `GH_TOKEN` read from `from`, for `gh`.
+/// A policy whose secret 0 is `GH_TOKEN` read from `from`, for `/usr/bin/env`
+/// (a program that is there, and that root owns, as a secret's must be).
 fn policy_with(dir: &Dir, from: &str) -> envpolicy::Compiled {
     dir.compile(&format!(
-        "version = 1\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"gh\"\n"
+        "version = 1\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"/usr/bin/env\"\n"
     ))
 }
 
@@ -99,8 +100,8 @@ fn read_wanted_reads_only_the_programs_secrets() {
     chmod(&path, 0o600);
     let c = policy_with(&dir, &format!("file:{}", path.display()));
     let p = c.policy();
-    let gh = read_wanted(&p, b"/usr/bin/gh", &[]);
-    assert!(gh.undelivered.is_empty());
+    let gh = read_wanted(&p, b"/usr/bin/env", &[]);
+    assert!(gh.undelivered.is_empty(), "{:?}", gh.undelivered);
     assert_eq!(
         gh.values
             .read()
@@ -108,10 +109,27 @@ fn read_wanted_reads_only_the_programs_secrets() {
             .collect::<Vec<_>>(),
         [(0, true)]
     );
-    let env = read_wanted(&p, b"/usr/bin/env", &[]);
-    assert!(env.values.is_empty() && env.undelivered.is_empty());
+    let other = read_wanted(&p, b"/bin/true", &[]);
+    assert!(other.values.is_empty() && other.undelivered.is_empty());
     chmod(&path, 0o644);
-    let gh = read_wanted(&p, b"gh", &[]);
+    let gh = read_wanted(&p, b"/usr/bin/env", &[]);
     assert!(gh.values.is_empty());
     assert_eq!(gh.undelivered, [(0, Undelivered::Untrusted)]);
+}
+
+#[test]
+fn a_program_a_user_could_replace_or_named_by_a_walk_gets_nothing() {
+    let dir = Dir::new("secret-program");
+    let path = dir.write("gh", FAKE);
+    chmod(&path, 0o600);
+    let text = format!(
+        "version = 1\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"/usr/*/env\"\n",
+        path.display()
+    );
+    let c = dir.compile(&text);
+    let p = c.policy();
+    let walked = read_wanted(&p, b"/usr/bin/../bin/env", &[]);
+    assert!(walked.values.is_empty());
+    assert_eq!(walked.undelivered, [(0, Undelivered::ProgramPath)]);
+    assert!(read_wanted(&p, b"/usr/bin/env", &[]).values.read().count() == 1);
 }

@@ -25,7 +25,9 @@ struct Gh {
     bin: PathBuf,
 }
 
-/// A policy whose GH_TOKEN comes from `secrets/gh` (not written yet) for `gh`,
+/// A policy whose GH_TOKEN comes from `secrets/gh` (not written yet) for any
+/// `gh` one directory down the sandbox, `SANDBOX/*/gh` (a secret's program is a
+/// path, and a file root owns: the tests run as root in CI),
 /// refusing `gh auth token`; the fake gh in `bin/`.
 fn gh_setup(sb: &Sandbox) -> Gh {
     let source = sb.join("secrets/gh");
@@ -33,8 +35,9 @@ fn gh_setup(sb: &Sandbox) -> Gh {
         "policy.toml",
         format!(
             "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\n\
-             program = \"gh\"\ndeny_args = [[\"auth\", \"token\"]]\n",
-            source.display()
+             program = \"{}\"\ndeny_args = [[\"auth\", \"token\"]]\n",
+            source.display(),
+            sb.join("*/gh").display()
         ),
     );
     sb.write_executable(
@@ -197,9 +200,10 @@ fn secret_set_writes_a_private_source_that_gh_then_gets_and_list_shows_no_value(
         .arg(&gh.policy)
         .expect_success();
     assert_no_value(&o);
+    let program = format!("  program    {}\n", sb.join("*/gh").display());
     for needle in [
         "GH_TOKEN\n",
-        "  program    gh\n",
+        &program,
         "  deny_args  auth token\n",
         "  source     usable\n",
     ] {

@@ -285,12 +285,10 @@ fn python_posix_spawn_gets_the_secret_through_envwrap() {
 }
 
 /// The static envwrap (as packaged) runs no preloaded shim of its own: the
-/// value reaches gh only if envwrap's run mode reads it itself. EXPECTED TO
-/// FAIL until the envwrap side of issue 32 (run mode delivers secrets) is
-/// merged into this branch; the dynamic envwrap of the tests above delivers
-/// through the shim preloaded into it.
+/// value reaches gh because envwrap's run mode reads it itself (the dynamic
+/// envwrap of the tests above delivers through the shim preloaded into it
+/// too).
 #[test]
-#[ignore = "needs envwrap's run mode to deliver secrets (the envwrap side of issue 32): remove this line when it is merged"]
 fn python_subprocess_gets_the_secret_through_the_static_envwrap() {
     let sb = Sandbox::new("secret_python_static");
     let bin = fake_gh(&sb);

@@ -144,6 +144,16 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         journal.note(&w);
     }
     let argv: Vec<Vec<u8>> = o.command.iter().map(|a| a.as_bytes().to_vec()).collect();
+    // A secret's program is a path: under a policy with secrets, a name is
+    // decided as the path it resolved to, as the shim decides each candidate
+    // of an `execvp` search.
+    let resolved = program.as_os_str().as_bytes();
+    let has_secrets = policy.count(envpolicy::compiled::sec::SECRETS) != 0;
+    let command = if has_secrets && !command.contains(&b'/') {
+        resolved
+    } else {
+        command
+    };
     let shim_bytes = shim.as_ref().map(|s| s.as_os_str().as_bytes());
     let mode = o.mode.unwrap_or(policy.settings().mode);
     // Under --supervise the command's child reads them (Setup::redo): the

@@ -319,7 +319,7 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
                     &entries,
                     &mut findings,
                 );
-                let names = crate::scan_secrets::process_names(pid, args.first());
+                let names = crate::scan_secrets::process_names(pid, &args);
                 crate::scan_secrets::forgive_secret_programs(&policy, pid, &names, &mut findings);
                 secrets.scan_environ(&policy, pid, &program, &names, &entries, &mut findings);
             }

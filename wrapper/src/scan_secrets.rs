@@ -145,11 +145,13 @@ fn already_found(out: &[Finding], pid: u32, var: &str) -> bool {
         .any(|f| f.pid == pid && f.variable.as_deref() == Some(var))
 }
 
-/// What a process is known by, for a secret's program pattern: its argv[0], its
-/// comm (a script's name), and its executable's path.
-pub fn process_names(pid: u32, argv0: Option<&Vec<u8>>) -> Vec<Vec<u8>> {
+/// What a process is known by, for a secret's program pattern (a path): its
+/// argv[0], its comm, its executable's path, and, for a script (its kernel
+/// puts the script's path after the interpreter's), an absolute argv[1].
+pub fn process_names(pid: u32, args: &[Vec<u8>]) -> Vec<Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
-    let mut names: Vec<Vec<u8>> = argv0.into_iter().cloned().collect();
+    let mut names: Vec<Vec<u8>> = args.first().into_iter().cloned().collect();
+    names.extend(args.get(1).filter(|a| a.first() == Some(&b'/')).cloned());
     names.push(crate::procfs::comm(pid).into_bytes());
     if let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) {
         names.push(exe.as_os_str().as_bytes().to_vec());
