@@ -72,6 +72,9 @@ pub enum ChangeRule {
     Order,
     /// The Rust API's pty: `SHELL` for a shell that runs the command.
     PtyShell,
+    /// The Rust API: a command whose program gets a secret runs through
+    /// envwrap, or runs without it (`envpolicy::spawn`).
+    SecretRoute,
 }
 
 impl ChangeRule {
@@ -82,6 +85,7 @@ impl ChangeRule {
             ChangeRule::SetExpansion => "credential.shape",
             ChangeRule::Order => "order",
             ChangeRule::PtyShell => "pty.shell",
+            ChangeRule::SecretRoute => "secret.route",
         }
     }
 }

@@ -84,14 +84,12 @@
 //!
 //! # Secrets
 //!
-//! These calls do not read or deliver `[[secret]]` values yet
-//! (docs/adr/0019-secrets-delivered-at-exec.md): a value may be read only in
-//! the process that becomes the program, and `std::process::Command` builds
-//! the child's environment before its fork, with no way for a `pre_exec` hook
-//! to change it; delivering would need a hook that performs the exec itself
-//! from buffers allocated before the fork, and that redoes the decision
-//! without allocating. The decision is taken with no value: a secret's name
-//! is a credential granted to its programs alone, as for any other exec.
+//! A command whose program gets a `[[secret]]` runs through envwrap, which
+//! reads the value in the program's own process ([`route`] says why and how);
+//! without envwrap the program runs without it, and the outcome says so
+//! loudly.
+
+mod route;
 
 use crate::compiled::{Mode, Policy};
 use crate::decide::Action;
@@ -350,6 +348,29 @@ pub fn apply_std_from(
             outcome,
         })));
     }
+    match route::route(policy, &program, &d.argv, &d.env) {
+        route::Route::None => {}
+        route::Route::Undelivered(change) => outcome.changes.push(change),
+        route::Route::Envwrap {
+            argv: routed,
+            change,
+        } => {
+            let mut fresh = Command::new(&routed[0]);
+            fresh.args(&routed[1..]);
+            if let Some(dir) = cmd.get_current_dir() {
+                fresh.current_dir(dir);
+            }
+            *cmd = fresh;
+            outcome.changes.push(change);
+            outcome.argv_rewritten = true;
+            outcome.rebuilt = true;
+            cmd.env_clear();
+            for (name, value) in d.env.iter().filter_map(|e| crate::bytes::split_entry(e)) {
+                cmd.env(OsStr::from_bytes(name), OsStr::from_bytes(value));
+            }
+            return Ok(outcome);
+        }
+    }
     if d.argv != argv {
         let mut fresh = Command::new(OsStr::from_bytes(&program));
         if let Some((arg0, rest)) = d.argv.split_first() {
@@ -563,6 +584,20 @@ pub fn apply_pty(
         .iter()
         .map(|a| OsString::from_vec(a.clone()))
         .collect();
+    if !default_prog {
+        match route::route(policy, &program, &d.argv, &d.env) {
+            route::Route::None => {}
+            route::Route::Undelivered(change) => outcome.changes.push(change),
+            route::Route::Envwrap {
+                argv: routed,
+                change,
+            } => {
+                new_argv = routed;
+                outcome.changes.push(change);
+                outcome.argv_rewritten = true;
+            }
+        }
+    }
     if !default_prog && d.argv != argv {
         outcome.argv_rewritten = true;
     }

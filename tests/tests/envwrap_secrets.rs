@@ -356,3 +356,48 @@ fn a_run_the_shim_routes_keeps_the_shim_and_its_policy_and_delivers() {
         .arg(&program);
     stdout_is(&c.expect_success(), "got\nshim\npolicy\n");
 }
+
+/// The library (`envpolicy::spawn`): a command whose program gets a secret
+/// runs through envwrap, which reads it in the program's own process; with no
+/// envwrap to find, the program runs without it and the outcome says so.
+#[test]
+fn the_library_runs_a_program_that_gets_a_secret_through_envwrap() {
+    let sb = Sandbox::new("envwrap_secrets_library");
+    let gh = gh_setup(&sb);
+    write_source(&gh, 0o600);
+    let compiled = envpolicy::load::load(&gh.policy).unwrap_or_else(|e| panic!("{e}"));
+    let envwrap_dir = envwrap_bin().parent().unwrap().to_path_buf();
+    let run = |path: String| {
+        let mut cmd = std::process::Command::new("gh");
+        cmd.env("PATH", path)
+            .env("ENVSHIM_CACHE_DIR", sb.join(".cache/envshim"))
+            .env_remove("GH_TOKEN")
+            .env_remove("LD_PRELOAD")
+            .env_remove("ENVSHIM_POLICY");
+        let outcome = envpolicy::spawn::apply_std(&compiled.policy(), &mut cmd)
+            .unwrap_or_else(|r| panic!("refused: {r}"));
+        let out = cmd.output().expect("spawn");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains(FAKE)
+                && !String::from_utf8_lossy(&out.stderr).contains(FAKE),
+            "an output holds the value (not shown)"
+        );
+        let routes: Vec<(String, bool)> = outcome
+            .changes
+            .iter()
+            .filter(|c| c.rule.id() == "secret.route")
+            .map(|c| (c.action.id().to_string(), c.loud))
+            .collect();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), routes)
+    };
+    let (stdout, routes) = run(format!(
+        "{}:{}:/usr/bin:/bin",
+        envwrap_dir.display(),
+        gh.bin.display()
+    ));
+    assert_eq!(stdout, "got\n");
+    assert_eq!(routes, [("wrap".to_string(), false)]);
+    let (stdout, routes) = run(format!("{}:/usr/bin:/bin", gh.bin.display()));
+    assert_eq!(stdout, "none\n");
+    assert_eq!(routes, [("strip".to_string(), true)]);
+}
