@@ -54,7 +54,7 @@ impl SecretNeedles {
 
     /// Findings for the environment `entries` of process `pid`: each entry
     /// holding a secret's value, unless the process is one of that secret's
-    /// programs (by any of `names`: its argv[0], its comm, its executable).
+    /// programs (by any of `names`: its argv\[0\], its comm, its executable).
     /// An entry already found (by name, as a refused credential) is not found
     /// twice.
     #[allow(clippy::too_many_arguments)]
@@ -116,7 +116,7 @@ impl SecretNeedles {
 
 /// Drop the findings of process `pid` (known by `names`) that name a
 /// secret's variable where the process is one of that secret's programs: the
-/// credential check decides for argv[0], which for a script is its
+/// credential check decides for argv\[0\], which for a script is its
 /// interpreter, while a secret belongs in the environment of its program.
 pub fn forgive_secret_programs(
     policy: &Policy<'_>,
@@ -146,8 +146,8 @@ fn already_found(out: &[Finding], pid: u32, var: &str) -> bool {
 }
 
 /// What a process is known by, for a secret's program pattern (a path): its
-/// argv[0], its comm, its executable's path, and, for a script (its kernel
-/// puts the script's path after the interpreter's), an absolute argv[1].
+/// argv\[0\], its comm, its executable's path, and, for a script (its kernel
+/// puts the script's path after the interpreter's), an absolute argv\[1\].
 pub fn process_names(pid: u32, args: &[Vec<u8>]) -> Vec<Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
     let mut names: Vec<Vec<u8>> = args.first().into_iter().cloned().collect();
