@@ -348,36 +348,23 @@ pub fn apply_std_from(
             outcome,
         })));
     }
-    match route::route(policy, &program, &d.argv, &d.env) {
-        route::Route::None => {}
-        route::Route::Undelivered(change) => outcome.changes.push(change),
-        route::Route::Envwrap {
-            argv: routed,
-            change,
-        } => {
-            let mut fresh = Command::new(&routed[0]);
+    let routed = route::take(
+        &mut outcome,
+        route::route(policy, &program, &d.argv, &d.env),
+    );
+    if routed.is_some() || d.argv != argv {
+        let mut fresh;
+        if let Some(routed) = &routed {
+            fresh = Command::new(&routed[0]);
             fresh.args(&routed[1..]);
-            if let Some(dir) = cmd.get_current_dir() {
-                fresh.current_dir(dir);
+        } else {
+            fresh = Command::new(OsStr::from_bytes(&program));
+            if let Some((arg0, rest)) = d.argv.split_first() {
+                if *arg0 != program {
+                    fresh.arg0(OsStr::from_bytes(arg0));
+                }
+                fresh.args(rest.iter().map(|a| OsStr::from_bytes(a)));
             }
-            *cmd = fresh;
-            outcome.changes.push(change);
-            outcome.argv_rewritten = true;
-            outcome.rebuilt = true;
-            cmd.env_clear();
-            for (name, value) in d.env.iter().filter_map(|e| crate::bytes::split_entry(e)) {
-                cmd.env(OsStr::from_bytes(name), OsStr::from_bytes(value));
-            }
-            return Ok(outcome);
-        }
-    }
-    if d.argv != argv {
-        let mut fresh = Command::new(OsStr::from_bytes(&program));
-        if let Some((arg0, rest)) = d.argv.split_first() {
-            if *arg0 != program {
-                fresh.arg0(OsStr::from_bytes(arg0));
-            }
-            fresh.args(rest.iter().map(|a| OsStr::from_bytes(a)));
         }
         if let Some(dir) = cmd.get_current_dir() {
             fresh.current_dir(dir);
@@ -585,17 +572,12 @@ pub fn apply_pty(
         .map(|a| OsString::from_vec(a.clone()))
         .collect();
     if !default_prog {
-        match route::route(policy, &program, &d.argv, &d.env) {
-            route::Route::None => {}
-            route::Route::Undelivered(change) => outcome.changes.push(change),
-            route::Route::Envwrap {
-                argv: routed,
-                change,
-            } => {
-                new_argv = routed;
-                outcome.changes.push(change);
-                outcome.argv_rewritten = true;
-            }
+        if let Some(routed) = route::take(
+            &mut outcome,
+            route::route(policy, &program, &d.argv, &d.env),
+        ) {
+            new_argv = routed;
+            outcome.argv_rewritten = true;
         }
     }
     if !default_prog && d.argv != argv {

@@ -85,6 +85,21 @@ pub fn route(policy: &Policy<'_>, program: &[u8], argv: &[Vec<u8>], env: &[Vec<u
     }
 }
 
+/// The argv a routed command runs as, once `r`'s change is in `outcome`.
+pub fn take(outcome: &mut super::Outcome, r: Route) -> Option<Vec<OsString>> {
+    match r {
+        Route::None => None,
+        Route::Undelivered(change) => {
+            outcome.changes.push(change);
+            None
+        }
+        Route::Envwrap { argv, change } => {
+            outcome.changes.push(change);
+            Some(argv)
+        }
+    }
+}
+
 fn change(action: ChangeAction, names: &str, why: String, loud: bool) -> Change {
     Change {
         target: Target::Argv,

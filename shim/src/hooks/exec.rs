@@ -376,16 +376,8 @@ unsafe fn search_deciding_each(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    // SAFETY: `file` is NUL-terminated (contract); at most the bound is read.
-    let name = unsafe {
-        core::slice::from_raw_parts(file.cast::<u8>(), sys::strnlen(file, search::CANDIDATE_BUF))
-    };
-    // SAFETY: `environ` is the caller's NULL-terminated environment.
-    let path = match unsafe { sys::env_get(sys::environ_ptr(), b"PATH") } {
-        // SAFETY: a value in it is NUL-terminated.
-        Some(v) => unsafe { sys::cstr_bytes(v) },
-        None => search::DEFAULT_PATH,
-    };
+    // SAFETY: `file` is NUL-terminated (contract).
+    let (name, path) = unsafe { name_and_path(file) };
     let mut buf = [0u8; search::CANDIDATE_BUF];
     let e = search::search(name, path, true, &mut buf, |cand, run| {
         let cand = cand.as_ptr().cast::<c_char>();
@@ -569,18 +561,8 @@ pub(crate) unsafe fn search_exec(
         set_errno(libc::EFAULT);
         return -1;
     }
-    // SAFETY: `file` is NUL-terminated (contract); at most the bound is read, and
-    // a longer name is too long for any candidate anyway.
-    let name = unsafe {
-        core::slice::from_raw_parts(file.cast::<u8>(), sys::strnlen(file, search::CANDIDATE_BUF))
-    };
-    // SAFETY: `environ` is the caller's NULL-terminated environment, and a value
-    // in it is NUL-terminated.
-    let path = match unsafe { sys::env_get(sys::environ_ptr(), b"PATH") } {
-        // SAFETY: as above.
-        Some(v) => unsafe { sys::cstr_bytes(v) },
-        None => search::DEFAULT_PATH,
-    };
+    // SAFETY: `file` is NUL-terminated (contract).
+    let (name, path) = unsafe { name_and_path(file) };
     let mut buf = [0u8; search::CANDIDATE_BUF];
     let e = search::search(name, path, exec_script, &mut buf, |cand, run| {
         let cand = cand.as_ptr().cast::<c_char>();
@@ -597,6 +579,28 @@ pub(crate) unsafe fn search_exec(
     });
     set_errno(e);
     -1
+}
+
+/// What an `execvp`-like search reads: the name (at most the search's bound:
+/// a longer one is too long for any candidate anyway) and `PATH` from the
+/// *calling process's* environment, not `envp`, or glibc's default.
+///
+/// # Safety
+/// `file` is NUL-terminated.
+pub(crate) unsafe fn name_and_path<'a>(file: *const c_char) -> (&'a [u8], &'static [u8]) {
+    // SAFETY: `file` is NUL-terminated (contract); at most the bound is read.
+    let name = unsafe {
+        core::slice::from_raw_parts(file.cast::<u8>(), sys::strnlen(file, search::CANDIDATE_BUF))
+    };
+    // SAFETY: `environ` is the caller's NULL-terminated environment, and a value
+    // in it is NUL-terminated (and stays: a program that replaces an entry
+    // leaves the old string in place).
+    let path = match unsafe { sys::env_get(sys::environ_ptr(), b"PATH") } {
+        // SAFETY: as above.
+        Some(v) => unsafe { sys::cstr_bytes(v) },
+        None => search::DEFAULT_PATH,
+    };
+    (name, path)
 }
 
 /// glibc's `maybe_script_execute`: runs `/bin/sh FILE ARGS...` for a file the kernel

@@ -23,7 +23,7 @@
 use core::ffi::{c_char, c_int};
 
 use crate::hooks::exec::with_policy_spawned;
-use crate::platform::{real, sys};
+use crate::platform::real;
 
 /// `posix_spawn(3)` with the policy applied.
 ///
@@ -106,16 +106,8 @@ unsafe fn spawn_secret_program(
     envp: *const *const c_char,
 ) -> Option<c_int> {
     use envpolicy_core::search;
-    // SAFETY: `file` is NUL-terminated (contract); at most the bound is read.
-    let name = unsafe {
-        core::slice::from_raw_parts(file.cast::<u8>(), sys::strnlen(file, search::CANDIDATE_BUF))
-    };
-    // SAFETY: `environ` is the caller's NULL-terminated environment.
-    let path = match unsafe { sys::env_get(sys::environ_ptr(), b"PATH") } {
-        // SAFETY: a value in it is NUL-terminated.
-        Some(v) => unsafe { sys::cstr_bytes(v) },
-        None => search::DEFAULT_PATH,
-    };
+    // SAFETY: `file` is NUL-terminated (contract).
+    let (name, path) = unsafe { crate::hooks::exec::name_and_path(file) };
     let mut buf = [0u8; search::CANDIDATE_BUF];
     let mut spawned = None;
     search::search(name, path, false, &mut buf, |cand, _| {
