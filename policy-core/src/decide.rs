@@ -261,7 +261,7 @@ pub struct EnvRequest<'r> {
 
 /// Does the value that file-keep record `k` passes on (`assignment`) pass rules 2
 /// to 5 where no `[program.*]` section applies? `None` when that depends on the
-/// program (the policy grants a credential to one) or the value does not fit
+/// program (the policy grants this name to one) or the value does not fit
 /// `buf`. The decision judges every file value at every exec; a caller that keeps
 /// the files between execs can work this out once per read instead (see
 /// [`EnvRequest::file_judged`]).
@@ -272,10 +272,13 @@ pub fn file_value_passes_globally(
     buf: &mut [u8],
 ) -> Option<bool> {
     use crate::compiled::sec;
-    if policy.count(sec::GRANTS) != 0 {
+    let name = policy.str(policy.file_keep(k)?.name);
+    // A grant of this name makes the verdict the program's (a secret is one);
+    // a grant of another name does not.
+    let granted = |g: u32| policy.grant(g).is_none_or(|g| policy.str(g.name) == name);
+    if (0..policy.count(sec::GRANTS) as u32).any(granted) {
         return None;
     }
-    let name = policy.str(policy.file_keep(k)?.name);
     let len = assignment.write_value(buf)?;
     let value = buf.get(..len)?;
     Some(judge(policy, b"", 0, name, value, None).action.passes())
