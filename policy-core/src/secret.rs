@@ -60,6 +60,9 @@ pub enum Undelivered {
     /// write (or the path's last component is a symbolic link): a process of
     /// the user could replace it, and it would get the secret.
     ProgramReplaceable,
+    /// The path given to exec is a symbolic link: each link of a chain would
+    /// have to be proven root's, so none is followed.
+    ProgramLink,
 }
 
 impl Undelivered {
@@ -88,6 +91,9 @@ impl Undelivered {
             Undelivered::ProgramReplaceable => {
                 "the program is not a regular file that only root can write, so a process of yours could replace it"
             }
+            Undelivered::ProgramLink => {
+                "the program is named through a symbolic link: name the file itself in the policy and in the exec"
+            }
         }
     }
 
@@ -106,6 +112,7 @@ impl Undelivered {
             Undelivered::NoReader => "no-reader",
             Undelivered::ProgramPath => "program-path",
             Undelivered::ProgramReplaceable => "program-replaceable",
+            Undelivered::ProgramLink => "program-link",
         }
     }
 }
@@ -142,8 +149,7 @@ pub fn wanted(policy: &Policy<'_>, program: &[u8]) -> u16 {
     mask
 }
 
-/// What `lstat` (and, for a symbolic link, `stat`) says of a program file:
-/// owner and mode.
+/// What `lstat` says of a program file: owner and mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileMode {
     pub owner: u32,
@@ -151,28 +157,29 @@ pub struct FileMode {
 }
 
 /// May a secret be delivered to the program at `path` (the path given to
-/// exec, as every front end has it)? `link` is its `lstat`, `file` its `stat`
-/// (the same when it is no symbolic link). Only to a program no process of the
-/// user can replace: a plain absolute path ([`plain_path`]) naming a regular
-/// file owned by root that neither its group nor others may write, either
-/// directly or through a symbolic link that root owns (`/bin/sh`, which a user
-/// can neither make nor change). A secret's `program` is a path pattern (the
-/// compile says so), so a program an agent names `gh` in its working
-/// directory is not matched; this rule keeps one it could write or link, or
-/// reach through `..`, from being delivered to. Asked at delivering execs only,
-/// before any source is read.
-pub fn program_trusted(path: &[u8], link: FileMode, file: FileMode) -> Result<(), Undelivered> {
+/// exec, as every front end has it), whose `lstat` is `file`? Only to a
+/// program no process of the user can replace: a plain absolute path
+/// ([`plain_path`]) naming a regular file, not a symbolic link, owned by root
+/// and writable by neither its group nor others. A secret's `program` is a
+/// path pattern (the compile says so), so a program an agent names `gh` in its
+/// working directory is not matched; this rule keeps one it could write, or
+/// reach through `..` or through a link (`/usr/local/bin/gh ->
+/// ~/.local/bin/gh`, whose target the agent can point anywhere), from being
+/// delivered to. A chain of links is not walked: one link of it the user owns
+/// is enough to choose the program. Asked at delivering execs only, before any
+/// source is read.
+pub fn program_trusted(path: &[u8], file: FileMode) -> Result<(), Undelivered> {
     const S_IFMT: u32 = 0o170_000;
     const S_IFREG: u32 = 0o100_000;
+    const S_IFLNK: u32 = 0o120_000;
     if !plain_path(path) {
         return Err(Undelivered::ProgramPath);
     }
-    let root_only = |m: FileMode| m.owner == 0 && m.mode & 0o022 == 0;
-    let link_ok = link.mode & S_IFMT == S_IFREG || link.owner == 0;
-    if !link_ok || file.mode & S_IFMT != S_IFREG || !root_only(file) {
-        return Err(Undelivered::ProgramReplaceable);
+    match file.mode & S_IFMT {
+        S_IFLNK => Err(Undelivered::ProgramLink),
+        S_IFREG if file.owner == 0 && file.mode & 0o022 == 0 => Ok(()),
+        _ => Err(Undelivered::ProgramReplaceable),
     }
-    Ok(())
 }
 
 /// Is `path` absolute, with no `.`, `..` or empty component? Then it names the
@@ -347,20 +354,16 @@ mod tests {
     fn only_a_program_no_process_of_the_user_can_replace_gets_a_secret() {
         let f = |owner, mode| FileMode { owner, mode };
         let reg = 0o100_000;
-        let root = f(0, reg | 0o755);
-        let trusted = |path: &[u8], link, file| program_trusted(path, link, file);
-        assert_eq!(trusted(b"/usr/bin/gh", root, root), Ok(()));
+        assert_eq!(program_trusted(b"/usr/bin/gh", f(0, reg | 0o755)), Ok(()));
         let replaceable = Err(Undelivered::ProgramReplaceable);
-        assert_eq!(trusted(b"/usr/bin/gh", f(1000, reg | 0o755), f(1000, reg | 0o755)), replaceable);
-        assert_eq!(trusted(b"/usr/bin/gh", f(0, reg | 0o775), f(0, reg | 0o775)), replaceable);
-        assert_eq!(trusted(b"/usr/bin/gh", f(0, reg | 0o757), f(0, reg | 0o757)), replaceable);
-        // A link root owns, to a file root owns: /bin/sh.
-        assert_eq!(trusted(b"/bin/sh", f(0, 0o120_777), root), Ok(()));
-        // A link a user made, to a file root owns: ./gh -> /usr/bin/env.
-        assert_eq!(trusted(b"/home/u/gh", f(1000, 0o120_777), root), replaceable);
-        assert_eq!(trusted(b"/bin/sh", f(0, 0o120_777), f(1000, reg | 0o755)), replaceable);
+        assert_eq!(program_trusted(b"/usr/bin/gh", f(1000, reg | 0o755)), replaceable);
+        assert_eq!(program_trusted(b"/usr/bin/gh", f(0, reg | 0o775)), replaceable);
+        assert_eq!(program_trusted(b"/usr/bin/gh", f(0, reg | 0o757)), replaceable);
+        // Any link, root's or not: a chain may pass through one the user owns.
+        assert_eq!(program_trusted(b"/bin/sh", f(0, 0o120_777)), Err(Undelivered::ProgramLink));
+        assert_eq!(program_trusted(b"/home/u/gh", f(1000, 0o120_777)), Err(Undelivered::ProgramLink));
         for path in [&b"gh"[..], b"./gh", b"/usr/bin/../../tmp/gh", b"/usr//bin/gh", b"/usr/bin/./gh", b"/usr/bin/gh/"] {
-            assert_eq!(trusted(path, root, root), Err(Undelivered::ProgramPath));
+            assert_eq!(program_trusted(path, f(0, reg | 0o755)), Err(Undelivered::ProgramPath));
         }
     }
 

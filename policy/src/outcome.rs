@@ -871,7 +871,7 @@ fn deny_args_why(policy: &Policy<'_>, i: u32, list: u32, name: &str) -> String {
         .map(|w| w.iter().map(lossy).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
     format!(
-        "the arguments hold `{words}`, which [[secret]] {name}'s deny_args refuses (a program that gets {name} must not show it) at {}:{}",
+        "completes `{words}`, which deny_args of secret {name} refuses: the program would show the secret ([[secret]] at {}:{})",
         lossy(policy.source()),
         r.line
     )

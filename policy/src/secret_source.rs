@@ -114,26 +114,19 @@ pub fn read(policy: &Policy<'_>, i: u32, env: &[Vec<u8>]) -> Result<Value, Undel
     Ok(Value(value))
 }
 
-/// [`secret::program_trusted`] of the program at `path`, from its `lstat`
-/// (and `stat`, through a symbolic link): `Err(None)` when there is no such
-/// file, which the exec will say itself.
+/// [`secret::program_trusted`] of the program at `path`, from its `lstat`:
+/// `Err(None)` when there is no such file, which the exec will say itself.
 pub fn program_trusted(path: &[u8]) -> Result<(), Option<Undelivered>> {
     let p = Path::new(std::ffi::OsStr::from_bytes(path));
-    let gone = |e: io::Error| match e.kind() {
+    let link = std::fs::symlink_metadata(p).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => None,
         _ => Some(Undelivered::ProgramReplaceable),
+    })?;
+    let file = secret::FileMode {
+        owner: link.uid(),
+        mode: link.mode(),
     };
-    let link = std::fs::symlink_metadata(p).map_err(gone)?;
-    let file = if link.file_type().is_symlink() {
-        std::fs::metadata(p).map_err(gone)?
-    } else {
-        link.clone()
-    };
-    let mode = |m: &std::fs::Metadata| secret::FileMode {
-        owner: m.uid(),
-        mode: m.mode(),
-    };
-    secret::program_trusted(path, mode(&link), mode(&file)).map_err(Some)
+    secret::program_trusted(path, file).map_err(Some)
 }
 
 /// Read every secret `program` gets ([`secret::wanted`]), if it is a program

@@ -158,11 +158,10 @@ fn deny_args_refuses_gh_auth_token_and_names_the_rule() {
     if !o.stdout.is_empty() {
         o.fail("gh ran");
     }
-    expect_in(&o, &o.stderr_str(), "refused to run gh: argument 4");
     expect_in(
         &o,
         &o.stderr_str(),
-        "[[secret]] GH_TOKEN's deny_args refuses",
+        "refused to run gh: argument 4 completes `auth token`, which deny_args of secret GH_TOKEN refuses",
     );
     stdout_is(
         &wrapped(&sb, &gh, &["gh", "auth", "status"]).expect_success(),
@@ -299,7 +298,7 @@ fn supervised_gh_gets_the_secret_from_the_commands_child() {
     c.timeout(Duration::from_secs(120));
     let o = c.expect_exit(126);
     assert_no_value(&o);
-    expect_in(&o, &o.stderr_str(), "deny_args refuses");
+    expect_in(&o, &o.stderr_str(), "deny_args of secret GH_TOKEN refuses");
 }
 
 #[test]

@@ -67,7 +67,7 @@ pub(crate) const SPECS: &[Spec<Opt>] = &[
 /// What the docs say of explain.
 pub(crate) const DOC: ToolDoc = ToolDoc {
     usage: &[
-        "[OPTION]... [-- COMMAND [ARG]...]",
+        "[OPTION]... [-- COMMAND [ARG]...] |",
         "[--policy POLICY] [--json] SECRET",
     ],
     operands: "",

@@ -44,7 +44,7 @@ pub(crate) const SPECS: &[Spec<Opt>] = &[
 /// What the docs say of secret.
 pub(crate) const DOC: ToolDoc = ToolDoc {
     usage: &[
-        "set [--policy POLICY] NAME",
+        "set [--policy POLICY] NAME |",
         "list [--json] [--policy POLICY]",
     ],
     operands: "set NAME | list",

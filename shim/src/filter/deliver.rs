@@ -77,29 +77,20 @@ pub(super) fn delivery_for(
 }
 
 /// [`secret::program_trusted`] of the program at `prog_c` (NUL-terminated),
-/// from its `lstat` (and `stat`, for a symbolic link): `Err(None)` when there
-/// is no such file (the exec will fail with the kernel's error, and nothing is
-/// to be said).
+/// from its `lstat`: `Err(None)` when there is no such file (the exec will
+/// fail with the kernel's error, and nothing is to be said).
 fn program_trusted(prog_c: &[u8]) -> Result<(), Option<Undelivered>> {
     let path = prog_c.split_last().map_or(&[][..], |(_, p)| p);
-    let mode = |st: &libc::stat| secret::FileMode {
+    let st = match stat_at(prog_c, libc::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(libc::ENOENT | libc::ENOTDIR) => return Err(None),
+        Err(_) => return Err(Some(Undelivered::ProgramReplaceable)),
+    };
+    let file = secret::FileMode {
         owner: st.st_uid,
         mode: st.st_mode,
     };
-    let gone = |e: i32| {
-        if matches!(e, libc::ENOENT | libc::ENOTDIR) {
-            None
-        } else {
-            Some(Undelivered::ProgramReplaceable)
-        }
-    };
-    let link = stat_at(prog_c, libc::AT_SYMLINK_NOFOLLOW).map_err(gone)?;
-    let file = if link.st_mode & libc::S_IFMT == libc::S_IFLNK {
-        stat_at(prog_c, 0).map_err(gone)?
-    } else {
-        link
-    };
-    secret::program_trusted(path, mode(&link), mode(&file)).map_err(Some)
+    secret::program_trusted(path, file).map_err(Some)
 }
 
 /// Bytes of scratch a delivery takes in one attempt, alignment included.
