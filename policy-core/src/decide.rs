@@ -841,6 +841,9 @@ pub fn decide_env(
         names_declared_since(policy, req, verdicts);
     }
     mark_credential_copies(policy, req, verdicts, n);
+    if !req.parent_env.is_empty() {
+        mark_parent_copies(policy, req, verdicts, n);
+    }
     let delivering = delivering(policy, req);
     if delivering != 0 {
         mark_secret_copies(policy, req, delivering, verdicts, n);
@@ -1785,6 +1788,64 @@ fn parent_credential(
         })
     }).map(|j| j as u32)
 }
+
+/// Rule 4 for a child handed another environment than the caller's own
+/// (`env -i X="Bearer $TOKEN" prog`, or the managed layer's pass over what the
+/// user layer decided, docs/adr/0020-managed-layer.md): an entry that still
+/// passes and holds, raw or in base64, the value of a credential of the
+/// caller's environment under another name is refused. The caller's
+/// credentials are found first (at most [`PARENT_CREDENTIALS`] are searched
+/// for, then every parent entry is tried, slower, same result).
+#[cold]
+#[inline(never)]
+fn mark_parent_copies(policy: &Policy<'_>, req: &EnvRequest<'_>, verdicts: &mut [Verdict], n: usize) {
+    let min = policy.settings().min_value_len as usize;
+    let mut found = [0u32; PARENT_CREDENTIALS];
+    let mut count = 0usize;
+    let mut overflow = false;
+    for (j, e) in req.parent_env.iter().enumerate() {
+        let Some((name, value)) = split_entry(e) else { continue };
+        if value.len() >= min && is_credential(policy, name, value) {
+            match found.get_mut(count) {
+                Some(slot) => *slot = j as u32,
+                None => overflow = true,
+            }
+            count += 1;
+        }
+    }
+    if count == 0 {
+        return;
+    }
+    let credentials = found.get(..count.min(PARENT_CREDENTIALS)).unwrap_or(&[]);
+    for i in 0..n {
+        if !verdicts.get(i).is_some_and(|v| v.action.passes()) {
+            continue;
+        }
+        let Some((name, value)) = req.env.get(i).and_then(|e| split_entry(e)) else {
+            continue;
+        };
+        let copied = |j: u32| {
+            req.parent_env
+                .get(j as usize)
+                .and_then(|e| split_entry(e))
+                .is_some_and(|(n, v)| {
+                    n != name && (holds_value(value, v) || crate::encoded::holds_base64(value, v))
+                })
+        };
+        let hit = if overflow {
+            let holds = |v: &[u8], c: &[u8]| holds_value(v, c) || crate::encoded::holds_base64(v, c);
+            parent_credential(policy, req, i, value, holds)
+        } else {
+            credentials.iter().copied().find(|&j| copied(j))
+        };
+        if let Some(j) = hit {
+            mark_copy(verdicts, i, Rule::CredentialParentValue(j));
+        }
+    }
+}
+
+/// How many of the caller's credentials [`mark_parent_copies`] keeps on the stack.
+const PARENT_CREDENTIALS: usize = 32;
 
 /// The index of the set record that decides `name` for this mask: the last one.
 fn set_applies(policy: &Policy<'_>, mask: u64, name: &[u8]) -> Option<u32> {

@@ -55,8 +55,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, encoded, envfile, glob, hex, hint, lookup, mark, mux, pairs,
-    programs, readable, search, secret, shape, shown, withheld, writers
+    argv, bytes, cache_key, decide, encoded, envfile, glob, hex, hint, layer, lookup, mark, mux,
+    pairs, programs, readable, search, secret, shape, shown, withheld, writers
 );
 
 pub mod builtin;

@@ -151,3 +151,40 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The same property when the program hands its child an environment of
+    /// its own (`env -i CARRIER="Bearer $TOKEN" prog`, or the managed layer's
+    /// pass over what the user layer decided): the credential is in the
+    /// caller's environment only, and its copy, raw or in base64, is refused.
+    #[test]
+    fn a_copy_of_a_callers_credential_in_a_new_environment_reaches_no_child(
+        (name, value, secret) in credential(),
+        before in neighbour(),
+        after in neighbour(),
+        base64 in any::<bool>(),
+    ) {
+        let c = compile("version = 1\nbase = \"all\"\nkeep = [\"CARRIER\"]\n");
+        let policy = c.policy();
+        let carried = if base64 {
+            common::base64(&value, false, true).into_bytes()
+        } else {
+            value.clone()
+        };
+        let copy = [before.as_slice(), &carried, &after].concat();
+        let parent: Vec<Vec<u8>> = vec![
+            b"PATH=/usr/bin:/bin".to_vec(),
+            [name.as_bytes(), b"=", &value].concat(),
+        ];
+        let env: Vec<Vec<u8>> = vec![[b"CARRIER=".as_slice(), &copy].concat()];
+        let argv = vec![b"/bin/true".to_vec()];
+        let files = outcome::read_env_files(&policy);
+        let d = outcome::decide(&policy, b"/bin/true", &argv, &env, &parent, &files);
+        for e in &d.env {
+            prop_assert!(!holds(e, &secret), "the child's environment holds it");
+            prop_assert!(!holds(e, &carried), "the child's environment holds its copy");
+        }
+    }
+}
