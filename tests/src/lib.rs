@@ -15,6 +15,8 @@
 //! - /proc readers and [`assert_no_process_holds`] (`procfs`);
 //! - where the shim, envwrap and the example policies are (`artifacts`);
 //! - preloading the shim and staging its policies, for the shim's tests (`shim`);
+//! - a private host (a mount namespace with its own `/etc`) for the managed
+//!   layer and `/etc/ld.so.preload` (`host`);
 //! - the opt-in collection of every output for the secret sweep (`collect`).
 //!
 //! ```no_run
@@ -33,6 +35,7 @@ pub mod collect;
 pub mod command;
 pub mod compile;
 pub mod dump;
+pub mod host;
 pub mod modules;
 pub mod printenv;
 pub mod procfs;
@@ -52,6 +55,7 @@ pub use collect::{collect_dir, collect_file, COLLECT_ENV};
 pub use command::{Background, Outcome, TestCommand, DEFAULT_TIMEOUT};
 pub use compile::{cc_cache_dir, compile_c, compile_c_in, compile_c_with};
 pub use dump::{assert_clean_dump, read_dump};
+pub use host::{install_line, on_private_host, private_host_available};
 pub use printenv::{printenv_bin, PrintenvReport, PRINTENV_C};
 pub use procfs::{
     all_pids, assert_no_process_holds, pid_alive, proc_cmdline, proc_comm, proc_environ, proc_ppid,

@@ -1,0 +1,57 @@
+//! A host of its own for one test: a private mount namespace in which `/etc`
+//! is an overlay on a tmpfs, so that a test can lay down
+//! `/etc/envshim/managed.toml` (the managed layer, docs/adr/0020-managed-layer.md)
+//! or `/etc/ld.so.preload` as an administrator would, as root, with nothing
+//! written to the machine's own `/etc` and nothing left behind: the namespace
+//! and its mounts end with the test's last process.
+//!
+//! It needs root (CI runs as root) and `unshare` from util-linux.
+//! [`private_host_available`] says whether this machine can; a test that
+//! cannot run says so on stderr and returns, and CI, which can, runs it.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use crate::command::TestCommand;
+use crate::sandbox::Sandbox;
+
+/// Whether this process may make a private host (it is root).
+pub fn private_host_available() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The shell that makes the private host, then runs the test's `setup` (as
+/// root, inside the namespace, with `/etc` writable), then execs the command
+/// given after it. `$1` onwards is the command.
+const MAKE_HOST: &str = r#"set -e
+upper=$(mktemp -d)
+mount -t tmpfs envshim-test-etc "$upper"
+mkdir "$upper/u" "$upper/w"
+mount -t overlay envshim-test-etc -o "lowerdir=/etc,upperdir=$upper/u,workdir=$upper/w" /etc
+mkdir -p /etc/envshim
+"#;
+
+/// A command that runs `program` (with the arguments and environment the test
+/// adds to the returned command) on a private host, after `setup`, a shell
+/// script run as root inside the namespace (`set -e`: a failing step fails
+/// the command). The sandbox's secrets are attached, as with
+/// [`Sandbox::cmd`].
+pub fn on_private_host(sb: &Sandbox, setup: &str, program: impl AsRef<OsStr>) -> TestCommand {
+    let script = format!("{MAKE_HOST}{setup}\nexec \"$@\"\n");
+    let mut c = sb.cmd("unshare");
+    c.args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(script)
+        .arg("sh")
+        .arg(program);
+    c
+}
+
+/// A `setup` line that installs `source` (a file of the sandbox) at `dest`
+/// under `/etc`, owned by root, with `mode` (octal, as chmod takes it).
+pub fn install_line(source: &Path, dest: &str, mode: &str) -> String {
+    format!(
+        "install -o root -g root -m {mode} '{}' '{dest}'\n",
+        source.display()
+    )
+}
