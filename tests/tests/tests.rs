@@ -39,6 +39,7 @@ mod shim_home;
 mod shim_hostile_files;
 mod shim_imports;
 mod shim_layout;
+mod shim_managed;
 mod shim_memcheck;
 mod shim_policy_load;
 mod shim_popen;

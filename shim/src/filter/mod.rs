@@ -34,6 +34,7 @@ use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, V
 use envpolicy_core::Policy;
 
 pub(crate) mod deliver;
+mod layered;
 pub mod log;
 mod report;
 
@@ -43,6 +44,7 @@ pub use crate::platform::scratch::{Inline, Scratch};
 use crate::platform::sys;
 use crate::state::env_files::{self, OpenFile, MAX_ENV_FILES};
 use crate::state::in_force::Active;
+use crate::state::managed::InForce;
 use crate::state::message::Msg;
 use crate::state::sticky;
 
@@ -89,6 +91,26 @@ pub enum Site {
 #[derive(Clone, Copy)]
 pub struct Mark(pub u64);
 
+/// How the secrets of `policy` that `prog` gets reach it. A policy without
+/// secrets pays one count (`wanted`'s first test).
+///
+/// # Safety
+/// `prog` is `program`'s bytes, read up to its NUL.
+unsafe fn delivery_of(
+    policy: &Policy<'_>,
+    program: *const c_char,
+    prog: &[u8],
+    site: Site,
+) -> Delivery {
+    let wanted = envpolicy_core::secret::wanted(policy, prog);
+    if wanted == 0 {
+        return Delivery::None;
+    }
+    // SAFETY: `prog` was read up to its NUL, which is the byte after it.
+    let prog_c = unsafe { core::slice::from_raw_parts(program.cast::<u8>(), prog.len() + 1) };
+    delivery_for(policy, wanted, site, prog_c)
+}
+
 /// The policy's own warning (a policy that could not be used) is printed once.
 #[link_section = ".data.envshim_zero"]
 static WARNED: AtomicBool = AtomicBool::new(false);
@@ -109,13 +131,23 @@ pub unsafe fn prepare(
     scratch: &mut Scratch<'_>,
 ) -> Prepared {
     let fresh = crate::state::policy::follow_edit();
+    let managed = match crate::state::managed::in_force() {
+        InForce::Absent => None,
+        InForce::Layer(layer) => Some(layer),
+        // SAFETY: `program` is NULL or NUL-terminated (the caller's contract).
+        InForce::Loading => return unsafe { refuse_without_policy(program) },
+    };
     crate::state::policy::with_active(|active| match active {
-        // SAFETY: the caller's contract, passed on.
-        Some(active) => match unsafe { apply(active, fresh, program, argv, envp, site, scratch) } {
-            Ok(prepared) => prepared,
+        Some(active) => {
             // SAFETY: the caller's contract, passed on.
-            Err(u) => unsafe { apply_floor(active, u, program, argv, envp, site, scratch) },
-        },
+            match unsafe { apply(active, managed, fresh, program, argv, envp, site, scratch) } {
+                Ok(prepared) => prepared,
+                // SAFETY: the caller's contract, passed on.
+                Err(u) => unsafe {
+                    apply_floor(active, managed, u, program, argv, envp, site, scratch)
+                },
+            }
+        }
         // SAFETY: `program` is NULL or NUL-terminated (the caller's contract).
         None => unsafe { refuse_without_policy(program) },
     })
@@ -132,8 +164,10 @@ pub unsafe fn prepare(
 /// As [`prepare`].
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn apply_floor(
     active: &Active,
+    managed: Option<&'static Active>,
     u: env_files::Unusable,
     program: *const c_char,
     argv: *const *const c_char,
@@ -143,7 +177,7 @@ unsafe fn apply_floor(
 ) -> Prepared {
     match env_files::floor_for(active, u) {
         // SAFETY: the caller's contract, passed on.
-        Some(floor) => unsafe { apply(&floor, false, program, argv, envp, site, scratch) }
+        Some(floor) => unsafe { apply(&floor, managed, false, program, argv, envp, site, scratch) }
             .unwrap_or(Prepared::Refuse { errno: libc::EPERM }),
         None => Prepared::Refuse { errno: libc::EPERM },
     }
@@ -193,6 +227,18 @@ struct Plan {
     arg_bytes: usize,
     /// A second try after a `Shortfall`.
     retry: bool,
+    /// The managed layer's pass, once a try learnt its sizes
+    /// ([`layered::second_pass`]).
+    second: Option<PassSizes>,
+    /// Bytes reserved beyond the first pass's, for the managed layer's pass.
+    extra: usize,
+}
+
+/// The sizes of one pass's decisions.
+#[derive(Clone, Copy)]
+struct PassSizes {
+    env: decide::Shortfall,
+    arg_bytes: usize,
 }
 
 /// The body of [`prepare`] for a usable policy; `Err` when one of its env files
@@ -203,8 +249,10 @@ struct Plan {
 /// # Safety
 /// As [`prepare`].
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn apply(
     active: &Active,
+    managed: Option<&'static Active>,
     fresh: bool,
     program: *const c_char,
     argv: *const *const c_char,
@@ -217,15 +265,8 @@ unsafe fn apply(
     let settings = *policy.settings();
     // SAFETY: the caller's contract on every pointer below.
     let prog = unsafe { bytes(program) };
-    // A policy without secrets pays this one count (`wanted`'s first test).
-    let wanted = envpolicy_core::secret::wanted(policy, prog);
-    let delivery = if wanted == 0 {
-        Delivery::None
-    } else {
-        // SAFETY: `prog` was read up to its NUL, which is the byte after it.
-        let prog_c = unsafe { core::slice::from_raw_parts(program.cast::<u8>(), prog.len() + 1) };
-        delivery_for(policy, wanted, site, prog_c)
-    };
+    // SAFETY: `prog` was read from `program` up to its NUL (`bytes`).
+    let delivery = unsafe { delivery_of(policy, program, prog, site) };
     // SAFETY: as above.
     let (na, ne) = unsafe { (sys::count(argv), sys::count(envp)) };
     let environ = sys::environ_ptr();
@@ -284,10 +325,12 @@ unsafe fn apply(
         // SAFETY: i < na.
         arg_total = arg_total.saturating_add(unsafe { sys::strlen(at(argv, i)) } + 1);
     }
-    let mut plan = Plan {
+    let plan = Plan {
         env: decide::scratch_sizes(policy, ne, preload.map_or(0, <[u8]>::len)),
         arg_bytes: arg_total.saturating_add(16),
         retry: false,
+        second: None,
+        extra: 0,
     };
     let input = ExecInput {
         policy,
@@ -308,11 +351,10 @@ unsafe fn apply(
         hint: hint.as_ref().map(|h| &h[..]),
         delivery,
     };
-    let result = loop {
-        match attempt(&input, plan, scratch) {
-            Attempt::Retry(next) => plan = next,
-            Attempt::Done(p) => break p,
-        }
+    let result = match managed {
+        None => tries(&input, None, plan, scratch),
+        // SAFETY: `program` is NUL-terminated and `prog` its bytes (above).
+        Some(layer) => unsafe { layered::tries(layer, &input, program, site, plan, scratch) },
     };
     env_files::close_all(&files, n_files);
     // Nothing in `result` points into the cache (file values were copied into the
@@ -324,6 +366,22 @@ unsafe fn apply(
 enum Attempt {
     Retry(Plan),
     Done(Prepared),
+}
+
+/// [`attempt`] until one is done.
+#[inline(always)]
+fn tries(
+    x: &ExecInput<'_>,
+    second: Option<&layered::Second<'_>>,
+    mut plan: Plan,
+    scratch: &mut Scratch<'_>,
+) -> Prepared {
+    loop {
+        match attempt(x, second, plan, scratch) {
+            Attempt::Retry(next) => plan = next,
+            Attempt::Done(p) => return p,
+        }
+    }
 }
 
 /// The policy's own warning (a policy that could not be used), once per process.
@@ -389,13 +447,33 @@ struct Inputs<'s> {
     contents: &'s [Option<&'s [u8]>],
 }
 
-/// One try with the sizes of `plan`: the scratch, the environment decision, the
-/// argv decision, the report, then the child's arrays.
-fn attempt(x: &ExecInput<'_>, plan: Plan, scratch: &mut Scratch<'_>) -> Attempt {
-    if scratch.reserve(0, scratch_bytes(x, plan)).is_err() {
+/// One try with the sizes of `plan`: the scratch for both passes, the user
+/// layer's pass, then the managed layer's over its result, when the host has one
+/// (docs/adr/0020-managed-layer.md).
+fn attempt(
+    x: &ExecInput<'_>,
+    second: Option<&layered::Second<'_>>,
+    plan: Plan,
+    scratch: &mut Scratch<'_>,
+) -> Attempt {
+    let mut bytes = scratch_bytes(x, plan);
+    if second.is_some() {
+        bytes = bytes.saturating_mul(2).saturating_add(plan.extra);
+    }
+    if scratch.reserve(0, bytes).is_err() {
         return refuse_e2big(x.prog);
     }
     let scratch = &*scratch;
+    let first = decide_pass(x, plan, scratch);
+    match (second, first) {
+        (Some(s), Attempt::Done(p)) => layered::second_pass(x, s, p, plan, scratch),
+        (_, first) => first,
+    }
+}
+
+/// One layer's pass, in the scratch reserved for it: the environment decision,
+/// the argv decision, the report, then the child's arrays.
+fn decide_pass(x: &ExecInput<'_>, plan: Plan, scratch: &Scratch<'_>) -> Attempt {
     let Some(inputs) = take_inputs(x, plan, scratch) else {
         return refuse_e2big(x.prog);
     };
@@ -885,6 +963,7 @@ mod tests {
         let prepared = unsafe {
             apply(
                 &active,
+                None,
                 true,
                 program.as_ptr(),
                 a.ptrs.as_ptr(),

@@ -46,6 +46,9 @@ pub unsafe extern "C" fn fork() -> pid_t {
             }
         }
     });
+    // The managed layer too, so that a shell's children inherit it loaded (and
+    // its line said) instead of each looking at it.
+    let _ = crate::state::managed::in_force();
     sys::set_errno(saved);
     match crate::platform::real::fork() {
         Some(real) => {
@@ -53,6 +56,7 @@ pub unsafe extern "C" fn fork() -> pid_t {
             let pid = unsafe { real() };
             if pid == 0 {
                 crate::state::policy::after_fork_in_child();
+                crate::state::managed::after_fork_in_child();
                 crate::hooks::popen::after_fork_in_child();
                 crate::mux::server_cmdline::in_fork_child();
             }

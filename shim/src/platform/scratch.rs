@@ -163,6 +163,11 @@ impl<'a> Scratch<'a> {
         }
     }
 
+    /// Bytes reserved and not handed out yet (before any alignment).
+    pub fn remaining(&self) -> usize {
+        self.cap.get().saturating_sub(self.used.get())
+    }
+
     /// `n` pointers (set to NULL), or None if that exceeds what was reserved.
     #[allow(clippy::mut_from_ref)]
     pub fn take_ptrs(&self, n: usize) -> Option<&mut [*const c_char]> {

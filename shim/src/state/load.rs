@@ -240,14 +240,14 @@ pub fn policy_file_now(policy: &Records<'_>, path: &[u8]) -> PolicyFileNow {
 }
 
 /// A read-only private mapping of a whole cache file.
-struct Mapping {
+pub(crate) struct Mapping {
     ptr: *mut u8,
     len: usize,
 }
 
 impl Mapping {
     /// The mapped bytes, for as long as the mapping is not `unmap`ped.
-    fn bytes(&self) -> &'static [u8] {
+    pub(crate) fn bytes(&self) -> &'static [u8] {
         // SAFETY: `ptr` is a live PROT_READ mapping of `len` bytes; it is unmapped
         // only by `unmap`, which callers use only after every slice of it is dead.
         unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
@@ -259,7 +259,7 @@ impl Mapping {
     }
 }
 
-enum MapError {
+pub(crate) enum MapError {
     /// No cache file (or not openable): compile.
     Missing,
     /// A cache file we must not read: compile (the rename replaces it).
@@ -267,7 +267,7 @@ enum MapError {
 }
 
 /// Open, check and map the cache file at `path` (NUL-terminated).
-fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
+pub(crate) fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
     // SAFETY: `path` is NUL-terminated (callers build it with `c_bytes`).
     let fd = unsafe {
         crate::platform::sys::sys_call!(

@@ -14,6 +14,7 @@ pub mod helper;
 pub mod hint;
 pub mod in_force;
 pub mod load;
+pub mod managed;
 pub mod message;
 pub mod policy;
 pub mod scrub;
