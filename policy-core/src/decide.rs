@@ -842,7 +842,7 @@ pub fn decide_env(
     }
     mark_credential_copies(policy, req, verdicts, n);
     if !req.parent_env.is_empty() {
-        mark_parent_copies(policy, req, verdicts, n);
+        mark_parent_copies(policy, req, seen, verdicts, n);
     }
     let delivering = delivering(policy, req);
     if delivering != 0 {
@@ -1796,16 +1796,39 @@ fn parent_credential(
 /// caller's environment under another name is refused. The caller's
 /// credentials are found first (at most [`PARENT_CREDENTIALS`] are searched
 /// for, then every parent entry is tried, slower, same result).
+///
+/// A parent entry that the child's environment holds as it is was judged as
+/// one of its entries, and rule 4's own search looks for its copies: only the
+/// entries the program (or the user layer) took away are judged here. So a
+/// shell, which hands every child an array of its own with its own
+/// environment's entries in it, pays one lookup per entry.
 #[cold]
 #[inline(never)]
-fn mark_parent_copies(policy: &Policy<'_>, req: &EnvRequest<'_>, verdicts: &mut [Verdict], n: usize) {
+fn mark_parent_copies(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    seen: &[u32],
+    verdicts: &mut [Verdict],
+    n: usize,
+) {
     let min = policy.settings().min_value_len as usize;
     let mut found = [0u32; PARENT_CREDENTIALS];
     let mut count = 0usize;
     let mut overflow = false;
     for (j, e) in req.parent_env.iter().enumerate() {
         let Some((name, value)) = split_entry(e) else { continue };
-        if value.len() >= min && is_credential(policy, name, value) {
+        if value.len() < min {
+            continue;
+        }
+        // The same entry at the same place (a caller that copied its
+        // environment's pointers first), else the child's entry of this name.
+        let same_place = req.env.get(j).is_some_and(|c| core::ptr::eq(*c, *e));
+        if same_place
+            || first_index(seen, req.env, name).and_then(|i| value_at(req.env, i)) == Some(value)
+        {
+            continue;
+        }
+        if is_credential(policy, name, value) {
             match found.get_mut(count) {
                 Some(slot) => *slot = j as u32,
                 None => overflow = true,
