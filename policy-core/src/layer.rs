@@ -26,6 +26,8 @@
 //!   floor, for the second pass ([`Found::Broken`]); never no layer.
 
 use crate::compiled::Mode;
+use crate::decide::{self, Rule};
+use crate::Policy;
 use crate::writers::{self, Untrusted};
 
 /// The managed layer's policy file. No variable, flag or user file names or
@@ -116,6 +118,77 @@ pub fn parent_of_second<'e>(env: &'e [&'e [u8]], parent_env: &'e [&'e [u8]]) -> 
         env
     } else {
         parent_env
+    }
+}
+
+/// A rule of the user layer that the managed layer makes dead: what it asks
+/// for cannot happen on this host. `envwrap check` reports each as an error
+/// that names both files (the user's rule, and the managed rule in `by`); the
+/// shim and envwrap say once, at run time, that the managed layer overrides
+/// the user's policy. The stricter rule wins either way: this only tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dead {
+    /// `mode = "audit"` under a managed layer in enforce mode: the managed
+    /// pass still changes every exec.
+    Mode,
+    /// `keep` pattern record `pattern` (an exact name), which the managed
+    /// layer does not pass (`by`).
+    Keep { pattern: u32, by: Rule },
+    /// `set` record `set`, whose name the managed layer does not pass.
+    Set { set: u32, by: Rule },
+    /// `[[grant]]` record `grant`: the managed layer does not pass its name
+    /// to its program.
+    Grant { grant: u32, by: Rule },
+    /// `[[secret]]` record `secret`: likewise.
+    Secret { secret: u32, by: Rule },
+}
+
+/// Every rule of `user` that `managed` makes dead, in the order of the user
+/// file's records. Each is judged as the managed pass would judge the entry it
+/// asks for, top level (a `[program.NAME]` rule of the managed layer is not
+/// applied to a name the user keeps everywhere), with an empty value: what is
+/// decided by name alone.
+pub fn dead_rules(user: &Policy<'_>, managed: &Policy<'_>, mut each: impl FnMut(Dead)) {
+    use crate::compiled::{sec, Class};
+    use crate::glob::GlobKind;
+    if user.settings().mode == Mode::Audit && managed.settings().mode == Mode::Enforce {
+        each(Dead::Mode);
+    }
+    let blocked = |program: &[u8], name: &[u8]| {
+        let mask = crate::programs::program_mask(managed, program);
+        let v = decide::judge(managed, program, mask, name, b"", None);
+        (!v.action.passes()).then_some(v.rule)
+    };
+    for i in 0..user.count(sec::PATTERNS) as u32 {
+        let Some(p) = user.pattern(i) else { continue };
+        if p.class != Class::Keep || p.kind != GlobKind::Exact || p.line == 0 {
+            continue;
+        }
+        if let Some(by) = blocked(b"", user.str(p.text)) {
+            each(Dead::Keep { pattern: i, by });
+        }
+    }
+    for i in 0..user.count(sec::SETS) as u32 {
+        let Some(r) = user.set(i) else { continue };
+        if let Some(by) = blocked(b"", user.str(r.name)) {
+            each(Dead::Set { set: i, by });
+        }
+    }
+    for i in 0..user.count(sec::GRANTS) as u32 {
+        let Some(g) = user.grant(i) else { continue };
+        // A secret's own grant is reported as the secret.
+        if crate::secret::by_name(user, user.str(g.name)).is_some() {
+            continue;
+        }
+        if let Some(by) = blocked(user.str(g.program), user.str(g.name)) {
+            each(Dead::Grant { grant: i, by });
+        }
+    }
+    for i in 0..user.count(sec::SECRETS) as u32 {
+        let Some(r) = user.secret(i) else { continue };
+        if let Some(by) = blocked(user.str(r.program), user.str(r.name)) {
+            each(Dead::Secret { secret: i, by });
+        }
     }
 }
 
