@@ -55,3 +55,16 @@ pub fn install_line(source: &Path, dest: &str, mode: &str) -> String {
         source.display()
     )
 }
+
+/// Let every user reach `dir` (search and read, for each directory on the way
+/// up): for a test that runs a program as an unprivileged user.
+pub fn open_to_every_user(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for d in dir.ancestors().filter(|d| *d != Path::new("/")) {
+        if let Ok(m) = std::fs::metadata(d) {
+            let mut perm = m.permissions();
+            perm.set_mode(perm.mode() | 0o005);
+            let _ = std::fs::set_permissions(d, perm);
+        }
+    }
+}

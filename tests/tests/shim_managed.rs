@@ -12,7 +12,7 @@
 //! The values here are made up for the test; a report holding one is never
 //! printed (assertions name variables).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use envshim_e2e::*;
 
@@ -236,7 +236,7 @@ fn every_user_of_the_host_is_held() {
     }
     let sb = Sandbox::new("managed-nobody");
     let setup = managed_setup(&sb, MANAGED);
-    make_world_readable(sb.path());
+    open_to_every_user(sb.path());
     let report = sb.join("report");
     let mut c = on_private_host(&sb, &setup, "setpriv");
     c.args([
@@ -257,23 +257,6 @@ fn every_user_of_the_host_is_held() {
     let r = PrintenvReport::parse(&out.stdout).unwrap_or_else(|e| out.fail(&e));
     assert_held(&r, &out, "a user other than root");
     let _ = report;
-}
-
-/// Let the unprivileged user of a test reach the sandbox's programs.
-fn make_world_readable(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let mut p = dir.to_path_buf();
-    while let Some(parent) = p.parent() {
-        if let Ok(m) = std::fs::metadata(&p) {
-            let mut perm = m.permissions();
-            perm.set_mode(perm.mode() | 0o005);
-            let _ = std::fs::set_permissions(&p, perm);
-        }
-        if parent == Path::new("/") {
-            break;
-        }
-        p = parent.to_path_buf();
-    }
 }
 
 #[test]

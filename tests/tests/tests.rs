@@ -45,6 +45,7 @@ mod shim_policy_load;
 mod shim_popen;
 mod shim_python;
 mod shim_secrets;
+mod shim_secure;
 mod shim_start_hint;
 mod shim_sticky;
 mod shim_sticky_builtin;

@@ -174,6 +174,17 @@ pub fn stamp_of(st: &libc::stat) -> Stamp {
     )
 }
 
+/// Whether the loader runs this process in secure mode (`AT_SECURE`: a
+/// set-user-ID or set-group-ID program, or one with file capabilities). Its
+/// environment is the invoking user's, so nothing in it may choose what the
+/// process runs, reads or writes with its privileges: the shim then takes no
+/// policy, cache directory, envwrap or credentials directory from it. Read
+/// from the auxiliary vector: no system call.
+pub fn secure() -> bool {
+    // SAFETY: getauxval has no preconditions; an absent AT_SECURE reads 0.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
 /// Our real uid, from the auxiliary vector the kernel passed at exec (`AT_UID`):
 /// a read of memory, where `getuid(2)` is a system call in every process start.
 pub fn getuid() -> u32 {

@@ -50,10 +50,17 @@ impl<'s> Envwrap<'s> {
 }
 
 /// envwrap: `$ENVSHIM_ENVWRAP`, else `envwrap` beside libenvshim.so, built in
-/// `space`.
+/// `space`. A set-user-ID program ([`crate::platform::fs::secure`]) takes no
+/// envwrap from its invoking user's environment: it would run it with its
+/// owner's privileges.
 pub fn envwrap_path(space: &mut PathSpace) -> Option<Envwrap<'_>> {
-    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
-    if let Some(v) = unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_ENVWRAP") } {
+    let named = if crate::platform::fs::secure() {
+        None
+    } else {
+        // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
+        unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_ENVWRAP") }
+    };
+    if let Some(v) = named {
         // SAFETY: `v` points to a NUL-terminated value.
         let n = unsafe { sys::strlen(v) };
         if n > 0 {

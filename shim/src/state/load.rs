@@ -385,6 +385,12 @@ pub fn load(prog: &[u8]) -> Loaded {
             warning: None,
         };
     }
+    if crate::platform::fs::secure() {
+        // A set-user-ID program: the invoking user's environment chooses no
+        // policy file (and so no compile, which would run as the program's
+        // owner). The built-in default, then the managed layer, decide.
+        return nothing_found();
+    }
     if let Some(given_c) = env_c(b"ENVSHIM_POLICY") {
         if envpolicy_core::lookup::names_builtin(without_nul(given_c)) {
             // The tree's policy is the built-in default, named (rule 8 gave this

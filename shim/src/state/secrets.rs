@@ -55,8 +55,13 @@ pub fn read<'b>(
 }
 
 /// `$CREDENTIALS_DIRECTORY` of this process, as its `environ` holds it (raw, as
-/// glibc's `getenv` reads it, with no lock); `None` when unset or empty.
+/// glibc's `getenv` reads it, with no lock); `None` when unset or empty, and in
+/// a set-user-ID program, whose invoking user would choose the directory it
+/// reads with its owner's privileges ([`crate::platform::fs::secure`]).
 fn credentials_directory() -> Option<&'static [u8]> {
+    if crate::platform::fs::secure() {
+        return None;
+    }
     // SAFETY: `environ` is NULL or the process's NULL-terminated environment,
     // and a value in it is NUL-terminated and outlives this exec.
     let v = unsafe { sys::env_get(sys::environ_ptr(), b"CREDENTIALS_DIRECTORY") }?;
