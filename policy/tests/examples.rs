@@ -1,5 +1,6 @@
 //! The three systems envshim was built from, and the secrets example (docs/policy.md, section 14), as example policies, each checked against
-//! its own requirements.
+//! its own requirements; and every policy file of the fleet example
+//! (examples/fleet/, docs/fleet.md), checked to compile.
 
 mod common;
 use common::*;
@@ -356,4 +357,57 @@ fn secrets_example_gives_gh_its_token_and_refuses_what_would_print_it() {
         assert_eq!(r.rule.id(), "secret.deny-args");
         assert_no_value("refusal", &r.why, &value);
     }
+}
+
+// The fleet example (examples/fleet/, docs/fleet.md): every policy file under
+// it, the managed layer and the system policy its Ansible role lays down,
+// compiles with no warning.
+
+fn toml_files_under(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            toml_files_under(&path, out);
+        } else if path.extension().is_some_and(|x| x == "toml") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_fleet_policy_compiles_without_a_warning() {
+    let mut files = Vec::new();
+    toml_files_under(&example("fleet"), &mut files);
+    files.sort();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for expected in ["managed.toml", "policy.toml"] {
+        assert!(names.iter().any(|n| n == expected), "no {expected} under examples/fleet: {names:?}");
+    }
+    for file in &files {
+        let c = envpolicy::load::load(file).unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.warnings.is_empty(), "{}: {:?}", file.display(), c.warnings);
+    }
+}
+
+#[test]
+fn the_fleet_managed_layer_refuses_what_no_user_policy_may_pass() {
+    let c = load("fleet/ansible/roles/envshim/files/managed.toml");
+    let env = [
+        "PATH=/usr/bin",
+        "AWS_REGION=eu-west-1",
+        "DEPLOY_KEY=0123456789abcdef",
+        "GH_TOKEN=abcdefgh12345678",
+    ];
+    let d = decide(&c, "/usr/bin/make", &["make"], &env);
+    let child = names(&d);
+    assert!(child.contains(&"PATH".to_string()), "{child:?}");
+    for gone in ["AWS_REGION", "DEPLOY_KEY", "GH_TOKEN"] {
+        assert!(!child.contains(&gone.to_string()), "{gone} reached make: {child:?}");
+    }
+    // gh, by its path, gets GH_TOKEN.
+    let d = decide(&c, "/usr/bin/gh", &["gh"], &env);
+    assert!(names(&d).contains(&"GH_TOKEN".to_string()));
 }

@@ -2,7 +2,8 @@
 //! dpkg installs it into a root of its own (its own admin directory; maintainer
 //! scripts run with DPKG_ROOT), where the installed envwrap runs and the
 //! installed shim polices an exec; then dpkg removes and purges it, and nothing
-//! is left. lintian finds no error and no warning but the ones the package's
+//! is left; its prerm takes the whole-host mode's line out of
+//! /etc/ld.so.preload (packaging/envshim-host). lintian finds no error and no warning but the ones the package's
 //! overrides explain (packaging/debian/lintian-overrides).
 
 use envshim_e2e::*;
@@ -78,6 +79,8 @@ fn the_package_is_lintian_clean_installs_works_and_goes_away() {
         "usr/share/doc/envshim/examples/loop.toml",
         "usr/share/doc/envshim/examples/loop/env",
         "usr/share/doc/envshim/copyright",
+        "usr/sbin/envshim-host",
+        "usr/share/man/man8/envshim-host.8.gz",
         "usr/share/bash-completion/completions/envwrap",
         "usr/share/zsh/vendor-completions/_envwrap",
         "usr/share/fish/vendor_completions.d/envwrap.fish",
@@ -116,9 +119,44 @@ fn the_package_is_lintian_clean_installs_works_and_goes_away() {
         o.report()
     );
 
+    // The whole-host switch is there and off: the package never enables it.
+    let host_tool = root.join("usr/sbin/envshim-host");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&host_tool).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "envshim-host is not executable");
+    }
+    assert!(
+        !root.join("etc/ld.so.preload").exists(),
+        "installing the package wrote /etc/ld.so.preload"
+    );
+    let o = sb
+        .cmd(&host_tool)
+        .args(["status", "--root"])
+        .arg(&root)
+        .expect_exit(3);
+    assert!(o.stdout_str().contains("off:"), "{}", o.report());
+    // Removing the package takes the shim's line out of /etc/ld.so.preload
+    // (its prerm runs `envshim-host disable`), so that no process is left
+    // with a loader error for a shim that is gone; another line stays. Root
+    // only: disable writes the file as root's.
+    let preload = root.join("etc/ld.so.preload");
+    let as_root = private_host_available();
+    if as_root {
+        std::fs::write(&preload, "/usr/lib/envshim/libenvshim.so\nlibother.so\n").unwrap();
+    }
+
     dpkg(&sb, &root)
         .args(["--purge", "envshim"])
         .expect_success();
+    if as_root {
+        assert_eq!(
+            std::fs::read_to_string(&preload).unwrap(),
+            "libother.so\n",
+            "removing the package did not take the shim's line out of /etc/ld.so.preload"
+        );
+        std::fs::remove_file(&preload).unwrap();
+    }
     let left: Vec<_> = walk(&root)
         .into_iter()
         .filter(|p| !p.starts_with(root.join("var")))
@@ -174,6 +212,18 @@ fn lintian_has_no_complaint_left_unexplained(sb: &Sandbox, deb: &Path) {
         !summary.is_empty() && summary.len() <= 72 && !summary.contains('('),
         "the package's summary is not one short line: {summary:?}"
     );
+    // The maintainer scripts: postinst makes /etc/envshim and recompiles a
+    // managed layer; prerm disables the whole-host mode on removal; postrm
+    // removes /etc/envshim on purge.
+    for script in ["postinst", "prerm", "postrm"] {
+        let o = sb
+            .cmd("dpkg-deb")
+            .args(["-I"])
+            .arg(deb)
+            .arg(script)
+            .expect_success();
+        assert!(o.stdout_str().starts_with("#!/bin/sh"), "{script}: {}", o.report());
+    }
     let md5sums = sb
         .cmd("dpkg-deb")
         .args(["-I"])

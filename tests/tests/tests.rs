@@ -60,4 +60,5 @@ mod tmux_sandbox;
 mod tmux_secrets;
 mod tmux_server;
 mod values_property;
+mod whole_host;
 mod withheld;
