@@ -27,8 +27,8 @@
 //!   program spawns (`std::process::Command`; `tokio::process::Command` and
 //!   `portable_pty::CommandBuilder` behind the `tokio` and `portable-pty` features).
 pub use envpolicy_core::{
-    argv, builtin, bytes, cache_key, decide, encoded, envfile, glob, lookup, mark, mux, pairs,
-    programs, readable, search, secret, shape, shown, withheld, writers, Policy, Records,
+    argv, builtin, bytes, cache_key, decide, encoded, envfile, glob, layer, lookup, mark, mux,
+    pairs, programs, readable, search, secret, shape, shown, withheld, writers, Policy, Records,
 };
 
 /// The compiled buffer ([`envpolicy_core::compiled`]) and, for the compiler, its
@@ -44,6 +44,8 @@ mod compiled_writer;
 pub mod config_scan;
 pub mod error;
 pub mod load;
+#[cfg(unix)]
+pub mod managed;
 pub mod outcome;
 pub mod read_file;
 pub mod schema;

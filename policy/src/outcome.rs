@@ -7,7 +7,11 @@ use crate::argv::{
 };
 use crate::compiled::{sec, Class, Mode, Policy};
 use crate::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use crate::layer::Layer;
 use serde::Serialize;
+
+mod layered;
+pub use layered::{decide_layered, Layers, Pass};
 
 /// What a change is made to. Written by its id ([`Target::id`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,12 +136,33 @@ pub struct Change {
     /// Worth a warning in enforce mode (see `decide::Verdict::loud`); a refused
     /// exec always is.
     pub loud: bool,
+    /// Which layer's decision made it ([`decide_layered`]): written in a JSON
+    /// line as `"layer":"managed"` for the managed layer, and left out for the
+    /// user layer (the only one on a host without a managed layer).
+    #[serde(skip_serializing_if = "is_user_layer", serialize_with = "layer_id")]
+    pub layer: Layer,
+}
+
+fn is_user_layer(layer: &Layer) -> bool {
+    *layer == Layer::User
+}
+
+fn layer_id<S: serde::Serializer>(layer: &Layer, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(layer.id())
 }
 
 /// The whole decision for one exec.
 #[derive(Clone, Debug)]
 pub struct Decision {
+    /// Whether the child gets [`Decision::env`] and [`Decision::argv`]
+    /// (enforce) or its input unchanged (audit). Of a layered decision: enforce
+    /// when either pass enforces ([`Decision::pass_mode`] says which).
     pub mode: Mode,
+    /// The mode of the managed layer's pass, when one ran ([`decide_layered`]);
+    /// the user pass's is [`Decision::user_mode`].
+    pub managed_mode: Option<Mode>,
+    /// The mode of the user layer's pass (`--mode` or the policy's own).
+    pub user_mode: Mode,
     /// The child environment, in order.
     pub env: Vec<Vec<u8>>,
     /// The child argv.
@@ -171,6 +196,27 @@ impl Decision {
             Mode::Enforce => &self.argv,
             Mode::Audit => input,
         }
+    }
+
+    /// The mode of `layer`'s pass (the user layer's for a decision with no
+    /// managed pass).
+    pub fn pass_mode(&self, layer: Layer) -> Mode {
+        match (layer, self.managed_mode) {
+            (Layer::Managed, Some(m)) => m,
+            _ => self.user_mode,
+        }
+    }
+
+    /// Was `c` only reported, not made: its layer's pass runs in audit mode.
+    pub fn audited(&self, c: &Change) -> bool {
+        self.pass_mode(c.layer) == Mode::Audit
+    }
+
+    /// Override the mode of the user pass of a decision with no managed pass
+    /// (`--mode`): [`Decision::mode`] and [`Decision::user_mode`] both.
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+        self.user_mode = mode;
     }
 
     /// Is the exec refused? Never in audit mode.
@@ -443,6 +489,8 @@ pub fn decide_delivering(
         .collect();
     Decision {
         mode: policy.settings().mode,
+        user_mode: policy.settings().mode,
+        managed_mode: None,
         withheld,
         env: child_env,
         argv: child_argv,
@@ -497,6 +545,7 @@ fn env_changes(policy: &Policy<'_>, env: &[Vec<u8>], verdicts: &[Verdict]) -> Ve
             rule: ChangeRule::Env(v.rule),
             why: describe_rule(policy, v.rule, env),
             loud: v.loud,
+            layer: Layer::User,
         });
     }
     changes
@@ -520,6 +569,7 @@ fn refused_additions(
             rule: ChangeRule::Env(Rule::FileValueRefused(k)),
             why: describe_rule(policy, Rule::FileValueRefused(k), env),
             loud: true,
+            layer: Layer::User,
         });
     }
     for (_, name) in decide::refused_set_names(policy, summary.refused_sets) {
@@ -531,6 +581,7 @@ fn refused_additions(
             rule: ChangeRule::SetExpansion,
             why: "the set value's ${...} expansion reads a credential or looks like a token".into(),
             loud: true,
+            layer: Layer::User,
         });
     }
     changes
@@ -602,6 +653,7 @@ fn added_change(policy: &Policy<'_>, entry: &[u8], rule: Rule) -> Change {
         rule: ChangeRule::Env(rule),
         why: describe_rule(policy, rule, &[]),
         loud: false,
+        layer: Layer::User,
     }
 }
 
@@ -726,6 +778,7 @@ fn arg_change(
         rule: ChangeRule::Arg(v.rule),
         why,
         loud,
+        layer: Layer::User,
     }
 }
 

@@ -82,6 +82,19 @@
 //! seen, so it is not decided, but it does not reach the child either (the builder
 //! is cleared).
 //!
+//! # The managed layer
+//!
+//! On a host with `/etc/envshim/managed.toml` ([`crate::managed`]), every call
+//! decides twice, as envwrap and libenvshim.so do: with the policy given, then
+//! with the managed layer over that result ([`outcome::decide_layered`]); each
+//! change of the [`Outcome`] carries the layer that made it. The managed layer
+//! is loaded once per process, at the first call
+//! ([`crate::managed::Managed::for_process`]); a broken one gives the
+//! fail-closed floor for the second pass, and its one warning is
+//! [`crate::managed::Managed::warning`], for the caller to log: this crate
+//! prints nothing. The policy's mode is the user pass's; the managed layer's
+//! own `mode` governs its pass.
+//!
 //! # Secrets
 //!
 //! A command whose program gets a `[[secret]]` runs through envwrap, which
@@ -635,6 +648,7 @@ fn shell_change(action: ChangeAction, loud: bool, why: &str) -> Change {
         rule: outcome::ChangeRule::PtyShell,
         why: why.into(),
         loud,
+        layer: crate::layer::Layer::User,
     }
 }
 
@@ -650,7 +664,18 @@ fn decide_for(
     // The caller's own credentials must not reach argv either, even when the
     // command does not inherit them.
     let parent: &[Vec<u8>] = if env == parent { &[] } else { parent };
-    let d = outcome::decide(policy, program, argv, env, parent, &files);
+    let managed = crate::managed::Managed::for_process().policy();
+    let managed_files = managed.as_ref().map(outcome::read_env_files);
+    let layers = outcome::Layers {
+        user: outcome::Pass::new(policy, &files),
+        managed: managed
+            .as_ref()
+            .zip(managed_files.as_deref())
+            .map(|(p, f)| outcome::Pass::new(p, f)),
+        requested_mode: None,
+        sticky: outcome::Sticky::default(),
+    };
+    let d = layers.decide(program, argv, env, parent);
     // A secret in argv[0] is a secret in the program's name: do not repeat it.
     let withheld = d
         .changes

@@ -69,10 +69,20 @@ pub fn judge_in(
         policy_entry: shim.and_then(|_| entry(env, b"ENVSHIM_POLICY")),
         hint: shim.and_then(|_| entry(env, b"ENVSHIM_HINT")),
     };
-    let mut d = outcome::decide_sticky(policy, program, argv, env, &[], env_files, sticky);
-    if let Some(m) = mode {
-        d.mode = m;
-    }
+    // The managed layer, as every front end applies it (loaded once per
+    // supervisor: docs/adr/0020-managed-layer.md).
+    let managed = crate::managed::Managed::for_process().policy();
+    let managed_files = managed.as_ref().map(outcome::read_env_files);
+    let layers = outcome::Layers {
+        user: outcome::Pass::new(policy, env_files),
+        managed: managed
+            .as_ref()
+            .zip(managed_files.as_deref())
+            .map(|(p, f)| outcome::Pass::new(p, f)),
+        requested_mode: mode,
+        sticky,
+    };
+    let d = layers.decide(program, argv, env, &[]);
     let changes: Vec<Change> = d
         .changes
         .iter()
@@ -115,6 +125,7 @@ pub fn judge_in(
         rule: ChangeRule::Order,
         why: "the entries in another order".to_string(),
         loud: false,
+        layer: crate::layer::Layer::User,
     });
     match policy.settings().supervise_changes {
         SuperviseChanges::Refuse => Verdict::WouldChange(first),

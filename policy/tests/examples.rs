@@ -384,11 +384,19 @@ fn every_fleet_policy_compiles_without_a_warning() {
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     for expected in ["managed.toml", "policy.toml"] {
-        assert!(names.iter().any(|n| n == expected), "no {expected} under examples/fleet: {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "no {expected} under examples/fleet: {names:?}"
+        );
     }
     for file in &files {
         let c = envpolicy::load::load(file).unwrap_or_else(|e| panic!("{e}"));
-        assert!(c.warnings.is_empty(), "{}: {:?}", file.display(), c.warnings);
+        assert!(
+            c.warnings.is_empty(),
+            "{}: {:?}",
+            file.display(),
+            c.warnings
+        );
     }
 }
 
@@ -405,7 +413,10 @@ fn the_fleet_managed_layer_refuses_what_no_user_policy_may_pass() {
     let child = names(&d);
     assert!(child.contains(&"PATH".to_string()), "{child:?}");
     for gone in ["AWS_REGION", "DEPLOY_KEY", "GH_TOKEN"] {
-        assert!(!child.contains(&gone.to_string()), "{gone} reached make: {child:?}");
+        assert!(
+            !child.contains(&gone.to_string()),
+            "{gone} reached make: {child:?}"
+        );
     }
     // gh, by its path, gets GH_TOKEN.
     let d = decide(&c, "/usr/bin/gh", &["gh"], &env);

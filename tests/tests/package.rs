@@ -222,7 +222,11 @@ fn lintian_has_no_complaint_left_unexplained(sb: &Sandbox, deb: &Path) {
             .arg(deb)
             .arg(script)
             .expect_success();
-        assert!(o.stdout_str().starts_with("#!/bin/sh"), "{script}: {}", o.report());
+        assert!(
+            o.stdout_str().starts_with("#!/bin/sh"),
+            "{script}: {}",
+            o.report()
+        );
     }
     let md5sums = sb
         .cmd("dpkg-deb")

@@ -15,6 +15,7 @@ mod docs_refer;
 mod envwrap_doctor;
 mod envwrap_errors;
 mod envwrap_explain;
+mod envwrap_managed;
 mod envwrap_pipes;
 mod envwrap_run;
 mod envwrap_scan;

@@ -114,9 +114,13 @@ echo '--- after disable'; cat /etc/ld.so.preload; echo '---'
     let shim_line = shim.display().to_string();
     let section = |name: &str| -> Vec<String> {
         let start = format!("--- after {name}\n");
-        let at = out.find(&start).unwrap_or_else(|| o.fail(&format!("no {start}")));
+        let at = out
+            .find(&start)
+            .unwrap_or_else(|| o.fail(&format!("no {start}")));
         let rest = &out[at + start.len()..];
-        let end = rest.find("---\n").unwrap_or_else(|| o.fail("no end of a section"));
+        let end = rest
+            .find("---\n")
+            .unwrap_or_else(|| o.fail("no end of a section"));
         rest[..end].lines().map(str::to_string).collect()
     };
     assert_eq!(
@@ -134,7 +138,11 @@ echo '--- after disable'; cat /etc/ld.so.preload; echo '---'
     assert!(out.contains("status-before=3"), "{}", o.report());
     assert!(out.contains("envshim-host: on:"), "{}", o.report());
     assert!(out.contains("status-on=0"), "{}", o.report());
-    assert!(out.contains("already in"), "a second enable is not a no-op\n{}", o.report());
+    assert!(
+        out.contains("already in"),
+        "a second enable is not a no-op\n{}",
+        o.report()
+    );
     assert!(out.contains("status-after=3"), "{}", o.report());
     // While it was on, a program started without LD_PRELOAD was policed.
     let child = PrintenvReport::read(&report);

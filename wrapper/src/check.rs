@@ -120,6 +120,9 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let s = summarize(&policy);
     // Each source is tried as a program envwrap starts from here would find it.
     let secrets = crate::secret_cmd::listed(&policy, &crate::secret_cmd::own_env());
+    // The user rules this host's managed layer makes dead: each an error that
+    // names both files (crate::check_managed), and exit 1.
+    let conflicts = crate::check_managed::conflicts(&policy, loaded.source.path());
     if json_out {
         let mut v = s.to_json();
         v["secrets"] = json!(secrets
@@ -129,6 +132,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         v["policy"] = json!(loaded.name());
         v["found_by"] = json!(loaded.source.step().describe());
         v["valid"] = json!(true);
+        v["managed_conflicts"] = json!(conflicts);
         v["warnings"] = json!(loaded
             .compiled
             .warnings
@@ -146,7 +150,15 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             secret_lines(&secrets)
         );
     }
-    ExitCode::SUCCESS
+    if conflicts.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    if !json_out {
+        for c in &conflicts {
+            say!("{c}");
+        }
+    }
+    ExitCode::from(1)
 }
 
 /// One line for each `[[secret]]`: where it goes, and whether its source

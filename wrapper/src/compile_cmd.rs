@@ -23,12 +23,13 @@ use std::process::ExitCode;
 
 const EXIT_OWN_ERROR: u8 = 125;
 
-const USAGE: &str = "usage: envwrap compile [--output FILE] POLICY";
+const USAGE: &str = "usage: envwrap compile [--output FILE] POLICY | --managed";
 const HINT: &str = "envwrap compile --help";
 
 #[derive(Clone, Copy)]
 pub enum Opt {
     Output,
+    Managed,
     Help,
 }
 
@@ -42,12 +43,27 @@ pub const SPECS: &[Spec<Opt>] = &[
             .I FILE
             instead of the policy's cache path.",
         ),
+    Spec::flag(Opt::Managed, "managed")
+        .doc("compile the managed layer for libenvshim.so (root only)")
+        .doc_long(
+            r"Compile the managed layer,
+            .IR /etc/envshim/managed.toml ,
+            into
+            .IR /etc/envshim/managed.bin ,
+            the only compiled form of it that
+            .B libenvshim.so
+            enforces (owned by root, mode 0644, written by rename). Root only; the
+            file and every file it imports must be root's and writable by no one else.
+            Run it after every edit of the managed layer: until then, processes that
+            start find the compiled form stale and hold their execs to the
+            fail-closed floor.",
+        ),
     Spec::help(Opt::Help),
 ];
 
 /// What the docs say of compile.
 pub const DOC: ToolDoc = ToolDoc {
-    usage: &["[--output FILE] POLICY"],
+    usage: &["[--output FILE] POLICY", "--managed"],
     operands: "POLICY",
     summary: "compile a policy into the cache libenvshim.so maps (the shim runs this itself \
               when its cache is missing or stale)",
@@ -63,6 +79,10 @@ else /tmp/envshim-UID, under a name hashed from the policy's absolute path.
 A policy that does not compile is reported as FILE:LINE:COLUMN: MESSAGE, and a
 failure marker is written in its place, so that processes enforce the
 fail-closed floor until the policy is fixed.
+
+With --managed (root only), compile the managed layer /etc/envshim/managed.toml
+into /etc/envshim/managed.bin, the one compiled form of it libenvshim.so
+enforces (docs/policy.md, section 2b).
 ",
     after: "\
 Exit status: 0 when the policy compiled and was written; 125 when it does not
@@ -122,9 +142,11 @@ pub fn run(args: &[OsString]) -> ExitCode {
     }
     let mut output: Option<PathBuf> = None;
     let mut want_help = false;
+    let mut managed = false;
     let parsed = tool_args(args.to_vec(), SPECS, HINT, |id, v| {
         match id {
             Opt::Output => output = v.map(PathBuf::from),
+            Opt::Managed => managed = true,
             Opt::Help => want_help = true,
         }
         Ok(())
@@ -139,6 +161,14 @@ pub fn run(args: &[OsString]) -> ExitCode {
     }
     let mut operands = a.operands;
     operands.extend(a.after.unwrap_or_default());
+    if managed {
+        if !operands.is_empty() || output.is_some() {
+            return fail(&format!(
+                "compile: --managed takes no POLICY and no --output\n{USAGE}"
+            ));
+        }
+        return compile_managed();
+    }
     if operands.len() > 1 {
         return fail(&format!("compile: one POLICY only\n{USAGE}"));
     }
@@ -190,4 +220,67 @@ pub fn run(args: &[OsString]) -> ExitCode {
         );
     }
     code
+}
+
+/// `envwrap compile --managed`: the managed layer into its compiled form, for
+/// libenvshim.so (docs/adr/0020-managed-layer.md, "The compiled form is
+/// root's"). Root only, and only a layer every front end would use: one that
+/// is not trusted or does not compile is said, and nothing is written (the
+/// shim then holds execs to the floor, as it does for a stale form).
+fn compile_managed() -> ExitCode {
+    let source = envpolicy::managed::policy_path();
+    let target = std::path::Path::new(std::ffi::OsStr::new(
+        std::str::from_utf8(envpolicy::layer::MANAGED_COMPILED).unwrap_or_default(),
+    ));
+    if cache::current_uid() != 0 {
+        return fail("compile --managed: only root may write the managed layer's compiled form");
+    }
+    if let Err(why) = envpolicy::managed::usable(source) {
+        return fail(&format!(
+            "managed policy {}: {why}",
+            envpolicy::error::shown(source)
+        ));
+    }
+    let built = cache::build(source);
+    if let Err(e) = &built.outcome {
+        return fail(&e.to_string());
+    }
+    let written = write_readable(&built.bytes, target);
+    if let Err(e) = written {
+        return fail(&format!(
+            "cannot write {}: {}",
+            envpolicy::error::shown(target),
+            envpolicy::error::io_reason(&e)
+        ));
+    }
+    showln!(
+        "compiled {} into {}",
+        envpolicy::error::shown(source),
+        envpolicy::error::shown(target)
+    );
+    ExitCode::SUCCESS
+}
+
+/// `bytes` into `target` by a rename of a file written beside it with its
+/// final mode (0644: every user's processes read it), so that no process ever
+/// finds it half written or unreadable.
+fn write_readable(bytes: &[u8], target: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = target.with_extension(format!("bin.tmp.{}", std::process::id()));
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, target));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

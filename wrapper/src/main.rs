@@ -26,6 +26,7 @@
 #[macro_use]
 mod value;
 mod check;
+mod check_managed;
 mod cli;
 mod compile_cmd;
 mod completions;
@@ -54,6 +55,7 @@ mod source;
 mod split;
 mod supervise;
 mod tools;
+mod which;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

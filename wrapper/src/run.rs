@@ -158,27 +158,43 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     let mode = o.mode.unwrap_or(policy.settings().mode);
     // Under --supervise the command's child reads them (Setup::redo): the
     // supervisor, forked from here, must never hold a value.
-    let secrets = if o.supervise {
-        envpolicy::secret_source::Values::default()
-    } else {
-        deliver::read(&policy, command, &env, mode, &shown, &journal)
+    let read_secrets = |p: &envpolicy::compiled::Policy<'_>, mode: Mode| {
+        if o.supervise {
+            envpolicy::secret_source::Values::default()
+        } else {
+            deliver::read(p, command, &env, mode, &shown, &journal)
+        }
     };
+    let secrets = read_secrets(&policy, mode);
+    let managed = managed_layer(&policy, &loaded.label());
+    let managed_policy = managed.policy();
+    let managed_files = managed_policy.as_ref().map(outcome::read_env_files);
+    let managed_secrets = managed_policy
+        .as_ref()
+        .map(|p| read_secrets(p, p.settings().mode));
     let sticky = outcome::Sticky {
         preload: shim_bytes,
         policy_entry: shim.as_ref().and(policy_entry.as_deref()),
         hint: None,
     };
-    let mut d = outcome::decide_delivering(
-        &policy,
-        command,
-        &argv,
-        &env,
-        parent,
-        &files,
+    let layers = outcome::Layers {
+        user: outcome::Pass {
+            policy: &policy,
+            env_files: &files,
+            secrets: secrets.as_slice(),
+        },
+        managed: match (&managed_policy, &managed_files, &managed_secrets) {
+            (Some(p), Some(f), Some(s)) => Some(outcome::Pass {
+                policy: p,
+                env_files: f,
+                secrets: s.as_slice(),
+            }),
+            _ => None,
+        },
+        requested_mode: o.mode,
         sticky,
-        secrets.as_slice(),
-    );
-    d.mode = mode;
+    };
+    let d = layers.decide(command, &argv, &env, parent);
 
     let operand_names: Vec<&[u8]> = o.assignments.iter().map(|a| environ::name(a)).collect();
     report(
@@ -195,13 +211,13 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             Some(i) => format!("argument {i}"),
             None => "the program's path".to_string(),
         };
+        let by = match r.layer {
+            envpolicy::layer::Layer::Managed => managed_label(),
+            envpolicy::layer::Layer::User => loaded.label(),
+        };
         return Err(Failure::new(
             CANNOT_EXECUTE,
-            format!(
-                "refused to run {shown}: {what} {} ({})",
-                r.why,
-                loaded.label()
-            ),
+            format!("refused to run {shown}: {what} {} ({by})", r.why),
         ));
     }
 
@@ -392,6 +408,37 @@ fn past(action: &str) -> &str {
 }
 
 /// env(1) without a command: print the environment a child would get under the
+/// The managed layer of this host ([`envpolicy::managed`]): its one warning
+/// when it is broken, and one when it makes rules of the user's policy
+/// (`policy`, shown as `label`) dead ([`envpolicy::layer::dead_rules`], which
+/// `envwrap check` names one by one).
+fn managed_layer(
+    policy: &envpolicy::compiled::Policy<'_>,
+    label: &str,
+) -> envpolicy::managed::Managed {
+    let managed = envpolicy::managed::Managed::load();
+    if let Some(w) = managed.warning() {
+        say!("envwrap: warning: {w}");
+    }
+    if let envpolicy::managed::Managed::Usable { compiled, .. } = &managed {
+        let mut dead = 0usize;
+        envpolicy::layer::dead_rules(policy, &compiled.policy(), |_| dead += 1);
+        if dead > 0 {
+            say!(
+                "envwrap: warning: the managed layer {} overrides {dead} rule{} of {label}; `envwrap check` names them",
+                managed_label(),
+                if dead == 1 { "" } else { "s" }
+            );
+        }
+    }
+    managed
+}
+
+/// How messages name the managed layer.
+pub fn managed_label() -> String {
+    envpolicy::managed::policy_path().display().to_string()
+}
+
 /// policy (decided for no program in particular, so no `[program.*]` section or
 /// grant applies), one entry a line, or NUL-terminated with `-0`. What the policy
 /// refuses or strips is not printed; the lines go through the same redaction as
@@ -404,10 +451,22 @@ fn print_environment(
     mode: Option<Mode>,
     null: bool,
 ) -> Result<u8, Failure> {
-    let mut d = outcome::decide_with(policy, b"", &[], env, parent, files, None, None);
-    if let Some(m) = mode {
-        d.mode = m;
+    let managed = envpolicy::managed::Managed::load();
+    if let Some(w) = managed.warning() {
+        say!("envwrap: warning: {w}");
     }
+    let managed_policy = managed.policy();
+    let managed_files = managed_policy.as_ref().map(outcome::read_env_files);
+    let layers = outcome::Layers {
+        user: outcome::Pass::new(policy, files),
+        managed: managed_policy
+            .as_ref()
+            .zip(managed_files.as_deref())
+            .map(|(p, f)| outcome::Pass::new(p, f)),
+        requested_mode: mode,
+        sticky: outcome::Sticky::default(),
+    };
+    let d = layers.decide(b"", &[], env, parent);
     let end = if null { b'\0' } else { b'\n' };
     for entry in d.effective_env(env) {
         value::show_record(entry, end);

@@ -100,6 +100,13 @@ pub static TOOLS: &[Tool] = &[
         alias: false,
     },
     Tool {
+        name: "which",
+        main: crate::which::main,
+        options: || erased(crate::which::SPECS),
+        doc: &crate::which::DOC,
+        alias: false,
+    },
+    Tool {
         name: "compile",
         main: |args| crate::compile_cmd::run(&args),
         options: || erased(crate::compile_cmd::SPECS),

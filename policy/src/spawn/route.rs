@@ -109,6 +109,7 @@ fn change(action: ChangeAction, names: &str, why: String, loud: bool) -> Change 
         rule: ChangeRule::SecretRoute,
         why,
         loud,
+        layer: crate::layer::Layer::User,
     }
 }
 

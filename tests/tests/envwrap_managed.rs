@@ -1,0 +1,265 @@
+//! The managed layer under envwrap (issue 33, docs/adr/0020-managed-layer.md):
+//! `envwrap` decides every exec with the user's policy, then with
+//! `/etc/envshim/managed.toml` over the result; `--policy`, `ENVSHIM_POLICY`,
+//! `XDG_CONFIG_HOME` and `--mode audit` reach the user layer only. Also the
+//! tools: `compile --managed`, `which`, and `check`, which names both files
+//! for a user rule the layer makes dead.
+//!
+//! Each test runs on a private host (`envshim_e2e::on_private_host`), as root.
+//! The values are made up; assertions name variables.
+
+use envshim_e2e::*;
+
+const MANAGED: &str = r#"version = 1
+strip = ["CORP_INTERNAL_*"]
+
+[credentials]
+names = ["DEPLOY_KEY"]
+"#;
+
+const LAX: &str = r#"version = 1
+base = "all"
+keep = ["CORP_INTERNAL_URL", "DEPLOY_KEY"]
+
+[credentials]
+builtin = false
+shapes = false
+"#;
+
+fn skip() -> bool {
+    if !private_host_available() {
+        eprintln!("skipped: a private host needs root (CI runs these as root)");
+        return true;
+    }
+    false
+}
+
+/// The layer installed as root, and compiled with `envwrap compile --managed`.
+fn managed_setup(sb: &Sandbox, text: &str, mode: &str) -> String {
+    let src = sb.write("managed.toml", text);
+    format!(
+        "{}'{}' compile --managed >&2 || true\n",
+        install_line(&src, "/etc/envshim/managed.toml", mode),
+        envwrap_bin().display()
+    )
+}
+
+/// `envwrap ARGS -- printenv` on a private host after `setup`, with the
+/// variables the layer takes away; the report and the run.
+fn envwrap_printenv(
+    sb: &Sandbox,
+    setup: &str,
+    args: &[String],
+    env: &[(&str, String)],
+) -> (Outcome, PrintenvReport) {
+    let mut c = on_private_host(sb, setup, envwrap_bin());
+    c.args(args).arg("--").arg(printenv_bin());
+    c.env("CORP_INTERNAL_URL", "https://build.corp.invalid/")
+        .env("DEPLOY_KEY", "made-up-deploy-key-8Jd2Kq")
+        .env("ENVSHIM_E2E_PLAIN", "kept");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.run();
+    let r = PrintenvReport::parse(&out.stdout).unwrap_or_else(|e| out.fail(&e));
+    (out, r)
+}
+
+#[test]
+fn nothing_the_user_controls_removes_the_managed_layer() {
+    if skip() {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-user");
+    let setup = managed_setup(&sb, MANAGED, "0644");
+    let lax = sb.write("lax.toml", LAX);
+    let xdg = sb.mkdir("xdg");
+    std::fs::create_dir_all(xdg.join("envshim")).expect("mkdir");
+    std::fs::write(xdg.join("envshim/policy.toml"), LAX).expect("write");
+    let policy_arg = vec![format!("--policy={}", lax.display())];
+    for (how, args, env) in [
+        ("--policy names a lax file", policy_arg.clone(), vec![]),
+        (
+            "--mode audit",
+            [policy_arg.clone(), vec!["--mode=audit".into()]].concat(),
+            vec![],
+        ),
+        (
+            "ENVSHIM_POLICY",
+            vec![],
+            vec![("ENVSHIM_POLICY", lax.display().to_string())],
+        ),
+        (
+            "XDG_CONFIG_HOME",
+            vec![],
+            vec![("XDG_CONFIG_HOME", xdg.display().to_string())],
+        ),
+    ] {
+        let (out, r) = envwrap_printenv(&sb, &setup, &args, &env);
+        out.check(out.status.success(), how);
+        out.check(
+            !r.has("CORP_INTERNAL_URL"),
+            &format!("{how}: the managed strip held"),
+        );
+        out.check(
+            !r.has("DEPLOY_KEY"),
+            &format!("{how}: the managed credential held"),
+        );
+        out.check(
+            r.has("ENVSHIM_E2E_PLAIN"),
+            &format!("{how}: a plain name passed"),
+        );
+    }
+    // The control: the same lax policy on a host without the layer.
+    let (out, r) = envwrap_printenv(&sb, "", &policy_arg, &[]);
+    out.check(
+        r.has("CORP_INTERNAL_URL") && r.has("DEPLOY_KEY"),
+        "without a layer the lax policy decides",
+    );
+}
+
+#[test]
+fn a_broken_managed_layer_gives_the_floor_and_one_warning() {
+    if skip() {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-broken");
+    for (how, setup) in [
+        ("group-writable", managed_setup(&sb, MANAGED, "0664")),
+        (
+            "does not parse",
+            managed_setup(&sb, "version = 1\nkeep = \n", "0644"),
+        ),
+    ] {
+        let (out, r) = envwrap_printenv(&sb, &setup, &[], &[]);
+        out.check(out.status.success(), how);
+        out.check(
+            !r.has("ENVSHIM_E2E_PLAIN"),
+            &format!("{how}: the floor strips a plain name"),
+        );
+        out.check(r.has("PATH"), &format!("{how}: the floor keeps PATH"));
+        let warnings = out
+            .stderr_str()
+            .lines()
+            .filter(|l| {
+                l.contains("managed policy /etc/envshim/managed.toml")
+                    && l.contains("fail-closed floor")
+            })
+            .count();
+        out.check(
+            warnings == 1,
+            &format!("{how}: one warning naming the layer"),
+        );
+    }
+}
+
+#[test]
+fn compile_which_and_check_name_both_layers() {
+    if skip() {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-tools");
+    let src = sb.write("managed.toml", MANAGED);
+    let user = sb.write(
+        "user.toml",
+        "version = 1\nmode = \"audit\"\nkeep = [\"CORP_INTERNAL_URL\", \"HOME\"]\n",
+    );
+    let envwrap = envwrap_bin();
+    let script = format!(
+        "set +e\n{install}'{e}' which; echo which-before=$?\n'{e}' compile --managed; echo compiled=$?\nls -l /etc/envshim/managed.bin\n'{e}' which; echo which-after=$?\n'{e}' check '{u}' >/dev/null; echo check=$?\n",
+        install = install_line(&src, "/etc/envshim/managed.toml", "0644"),
+        e = envwrap.display(),
+        u = user.display(),
+    );
+    let c = on_private_host(&sb, &script, "true");
+    let out = c.run();
+    let stdout = out.stdout_str();
+    out.check(
+        stdout.contains("which-before=1"),
+        "which says the compiled form is missing (exit 1)",
+    );
+    out.check(
+        stdout.contains("missing: run `envwrap compile --managed` as root"),
+        "and what to run",
+    );
+    out.check(stdout.contains("compiled=0"), "compile --managed wrote it");
+    out.check(
+        stdout.contains("-rw-r--r-- 1 root root"),
+        "root's, readable by all",
+    );
+    out.check(
+        stdout.contains("which-after=0")
+            && stdout.contains("compiled form: /etc/envshim/managed.bin: current"),
+        "which says it is current",
+    );
+    out.check(
+        stdout.contains("managed layer: /etc/envshim/managed.toml: in force"),
+        "which names the managed layer",
+    );
+    out.check(
+        stdout.contains("check=1"),
+        "check of a user file the layer makes dead exits 1",
+    );
+    let stderr = out.stderr_str();
+    let user_s = user.display().to_string();
+    out.check(
+        stderr.contains(&format!("{user_s}:3:9: keep CORP_INTERNAL_URL"))
+            && stderr.contains("/etc/envshim/managed.toml:2:10: strips it"),
+        "the keep's error names both files, line and column",
+    );
+    out.check(
+        stderr.contains(&format!("{user_s}:2:1: mode = \"audit\"")),
+        "the mode's error names the user's line",
+    );
+}
+
+#[test]
+fn the_supervisor_applies_the_managed_layer_to_a_grandchild() {
+    if skip() {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-supervise");
+    let setup = managed_setup(&sb, MANAGED, "0644");
+    let lax = sb.write("lax.toml", LAX);
+    // A static program starts the grandchild with the variable set again:
+    // only the supervisor sees that exec.
+    let launcher = compile_c_with(
+        "setenv_exec",
+        r#"
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    setenv("CORP_INTERNAL_TOKEN_URL", "https://again.corp.invalid/", 1);
+    execv(argv[1], argv + 1);
+    return 71;
+}
+"#,
+        &["-static"],
+    );
+    let run = |setup: &str| {
+        let mut c = on_private_host(&sb, setup, envwrap_bin());
+        c.args([
+            "--supervise".to_string(),
+            format!("--policy={}", lax.display()),
+            "--".into(),
+        ])
+        .arg(&launcher)
+        .arg(printenv_bin());
+        c.run()
+    };
+    let out = run(&setup);
+    out.check(
+        !out.status.success(),
+        "the grandchild's exec, which the managed layer would change, is refused",
+    );
+    out.check(
+        out.stderr_str().contains("CORP_INTERNAL_TOKEN_URL"),
+        "the refusal names the variable",
+    );
+    // The control: no layer, and the lax policy lets the same exec through.
+    let out = run("");
+    out.check(
+        out.status.success(),
+        "without a layer the supervisor lets it run",
+    );
+}
