@@ -32,7 +32,6 @@ struct Case {
     requested: Option<Mode>,
 }
 
-
 fn cases() -> Vec<Case> {
     let base = Case {
         field: "",

@@ -220,7 +220,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let command = Command::find(&argv, &env);
     let policy_entry = loaded.policy_entry();
     let shim = command.shim.as_ref().map(|s| s.as_os_str().as_bytes());
-    let d = outcome::decide_with(
+    let user_only = outcome::decide_with(
         &policy,
         &program,
         &argv,
@@ -230,7 +230,33 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         shim,
         shim.and(policy_entry.as_deref()),
     );
-    let env_rows = env_rows(&policy, &d, &env);
+    // The host's managed layer decides after the user's policy: a row whose
+    // verdict it changed is its, and says so (docs/policy.md, 2b).
+    let managed = envpolicy::managed::Managed::load();
+    if let Some(w) = managed.warning() {
+        say!("envwrap: warning: {w}");
+    }
+    let managed_policy = managed.policy();
+    let managed_files = managed_policy.as_ref().map(outcome::read_env_files);
+    let d = match (&managed_policy, &managed_files) {
+        (Some(m), Some(f)) => outcome::Layers {
+            user: outcome::Pass::new(&policy, &files),
+            managed: Some(outcome::Pass::new(m, f)),
+            requested_mode: None,
+            sticky: outcome::Sticky {
+                preload: shim,
+                policy_entry: shim.and(policy_entry.as_deref()),
+                hint: None,
+            },
+        }
+        .decide(&program, &argv, &env, &[]),
+        _ => user_only.clone(),
+    };
+    let layer_of = |i: usize| match (&managed_policy, d.env_verdicts.get(i)) {
+        (Some(m), Some(v)) if user_only.env_verdicts.get(i) != Some(v) => Some(m),
+        _ => None,
+    };
+    let env_rows = env_rows(&policy, &d, &env, layer_of);
     let arg_rows = arg_rows(&d, &argv);
     let mode = match d.mode {
         Mode::Enforce => "enforce",
@@ -533,7 +559,15 @@ fn decision_word(a: Action) -> &'static str {
     }
 }
 
-fn env_rows(policy: &envpolicy::Policy<'_>, d: &Decision, env: &[Vec<u8>]) -> Vec<EnvRow> {
+/// The rows of the environment; `managed_of(i)` is the managed layer's policy
+/// when its pass decided entry `i` (its rule is then described with that
+/// policy, and the row names the layer).
+fn env_rows<'m>(
+    policy: &envpolicy::Policy<'_>,
+    d: &Decision,
+    env: &[Vec<u8>],
+    managed_of: impl Fn(usize) -> Option<&'m envpolicy::Policy<'m>>,
+) -> Vec<EnvRow> {
     let new_value = |name: &[u8]| -> Vec<u8> {
         d.env
             .iter()
@@ -560,13 +594,21 @@ fn env_rows(policy: &envpolicy::Policy<'_>, d: &Decision, env: &[Vec<u8>]) -> Ve
         } else {
             val
         };
+        let (by, layer) = match managed_of(i) {
+            Some(m) => (m, envpolicy::layer::Layer::Managed),
+            None => (policy, envpolicy::layer::Layer::User),
+        };
+        let mut why = describe_rule(by, v.rule, env);
+        if layer == envpolicy::layer::Layer::Managed {
+            why = format!("{why} (the managed layer, {})", crate::run::managed_label());
+        }
         rows.push(EnvRow {
             index: Some(i),
             name: shown_name,
             decision: decision_word(v.action),
             value,
             rule: v.rule.id(),
-            why: describe_rule(policy, v.rule, env),
+            why,
         });
     }
     for c in d
@@ -589,7 +631,16 @@ fn env_rows(policy: &envpolicy::Policy<'_>, d: &Decision, env: &[Vec<u8>]) -> Ve
                 new_value(name.as_bytes())
             },
             rule: c.rule.id(),
-            why: c.why.clone(),
+            why: match c.layer {
+                envpolicy::layer::Layer::Managed => {
+                    format!(
+                        "{} (the managed layer, {})",
+                        c.why,
+                        crate::run::managed_label()
+                    )
+                }
+                envpolicy::layer::Layer::User => c.why.clone(),
+            },
         });
     }
     rows
