@@ -9,7 +9,7 @@ use std::process::Command;
 fn tools_and_options(sb: &Sandbox) -> Vec<(&'static str, Vec<String>)> {
     let mut out = Vec::new();
     for tool in [
-        "", "check", "explain", "scan", "doctor", "mux-env", "tmux-env", "compile",
+        "", "check", "explain", "scan", "doctor", "mux-env", "tmux-env", "which", "compile",
     ] {
         let mut c = sb.cmd(envwrap_bin());
         if !tool.is_empty() {

@@ -838,7 +838,7 @@ fn envwrap_compile_command() {
         .expect_success();
     assert!(
         help.stdout_str()
-            .starts_with("Usage: envwrap compile [--output FILE] POLICY\n\n"),
+            .starts_with("Usage: envwrap compile [--output FILE] POLICY | --managed\n\n"),
         "{}",
         help.report()
     );

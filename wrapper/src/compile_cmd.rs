@@ -63,7 +63,7 @@ pub const SPECS: &[Spec<Opt>] = &[
 
 /// What the docs say of compile.
 pub const DOC: ToolDoc = ToolDoc {
-    usage: &["[--output FILE] POLICY", "--managed"],
+    usage: &["[--output FILE] POLICY | --managed"],
     operands: "POLICY",
     summary: "compile a policy into the cache libenvshim.so maps (the shim runs this itself \
               when its cache is missing or stale)",
