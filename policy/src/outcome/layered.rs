@@ -65,7 +65,7 @@ impl Layers<'_, '_> {
 
 /// Decide one exec of `program` with both layers (`parent_env`: the caller's
 /// environment when it differs from `env`, else empty, as for
-/// [`super::decide`]).
+/// [`super::decide()`]).
 ///
 /// The user pass runs in [`layer::pass_mode`] of its own mode and the
 /// requested one; in audit it changes nothing (the managed pass gets its
