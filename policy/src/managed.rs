@@ -20,6 +20,7 @@
 use crate::compiled::Policy;
 use crate::layer::{self, Found, MANAGED_POLICY};
 use crate::load::{self, Compiled};
+use crate::outcome::Pass;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -80,12 +81,41 @@ impl Managed {
         self.compiled().map(Compiled::policy)
     }
 
+    /// The managed pass as every std front end runs it, its env files read
+    /// now; `None` without a managed layer.
+    pub fn in_force(&self) -> Option<InForce<'_>> {
+        self.policy().map(|policy| InForce {
+            env_files: crate::outcome::read_env_files(&policy),
+            policy,
+        })
+    }
+
     /// Why a broken layer is not used (`managed policy FILE ...; using the
     /// fail-closed floor`): the one warning a front end prints.
     pub fn warning(&self) -> Option<&str> {
         match self {
             Managed::Broken { warning, .. } => Some(warning),
             _ => None,
+        }
+    }
+}
+
+/// The managed pass's policy and its env files' values, read once: what envwrap,
+/// `--supervise` and the Rust API hand [`crate::outcome::Layers::managed`], so
+/// that the three build it one way.
+pub struct InForce<'m> {
+    pub policy: Policy<'m>,
+    pub env_files: Vec<Option<Vec<u8>>>,
+}
+
+impl<'m> InForce<'m> {
+    /// This layer's pass, delivering `secrets` (the values of its own
+    /// `[[secret]]`s read for this program; empty: none).
+    pub fn pass<'a>(&'a self, secrets: &'a [Option<Vec<u8>>]) -> Pass<'a, 'm> {
+        Pass {
+            policy: &self.policy,
+            env_files: &self.env_files,
+            secrets,
         }
     }
 }

@@ -664,14 +664,10 @@ fn decide_for(
     // The caller's own credentials must not reach argv either, even when the
     // command does not inherit them.
     let parent: &[Vec<u8>] = if env == parent { &[] } else { parent };
-    let managed = crate::managed::Managed::for_process().policy();
-    let managed_files = managed.as_ref().map(outcome::read_env_files);
+    let managed = crate::managed::Managed::for_process().in_force();
     let layers = outcome::Layers {
         user: outcome::Pass::new(policy, &files),
-        managed: managed
-            .as_ref()
-            .zip(managed_files.as_deref())
-            .map(|(p, f)| outcome::Pass::new(p, f)),
+        managed: managed.as_ref().map(|m| m.pass(&[])),
         requested_mode: None,
         sticky: outcome::Sticky::default(),
     };

@@ -71,14 +71,10 @@ pub fn judge_in(
     };
     // The managed layer, as every front end applies it (loaded once per
     // supervisor: docs/adr/0020-managed-layer.md).
-    let managed = crate::managed::Managed::for_process().policy();
-    let managed_files = managed.as_ref().map(outcome::read_env_files);
+    let managed = crate::managed::Managed::for_process().in_force();
     let layers = outcome::Layers {
         user: outcome::Pass::new(policy, env_files),
-        managed: managed
-            .as_ref()
-            .zip(managed_files.as_deref())
-            .map(|(p, f)| outcome::Pass::new(p, f)),
+        managed: managed.as_ref().map(|m| m.pass(&[])),
         requested_mode: mode,
         sticky,
     };

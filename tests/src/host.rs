@@ -21,6 +21,25 @@ pub fn private_host_available() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// True where this machine cannot make a private host, after a line on stderr
+/// that says `test` was skipped and why: a test that needs one returns.
+pub fn no_private_host(test: &str) -> bool {
+    if private_host_available() {
+        return false;
+    }
+    eprintln!("{test}: skipped: a private host needs root (CI runs these as root)");
+    true
+}
+
+/// The managed layer the tests lay down: internal names stripped, one
+/// credential by name (`DEPLOY_KEY`).
+pub const MANAGED_STRIPS_INTERNAL: &str = r#"version = 1
+strip = ["CORP_INTERNAL_*"]
+
+[credentials]
+names = ["DEPLOY_KEY"]
+"#;
+
 /// The shell that makes the private host, then runs the test's `setup` (as
 /// root, inside the namespace, with `/etc` writable), then execs the command
 /// given after it. `$1` onwards is the command.

@@ -55,7 +55,10 @@ pub use collect::{collect_dir, collect_file, COLLECT_ENV};
 pub use command::{Background, Outcome, TestCommand, DEFAULT_TIMEOUT};
 pub use compile::{cc_cache_dir, compile_c, compile_c_in, compile_c_with};
 pub use dump::{assert_clean_dump, read_dump};
-pub use host::{install_line, on_private_host, open_to_every_user, private_host_available};
+pub use host::{
+    install_line, no_private_host, on_private_host, open_to_every_user, private_host_available,
+    MANAGED_STRIPS_INTERNAL,
+};
 pub use printenv::{printenv_bin, PrintenvReport, PRINTENV_C};
 pub use procfs::{
     all_pids, assert_no_process_holds, pid_alive, proc_cmdline, proc_comm, proc_environ, proc_ppid,

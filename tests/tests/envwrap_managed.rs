@@ -10,12 +10,7 @@
 
 use envshim_e2e::*;
 
-const MANAGED: &str = r#"version = 1
-strip = ["CORP_INTERNAL_*"]
-
-[credentials]
-names = ["DEPLOY_KEY"]
-"#;
+const MANAGED: &str = MANAGED_STRIPS_INTERNAL;
 
 const LAX: &str = r#"version = 1
 base = "all"
@@ -25,14 +20,6 @@ keep = ["CORP_INTERNAL_URL", "DEPLOY_KEY"]
 builtin = false
 shapes = false
 "#;
-
-fn skip() -> bool {
-    if !private_host_available() {
-        eprintln!("skipped: a private host needs root (CI runs these as root)");
-        return true;
-    }
-    false
-}
 
 /// The layer installed as root, and compiled with `envwrap compile --managed`.
 fn managed_setup(sb: &Sandbox, text: &str, mode: &str) -> String {
@@ -67,7 +54,7 @@ fn envwrap_printenv(
 
 #[test]
 fn nothing_the_user_controls_removes_the_managed_layer() {
-    if skip() {
+    if no_private_host("envwrap_managed") {
         return;
     }
     let sb = Sandbox::new("envwrap-managed-user");
@@ -120,7 +107,7 @@ fn nothing_the_user_controls_removes_the_managed_layer() {
 
 #[test]
 fn a_broken_managed_layer_gives_the_floor_and_one_warning() {
-    if skip() {
+    if no_private_host("envwrap_managed") {
         return;
     }
     let sb = Sandbox::new("envwrap-managed-broken");
@@ -155,7 +142,7 @@ fn a_broken_managed_layer_gives_the_floor_and_one_warning() {
 
 #[test]
 fn compile_which_and_check_name_both_layers() {
-    if skip() {
+    if no_private_host("envwrap_managed") {
         return;
     }
     let sb = Sandbox::new("envwrap-managed-tools");
@@ -215,7 +202,7 @@ fn compile_which_and_check_name_both_layers() {
 
 #[test]
 fn the_supervisor_applies_the_managed_layer_to_a_grandchild() {
-    if skip() {
+    if no_private_host("envwrap_managed") {
         return;
     }
     let sb = Sandbox::new("envwrap-managed-supervise");

@@ -17,12 +17,7 @@ use std::path::PathBuf;
 use envshim_e2e::*;
 
 /// The managed layer: internal names stripped, one credential by name.
-const MANAGED: &str = r#"version = 1
-strip = ["CORP_INTERNAL_*"]
-
-[credentials]
-names = ["DEPLOY_KEY"]
-"#;
+const MANAGED: &str = MANAGED_STRIPS_INTERNAL;
 
 /// A user policy that keeps everything the managed layer takes away.
 const LAX: &str = r#"version = 1
@@ -124,17 +119,9 @@ fn assert_held(r: &PrintenvReport, out: &Outcome, how: &str) {
     }
 }
 
-fn skip() -> bool {
-    if !private_host_available() {
-        eprintln!("skipped: a private host needs root (CI runs these as root)");
-        return true;
-    }
-    false
-}
-
 #[test]
 fn no_user_policy_loosens_the_managed_layer() {
-    if skip() {
+    if no_private_host("shim_managed") {
         return;
     }
     let sb = Sandbox::new("managed-user-policies");
@@ -179,7 +166,7 @@ fn no_user_policy_loosens_the_managed_layer() {
 
 #[test]
 fn without_a_managed_layer_the_lax_policy_decides_alone() {
-    if skip() {
+    if no_private_host("shim_managed") {
         return;
     }
     // The control of the test above: the same launcher and policy, no layer.
@@ -199,7 +186,7 @@ fn without_a_managed_layer_the_lax_policy_decides_alone() {
 
 #[test]
 fn a_descendant_cannot_leave_the_managed_layer() {
-    if skip() {
+    if no_private_host("shim_managed") {
         return;
     }
     let sb = Sandbox::new("managed-descendant");
@@ -231,7 +218,7 @@ fn a_descendant_cannot_leave_the_managed_layer() {
 
 #[test]
 fn every_user_of_the_host_is_held() {
-    if skip() {
+    if no_private_host("shim_managed") {
         return;
     }
     let sb = Sandbox::new("managed-nobody");
@@ -261,7 +248,7 @@ fn every_user_of_the_host_is_held() {
 
 #[test]
 fn a_managed_layer_that_cannot_be_used_holds_every_exec_to_the_floor() {
-    if skip() {
+    if no_private_host("shim_managed") {
         return;
     }
     let sb = Sandbox::new("managed-broken");

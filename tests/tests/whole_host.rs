@@ -13,14 +13,6 @@ fn envshim_host() -> std::path::PathBuf {
     workspace_root().join("packaging/envshim-host")
 }
 
-fn skip(test: &str) -> bool {
-    if private_host_available() {
-        return false;
-    }
-    eprintln!("{test}: not root: no private host to write /etc/ld.so.preload in; skipped");
-    true
-}
-
 /// What every command here gets besides the test's own: a HOME of the
 /// sandbox's (so that the shim's lookup finds no file of the machine's user
 /// and uses the built-in default, which refuses every seeded credential) and a
@@ -35,7 +27,7 @@ fn on_host(sb: &Sandbox, setup: &str, program: impl AsRef<std::ffi::OsStr>) -> T
 
 #[test]
 fn a_program_started_without_ld_preload_is_policed_through_ld_so_preload() {
-    if skip("whole_host") {
+    if no_private_host("whole_host") {
         return;
     }
     let sb = Sandbox::new("whole-host-preload");
@@ -80,7 +72,7 @@ fn a_program_started_without_ld_preload_is_policed_through_ld_so_preload() {
 /// comment and `libc.so.6`, which every program loads anyway) that must stay.
 #[test]
 fn envshim_host_enables_reports_and_disables_keeping_other_lines() {
-    if skip("whole_host") {
+    if no_private_host("whole_host") {
         return;
     }
     let sb = Sandbox::new("whole-host-switch");
@@ -153,7 +145,7 @@ echo '--- after disable'; cat /etc/ld.so.preload; echo '---'
 
 #[test]
 fn envshim_host_refuses_a_missing_shim_and_leaves_the_preload_file_alone() {
-    if skip("whole_host") {
+    if no_private_host("whole_host") {
         return;
     }
     let sb = Sandbox::new("whole-host-missing");

@@ -236,12 +236,11 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     if let Some(w) = managed.warning() {
         say!("envwrap: warning: {w}");
     }
-    let managed_policy = managed.policy();
-    let managed_files = managed_policy.as_ref().map(outcome::read_env_files);
-    let d = match (&managed_policy, &managed_files) {
-        (Some(m), Some(f)) => outcome::Layers {
+    let managed = managed.in_force();
+    let d = match &managed {
+        Some(m) => outcome::Layers {
             user: outcome::Pass::new(&policy, &files),
-            managed: Some(outcome::Pass::new(m, f)),
+            managed: Some(m.pass(&[])),
             requested_mode: None,
             sticky: outcome::Sticky {
                 preload: shim,
@@ -252,8 +251,8 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         .decide(&program, &argv, &env, &[]),
         _ => user_only.clone(),
     };
-    let layer_of = |i: usize| match (&managed_policy, d.env_verdicts.get(i)) {
-        (Some(m), Some(v)) if user_only.env_verdicts.get(i) != Some(v) => Some(m),
+    let layer_of = |i: usize| match (&managed, d.env_verdicts.get(i)) {
+        (Some(m), Some(v)) if user_only.env_verdicts.get(i) != Some(v) => Some(&m.policy),
         _ => None,
     };
     let env_rows = env_rows(&policy, &d, &env, layer_of);

@@ -167,11 +167,10 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     };
     let secrets = read_secrets(&policy, mode);
     let managed = managed_layer(&policy, &loaded.label());
-    let managed_policy = managed.policy();
-    let managed_files = managed_policy.as_ref().map(outcome::read_env_files);
-    let managed_secrets = managed_policy
+    let managed = managed.in_force();
+    let managed_secrets = managed
         .as_ref()
-        .map(|p| read_secrets(p, p.settings().mode));
+        .map(|m| read_secrets(&m.policy, m.policy.settings().mode));
     let sticky = outcome::Sticky {
         preload: shim_bytes,
         policy_entry: shim.as_ref().and(policy_entry.as_deref()),
@@ -183,14 +182,10 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             env_files: &files,
             secrets: secrets.as_slice(),
         },
-        managed: match (&managed_policy, &managed_files, &managed_secrets) {
-            (Some(p), Some(f), Some(s)) => Some(outcome::Pass {
-                policy: p,
-                env_files: f,
-                secrets: s.as_slice(),
-            }),
-            _ => None,
-        },
+        managed: managed
+            .as_ref()
+            .zip(managed_secrets.as_ref())
+            .map(|(m, s)| m.pass(s.as_slice())),
         requested_mode: o.mode,
         sticky,
     };
@@ -455,14 +450,10 @@ fn print_environment(
     if let Some(w) = managed.warning() {
         say!("envwrap: warning: {w}");
     }
-    let managed_policy = managed.policy();
-    let managed_files = managed_policy.as_ref().map(outcome::read_env_files);
+    let managed = managed.in_force();
     let layers = outcome::Layers {
         user: outcome::Pass::new(policy, files),
-        managed: managed_policy
-            .as_ref()
-            .zip(managed_files.as_deref())
-            .map(|(p, f)| outcome::Pass::new(p, f)),
+        managed: managed.as_ref().map(|m| m.pass(&[])),
         requested_mode: mode,
         sticky: outcome::Sticky::default(),
     };
