@@ -195,6 +195,11 @@ pub fn run(args: &[OsString]) -> ExitCode {
             for w in warnings {
                 say!("{who}: warning: {}", w.message);
             }
+            // The shim's one line for rules the managed layer makes dead: said
+            // once per compile (each edit of the policy), not by every process.
+            if let Some(line) = overridden_by_managed(&built.bytes, &policy) {
+                say!("{who}: warning: {line}");
+            }
         }
         Err(e) if by_shim => {
             say!("envshim: {e}; using the fail-closed floor");
@@ -220,6 +225,18 @@ pub fn run(args: &[OsString]) -> ExitCode {
         );
     }
     code
+}
+
+/// [`crate::run::overridden_rules`] for the policy compiled into `bytes`, from
+/// `policy`, against the host's managed layer as it is now.
+fn overridden_by_managed(bytes: &[u8], policy: &std::path::Path) -> Option<String> {
+    let compiled = envpolicy::compiled::Policy::from_bytes(bytes).ok()?;
+    let managed = envpolicy::managed::Managed::load();
+    crate::run::overridden_rules(
+        &compiled,
+        &managed,
+        &envpolicy::error::shown(policy).to_string(),
+    )
 }
 
 /// `envwrap compile --managed`: the managed layer into its compiled form, for

@@ -415,18 +415,33 @@ fn managed_layer(
     if let Some(w) = managed.warning() {
         say!("envwrap: warning: {w}");
     }
-    if let envpolicy::managed::Managed::Usable { compiled, .. } = &managed {
-        let mut dead = 0usize;
-        envpolicy::layer::dead_rules(policy, &compiled.policy(), |_| dead += 1);
-        if dead > 0 {
-            say!(
-                "envwrap: warning: the managed layer {} overrides {dead} rule{} of {label}; `envwrap check` names them",
-                managed_label(),
-                if dead == 1 { "" } else { "s" }
-            );
-        }
+    if let Some(line) = overridden_rules(policy, &managed, label) {
+        say!("envwrap: warning: {line}");
     }
     managed
+}
+
+/// The one run-time line for the rules of `policy` (`label` names it) that the
+/// managed layer makes dead, without its `PROGRAM: warning: ` head; `None` when
+/// there are none. envwrap's run says it at each run; libenvshim.so says it
+/// when it compiles the user's policy, through `envwrap compile`.
+pub fn overridden_rules(
+    policy: &envpolicy::compiled::Policy<'_>,
+    managed: &envpolicy::managed::Managed,
+    label: &str,
+) -> Option<String> {
+    let envpolicy::managed::Managed::Usable { compiled, .. } = managed else {
+        return None;
+    };
+    let mut dead = 0usize;
+    envpolicy::layer::dead_rules(policy, &compiled.policy(), |_| dead += 1);
+    (dead > 0).then(|| {
+        format!(
+            "the managed layer {} overrides {dead} rule{} of {label}; `envwrap check` names them",
+            managed_label(),
+            if dead == 1 { "" } else { "s" }
+        )
+    })
 }
 
 /// How messages name the managed layer.
