@@ -30,6 +30,9 @@ struct Case {
     refused: bool,
     /// The requested mode of the user pass (`--mode`).
     requested: Option<Mode>,
+    /// The value the user pass delivers for the user policy's one
+    /// `[[secret]]`, as a front end reads it for that secret's program.
+    user_secret: Option<&'static str>,
 }
 
 fn cases() -> Vec<Case> {
@@ -43,6 +46,7 @@ fn cases() -> Vec<Case> {
         withheld: &["CORP_URL"],
         refused: false,
         requested: None,
+        user_secret: None,
     };
     vec![
         Case { field: "keep (exact)", user: "version = 1\nkeep = [\"CORP_URL\"]\n", ..base },
@@ -104,10 +108,23 @@ fn cases() -> Vec<Case> {
             refused: true,
             ..base
         },
+        Case {
+            field: "[[secret]] of a name the managed layer refuses",
+            managed: "version = 1\n[credentials]\nnames = [\"DEPLOY_KEY\"]\n",
+            user: USER_SECRET,
+            env: &["PATH=/usr/bin"],
+            withheld: &["DEPLOY_KEY"],
+            user_secret: Some(TOKEN),
+            ..base
+        },
         Case { field: "mode = audit", user: "version = 1\nmode = \"audit\"\n", ..base },
         Case { field: "--mode audit", requested: Some(Mode::Audit), ..base },
     ]
 }
+
+/// A user policy that delivers `DEPLOY_KEY` to `/usr/bin/prog` (its source is
+/// never read here: the case hands the pass the value).
+const USER_SECRET: &str = "version = 1\n[[secret]]\nname = \"DEPLOY_KEY\"\nfrom = \"file:/nonexistent/deploy-key\"\nprogram = \"/usr/bin/prog\"\n";
 
 fn decide(c: &Case, with_managed: bool) -> (Decision, Vec<Vec<u8>>) {
     let user = compile(c.user);
@@ -115,8 +132,18 @@ fn decide(c: &Case, with_managed: bool) -> (Decision, Vec<Vec<u8>>) {
     let (u, m) = (user.policy(), managed.policy());
     let (uf, mf) = (outcome::read_env_files(&u), outcome::read_env_files(&m));
     let env = bytes(c.env);
+    let secrets: Vec<Option<Vec<u8>>> = c
+        .user_secret
+        .map(|v| v.as_bytes().to_vec())
+        .into_iter()
+        .map(Some)
+        .collect();
     let layers = Layers {
-        user: Pass::new(&u, &uf),
+        user: Pass {
+            policy: &u,
+            env_files: &uf,
+            secrets: &secrets,
+        },
         managed: with_managed.then(|| Pass::new(&m, &mf)),
         requested_mode: c.requested,
         sticky: Sticky::default(),
@@ -205,5 +232,35 @@ fn a_managed_sticky_layer_puts_the_shim_back_that_the_user_drops() {
     assert!(
         has(child, "LD_PRELOAD"),
         "the managed layer's rule 8 puts the shim back"
+    );
+}
+
+/// "Where it says so": a managed grant of the name to the program lets the
+/// user's secret through the managed pass, and to that program only.
+#[test]
+fn a_user_secret_reaches_its_program_where_the_managed_layer_grants_its_name() {
+    let granted = "version = 1\n[credentials]\nnames = [\"DEPLOY_KEY\"]\n[[grant]]\nname = \"DEPLOY_KEY\"\nprogram = \"/usr/bin/prog\"\n";
+    let case = |program| Case {
+        field: "[[secret]] under a managed grant",
+        managed: granted,
+        user: USER_SECRET,
+        program,
+        argv: &["prog"],
+        env: &["PATH=/usr/bin"],
+        withheld: &[],
+        refused: false,
+        requested: None,
+        user_secret: Some(TOKEN),
+    };
+    let (d, env) = decide(&case("/usr/bin/prog"), true);
+    assert!(d.refused().is_none(), "not refused");
+    assert!(
+        has(d.effective_env(&env), "DEPLOY_KEY"),
+        "the granted program gets the user's secret"
+    );
+    let (d, env) = decide(&case("/usr/bin/other"), true);
+    assert!(
+        !has(d.effective_env(&env), "DEPLOY_KEY"),
+        "another program does not"
     );
 }
