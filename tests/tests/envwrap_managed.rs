@@ -243,10 +243,91 @@ int main(int argc, char **argv) {
         out.stderr_str().contains("CORP_INTERNAL_TOKEN_URL"),
         "the refusal names the variable",
     );
+    out.check(
+        out.stderr_str().contains("(policy /etc/envshim/managed.toml)"),
+        "the refusal names the policy that refused, the managed layer",
+    );
     // The control: no layer, and the lax policy lets the same exec through.
     let out = run("");
     out.check(
         out.status.success(),
         "without a layer the supervisor lets it run",
     );
+}
+
+/// A secret's program, laid down as root where no user can replace it: it
+/// says whether it got `DEPLOY_KEY`, never its value.
+const DEPLOY_PROGRAM: &str =
+    "#!/bin/sh\nif [ -n \"$DEPLOY_KEY\" ]; then echo got; else echo none; fi\n";
+
+/// The program at `/etc/envshim/deploy` and the secret's source at
+/// `/etc/envshim/deploy-key` (root's, 0600), then `managed` as the layer
+/// (none when empty).
+fn secret_setup(sb: &Sandbox, managed: &str) -> String {
+    let program = sb.write("deploy", DEPLOY_PROGRAM);
+    let key = sb.write("deploy-key", "made-up-deploy-key-7Rt3Vb9Q");
+    let mut setup = install_line(&program, "/etc/envshim/deploy", "0755");
+    setup.push_str(&install_line(&key, "/etc/envshim/deploy-key", "0600"));
+    if !managed.is_empty() {
+        setup.push_str(&managed_setup(sb, managed, "0644"));
+    }
+    setup
+}
+
+const A_SECRET_FOR_DEPLOY: &str = "[[secret]]\nname = \"DEPLOY_KEY\"\nfrom = \"file:/etc/envshim/deploy-key\"\nprogram = \"/etc/envshim/deploy\"\n";
+
+/// What `/etc/envshim/deploy` said under `envwrap OPTS -- /etc/envshim/deploy`.
+fn deploy_says(sb: &Sandbox, setup: &str, opts: &[String]) -> String {
+    let mut c = on_private_host(sb, setup, envwrap_bin());
+    c.args(opts).args(["--", "/etc/envshim/deploy"]);
+    c.expect_success().stdout_str().trim().to_string()
+}
+
+#[test]
+fn the_managed_layers_own_secret_reaches_its_program_with_and_without_supervise() {
+    if no_private_host("envwrap_managed") {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-secret");
+    let managed = format!("version = 1\n{A_SECRET_FOR_DEPLOY}");
+    let with_layer = secret_setup(&sb, &managed);
+    for opts in [vec![], vec!["--supervise".to_string()]] {
+        let how = format!("envwrap {}", opts.join(" "));
+        assert_eq!(
+            deploy_says(&sb, &with_layer, &opts),
+            "got",
+            "{how}: the managed layer's secret"
+        );
+        assert_eq!(
+            deploy_says(&sb, &secret_setup(&sb, ""), &opts),
+            "none",
+            "{how}: no layer, no secret"
+        );
+    }
+}
+
+#[test]
+fn a_users_secret_the_managed_layer_refuses_is_not_delivered_under_supervise_either() {
+    if no_private_host("envwrap_managed") {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-user-secret");
+    let user = sb.write("user.toml", format!("version = 1\n{A_SECRET_FOR_DEPLOY}"));
+    let with_layer = secret_setup(&sb, MANAGED);
+    for extra in [None, Some("--supervise")] {
+        let mut opts = vec![format!("--policy={}", user.display())];
+        opts.extend(extra.map(String::from));
+        let how = format!("envwrap {}", opts.join(" "));
+        assert_eq!(
+            deploy_says(&sb, &with_layer, &opts),
+            "none",
+            "{how}: the managed layer refuses DEPLOY_KEY, the user's secret of it included"
+        );
+        // The control: on a host without the layer the user's secret is delivered.
+        assert_eq!(
+            deploy_says(&sb, &secret_setup(&sb, ""), &opts),
+            "got",
+            "{how}: without a layer"
+        );
+    }
 }

@@ -11,6 +11,7 @@
 
 use crate::journal::Journal;
 use envpolicy::compiled::{Mode, Policy};
+use envpolicy::layer::{pass_mode, Layer};
 use envpolicy::secret_source::{self, Values};
 
 /// Read the secrets `program` (the command as given, which the decision
@@ -36,6 +37,11 @@ pub fn read(
     reading.values
 }
 
+/// The mode of the managed pass: its own, whatever was requested.
+fn managed_mode(managed: &Policy<'_>) -> Mode {
+    pass_mode(Layer::Managed, managed.settings().mode, None)
+}
+
 /// A child's argv and environment.
 pub type ArgvAndEnv = (Vec<Vec<u8>>, Vec<Vec<u8>>);
 
@@ -52,54 +58,80 @@ pub struct Redo {
     pub env_files: Vec<Option<Vec<u8>>>,
     pub sticky_preload: Option<Vec<u8>>,
     pub sticky_policy: Option<Vec<u8>>,
+    /// The run's mode for the user pass (`--mode`), as the run decided.
+    pub requested_mode: Option<Mode>,
+    /// The managed layer, compiled in the foreground (no TOML is read after
+    /// the fork), with its env files' values: the redo decides both passes,
+    /// so that a user's secret is judged by the managed pass as at any exec,
+    /// and the managed layer's own secrets are delivered.
+    pub managed: Option<(envpolicy::load::Compiled, Vec<Option<Vec<u8>>>)>,
 }
 
 impl Redo {
-    /// Only a run in enforce mode whose program gets a secret redoes its
-    /// decision.
-    pub fn needed(policy: &Policy<'_>, mode: Mode, program: &[u8]) -> bool {
-        mode == Mode::Enforce && envpolicy::secret::wanted(policy, program) != 0
+    /// A run redoes its decision when a layer that enforces gives the program
+    /// a secret: the user's (`mode`, the run's mode for it) or the managed
+    /// layer's.
+    pub fn needed(
+        policy: &Policy<'_>,
+        mode: Mode,
+        managed: Option<&Policy<'_>>,
+        program: &[u8],
+    ) -> bool {
+        let gets = |p: &Policy<'_>, mode: Mode| {
+            mode == Mode::Enforce && envpolicy::secret::wanted(p, program) != 0
+        };
+        gets(policy, mode) || managed.is_some_and(|m| gets(m, managed_mode(m)))
     }
 
-    /// In the command's child, after the fork: read the secrets, and decide
-    /// again on the argv and environment decided without them. The child's
-    /// argv and environment, or why the exec is refused.
+    /// In the command's child, after the fork: read the secrets of each layer,
+    /// and decide both passes again on the argv and environment decided
+    /// without them. The child's argv and environment, or why the exec is
+    /// refused and by which layer.
     pub fn deliver(
         &self,
         policy: &Policy<'_>,
         argv: &[Vec<u8>],
         env: &[Vec<u8>],
         journal: &Journal,
-    ) -> Result<ArgvAndEnv, String> {
-        let values = read(
-            policy,
-            &self.program,
-            env,
-            Mode::Enforce,
-            &self.shown_program,
-            journal,
-        );
-        if values.is_empty() {
+    ) -> Result<ArgvAndEnv, (String, Layer)> {
+        let user_mode = pass_mode(Layer::User, policy.settings().mode, self.requested_mode);
+        let read_for = |p: &Policy<'_>, mode: Mode| {
+            read(p, &self.program, env, mode, &self.shown_program, journal)
+        };
+        let values = read_for(policy, user_mode);
+        let managed_policy = self.managed.as_ref().map(|(c, _)| c.policy());
+        let managed_values = managed_policy
+            .as_ref()
+            .map(|m| read_for(m, managed_mode(m)));
+        if values.is_empty() && managed_values.as_ref().is_none_or(Values::is_empty) {
             return Ok((argv.to_vec(), env.to_vec()));
         }
-        let sticky = envpolicy::outcome::Sticky {
-            preload: self.sticky_preload.as_deref(),
-            policy_entry: self.sticky_policy.as_deref(),
-            hint: None,
+        let layers = envpolicy::outcome::Layers {
+            user: envpolicy::outcome::Pass {
+                policy,
+                env_files: &self.env_files,
+                secrets: values.as_slice(),
+            },
+            managed: managed_policy
+                .as_ref()
+                .zip(self.managed.as_ref())
+                .zip(managed_values.as_ref())
+                .map(|((p, (_, files)), v)| envpolicy::outcome::Pass {
+                    policy: p,
+                    env_files: files,
+                    secrets: v.as_slice(),
+                }),
+            requested_mode: self.requested_mode,
+            sticky: envpolicy::outcome::Sticky {
+                preload: self.sticky_preload.as_deref(),
+                policy_entry: self.sticky_policy.as_deref(),
+                hint: None,
+            },
         };
-        let mut d = envpolicy::outcome::decide_delivering(
-            policy,
-            &self.program,
-            argv,
-            env,
-            &self.parent,
-            &self.env_files,
-            sticky,
-            values.as_slice(),
-        );
-        d.mode = Mode::Enforce;
+        let d = layers.decide(&self.program, argv, env, &self.parent);
         if let Some(r) = d.refused() {
-            return Err(format!("refused to run {}: {}", self.shown_program, r.why));
+            let why = format!("refused to run {}: {}", self.shown_program, r.why);
+            return Err((why, r.layer));
         }
         Ok((
             d.effective_argv(argv).to_vec(),

@@ -144,11 +144,16 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         journal.note(&w);
     }
     let argv: Vec<Vec<u8>> = o.command.iter().map(|a| a.as_bytes().to_vec()).collect();
-    // A secret's program is a path: under a policy with secrets, a name is
-    // decided as the path it resolved to, as the shim decides each candidate
-    // of an `execvp` search.
+    let managed_found = managed_layer(&policy, &loaded.label());
+    let managed = managed_found.in_force();
+    // A secret's program is a path: under a policy with secrets (either
+    // layer's), a name is decided as the path it resolved to, as the shim
+    // decides each candidate of an `execvp` search.
     let resolved = program.as_os_str().as_bytes();
-    let has_secrets = policy.count(envpolicy::compiled::sec::SECRETS) != 0;
+    let has_secrets =
+        |p: &envpolicy::compiled::Policy<'_>| p.count(envpolicy::compiled::sec::SECRETS) != 0;
+    let has_secrets =
+        has_secrets(&policy) || managed.as_ref().is_some_and(|m| has_secrets(&m.policy));
     let command = if has_secrets && !command.contains(&b'/') {
         resolved
     } else {
@@ -166,8 +171,6 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         }
     };
     let secrets = read_secrets(&policy, mode);
-    let managed = managed_layer(&policy, &loaded.label());
-    let managed = managed.in_force();
     let managed_secrets = managed
         .as_ref()
         .map(|m| read_secrets(&m.policy, m.policy.settings().mode));
@@ -206,10 +209,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             Some(i) => format!("argument {i}"),
             None => "the program's path".to_string(),
         };
-        let by = match r.layer {
-            envpolicy::layer::Layer::Managed => managed_label(),
-            envpolicy::layer::Layer::User => loaded.label(),
-        };
+        let by = label_of(r.layer, &loaded.label());
         return Err(Failure::new(
             CANNOT_EXECUTE,
             format!("refused to run {shown}: {what} {} ({by})", r.why),
@@ -230,14 +230,21 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         mux::fix_before_client(&loaded, &program, child_argv, &child_env);
     }
     if o.supervise {
-        let redo = deliver::Redo::needed(&policy, mode, command).then(|| deliver::Redo {
-            program: command.to_vec(),
-            shown_program: shown.clone(),
-            parent: parent.to_vec(),
-            env_files: files.clone(),
-            sticky_preload: shim_bytes.map(<[u8]>::to_vec),
-            sticky_policy: shim.as_ref().and(policy_entry.clone()),
-        });
+        let managed_policy = managed.as_ref().map(|m| &m.policy);
+        let redo =
+            deliver::Redo::needed(&policy, mode, managed_policy, command).then(|| deliver::Redo {
+                program: command.to_vec(),
+                shown_program: shown.clone(),
+                parent: parent.to_vec(),
+                env_files: files.clone(),
+                sticky_preload: shim_bytes.map(<[u8]>::to_vec),
+                sticky_policy: shim.as_ref().and(policy_entry.clone()),
+                requested_mode: o.mode,
+                managed: managed_found
+                    .compiled()
+                    .cloned()
+                    .zip(managed.as_ref().map(|m| m.env_files.clone())),
+            });
         let setup = supervise::Setup {
             redo,
             loaded,
@@ -442,6 +449,15 @@ pub fn overridden_rules(
             if dead == 1 { "" } else { "s" }
         )
     })
+}
+
+/// How a message names the policy of `layer` (`user`: the user layer's label,
+/// `policy FILE`).
+pub fn label_of(layer: envpolicy::layer::Layer, user: &str) -> String {
+    match layer {
+        envpolicy::layer::Layer::Managed => format!("policy {}", managed_label()),
+        envpolicy::layer::Layer::User => user.to_string(),
+    }
 }
 
 /// How messages name the managed layer.

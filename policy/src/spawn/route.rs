@@ -33,20 +33,43 @@ pub enum Route {
     Undelivered(Change),
 }
 
-/// The route for `program` with the decided `argv` and environment `env`.
+/// The route for `program` with the decided `argv` and environment `env`:
+/// through envwrap when either layer, `policy` or the host's managed layer
+/// ([`crate::managed::Managed::for_process`]), gives the program a secret.
+/// envwrap, run with `--policy POLICY`, reads the managed layer itself.
 pub fn route(policy: &Policy<'_>, program: &[u8], argv: &[Vec<u8>], env: &[Vec<u8>]) -> Route {
-    if policy.count(crate::compiled::sec::SECRETS) == 0 {
+    let managed = crate::managed::Managed::for_process().policy();
+    route_with(policy, managed.as_ref(), program, argv, env)
+}
+
+/// [`route`] with the managed layer given (`None`: none on this host).
+fn route_with(
+    policy: &Policy<'_>,
+    managed: Option<&Policy<'_>>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+) -> Route {
+    let layers: Vec<&Policy<'_>> = std::iter::once(policy).chain(managed).collect();
+    if layers
+        .iter()
+        .all(|p| p.count(crate::compiled::sec::SECRETS) == 0)
+    {
         return Route::None;
     }
     let path_var = lookup(env, b"PATH");
     let Some(resolved) = resolve(program, path_var) else {
         return Route::None;
     };
-    let wanted = crate::secret::wanted(policy, resolved.as_os_str().as_bytes());
-    if wanted == 0 {
+    let names: Vec<String> = layers
+        .iter()
+        .map(|p| names(p, crate::secret::wanted(p, resolved.as_os_str().as_bytes())))
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.is_empty() {
         return Route::None;
     }
-    let names = names(policy, wanted);
+    let names = names.join(", ");
     let source = Path::new(std::ffi::OsStr::from_bytes(policy.source()));
     let envwrap = envwrap(path_var);
     match envwrap {
@@ -156,5 +179,53 @@ fn envwrap(path: Option<&[u8]>) -> Option<PathBuf> {
     match std::env::var_os("ENVSHIM_ENVWRAP").filter(|v| !v.is_empty()) {
         Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file()),
         None => on_path(Path::new("envwrap"), path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A secret only the managed layer defines routes the library's command
+    /// through envwrap as a user's secret does; without the layer, nothing.
+    #[test]
+    fn a_secret_of_the_managed_layer_alone_routes_through_envwrap() {
+        let dir = std::env::temp_dir().join(format!("envpolicy-route-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let envwrap = dir.join("envwrap");
+        std::fs::write(&envwrap, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&envwrap, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let user_path = dir.join("user.toml");
+        std::fs::write(&user_path, "version = 1\n").expect("write");
+        let user = crate::load::load(&user_path).expect("user policy");
+        let managed = crate::load::compile_text(
+            "version = 1\n[[secret]]\nname = \"DEPLOY_KEY\"\nfrom = \"file:/nonexistent/deploy-key\"\nprogram = \"/usr/bin/deploy\"\n",
+            &dir.join("managed.toml"),
+        )
+        .expect("managed policy");
+        let env = vec![format!("PATH={}", dir.display()).into_bytes()];
+        let argv = vec![b"deploy".to_vec()];
+        let (u, m) = (user.policy(), managed.policy());
+        let routed = route_with(&u, Some(&m), b"/usr/bin/deploy", &argv, &env);
+        let alone = route_with(&u, None, b"/usr/bin/deploy", &argv, &env);
+        let other = route_with(&u, Some(&m), b"/usr/bin/other", &argv, &env);
+        let _ = std::fs::remove_dir_all(&dir);
+        match routed {
+            Route::Envwrap { argv, change } => {
+                assert_eq!(argv[0], envwrap.into_os_string());
+                assert_eq!(
+                    argv.last().map(|a| a.as_os_str()),
+                    Some(std::ffi::OsStr::new("/usr/bin/deploy"))
+                );
+                assert_eq!(change.name.as_deref(), Some("DEPLOY_KEY"));
+            }
+            _ => panic!("the managed layer's secret did not route the command"),
+        }
+        assert!(
+            matches!(alone, Route::None),
+            "no layer, no secret: no route"
+        );
+        assert!(matches!(other, Route::None), "another program: no route");
     }
 }

@@ -241,7 +241,12 @@ fn answer(
                 journal.record(&program, c);
             }
             if let Some(c) = changes.first() {
-                let text = audited_text(c, &program, changes.len(), &held.label);
+                let text = audited_text(
+                    c,
+                    &program,
+                    changes.len(),
+                    &crate::run::label_of(c.layer, &held.label),
+                );
                 if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
                     message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
                 }
@@ -250,17 +255,18 @@ fn answer(
         }
         Verdict::Refused(c) => {
             journal.record(&program, &c);
-            let text = refusal_text(&c, &program, &held.label);
+            let text = refusal_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
             refuse(listener, n, &text, recall);
         }
         Verdict::WouldChange(c) => {
             journal.record(&program, &c);
-            let text = would_change_text(&c, &program, &held.label);
+            let text = would_change_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
             refuse(listener, n, &text, recall);
         }
         Verdict::UnchangedDespite(c) => {
             journal.record(&program, &c);
-            let text = unchanged_despite_text(&c, &program, &held.label);
+            let text =
+                unchanged_despite_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
             if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
                 message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
             }
