@@ -40,6 +40,27 @@ strip = ["CORP_INTERNAL_*"]
 names = ["DEPLOY_KEY"]
 "#;
 
+/// A secret's program, `/etc/envshim/deploy` on a private host, laid down as
+/// root where no user can replace it: it says whether it got `DEPLOY_KEY`,
+/// never its value.
+const DEPLOY_PROGRAM: &str =
+    "#!/bin/sh\nif [ -n \"$DEPLOY_KEY\" ]; then echo got; else echo none; fi\n";
+
+/// A `[[secret]]` that gives `DEPLOY_KEY` to `/etc/envshim/deploy`, from the
+/// file [`deploy_setup`] lays down.
+pub const A_SECRET_FOR_DEPLOY: &str = "[[secret]]\nname = \"DEPLOY_KEY\"\nfrom = \"file:/etc/envshim/deploy-key\"\nprogram = \"/etc/envshim/deploy\"\n";
+
+/// The setup lines that lay down the secret's program at
+/// `/etc/envshim/deploy` and its source at `/etc/envshim/deploy-key` (root's,
+/// 0600, a made-up value).
+pub fn deploy_setup(sb: &Sandbox) -> String {
+    let program = sb.write("deploy", DEPLOY_PROGRAM);
+    let key = sb.write("deploy-key", "made-up-deploy-key-7Rt3Vb9Q");
+    let mut setup = install_line(&program, "/etc/envshim/deploy", "0755");
+    setup.push_str(&install_line(&key, "/etc/envshim/deploy-key", "0600"));
+    setup
+}
+
 /// The shell that makes the private host, then runs the test's `setup` (as
 /// root, inside the namespace, with `/etc` writable), then execs the command
 /// given after it. `$1` onwards is the command.

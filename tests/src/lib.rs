@@ -56,8 +56,8 @@ pub use command::{Background, Outcome, TestCommand, DEFAULT_TIMEOUT};
 pub use compile::{cc_cache_dir, compile_c, compile_c_in, compile_c_with};
 pub use dump::{assert_clean_dump, read_dump};
 pub use host::{
-    install_line, no_private_host, on_private_host, open_to_every_user, private_host_available,
-    MANAGED_STRIPS_INTERNAL,
+    deploy_setup, install_line, no_private_host, on_private_host, open_to_every_user,
+    private_host_available, A_SECRET_FOR_DEPLOY, MANAGED_STRIPS_INTERNAL,
 };
 pub use printenv::{printenv_bin, PrintenvReport, PRINTENV_C};
 pub use procfs::{

@@ -244,7 +244,8 @@ int main(int argc, char **argv) {
         "the refusal names the variable",
     );
     out.check(
-        out.stderr_str().contains("(policy /etc/envshim/managed.toml)"),
+        out.stderr_str()
+            .contains("(policy /etc/envshim/managed.toml)"),
         "the refusal names the policy that refused, the managed layer",
     );
     // The control: no layer, and the lax policy lets the same exec through.
@@ -255,26 +256,14 @@ int main(int argc, char **argv) {
     );
 }
 
-/// A secret's program, laid down as root where no user can replace it: it
-/// says whether it got `DEPLOY_KEY`, never its value.
-const DEPLOY_PROGRAM: &str =
-    "#!/bin/sh\nif [ -n \"$DEPLOY_KEY\" ]; then echo got; else echo none; fi\n";
-
-/// The program at `/etc/envshim/deploy` and the secret's source at
-/// `/etc/envshim/deploy-key` (root's, 0600), then `managed` as the layer
-/// (none when empty).
+/// [`deploy_setup`], then `managed` as the layer (none when empty).
 fn secret_setup(sb: &Sandbox, managed: &str) -> String {
-    let program = sb.write("deploy", DEPLOY_PROGRAM);
-    let key = sb.write("deploy-key", "made-up-deploy-key-7Rt3Vb9Q");
-    let mut setup = install_line(&program, "/etc/envshim/deploy", "0755");
-    setup.push_str(&install_line(&key, "/etc/envshim/deploy-key", "0600"));
+    let mut setup = deploy_setup(sb);
     if !managed.is_empty() {
         setup.push_str(&managed_setup(sb, managed, "0644"));
     }
     setup
 }
-
-const A_SECRET_FOR_DEPLOY: &str = "[[secret]]\nname = \"DEPLOY_KEY\"\nfrom = \"file:/etc/envshim/deploy-key\"\nprogram = \"/etc/envshim/deploy\"\n";
 
 /// What `/etc/envshim/deploy` said under `envwrap OPTS -- /etc/envshim/deploy`.
 fn deploy_says(sb: &Sandbox, setup: &str, opts: &[String]) -> String {

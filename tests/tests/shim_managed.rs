@@ -307,3 +307,41 @@ fn a_managed_layer_that_cannot_be_used_holds_every_exec_to_the_floor() {
         );
     }
 }
+
+/// The managed layer's own `[[secret]]` under the shim: a shell's `fork`
+/// child reads it in place, and a Python `subprocess` (a `vfork`-like spawn,
+/// whose memory is its parent's) is routed through envwrap, which reads it in
+/// the program's own process; the shell above holds nothing.
+#[test]
+fn the_managed_layers_own_secret_reaches_its_program_under_the_shim() {
+    if no_private_host("shim_managed") {
+        return;
+    }
+    let sb = Sandbox::new("managed-secret-shim");
+    let script = "/etc/envshim/deploy; \
+        python3 -c 'import subprocess; subprocess.run([\"/etc/envshim/deploy\"])'; \
+        if [ -n \"$DEPLOY_KEY\" ]; then echo shell-holds; fi";
+    let run = |with_layer: bool| {
+        let mut setup = deploy_setup(&sb);
+        if with_layer {
+            setup.push_str(&managed_setup(
+                &sb,
+                &format!("version = 1\n{A_SECRET_FOR_DEPLOY}"),
+            ));
+        }
+        let mut c = on_private_host(&sb, &setup, "env");
+        c.arg(format!("LD_PRELOAD={}", shim_so().display()))
+            .args(["bash", "-c", script]);
+        let out = c.run();
+        out.check(out.status.success(), "the launcher runs");
+        out
+    };
+    let out = run(true);
+    out.check(
+        out.stdout_str() == "got\ngot\n",
+        "the fork child and the routed subprocess get the managed layer's secret, the shell does not",
+    );
+    // The control: the same tree on a host without the layer.
+    let out = run(false);
+    out.check(out.stdout_str() == "none\nnone\n", "no layer, no secret");
+}
