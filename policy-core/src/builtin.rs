@@ -78,6 +78,25 @@ pub const UNSAFE_NAMES: &[Entry] = &[
     e("ZDOTDIR", "zsh reads its start-up files from here"),
 ];
 
+/// Interpreter search paths and start-up settings that are not hooks for
+/// every program (so not [`UNSAFE_NAMES`]: a user's PYTHONPATH is ordinary),
+/// but that make an interpreter load code from where the caller chose. A
+/// program that gets a `[[secret]]` runs without them (rule 6b,
+/// `secret.hooks`): a script of Python, Perl, Ruby, Node, Lua or Tcl would
+/// otherwise import the caller's module with the secret in its environment.
+/// One string of words, not a table: no relocation in libenvshim.so.
+pub const SECRET_PATH_HOOKS: &str = "PYTHONPATH PYTHONHOME PYTHONUSERBASE PYTHONPLATLIBDIR \
+     PYTHONBREAKPOINT PYTHONEXECUTABLE PERL5LIB PERLLIB RUBYLIB GEM_PATH GEM_HOME \
+     NODE_PATH LUA_PATH LUA_CPATH LUA_INIT TCLLIBPATH CLASSPATH";
+
+/// Whether `name` is one of [`SECRET_PATH_HOOKS`].
+pub fn is_secret_path_hook(name: &[u8]) -> bool {
+    SECRET_PATH_HOOKS
+        .as_bytes()
+        .split(|&b| b == b' ')
+        .any(|w| !w.is_empty() && w == name)
+}
+
 /// Names whose values are checked as sudo's `env_check` does: a value with `/` or
 /// `%` is stripped (`%` can be a format string, `/` a path to an attacker's file).
 /// TZ is special: a zoneinfo name or a path inside /usr/share/zoneinfo is fine.

@@ -1158,7 +1158,8 @@ fn mark_secret_copies(
 }
 
 /// Rule 6b's guard: a program that gets a secret runs no code that its caller
-/// chose. Every loader and interpreter hook (the unsafe names of rule 5) is
+/// chose. Every loader and interpreter hook (the unsafe names of rule 5) and
+/// every interpreter search path ([`crate::builtin::SECRET_PATH_HOOKS`]) is
 /// stripped, even one a keep names exactly, and so is the inherited
 /// `LD_PRELOAD`: rule 8 then lists the shim alone (with `sticky = true`).
 /// `LD_PRELOAD=/tmp/x.so /usr/bin/gh` would otherwise run the caller's code
@@ -1180,7 +1181,9 @@ fn strip_hooks_for_secrets(
         let Some((name, _)) = req.env.get(i).and_then(|e| split_entry(e)) else {
             continue;
         };
-        let hook = name == crate::builtin::LD_PRELOAD || {
+        let hook = name == crate::builtin::LD_PRELOAD
+            || crate::builtin::is_secret_path_hook(name)
+            || {
             let key = crate::compiled::name_key(name);
             collect(policy, name, key, crate::compiled::name_bits(name), mask, None)
                 .unsafe_name

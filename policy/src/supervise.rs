@@ -51,16 +51,21 @@ pub fn judge(
     env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Verdict {
-    judge_in(policy, None, program, argv, env, env_files)
+    judge_in(policy, None, program, argv, env, &[], env_files)
 }
 
-/// [`judge`] in `mode` when one is given (`envwrap --mode`), else the policy's.
+/// [`judge`] in `mode` when one is given (`envwrap --mode`), else the policy's,
+/// with `parent_env` the environment of the process that makes the exec (its
+/// `/proc/PID/environ`; empty when unknown): rule 4 refuses an entry of the
+/// child that holds a copy of one of its credentials under another name, as
+/// the shim does with the caller's `environ`.
 pub fn judge_in(
     policy: &Policy<'_>,
     mode: Option<Mode>,
     program: &[u8],
     argv: &[Vec<u8>],
     env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Verdict {
     let shim = shim_of(env);
@@ -78,7 +83,12 @@ pub fn judge_in(
         requested_mode: mode,
         sticky,
     };
-    let d = layers.decide(program, argv, env, &[]);
+    let parent_env = if parent_env == env {
+        &[][..]
+    } else {
+        parent_env
+    };
+    let d = layers.decide(program, argv, env, parent_env);
     let changes: Vec<Change> = d
         .changes
         .iter()
@@ -105,14 +115,35 @@ pub fn judge_in(
     if same {
         return Verdict::Unchanged;
     }
-    let first = changes
-        .iter()
-        .find(|c| match c.index {
-            Some(i) if c.target == Target::Env => !d.env.contains(&env[i]),
-            _ => true,
-        })
-        .or(changes.first())
-        .cloned();
+    // Each layer's `[supervise] changes` governs its own changes only
+    // (docs/policy.md, 2b): a change the managed layer makes runs unchanged
+    // only where the managed layer says "audit", whatever the user's says.
+    let setting = |c: &Change| match c.layer {
+        crate::layer::Layer::Managed => managed.as_ref().map_or(SuperviseChanges::Refuse, |m| {
+            m.policy.settings().supervise_changes
+        }),
+        crate::layer::Layer::User => policy.settings().supervise_changes,
+    };
+    let shown_first = |among: &mut dyn Iterator<Item = &Change>| -> Option<Change> {
+        let among: Vec<&Change> = among.collect();
+        among
+            .iter()
+            .find(|c| match c.index {
+                Some(i) if c.target == Target::Env => !d.env.contains(&env[i]),
+                _ => true,
+            })
+            .or(among.first())
+            .map(|c| (*c).clone())
+    };
+    let refusing = shown_first(
+        &mut changes
+            .iter()
+            .filter(|c| setting(c) == SuperviseChanges::Refuse),
+    );
+    if let Some(c) = refusing {
+        return Verdict::WouldChange(c);
+    }
+    let first = shown_first(&mut changes.iter());
     let first = first.unwrap_or_else(|| Change {
         target: Target::Env,
         index: None,
@@ -123,7 +154,7 @@ pub fn judge_in(
         loud: false,
         layer: crate::layer::Layer::User,
     });
-    match policy.settings().supervise_changes {
+    match setting(&first) {
         SuperviseChanges::Refuse => Verdict::WouldChange(first),
         SuperviseChanges::Audit => Verdict::UnchangedDespite(first),
     }
@@ -162,7 +193,11 @@ fn is_refused_entry(c: &Change) -> bool {
 
 /// The shim's path in the target's `LD_PRELOAD`, when the shim is there.
 fn shim_of(env: &[Vec<u8>]) -> Option<&[u8]> {
-    let value = value(env, b"LD_PRELOAD")?;
+    shim_in_preload(value(env, b"LD_PRELOAD")?)
+}
+
+/// The shim's path in the value of an `LD_PRELOAD`, when the shim is there.
+pub fn shim_in_preload(value: &[u8]) -> Option<&[u8]> {
     value.split(|&b| b == b':' || b == b' ').find(|p| {
         p.ends_with(SHIM_FILE)
             && (p.len() == SHIM_FILE.len() || p[p.len() - SHIM_FILE.len() - 1] == b'/')

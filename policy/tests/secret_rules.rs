@@ -333,6 +333,35 @@ fn a_program_that_gets_a_secret_runs_no_hook_its_caller_chose() {
     );
 }
 
+/// An interpreter's search path is ordinary at any other exec, and stripped
+/// at one that delivers: `PYTHONPATH=/tmp/evil` with a `sitecustomize.py`
+/// there would run the caller's code in a Python program that gets the secret.
+#[test]
+fn a_program_that_gets_a_secret_runs_without_interpreter_search_paths() {
+    let kept = POLICY.replacen(
+        "version = 1\n",
+        "version = 1\nkeep = [\"PYTHONPATH\", \"PERL5LIB\", \"NODE_PATH\"]\n",
+        1,
+    );
+    let env = [
+        "PYTHONPATH=/tmp/evil",
+        "PERL5LIB=/tmp/evil",
+        "NODE_PATH=/tmp/evil",
+        "OK=1",
+    ];
+    let d = deliver(&kept, "/usr/bin/gh", &[], &env, Some(VALUE));
+    assert_eq!(names(&d), ["OK", "GH_TOKEN"]);
+    for i in 0..3 {
+        assert!(
+            matches!(d.env_verdicts[i].rule, Rule::SecretHooks(0)),
+            "{:?}",
+            d.env_verdicts[i]
+        );
+    }
+    let d = deliver(&kept, "/usr/bin/env", &[], &env, Some(VALUE));
+    assert_eq!(names(&d), ["PYTHONPATH", "PERL5LIB", "NODE_PATH", "OK"]);
+}
+
 #[test]
 fn under_rule_8_the_shim_alone_is_preloaded_into_a_program_that_gets_a_secret() {
     let c = compile(POLICY);

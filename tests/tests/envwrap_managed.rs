@@ -210,19 +210,7 @@ fn the_supervisor_applies_the_managed_layer_to_a_grandchild() {
     let lax = sb.write("lax.toml", LAX);
     // A static program starts the grandchild with the variable set again:
     // only the supervisor sees that exec.
-    let launcher = compile_c_with(
-        "setenv_exec",
-        r#"
-#include <stdlib.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-    setenv("CORP_INTERNAL_TOKEN_URL", "https://again.corp.invalid/", 1);
-    execv(argv[1], argv + 1);
-    return 71;
-}
-"#,
-        &["-static"],
-    );
+    let launcher = compile_c_with("setenv_exec", SETENV_EXEC_C, &["-static"]);
     let run = |setup: &str| {
         let mut c = on_private_host(&sb, setup, envwrap_bin());
         c.args([
@@ -319,4 +307,104 @@ fn a_users_secret_the_managed_layer_refuses_is_not_delivered_under_supervise_eit
             "{how}: without a layer"
         );
     }
+}
+
+/// A static program that sets `CORP_INTERNAL_TOKEN_URL` and execs its
+/// arguments: an exec only the supervisor sees.
+const SETENV_EXEC_C: &str = r#"
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    setenv("CORP_INTERNAL_TOKEN_URL", "https://again.corp.invalid/", 1);
+    execv(argv[1], argv + 1);
+    return 71;
+}
+"#;
+
+/// A user policy's `[supervise] changes = "audit"` governs the user layer's
+/// changes only: a change the managed layer makes is still refused.
+#[test]
+fn a_users_supervise_audit_does_not_let_a_managed_strip_pass() {
+    if no_private_host("envwrap_managed") {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-supervise-audit");
+    let setup = managed_setup(&sb, MANAGED, "0644");
+    let audit = sb.write(
+        "audit.toml",
+        "version = 1\n[supervise]\nchanges = \"audit\"\n",
+    );
+    let launcher = compile_c_with("setenv_exec", SETENV_EXEC_C, &["-static"]);
+    let mut c = on_private_host(&sb, &setup, envwrap_bin());
+    c.args([
+        "--supervise".to_string(),
+        format!("--policy={}", audit.display()),
+        "--".into(),
+    ])
+    .arg(&launcher)
+    .args(["/usr/bin/printenv", "CORP_INTERNAL_TOKEN_URL"]);
+    let out = c.run();
+    out.check(
+        !out.status.success() && !out.stdout_str().contains("again.corp.invalid"),
+        "the managed strip is refused, not let through by the user's audit",
+    );
+    out.check(
+        out.stderr_str()
+            .contains("(policy /etc/envshim/managed.toml)"),
+        "the refusal names the managed layer",
+    );
+}
+
+/// A static program that copies the value of variable argv[1] into argv[2],
+/// drops argv[1] and execs the rest: a secret's program handing its secret on
+/// under another name.
+const COPY_EXEC_C: &str = r#"
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc < 4) return 2;
+    const char *v = getenv(argv[1]);
+    if (!v) return 3;
+    setenv(argv[2], v, 1);
+    unsetenv(argv[1]);
+    execv(argv[3], argv + 3);
+    return 71;
+}
+"#;
+
+/// Under `--supervise`, a program that got the managed layer's secret cannot
+/// give a copy of it to a program the secret is not for (rule 4 with the
+/// caller's environment, as the shim decides it).
+#[test]
+fn under_supervise_a_secrets_program_cannot_pass_a_copy_on() {
+    if no_private_host("envwrap_managed") {
+        return;
+    }
+    let sb = Sandbox::new("envwrap-managed-secret-copy");
+    let copier = sb.join("copy_exec");
+    std::fs::copy(
+        compile_c_with("copy_exec", COPY_EXEC_C, &["-static"]),
+        &copier,
+    )
+    .expect("copy");
+    let managed = "version = 1\n[[secret]]\nname = \"DEPLOY_KEY\"\nfrom = \"file:/etc/envshim/deploy-key\"\nprogram = \"/etc/envshim/sdeploy\"\n";
+    let mut setup = deploy_setup(&sb);
+    setup.push_str(&install_line(&copier, "/etc/envshim/sdeploy", "0755"));
+    setup.push_str(&managed_setup(&sb, managed, "0644"));
+    let mut c = on_private_host(&sb, &setup, envwrap_bin());
+    c.args([
+        "--supervise",
+        "--",
+        "/etc/envshim/sdeploy",
+        "DEPLOY_KEY",
+        "COPIED",
+        "/usr/bin/printenv",
+        "COPIED",
+    ]);
+    let out = c.run();
+    out.check(
+        !out.stdout_str().contains("made-up-deploy-key"),
+        "the secret's copy reached a program it is not for",
+    );
+    out.check(!out.status.success(), "the exec with the copy is refused");
 }

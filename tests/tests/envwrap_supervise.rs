@@ -917,3 +917,42 @@ fn a_process_of_the_tree_cannot_reach_the_supervisor() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A static program that sets each `NAME=VALUE` argument before `--` in its
+/// own environment and execs the program after it.
+const SETS_AND_EXECS: &str = r#"
+int main(int argc, char **argv) {
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) putenv(argv[i]);
+    if (i + 1 >= argc) return 2;
+    execv(argv[i + 1], argv + i + 1);
+    return 71;
+}
+"#;
+
+/// A credential's value that stands in a variable's *name* is never shown:
+/// not in the supervisor's refusal, not in its log.
+#[test]
+fn a_credential_value_in_a_variable_name_is_not_shown_by_the_supervisor() {
+    let sb = Sandbox::new("supervise-value-in-name");
+    let launcher = c_program("sets_and_execs", SETS_AND_EXECS, &["-static"]);
+    let value = "made-up-mgr-Ab3dE5gH7jK9";
+    let log = sb.join("supervise.log");
+    let out = supervised(&sb, false)
+        .arg(format!("--log={}", log.display()))
+        .arg("--")
+        .arg(&launcher)
+        .arg(format!("{value}_TOKEN=1"))
+        .arg(format!("MGR_TOKEN={value}"))
+        .arg("--")
+        .arg("/bin/true")
+        .run();
+    out.check(!out.status.success(), "the exec is refused");
+    out.check(out.stderr_str().contains(REFUSED), "the refusal is said");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    out.check(!logged.is_empty(), "the refusal is logged");
+    out.check(
+        !out.stderr_str().contains(value) && !logged.contains(value),
+        "the credential's value, in a variable's name, is shown (stderr or log)",
+    );
+}

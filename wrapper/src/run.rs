@@ -144,7 +144,14 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         journal.note(&w);
     }
     let argv: Vec<Vec<u8>> = o.command.iter().map(|a| a.as_bytes().to_vec()).collect();
-    let managed_found = managed_layer(&policy, &loaded.label());
+    // Under the shim (in this envwrap's own `LD_PRELOAD`: a run the shim
+    // routed, or a user's shell) and with the policy the shim found (no
+    // `--policy`), the shim said the dead rules when it compiled the policy:
+    // not again at each routed run.
+    let shim_said_it = o.policy.is_none()
+        && std::env::var_os("LD_PRELOAD")
+            .is_some_and(|v| envpolicy::supervise::shim_in_preload(v.as_bytes()).is_some());
+    let managed_found = managed_layer(&policy, &loaded.label(), !shim_said_it);
     let managed = managed_found.in_force();
     // A secret's program is a path: under a policy with secrets (either
     // layer's), a name is decided as the path it resolved to, as the shim
@@ -413,16 +420,17 @@ fn past(action: &str) -> &str {
 /// The managed layer of this host ([`envpolicy::managed`]): its one warning
 /// when it is broken, and one when it makes rules of the user's policy
 /// (`policy`, shown as `label`) dead ([`envpolicy::layer::dead_rules`], which
-/// `envwrap check` names one by one).
+/// `envwrap check` names one by one), when `say_dead`.
 fn managed_layer(
     policy: &envpolicy::compiled::Policy<'_>,
     label: &str,
+    say_dead: bool,
 ) -> envpolicy::managed::Managed {
     let managed = envpolicy::managed::Managed::load();
     if let Some(w) = managed.warning() {
         say!("envwrap: warning: {w}");
     }
-    if let Some(line) = overridden_rules(policy, &managed, label) {
+    if let Some(line) = overridden_rules(policy, &managed, label).filter(|_| say_dead) {
         say!("envwrap: warning: {line}");
     }
     managed

@@ -42,6 +42,9 @@ struct Known {
     secrets: Vec<Vec<u8>>,
     /// The values, once worked out.
     values: Option<Vec<Vec<u8>>>,
+    /// The credential values of the exec a supervisor is answering
+    /// ([`Answering`]): redacted while it answers, then forgotten.
+    answering: Vec<Vec<u8>>,
 }
 
 static KNOWN: Mutex<Known> = Mutex::new(Known {
@@ -49,6 +52,7 @@ static KNOWN: Mutex<Known> = Mutex::new(Known {
     envs: Vec::new(),
     secrets: Vec::new(),
     values: None,
+    answering: Vec::new(),
 });
 
 impl Known {
@@ -58,6 +62,7 @@ impl Known {
             envs,
             secrets,
             values,
+            ..
         } = self;
         values.get_or_insert_with(|| {
             let compiled = policy.get_or_insert_with(envpolicy::load::builtin_default);
@@ -76,14 +81,48 @@ impl Known {
     }
 }
 
-/// A list of values, as `shown::redact` asks for them.
-struct Values<'a>(&'a [Vec<u8>]);
+/// Lists of values, as `shown::redact` asks for them.
+struct Values<'a>(&'a [Vec<u8>], &'a [Vec<u8>]);
 
 impl shown::Secrets for Values<'_> {
     fn each(&self, f: &mut dyn FnMut(&[u8])) {
-        for v in self.0 {
+        for v in self.0.iter().chain(self.1) {
             f(v);
         }
+    }
+}
+
+/// While it lives, every message also redacts the credential values of
+/// environments envwrap neither has nor built: those of an exec another
+/// process makes, which `envwrap --supervise` is answering (the child's and
+/// its caller's), judged by `policies` (the user layer's and the managed
+/// layer's: a value either calls a credential is hidden). A variable *name*
+/// that holds such a value is hidden with it.
+pub struct Answering(());
+
+impl Answering {
+    pub fn new(envs: &[&[Vec<u8>]], policies: &[&envpolicy::compiled::Policy<'_>]) -> Answering {
+        let values: Vec<Vec<u8>> = envs
+            .iter()
+            .flat_map(|env| env.iter())
+            .filter_map(|e| envpolicy::bytes::split_entry(e))
+            .filter(|(n, v)| policies.iter().any(|p| shown::is_secret(Some(p), n, v)))
+            .map(|(_, v)| v.to_vec())
+            .collect();
+        let mut k = KNOWN
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        k.answering = values;
+        Answering(())
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let mut k = KNOWN
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        k.answering.clear();
     }
 }
 
@@ -123,7 +162,11 @@ pub fn redacted(text: &str) -> String {
     let mut k = KNOWN
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    envpolicy::outcome::redacted_by(text.as_bytes(), &Values(k.values()))
+    let k = &mut *k;
+    let answering = std::mem::take(&mut k.answering);
+    let text = envpolicy::outcome::redacted_by(text.as_bytes(), &Values(k.values(), &answering));
+    k.answering = answering;
+    text
 }
 
 /// One line on stderr, [`redacted`]: every message envwrap writes goes through

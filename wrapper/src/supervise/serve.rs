@@ -213,12 +213,25 @@ fn answer(
     }
     let policy = held.compiled.policy();
     let files = outcome::read_env_files(&policy);
-    let digest = recall.seen.digest(&program, &args.argv, &args.env, &files);
+    let parent = caller_environment(n.pid);
+    let digest = recall
+        .seen
+        .digest(&program, &args.argv, &args.env, &parent, &files);
     if recall.seen.contains(digest) {
         let _ = notify::allow(listener, n.id);
         return;
     }
-    let verdict = judge_in(&policy, held.mode, &program, &args.argv, &args.env, &files);
+    let verdict = judge_in(
+        &policy, held.mode, &program, &args.argv, &args.env, &parent, &files,
+    );
+    // What is said of this exec hides the credential values of both its
+    // environments, under either layer, wherever they stand (a variable's
+    // name included).
+    let managed = envpolicy::managed::Managed::for_process().policy();
+    let policies: Vec<&envpolicy::compiled::Policy<'_>> =
+        std::iter::once(&policy).chain(managed.as_ref()).collect();
+    let _answering = (verdict != Verdict::Unchanged)
+        .then(|| crate::value::Answering::new(&[&args.env, &parent], &policies));
     if verdict == Verdict::Unchanged {
         recall.seen.insert(digest);
     }
@@ -273,6 +286,21 @@ fn answer(
             let _ = notify::allow(listener, n.id);
         }
     }
+}
+
+/// The environment the target process started with (`/proc/PID/environ`,
+/// which a static program's `setenv` does not change): the caller's side of
+/// rule 4. Empty when it cannot be read.
+fn caller_environment(pid: u32) -> Vec<Vec<u8>> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|bytes| {
+            bytes
+                .split(|&b| b == 0)
+                .filter(|e| !e.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// ENOENT or ENOTDIR when the file the target names is not there, seen from
