@@ -326,17 +326,28 @@ fn the_managed_layers_own_secret_reaches_its_program_under_the_shim() {
     let script = "/etc/envshim/deploy; \
         python3 -c 'import subprocess; subprocess.run([\"/etc/envshim/deploy\"])'; \
         if [ -n \"$DEPLOY_KEY\" ]; then echo shell-holds; fi";
+    // A user policy with a rule the layer makes dead: the shim's compile
+    // says so once; the run it routes through envwrap does not say it again.
+    let (_, user) = user_policy(
+        &sb,
+        "keeps.toml",
+        "version = 1\nkeep = [\"CORP_INTERNAL_URL\"]\n",
+    );
     let run = |with_layer: bool| {
+        let _ = std::fs::remove_dir_all(sb.join(".cache/envshim"));
         let mut setup = deploy_setup(&sb);
         if with_layer {
             setup.push_str(&managed_setup(
                 &sb,
-                &format!("version = 1\n{A_SECRET_FOR_DEPLOY}"),
+                &format!("{MANAGED}{A_SECRET_FOR_DEPLOY}"),
             ));
         }
         let mut c = on_private_host(&sb, &setup, "env");
-        c.arg(format!("LD_PRELOAD={}", shim_so().display()))
-            .args(["bash", "-c", script]);
+        c.arg(format!("LD_PRELOAD={}", shim_so().display()));
+        for (k, v) in &user {
+            c.arg(format!("{k}={v}"));
+        }
+        c.args(["bash", "-c", script]);
         let out = c.run();
         out.check(out.status.success(), "the launcher runs");
         out
@@ -345,6 +356,11 @@ fn the_managed_layers_own_secret_reaches_its_program_under_the_shim() {
     out.check(
         out.stdout_str() == "got\ngot\n",
         "the fork child and the routed subprocess get the managed layer's secret, the shell does not",
+    );
+    let said = out.stderr_str().matches(" overrides ").count();
+    out.check(
+        said == 1,
+        &format!("{said} lines say the layer overrides a rule of the user's file"),
     );
     // The control: the same tree on a host without the layer.
     let out = run(false);
