@@ -213,14 +213,15 @@ fn answer(
     }
     let policy = held.compiled.policy();
     let files = outcome::read_env_files(&policy);
-    let parent = caller_environment(n.pid);
-    let digest = recall
-        .seen
-        .digest(&program, &args.argv, &args.env, &parent, &files);
+    // The caller's environment is not in the digest, and is read only for an
+    // exec not seen before: an exec remembered as unchanged passes bytes
+    // another process already passed the same way, whatever its caller holds.
+    let digest = recall.seen.digest(&program, &args.argv, &args.env, &files);
     if recall.seen.contains(digest) {
         let _ = notify::allow(listener, n.id);
         return;
     }
+    let parent = caller_environment(n.pid);
     let verdict = judge_in(
         &policy, held.mode, &program, &args.argv, &args.env, &parent, &files,
     );
