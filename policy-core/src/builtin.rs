@@ -91,10 +91,7 @@ pub const SECRET_PATH_HOOKS: &str = "PYTHONPATH PYTHONHOME PYTHONUSERBASE PYTHON
 
 /// Whether `name` is one of [`SECRET_PATH_HOOKS`].
 pub fn is_secret_path_hook(name: &[u8]) -> bool {
-    SECRET_PATH_HOOKS
-        .as_bytes()
-        .split(|&b| b == b' ')
-        .any(|w| !w.is_empty() && w == name)
+    crate::bytes::words(SECRET_PATH_HOOKS.as_bytes()).any(|w| w == name)
 }
 
 /// Names whose values are checked as sudo's `env_check` does: a value with `/` or

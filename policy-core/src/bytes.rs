@@ -54,6 +54,13 @@ pub fn basename(program: &[u8]) -> &[u8] {
     }
 }
 
+/// The space-separated words of a table kept as one string (the core's lists
+/// of names and commands are strings of words, not tables of slices: no
+/// relocation in libenvshim.so).
+pub fn words(list: &'static [u8]) -> impl Iterator<Item = &'static [u8]> + Clone {
+    list.split(|&b| b == b' ').filter(|w| !w.is_empty())
+}
+
 /// The first index of `needle` in `hay`.
 pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]

@@ -16,7 +16,7 @@
 //! | systemd-run | getopt_long | `-E`, `--setenv` (and its unique prefixes), `-p`/`--property Environment=...` (each assignment of its blank-separated, optionally quoted list), up to `--`: the scan does not stop at the command; loosely, the command's words (`command_pairs`) |
 //! | env, sudo | getopt_long | options (long ones by unique prefix, `--ch` is `--chdir`; sudo's `-a`/`--auth-type` take a value, its `-h` only an attached one), then the operands that are pairs, up to the first that is not; in env's `-S`/`--split-string` value, its leading words that are pairs; sudo: loosely, the command after them |
 
-use crate::bytes::split_entry;
+use crate::bytes::{split_entry, words};
 
 pub mod screen_argv;
 mod tmux_argv;
@@ -340,10 +340,6 @@ impl Grammar {
     }
 }
 
-/// The space-separated words of a table string.
-fn words(list: &'static [u8]) -> impl Iterator<Item = &'static [u8]> + Clone {
-    list.split(|&b| b == b' ').filter(|w| !w.is_empty())
-}
 
 /// A pair at `offset` of argument `arg`, if there is one.
 fn pair_in(argv: &[&[u8]], arg: usize, offset: usize, flag: Option<usize>) -> Option<PairAt> {

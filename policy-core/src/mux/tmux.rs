@@ -10,6 +10,7 @@
 //! module says when a client's argv needs that, and which server it talks to, as
 //! tmux itself reads its argv and environment.
 
+use crate::bytes::words;
 use super::{Multiplexer, Request, Server, Socket};
 use crate::pairs::{for_each_tmux_command, for_each_tmux_option, tmux_command_start, Carrier};
 
@@ -180,9 +181,6 @@ pub fn pipes_a_pane(argv: &[&[u8]]) -> bool {
     found
 }
 
-fn words(list: &'static [u8]) -> impl Iterator<Item = &'static [u8]> {
-    list.split(|&b| b == b' ').filter(|w| !w.is_empty())
-}
 
 /// The server the client `argv` talks to, as tmux finds its socket: `-S
 /// PATH`; else the first field of `$TMUX` when `-L` is not given either (a
