@@ -56,29 +56,40 @@ static KNOWN: Mutex<Known> = Mutex::new(Known {
 });
 
 impl Known {
-    fn values(&mut self) -> &[Vec<u8>] {
+    /// Every value a message must not show: those worked out (once after a
+    /// change), and those of the exec being answered.
+    fn values(&mut self) -> Values<'_> {
         let Known {
             policy,
             envs,
             secrets,
             values,
-            ..
+            answering,
         } = self;
-        values.get_or_insert_with(|| {
+        let worked_out = values.get_or_insert_with(|| {
             let compiled = policy.get_or_insert_with(envpolicy::load::builtin_default);
-            let policy = compiled.policy();
             let own: Vec<Vec<u8>> = std::env::vars_os()
                 .map(|(n, v)| [n.as_bytes(), b"=", v.as_bytes()].concat())
                 .collect();
-            own.iter()
-                .chain(envs.iter())
-                .filter_map(|e| envpolicy::bytes::split_entry(e))
-                .filter(|(n, v)| shown::is_secret(Some(&policy), n, v))
-                .map(|(_, v)| v.to_vec())
-                .chain(secrets.iter().cloned())
-                .collect()
-        })
+            let mut found = credential_values(own.iter().chain(envs.iter()), &[&compiled.policy()]);
+            found.extend(secrets.iter().cloned());
+            found
+        });
+        Values(worked_out, answering)
     }
+}
+
+/// The values of the entries of `entries` that any of `policies` calls a
+/// credential.
+fn credential_values<'e>(
+    entries: impl Iterator<Item = &'e Vec<u8>>,
+    policies: &[&envpolicy::compiled::Policy<'_>],
+) -> Vec<Vec<u8>> {
+    entries
+        .filter_map(|e| envpolicy::bytes::split_entry(e))
+        .filter(|(n, v)| policies.iter().any(|p| shown::is_secret(Some(p), n, v)))
+        .map(|(_, v)| v.to_vec())
+        .collect()
 }
 
 /// Lists of values, as `shown::redact` asks for them.
@@ -102,13 +113,7 @@ pub struct Answering(());
 
 impl Answering {
     pub fn new(envs: &[&[Vec<u8>]], policies: &[&envpolicy::compiled::Policy<'_>]) -> Answering {
-        let values: Vec<Vec<u8>> = envs
-            .iter()
-            .flat_map(|env| env.iter())
-            .filter_map(|e| envpolicy::bytes::split_entry(e))
-            .filter(|(n, v)| policies.iter().any(|p| shown::is_secret(Some(p), n, v)))
-            .map(|(_, v)| v.to_vec())
-            .collect();
+        let values = credential_values(envs.iter().flat_map(|env| env.iter()), policies);
         let mut k = KNOWN
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -162,11 +167,7 @@ pub fn redacted(text: &str) -> String {
     let mut k = KNOWN
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let k = &mut *k;
-    let answering = std::mem::take(&mut k.answering);
-    let text = envpolicy::outcome::redacted_by(text.as_bytes(), &Values(k.values(), &answering));
-    k.answering = answering;
-    text
+    envpolicy::outcome::redacted_by(text.as_bytes(), &k.values())
 }
 
 /// One line on stderr, [`redacted`]: every message envwrap writes goes through
