@@ -83,11 +83,6 @@ pub fn judge_in(
         requested_mode: mode,
         sticky,
     };
-    let parent_env = if parent_env == env {
-        &[][..]
-    } else {
-        parent_env
-    };
     let d = layers.decide(program, argv, env, parent_env);
     let changes: Vec<Change> = d
         .changes
@@ -124,26 +119,24 @@ pub fn judge_in(
         }),
         crate::layer::Layer::User => policy.settings().supervise_changes,
     };
-    let shown_first = |among: &mut dyn Iterator<Item = &Change>| -> Option<Change> {
-        let among: Vec<&Change> = among.collect();
-        among
-            .iter()
-            .find(|c| match c.index {
-                Some(i) if c.target == Target::Env => !d.env.contains(&env[i]),
-                _ => true,
-            })
-            .or(among.first())
-            .map(|c| (*c).clone())
+    // The change to name, among those `among` takes: the first whose entry the
+    // child would lose, else the first.
+    let shown_first = |among: &dyn Fn(&Change) -> bool| -> Option<Change> {
+        let loses = |c: &&Change| match c.index {
+            Some(i) if c.target == Target::Env => !d.env.contains(&env[i]),
+            _ => true,
+        };
+        let mut candidates = changes.iter().filter(|c| among(c));
+        candidates
+            .clone()
+            .find(loses)
+            .or_else(|| candidates.next())
+            .cloned()
     };
-    let refusing = shown_first(
-        &mut changes
-            .iter()
-            .filter(|c| setting(c) == SuperviseChanges::Refuse),
-    );
-    if let Some(c) = refusing {
+    if let Some(c) = shown_first(&|c| setting(c) == SuperviseChanges::Refuse) {
         return Verdict::WouldChange(c);
     }
-    let first = shown_first(&mut changes.iter());
+    let first = shown_first(&|_| true);
     let first = first.unwrap_or_else(|| Change {
         target: Target::Env,
         index: None,

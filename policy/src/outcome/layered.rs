@@ -64,8 +64,8 @@ impl Layers<'_, '_> {
 }
 
 /// Decide one exec of `program` with both layers (`parent_env`: the caller's
-/// environment when it differs from `env`, else empty, as for
-/// [`super::decide()`]).
+/// environment; one equal to `env`, or empty, means the child inherits it, as
+/// for [`super::decide()`]).
 ///
 /// The user pass runs in [`layer::pass_mode`] of its own mode and the
 /// requested one; in audit it changes nothing (the managed pass gets its
@@ -83,6 +83,14 @@ pub fn decide_layered(
     env: &[Vec<u8>],
     parent_env: &[Vec<u8>],
 ) -> Decision {
+    // The same environment on both sides is no parent of its own: each
+    // caller (the supervisor's `/proc/PID/environ`, a library's `environ`)
+    // may pass it either way.
+    let parent_env = if parent_env == env {
+        &[][..]
+    } else {
+        parent_env
+    };
     let user = layers.user;
     let mut first = decide_delivering(
         user.policy,
