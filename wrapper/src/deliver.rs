@@ -38,7 +38,7 @@ pub fn read(
 }
 
 /// The mode of the managed pass: its own, whatever was requested.
-fn managed_mode(managed: &Policy<'_>) -> Mode {
+pub fn managed_mode(managed: &Policy<'_>) -> Mode {
     pass_mode(Layer::Managed, managed.settings().mode, None)
 }
 

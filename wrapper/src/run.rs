@@ -180,7 +180,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     let secrets = read_secrets(&policy, mode);
     let managed_secrets = managed
         .as_ref()
-        .map(|m| read_secrets(&m.policy, m.policy.settings().mode));
+        .map(|m| read_secrets(&m.policy, deliver::managed_mode(&m.policy)));
     let sticky = outcome::Sticky {
         preload: shim_bytes,
         policy_entry: shim.as_ref().and(policy_entry.as_deref()),
