@@ -302,35 +302,43 @@ fn a_secret_name_is_refused_even_without_the_builtin_credential_list() {
     assert_eq!(d.env_verdicts[0].action, Action::Refuse);
 }
 
-#[test]
-fn a_program_that_gets_a_secret_runs_no_hook_its_caller_chose() {
-    let kept = POLICY.replacen(
-        "version = 1\n",
-        "version = 1\nkeep = [\"LD_LIBRARY_PATH\", \"PYTHONSTARTUP\"]\n",
-        1,
-    );
-    let env = [
-        "LD_PRELOAD=/tmp/x.so",
-        "LD_LIBRARY_PATH=/tmp",
-        "PYTHONSTARTUP=/tmp/s.py",
-        "OK=1",
-    ];
-    let d = deliver(&kept, "/usr/bin/gh", &[], &env, Some(VALUE));
-    assert!(holds(&d, "GH_TOKEN", VALUE));
-    assert_eq!(names(&d), ["OK", "GH_TOKEN"]);
-    for i in 0..3 {
+/// `env` under POLICY with `keep` added: at `/usr/bin/gh`, which gets the
+/// secret, its first `hooks` entries are stripped as hooks (`secret.hooks`)
+/// and the rest kept, with the secret after them; at `/usr/bin/env`, which does
+/// not, every entry passes as before. The decision at gh.
+fn strips_hooks_for_the_secret_only(keep: &str, env: &[&str], hooks: usize) -> Decision {
+    let kept = POLICY.replacen("version = 1\n", &format!("version = 1\nkeep = {keep}\n"), 1);
+    let name = |e: &&str| e.split('=').next().unwrap_or_default().to_string();
+    let d = deliver(&kept, "/usr/bin/gh", &[], env, Some(VALUE));
+    let mut rest: Vec<String> = env[hooks..].iter().map(name).collect();
+    rest.push("GH_TOKEN".to_string());
+    assert_eq!(names(&d), rest);
+    for i in 0..hooks {
         assert!(
             matches!(d.env_verdicts[i].rule, Rule::SecretHooks(0)),
             "{:?}",
             d.env_verdicts[i]
         );
     }
-    // Not delivering: the keeps keep them, and LD_PRELOAD stays, as before.
-    let d = deliver(&kept, "/usr/bin/env", &[], &env, Some(VALUE));
+    let all: Vec<String> = env.iter().map(name).collect();
     assert_eq!(
-        names(&d),
-        ["LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONSTARTUP", "OK"]
+        names(&deliver(&kept, "/usr/bin/env", &[], env, Some(VALUE))),
+        all
     );
+    d
+}
+
+#[test]
+fn a_program_that_gets_a_secret_runs_no_hook_its_caller_chose() {
+    let env = [
+        "LD_PRELOAD=/tmp/x.so",
+        "LD_LIBRARY_PATH=/tmp",
+        "PYTHONSTARTUP=/tmp/s.py",
+        "OK=1",
+    ];
+    // Not delivering, the keeps keep them, and LD_PRELOAD stays, as before.
+    let d = strips_hooks_for_the_secret_only(r#"["LD_LIBRARY_PATH", "PYTHONSTARTUP"]"#, &env, 3);
+    assert!(holds(&d, "GH_TOKEN", VALUE));
 }
 
 /// An interpreter's search path is ordinary at any other exec, and stripped
@@ -338,28 +346,13 @@ fn a_program_that_gets_a_secret_runs_no_hook_its_caller_chose() {
 /// there would run the caller's code in a Python program that gets the secret.
 #[test]
 fn a_program_that_gets_a_secret_runs_without_interpreter_search_paths() {
-    let kept = POLICY.replacen(
-        "version = 1\n",
-        "version = 1\nkeep = [\"PYTHONPATH\", \"PERL5LIB\", \"NODE_PATH\"]\n",
-        1,
-    );
     let env = [
         "PYTHONPATH=/tmp/evil",
         "PERL5LIB=/tmp/evil",
         "NODE_PATH=/tmp/evil",
         "OK=1",
     ];
-    let d = deliver(&kept, "/usr/bin/gh", &[], &env, Some(VALUE));
-    assert_eq!(names(&d), ["OK", "GH_TOKEN"]);
-    for i in 0..3 {
-        assert!(
-            matches!(d.env_verdicts[i].rule, Rule::SecretHooks(0)),
-            "{:?}",
-            d.env_verdicts[i]
-        );
-    }
-    let d = deliver(&kept, "/usr/bin/env", &[], &env, Some(VALUE));
-    assert_eq!(names(&d), ["PYTHONPATH", "PERL5LIB", "NODE_PATH", "OK"]);
+    strips_hooks_for_the_secret_only(r#"["PYTHONPATH", "PERL5LIB", "NODE_PATH"]"#, &env, 3);
 }
 
 #[test]
