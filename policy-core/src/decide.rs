@@ -837,6 +837,10 @@ pub fn decide_env(
     let verdicts = &mut *scratch.verdicts;
 
     let own = judge_entries(policy, req, mask, seen, verdicts);
+    let wanted = crate::secret::wanted(policy, req.program);
+    if wanted != 0 {
+        pass_inherited_secrets(policy, req, wanted, seen, verdicts);
+    }
     if req.renamed_files != 0 {
         names_declared_since(policy, req, verdicts);
     }
@@ -844,7 +848,7 @@ pub fn decide_env(
     if !req.parent_env.is_empty() {
         mark_parent_copies(policy, req, seen, verdicts, n);
     }
-    let delivering = delivering(policy, req);
+    let delivering = delivering(req, wanted);
     if delivering != 0 {
         mark_secret_copies(policy, req, delivering, verdicts, n);
         strip_hooks_for_secrets(policy, req, mask, delivering, verdicts, n);
@@ -1103,12 +1107,50 @@ fn add_file_values(
 }
 
 /// What [`add_sets`] added and refused.
+/// Rule 6b at a secret's program: an inherited entry of the secret's name
+/// passes as a grant would, whatever the base and the strips say, because the
+/// secret is delivered there whatever they say. A value read replaces it
+/// ([`add_secrets`]); where none was read, it is what a front end below
+/// delivered (`envwrap --supervise` sees the exec the shim or the command's
+/// child completed), or the caller's own value for the program it is for.
+/// Every front end decides this alike, so that none refuses the secret's own
+/// program where another delivers to it.
+#[inline(never)]
+fn pass_inherited_secrets(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    wanted: u16,
+    seen: &[u32],
+    verdicts: &mut [Verdict],
+) {
+    for s in 0..crate::secret::MAX_SECRETS {
+        let Some(rec) = policy.secret(s as u32).filter(|_| wanted & (1 << s) != 0) else {
+            continue;
+        };
+        let name = policy.str(rec.name);
+        let Some(g) = find_grant(policy, name, req.program) else {
+            continue;
+        };
+        let Some(v) = first_index(seen, req.env, name).and_then(|i| verdicts.get_mut(i)) else {
+            continue;
+        };
+        if v.action == Action::Strip && matches!(v.rule, Rule::BaseNone | Rule::Strip(_)) {
+            *v = Verdict {
+                action: Action::Grant,
+                rule: Rule::Grant(g),
+                credential: true,
+                loud: true,
+            };
+        }
+    }
+}
+
 /// Rule 6b's secrets: those this program gets whose value the front end read.
-fn delivering(policy: &Policy<'_>, req: &EnvRequest<'_>) -> u16 {
+/// `wanted` is [`crate::secret::wanted`] of the program.
+fn delivering(req: &EnvRequest<'_>, wanted: u16) -> u16 {
     if req.secrets.is_empty() {
         return 0;
     }
-    let wanted = crate::secret::wanted(policy, req.program);
     let mut read = 0u16;
     for (i, v) in req.secrets.iter().enumerate().take(crate::secret::MAX_SECRETS) {
         if v.is_some() {

@@ -31,7 +31,9 @@
 //! - [`mux`]: what a terminal multiplexer is (tmux, GNU screen): when its client
 //!   may start processes in its server, and which server that is;
 //! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`;
-//! - [`withheld`]: saying once per name and tree that a credential was withheld.
+//! - [`withheld`]: saying once per name and tree that a credential was withheld;
+//! - [`capability`]: what each front end can do to an exec, and what it does
+//!   with a change it cannot make.
 #![cfg_attr(not(test), no_std)]
 
 /// The modules of the decision core, which runs inside other programs: no
@@ -55,8 +57,8 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, decide, encoded, envfile, glob, hex, hint, layer, lookup, mark, mux,
-    pairs, programs, readable, search, secret, shape, shown, withheld, writers
+    argv, bytes, cache_key, capability, decide, encoded, envfile, glob, hex, hint, layer, lookup,
+    mark, mux, pairs, programs, readable, search, secret, shape, shown, withheld, writers
 );
 
 pub mod builtin;

@@ -4,22 +4,27 @@
 //!
 //! A supervisor sees an exec that is already under way in another process. It
 //! can let it continue, or fail it with an errno; it does not rewrite the other
-//! process's memory (docs/adr/0016-supervised-exec.md says why). So the decision
-//! has three readings:
+//! process's memory (docs/adr/0016-supervised-exec.md says why). What it does
+//! with each difference between the exec and the decision is the capability
+//! table's ([`crate::capability`], `Capabilities::SUPERVISOR`), the one every
+//! front end reads:
 //! - nothing would change: the exec continues;
 //! - the policy refuses something that is there (a credential the child would
-//!   receive, a secret in argv or in the program's path): the exec is refused;
-//! - the policy would change something it does not refuse (strip a name, redact
-//!   an argument, set or add a variable): the exec cannot be given what the
-//!   policy says, so it is refused too, with a message that says so, or, when
-//!   the policy says `[supervise] changes = "audit"`, it runs unchanged and the
-//!   change it did not get is said and logged.
+//!   receive, a secret in argv or in the program's path), or would remove a
+//!   credential (a strip, the base): the exec is refused, whatever
+//!   `[supervise] changes` says;
+//! - the policy would remove or rewrite something else (a name it strips, a
+//!   redacted argument): refused, with a message that says so, or, under
+//!   `[supervise] changes = "audit"`, run unchanged, said and logged;
+//! - the policy would add a variable the exec lacks (a `set`): the exec runs
+//!   without it, said once (a missing entry is no leak).
 //!
 //! A process that has libenvshim.so loaded arrives with an environment the shim
 //! already decided: its own entries (`LD_PRELOAD`, `ENVSHIM_POLICY`,
 //! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change.
 
 use crate::argv::ArgAction;
+use crate::capability::{self, Capabilities, Exec};
 use crate::compiled::{Mode, Policy, SuperviseChanges};
 use crate::decide::Action;
 use crate::outcome::{self, Change, ChangeAction, ChangeRule, Sticky, Target};
@@ -37,6 +42,9 @@ pub enum Verdict {
     UnchangedDespite(Change),
     /// Audit mode: the exec continues; these are the changes enforce would make.
     Audited(Vec<Change>),
+    /// The exec lacks an entry the policy would add (a `set`), which the
+    /// supervisor cannot add: it runs without it, and that is said once.
+    RunsWithout(Change),
 }
 
 /// The name of the shim's library file, as it appears in `LD_PRELOAD`.
@@ -90,12 +98,8 @@ pub fn judge_in(
         .filter(|c| changes_the_exec(c))
         .cloned()
         .collect();
-    // What the decision would give the child is what the target passes: nothing
-    // to do, whatever rules matched (an env-file value already in place is
-    // "replaced" by itself; the shim's own entries are kept where they are).
-    let same = same_entries(&d.env, env) && d.argv == argv;
     if d.mode == Mode::Audit {
-        return if same {
+        return if same_entries(&d.env, env) && d.argv == argv {
             Verdict::Unchanged
         } else {
             Verdict::Audited(changes)
@@ -104,52 +108,131 @@ pub fn judge_in(
     if let Some(r) = d.refusal {
         return Verdict::Refused(r);
     }
-    if let Some(c) = changes.iter().find(|c| is_refused_entry(c)) {
+    if let Some(c) = changes
+        .iter()
+        .find(|c| is_refused_entry(c) && !d.audited(c))
+    {
         return Verdict::Refused(c.clone());
-    }
-    if same {
-        return Verdict::Unchanged;
     }
     // Each layer's `[supervise] changes` governs its own changes only
     // (docs/policy.md, 2b): a change the managed layer makes runs unchanged
     // only where the managed layer says "audit", whatever the user's says.
-    let setting = |c: &Change| match c.layer {
+    let setting = |layer: crate::layer::Layer| match layer {
         crate::layer::Layer::Managed => managed.as_ref().map_or(SuperviseChanges::Refuse, |m| {
             m.policy.settings().supervise_changes
         }),
         crate::layer::Layer::User => policy.settings().supervise_changes,
     };
-    // The change to name, among those `among` takes: the first whose entry the
-    // child would lose, else the first.
-    let shown_first = |among: &dyn Fn(&Change) -> bool| -> Option<Change> {
-        let loses = |c: &&Change| match c.index {
-            Some(i) if c.target == Target::Env => !d.env.contains(&env[i]),
-            _ => true,
-        };
-        let mut candidates = changes.iter().filter(|c| among(c));
-        candidates
-            .clone()
-            .find(loses)
-            .or_else(|| candidates.next())
+    // What the exec as it stands lacks of the decision, each difference
+    // with the change that names it; the capability table decides what the
+    // supervisor does with each (crate::capability).
+    let unmade = unmade(&d, &changes, env, argv);
+    let applied = unmade
+        .iter()
+        .map(|(kind, c)| capability::apply(*kind, Capabilities::SUPERVISOR, setting(c.layer)));
+    match capability::in_mode(Mode::Enforce, applied) {
+        Exec::Runs | Exec::Audited => Verdict::Unchanged,
+        Exec::Refused(i) => Verdict::WouldChange(unmade[i].1.clone()),
+        Exec::RunsNoting(i) => match unmade[i].0 {
+            capability::Change::Add => Verdict::RunsWithout(unmade[i].1.clone()),
+            _ => Verdict::UnchangedDespite(unmade[i].1.clone()),
+        },
+    }
+}
+
+/// Every difference between the exec as the target made it and as the
+/// decision `d` would make it, as a change the capability table knows, with
+/// the change that names it: the entries the child would lose (in the
+/// target's order), the arguments it would get otherwise, then the entries it
+/// lacks. An entry whose value the decision replaces is lost, and its new
+/// value is no addition.
+fn unmade(
+    d: &crate::outcome::Decision,
+    changes: &[Change],
+    env: &[Vec<u8>],
+    argv: &[Vec<u8>],
+) -> Vec<(capability::Change, Change)> {
+    let mut out = Vec::new();
+    let named = |target: Target, i: usize| {
+        changes
+            .iter()
+            .find(|c| c.target == target && c.index == Some(i) && !d.audited(c))
             .cloned()
     };
-    if let Some(c) = shown_first(&|c| setting(c) == SuperviseChanges::Refuse) {
-        return Verdict::WouldChange(c);
+    for (i, e) in env.iter().enumerate() {
+        if d.env.contains(e) {
+            continue;
+        }
+        let credential = d.env_verdicts.get(i).is_some_and(|v| v.credential);
+        let c = named(Target::Env, i).unwrap_or_else(|| order_change(e));
+        out.push((capability::Change::Strip { credential }, c));
     }
-    let first = shown_first(&|_| true);
-    let first = first.unwrap_or_else(|| Change {
+    if d.argv != argv {
+        for (i, v) in d.argv_verdicts.iter().enumerate() {
+            if v.action == ArgAction::Keep {
+                continue;
+            }
+            if let Some(c) = named(Target::Argv, i) {
+                let credential = arg_holds_credential(v);
+                out.push((capability::Change::Argv { credential }, c));
+            }
+        }
+    }
+    let names: Vec<&[u8]> = env
+        .iter()
+        .filter_map(|e| crate::bytes::split_entry(e).map(|(n, _)| n))
+        .collect();
+    for e in &d.env {
+        let Some((name, _)) = crate::bytes::split_entry(e) else {
+            continue;
+        };
+        if env.contains(e) || names.contains(&name) {
+            continue;
+        }
+        let shown = crate::shown::word(name).to_string();
+        let c = changes
+            .iter()
+            .find(|c| c.index.is_none() && c.name.as_deref() == Some(shown.as_str()))
+            .cloned()
+            .unwrap_or_else(|| order_change(e));
+        out.push((capability::Change::Add, c));
+    }
+    out
+}
+
+/// The change that names a difference no change of the decision names.
+fn order_change(entry: &[u8]) -> Change {
+    Change {
         target: Target::Env,
         index: None,
-        name: None,
+        name: crate::bytes::split_entry(entry).map(|(n, _)| crate::shown::word(n).to_string()),
         action: ChangeAction::Reorder,
         rule: ChangeRule::Order,
         why: "the entries in another order".to_string(),
         loud: false,
         layer: crate::layer::Layer::User,
-    });
-    match setting(&first) {
-        SuperviseChanges::Refuse => Verdict::WouldChange(first),
-        SuperviseChanges::Audit => Verdict::UnchangedDespite(first),
+    }
+}
+
+/// Does an argument's verdict concern a credential: a value, a shape, a
+/// secret's words, or the pair of a credential?
+fn arg_holds_credential(v: &crate::argv::ArgVerdict) -> bool {
+    use crate::argv::ArgRule;
+    use crate::decide::Rule;
+    match v.rule {
+        ArgRule::Value(_) | ArgRule::Shape(_) | ArgRule::DenyArgs { .. } => true,
+        ArgRule::Pair { rule, .. } => matches!(
+            rule,
+            Rule::CredentialName(_)
+                | Rule::CredentialShape(_)
+                | Rule::CredentialNameShape(_)
+                | Rule::CredentialValue(_)
+                | Rule::CredentialParentValue(_)
+                | Rule::SecretValue(_)
+                | Rule::Grant(_)
+                | Rule::Secret(_)
+        ),
+        ArgRule::None | ArgRule::PairFlag => v.action == ArgAction::Redact,
     }
 }
 
@@ -307,6 +390,82 @@ mod tests {
             std::path::Path::new("/p.toml")
         )
         .is_err());
+    }
+
+    fn compiled(text: &str) -> crate::load::Compiled {
+        crate::load::compile_text(text, std::path::Path::new("/p.toml")).unwrap()
+    }
+
+    /// A credential that the base or a strip removes is refused, whatever
+    /// `[supervise] changes` says: no setting lets a credential pass where
+    /// enforce would have refused it (crate::capability).
+    #[test]
+    fn a_credential_the_policy_strips_is_refused_under_either_setting() {
+        let env = [v("PATH=/bin"), v("GH_TOKEN=not-a-real-one")];
+        for base in ["floor", "none"] {
+            for setting in ["refuse", "audit"] {
+                let text = format!("version = 1\nbase = \"{base}\"\nkeep = [\"PATH\"]\n[supervise]\nchanges = \"{setting}\"\n");
+                let c = compiled(&text);
+                match judge(&c.policy(), b"/bin/env", &[v("env")], &env, &[]) {
+                    Verdict::WouldChange(c) => assert_eq!(c.name.as_deref(), Some("GH_TOKEN")),
+                    other => panic!("{text}: {other:?}"),
+                }
+            }
+        }
+        let c = compiled("version = 1\nstrip = [\"GH_*\"]\n[supervise]\nchanges = \"audit\"\n");
+        assert!(matches!(
+            judge(&c.policy(), b"/bin/env", &[v("env")], &env, &[]),
+            Verdict::WouldChange(_)
+        ));
+    }
+
+    /// A `set` the exec lacks runs without it (said once), in either setting:
+    /// the supervisor cannot add it, and a missing entry is no leak.
+    #[test]
+    fn a_set_the_exec_lacks_runs_without_it() {
+        let env = [v("PATH=/bin")];
+        for setting in ["refuse", "audit"] {
+            let text = format!(
+                "version = 1\nset = {{ EDITOR = \"vi\" }}\n[supervise]\nchanges = \"{setting}\"\n"
+            );
+            let c = compiled(&text);
+            match judge(&c.policy(), b"/bin/env", &[v("env")], &env, &[]) {
+                Verdict::RunsWithout(c) => assert_eq!(c.name.as_deref(), Some("EDITOR")),
+                other => panic!("{text}: {other:?}"),
+            }
+            let with = [v("PATH=/bin"), v("EDITOR=vi")];
+            assert_eq!(
+                judge(&c.policy(), b"/bin/env", &[v("env")], &with, &[]),
+                Verdict::Unchanged
+            );
+        }
+    }
+
+    /// The secret's own program, holding the secret that a front end below
+    /// delivered, runs under every base: the shim delivers it whatever the
+    /// base says, so the supervisor must not refuse it.
+    #[test]
+    fn a_secrets_own_program_is_not_refused_under_any_base() {
+        // The supervisor never reads the source: it need not exist.
+        let src = std::path::Path::new("/nonexistent/envshim-test/tok");
+        let env = [v("PATH=/bin"), v("GH_TOKEN=delivered-below")];
+        for base in ["all", "floor", "none"] {
+            let text = format!(
+                "version = 1\nbase = \"{base}\"\nkeep = [\"PATH\"]\n[[secret]]\nname = \"GH_TOKEN\"\nprogram = \"/usr/bin/gh\"\nfrom = \"file:{}\"\n",
+                src.display()
+            );
+            let c = compiled(&text);
+            assert_eq!(
+                judge(&c.policy(), b"/usr/bin/gh", &[v("gh")], &env, &[]),
+                Verdict::Unchanged,
+                "{base}"
+            );
+            // At any other program the name is refused.
+            assert!(!matches!(
+                judge(&c.policy(), b"/usr/bin/env", &[v("env")], &env, &[]),
+                Verdict::Unchanged | Verdict::RunsWithout(_) | Verdict::UnchangedDespite(_)
+            ));
+        }
     }
 
     #[test]

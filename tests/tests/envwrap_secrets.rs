@@ -301,6 +301,32 @@ fn supervised_gh_gets_the_secret_from_the_commands_child() {
     expect_in(&o, &o.stderr_str(), "deny_args of secret GH_TOKEN refuses");
 }
 
+/// The secret's own program is not refused under `--supervise` with a base
+/// that does not admit its name: the command's child delivers the secret
+/// whatever the base says (as the shim does), and the supervisor takes the
+/// delivered entry as a grant (rule 6b). Before, it refused gh ("not admitted
+/// by the base").
+#[test]
+fn supervised_gh_gets_the_secret_under_every_base() {
+    let sb = Sandbox::new("envwrap_secrets_supervise_base");
+    let gh = gh_setup(&sb);
+    write_source(&gh, 0o600);
+    let text = std::fs::read_to_string(&gh.policy).unwrap();
+    for base in ["floor", "none"] {
+        let policy = text.replacen(
+            "version = 1\n",
+            &format!("version = 1\nbase = \"{base}\"\n"),
+            1,
+        );
+        std::fs::write(&gh.policy, policy).unwrap();
+        let mut c = wrapped_with(&sb, &gh, &["--supervise"], &["gh"]);
+        c.timeout(Duration::from_secs(120));
+        let o = c.expect_success();
+        assert_no_value(&o);
+        stdout_is(&o, "got\n");
+    }
+}
+
 #[test]
 fn a_value_read_is_redacted_in_every_message() {
     let sb = Sandbox::new("envwrap_secrets_redact");

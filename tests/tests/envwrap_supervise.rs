@@ -194,6 +194,84 @@ fn a_static_program_is_refused_a_token_in_envp_and_in_argv() {
     expect_in(&o, &err, "refused to run true: argument 1 holds");
 }
 
+/// One table decides what the supervisor does with a change it cannot make
+/// (envpolicy_core::capability): a credential that `base` or a strip removes
+/// is refused even under `[supervise] changes = "audit"`, where before it ran
+/// with an "audit:" line; the same exec runs under the shim, without the
+/// credential.
+#[test]
+fn a_credential_the_policy_strips_is_refused_under_either_setting() {
+    let sb = Sandbox::new("supervise_strip_credential");
+    let bin = c_program("supervise_static_execs", STATIC_EXECS, &["-static"]);
+    let tok = token_file(&sb);
+    for (base, setting) in [("floor", "audit"), ("none", "audit"), ("floor", "refuse")] {
+        let policy = sb.write(
+            "policy.toml",
+            format!("version = 1\nbase = \"{base}\"\n[supervise]\nchanges = \"{setting}\"\n"),
+        );
+        let o = supervised(&sb, true)
+            .arg("--policy")
+            .arg(&policy)
+            .arg(&bin)
+            .arg(&tok)
+            .expect_success();
+        let out = o.stdout_str();
+        for line in ["envp: errno=1", "argv: errno=1", "clean: errno=0"] {
+            expect_in(&o, &out, line);
+        }
+        let err = o.stderr_str();
+        expect_in(
+            &o,
+            &err,
+            "refused to run true: the policy would strip GH_TOKEN",
+        );
+        // (base = "none" strips PATH too: that one runs with an audit line.)
+        if err
+            .lines()
+            .any(|l| l.contains("audit: let") && l.contains("GH_TOKEN"))
+        {
+            o.fail("a credential ran with an audit line");
+        }
+    }
+}
+
+const STATIC_CLEAN_EXECS: &str = r#"
+int main(void) {
+    char *env_clean[] = {"PATH=/usr/bin:/bin", NULL};
+    char *run[] = {"/usr/bin/env", NULL};
+    for (int i = 0; i < 3; i++) printf("exec %d: errno=%d\n", i, exec_errno("/usr/bin/env", run, env_clean));
+    return 0;
+}
+"#;
+
+/// A `set` that a static program's exec lacks (as Codex builds its MCP
+/// server's environment from an allowlist) runs without it, said once: the
+/// supervisor cannot add it, and a missing variable is no leak. Before, the
+/// exec was refused and the program broke.
+#[test]
+fn an_exec_that_lacks_a_set_runs_without_it_said_once() {
+    let sb = Sandbox::new("supervise_missing_set");
+    let bin = c_program("supervise_clean_execs", STATIC_CLEAN_EXECS, &["-static"]);
+    let policy = sb.write(
+        "policy.toml",
+        "version = 1\nset = { SUPERVISE_SET_PROBE = \"1\" }\n",
+    );
+    let o = supervised(&sb, true)
+        .arg("--policy")
+        .arg(&policy)
+        .arg(&bin)
+        .expect_success();
+    let out = o.stdout_str();
+    for i in 0..3 {
+        expect_in(&o, &out, &format!("exec {i}: errno=0"));
+    }
+    let err = o.stderr_str();
+    let said = err.matches("ran env without SUPERVISE_SET_PROBE").count();
+    if said != 1 {
+        o.fail(&format!("said {said} times, not once"));
+    }
+}
+
 const RAW_SYSCALL: &str = r#"
 #include <sys/syscall.h>
 

@@ -33,6 +33,8 @@ pub struct Recall {
     writers: Vec<std::thread::JoinHandle<()>>,
     /// The execs judged unchanged.
     seen: Seen,
+    /// The "ran without" lines said (each once in the supervisor's life).
+    said_without: std::collections::HashSet<String>,
 }
 
 impl Recall {
@@ -41,6 +43,7 @@ impl Recall {
             recent: Default::default(),
             writers: Vec::new(),
             seen: Seen::new(),
+            said_without: Default::default(),
         }
     }
 
@@ -236,7 +239,10 @@ fn answer(
     if verdict == Verdict::Unchanged {
         recall.seen.insert(digest);
     }
-    if !matches!(verdict, Verdict::Unchanged | Verdict::Audited(_)) {
+    if !matches!(
+        verdict,
+        Verdict::Unchanged | Verdict::Audited(_) | Verdict::RunsWithout(_)
+    ) {
         if let Some(e) = missing(n.pid, dirfd, &args.path) {
             // Not there: what execve(2) would say, and no refusal of a file that
             // is not run (a shell's PATH search tries every directory).
@@ -276,6 +282,16 @@ fn answer(
             journal.record(&program, &c);
             let text = would_change_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
             refuse(listener, n, &text, recall);
+        }
+        Verdict::RunsWithout(c) => {
+            journal.record(&program, &c);
+            let text = runs_without_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
+            // Once per program and name in the supervisor's life: a missing
+            // entry is said, not repeated at every exec of a loop.
+            if notify::still_valid(listener, n.id) && recall.said_without.insert(text.clone()) {
+                message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+            }
+            let _ = notify::allow(listener, n.id);
         }
         Verdict::UnchangedDespite(c) => {
             journal.record(&program, &c);
@@ -392,6 +408,18 @@ fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
         "audit: let {shown} run unchanged: the policy would {} {} ({}), which --supervise \
          cannot do to an exec another process makes ([supervise] changes = \"audit\" in {label})",
         c.action,
+        changed_what(c),
+        c.why
+    )
+}
+
+/// "ran codex without EDITOR: the policy would set it (...), which
+/// --supervise cannot add to an exec another process makes".
+fn runs_without_text(c: &Change, program: &[u8], label: &str) -> String {
+    let shown = value::word(file_name(program));
+    format!(
+        "ran {shown} without {}: the policy would set it ({}), which --supervise cannot add \
+         to an exec another process makes ({label})",
         changed_what(c),
         c.why
     )
