@@ -214,8 +214,8 @@ pub fn redact(text: &[u8], secrets: &dyn Secrets, out: &mut dyn FnMut(&[u8])) {
             if value.is_empty() {
                 return;
             }
-            if let Some(at) = crate::bytes::find(rest, value) {
-                let end = at + value.len();
+            let raw = crate::bytes::find(rest, value).map(|at| (at, at + value.len()));
+            for (at, end) in raw.into_iter().chain(base64_copy(rest, value)) {
                 let better = match first {
                     None => true,
                     Some((s, e)) => at < s || (at == s && end > e),
@@ -237,6 +237,17 @@ pub fn redact(text: &[u8], secrets: &dyn Secrets, out: &mut dyn FnMut(&[u8])) {
         }
         pos += end.max(1);
     }
+}
+
+/// Where a base64 copy of `value` stands in `text` (the copy and the base64
+/// text around it, as the copies rule finds it: [`crate::encoded`]), if it
+/// does: a message hides an encoded copy as it hides the value.
+fn base64_copy(text: &[u8], value: &[u8]) -> Option<(usize, usize)> {
+    if value.len() < crate::encoded::MIN_CREDENTIAL || text.len() < crate::encoded::NEEDLE_MIN {
+        return None;
+    }
+    let found = crate::encoded::Base64Needles::of(value).find_in(text)?;
+    Some(crate::encoded::copy_around(text, found))
 }
 
 #[cfg(test)]
@@ -275,6 +286,17 @@ mod tests {
             "<21 bytes><21 bytes>"
         );
         assert_eq!(redacted(b"nothing here", &[by_name]), "nothing here");
+        // A base64 copy, in a path as in a header, is hidden as the value is
+        // (with the base64 text around it: `/` is one of its symbols).
+        let b64 = "b3BhcXVlLWppcmEtdmFsdWUtMTIz"; // base64 of by_name
+        assert_eq!(
+            redacted(format!("refused to run /opt/{b64}/prog").as_bytes(), &[by_name]),
+            "refused to run <38 bytes>"
+        );
+        assert_eq!(
+            redacted(format!("Authorization: Basic {b64}").as_bytes(), &[by_name]),
+            "Authorization: Basic <28 bytes>"
+        );
         assert_eq!(redacted(b"", &[by_name]), "");
     }
 

@@ -419,3 +419,51 @@ fn envwrap_check_never_prints_a_token_from_the_policy() {
         out.report()
     );
 }
+
+/// A base64 copy of a by-name credential in the program's path (no token
+/// shape: only the value the caller holds tells it) is refused, and no
+/// message, `--json` record or `--log` line of envwrap shows it: the one
+/// writer (`shown::redact`) hides an encoded copy as it hides the value.
+#[test]
+fn a_base64_copy_in_the_programs_path_is_never_printed() {
+    let sb = Sandbox::new("words_base64_path");
+    let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+    let b64 = sb
+        .cmd("/bin/sh")
+        .args(["-c", "printf %s \"$1\" | base64 -w0", "sh", &value])
+        .expect_success()
+        .stdout_str();
+    let prog = sb.write_executable(format!("{b64}/prog"), "#!/bin/sh\necho ran\n");
+    let log = sb.join("envwrap.log");
+    for extra in [&[][..], &["--json"][..]] {
+        let out = sb
+            .cmd(envwrap_bin())
+            .env("JIRA_API_TOKEN", &value)
+            .arg("--log")
+            .arg(&log)
+            .args(extra)
+            .arg("--")
+            .arg(&prog)
+            .run();
+        assert_ne!(out.status.code(), Some(0), "{}", out.report());
+        for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            if holds(bytes, b64.as_bytes()) {
+                panic!("the base64 copy is in envwrap's {what}");
+            }
+        }
+        assert!(
+            out.stderr_str().contains("refused to run"),
+            "{}",
+            out.report()
+        );
+    }
+    let logged = std::fs::read(&log).unwrap_or_default();
+    assert!(
+        !holds(&logged, b64.as_bytes()),
+        "the base64 copy is in the log"
+    );
+}
+
+fn holds(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
