@@ -467,3 +467,44 @@ fn a_base64_copy_in_the_programs_path_is_never_printed() {
 fn holds(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
+
+/// A by-name credential's value pasted where TOML reads a key: the compile
+/// that the shim runs (with `PATH` and `HOME` alone) says so on the stderr of
+/// the process that runs the shim, and hides the value as `envwrap check`,
+/// run where the credential is, hides it. A later start, which finds the
+/// failure marker, says it through the shim's own writer: hidden too.
+#[test]
+fn the_shims_compile_error_never_prints_a_pasted_credential() {
+    let sb = Sandbox::new("words_shim_compile");
+    let value = sb.secrets().value("JIRA_API_TOKEN").to_string();
+    let bad = sb.write("bad.toml", format!("version = 1\n{value} = 1\n"));
+    let check = sb
+        .cmd(envwrap_bin())
+        .env("JIRA_API_TOKEN", &value)
+        .arg("check")
+        .arg(&bad)
+        .run();
+    assert!(
+        check.stderr_str().contains("unknown field `<"),
+        "{}",
+        check.report()
+    );
+    for round in ["compiles", "finds the marker"] {
+        let out = sb
+            .cmd("/bin/sh")
+            .args(["-c", "exec true"])
+            .with_shim()
+            .with_policy(&bad)
+            .env("JIRA_API_TOKEN", &value)
+            .expect_success();
+        assert!(
+            out.stderr_str().contains("using the fail-closed floor"),
+            "{round}: {}",
+            out.report()
+        );
+        assert!(
+            !holds(&out.stderr, value.as_bytes()),
+            "{round}: the pasted value is on the shim's stderr"
+        );
+    }
+}

@@ -133,12 +133,26 @@ fn end_with_the_host() {
     }
 }
 
+/// A compile the shim runs gets an environment of `PATH` and `HOME` alone, but
+/// writes on the stderr of the process that runs the shim: what it says of the
+/// policy file (a credential's value pasted where TOML reads a key) must hide
+/// the credentials of that process, as `envwrap check`, run where they are,
+/// hides them. So its messages also redact the credential values of the host's
+/// start-up environment (`/proc/PPID/environ`; unreadable: nothing more).
+fn learn_the_hosts_credentials() {
+    let host = std::os::unix::process::parent_id();
+    if let Ok(bytes) = crate::procfs::read(host, "environ") {
+        crate::value::learn_env(&crate::procfs::split_nul(&bytes));
+    }
+}
+
 /// Run `envwrap compile` with the arguments after `compile`.
 pub fn run(args: &[OsString]) -> ExitCode {
     // Run by libenvshim.so (see `end_with_the_host`, and the messages below).
     let by_shim = std::env::var_os("ENVSHIM_COMPILING").is_some();
     if by_shim {
         end_with_the_host();
+        learn_the_hosts_credentials();
     }
     let mut output: Option<PathBuf> = None;
     let mut want_help = false;
