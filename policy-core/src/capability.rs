@@ -6,7 +6,9 @@
 //! [`crate::argv`]). They differ in what they can apply. libenvshim.so, envwrap
 //! and the Rust API build the child's arrays themselves, so they can make every
 //! change. `envwrap --supervise` answers an exec that another process already
-//! made: it can let it continue or fail it, and (today) nothing else. Before
+//! made: it can let it continue or fail it, and, where the exec's arrays are
+//! its process's own (not memory it shares with a `vfork` parent), remove
+//! entries from its environment in place; nothing else. Before
 //! this table each front end decided for itself what to do with a change it
 //! could not make, and they disagreed (a credential that a strip removes ran
 //! unchanged under `[supervise] changes = "audit"`; a missing `set` refused an
@@ -14,8 +16,8 @@
 //!
 //! | change the front end cannot make | enforce | `supervise.changes = "audit"` |
 //! |---|---|---|
-//! | the policy refuses the exec (a credential kept, a secret in argv or the path) | refuse | refuse |
-//! | remove or rewrite an entry that holds a credential | refuse | refuse |
+//! | the policy refuses the exec (a secret in argv or the path) | refuse | refuse |
+//! | remove or rewrite an entry that holds a credential (one the policy withholds or refuses) | refuse | refuse |
 //! | redact or drop an argument that holds a credential | refuse | refuse |
 //! | remove or rewrite any other entry or argument | refuse | run unchanged, say so |
 //! | add an entry the exec lacks (`set`, an env file's value, a secret) | run without it, say so | run without it, say so |
@@ -37,8 +39,10 @@ use crate::compiled::{Mode, SuperviseChanges};
 pub struct Capabilities {
     /// Add an entry the exec lacks.
     pub add: bool,
-    /// Remove an entry, or replace its value.
+    /// Remove an entry.
     pub strip: bool,
+    /// Replace an entry's value.
+    pub rewrite: bool,
     /// Redact, drop or rewrite an argument.
     pub argv: bool,
     /// Read a `[[secret]]`'s source in the process that becomes its program.
@@ -56,18 +60,29 @@ impl Capabilities {
     /// environment and arguments (a secret is read by envwrap, to which it
     /// routes the command).
     pub const LIBRARY: Capabilities = Capabilities::ALL;
-    /// `envwrap --supervise`, for an exec another process makes: it lets the
-    /// exec continue or fails it, and never reads a secret.
+    /// `envwrap --supervise`, for an exec another process makes in memory it
+    /// shares with another process (a `vfork` or `posix_spawn` child, whose
+    /// arrays may be its parent's own `environ`): it lets the exec continue or
+    /// fails it, and never reads a secret.
     pub const SUPERVISOR: Capabilities = Capabilities {
         add: false,
         strip: false,
+        rewrite: false,
         argv: false,
         reads_secrets: false,
+    };
+    /// `envwrap --supervise`, for an exec whose arrays are its process's own:
+    /// it can also remove entries, by writing the envp array shorter in place
+    /// (removing pointers needs no new memory).
+    pub const SUPERVISOR_OWN_MEMORY: Capabilities = Capabilities {
+        strip: true,
+        ..Capabilities::SUPERVISOR
     };
 
     const ALL: Capabilities = Capabilities {
         add: true,
         strip: true,
+        rewrite: true,
         argv: true,
         reads_secrets: true,
     };
@@ -78,9 +93,11 @@ impl Capabilities {
 pub enum Change {
     /// The policy refuses the exec (in enforce mode).
     Refuse,
-    /// An entry removed, or its value replaced; `credential`: the entry as the
-    /// exec holds it is a credential (by name, import or shape).
+    /// An entry removed; `credential`: the entry as the exec holds it is a
+    /// credential (by name, import or shape).
     Strip { credential: bool },
+    /// An entry's value replaced; `credential` as for [`Change::Strip`].
+    Rewrite { credential: bool },
     /// An argument redacted, dropped or rewritten; `credential`: it holds a
     /// credential (a value, a shape, a credential's pair).
     Argv { credential: bool },
@@ -109,6 +126,7 @@ pub const fn apply(change: Change, can: Capabilities, unmade: SuperviseChanges) 
     let made = match change {
         Change::Refuse => return Applied::Refused,
         Change::Strip { .. } => can.strip,
+        Change::Rewrite { .. } => can.rewrite,
         Change::Argv { .. } => can.argv,
         Change::Add => can.add,
     };
@@ -117,9 +135,12 @@ pub const fn apply(change: Change, can: Capabilities, unmade: SuperviseChanges) 
     }
     match (change, unmade) {
         (Change::Add, _) => Applied::RunsWithout,
-        (Change::Strip { credential: true } | Change::Argv { credential: true }, _) => {
-            Applied::Refused
-        }
+        (
+            Change::Strip { credential: true }
+            | Change::Rewrite { credential: true }
+            | Change::Argv { credential: true },
+            _,
+        ) => Applied::Refused,
         (_, SuperviseChanges::Refuse) => Applied::Refused,
         (_, SuperviseChanges::Audit) => Applied::RunsUnchanged,
     }
@@ -167,10 +188,12 @@ mod tests {
     use super::*;
     use SuperviseChanges::{Audit, Refuse};
 
-    const KINDS: [Change; 6] = [
+    const KINDS: [Change; 8] = [
         Change::Refuse,
         Change::Strip { credential: true },
         Change::Strip { credential: false },
+        Change::Rewrite { credential: true },
+        Change::Rewrite { credential: false },
         Change::Argv { credential: true },
         Change::Argv { credential: false },
         Change::Add,
@@ -192,6 +215,7 @@ mod tests {
         for k in [
             Change::Refuse,
             Change::Strip { credential: true },
+            Change::Rewrite { credential: true },
             Change::Argv { credential: true },
         ] {
             for unmade in [Refuse, Audit] {
@@ -211,9 +235,28 @@ mod tests {
     #[test]
     fn other_changes_follow_the_setting() {
         let sup = Capabilities::SUPERVISOR;
-        for k in [Change::Strip { credential: false }, Change::Argv { credential: false }] {
+        for k in [
+            Change::Strip { credential: false },
+            Change::Rewrite { credential: false },
+            Change::Argv { credential: false },
+        ] {
             assert_eq!(apply(k, sup, Refuse), Applied::Refused);
             assert_eq!(apply(k, sup, Audit), Applied::RunsUnchanged);
+        }
+    }
+
+    /// A supervisor that owns the exec's memory removes entries, a credential
+    /// included, and still cannot rewrite, add or change argv.
+    #[test]
+    fn a_supervisor_on_its_own_memory_strips() {
+        let own = Capabilities::SUPERVISOR_OWN_MEMORY;
+        for unmade in [Refuse, Audit] {
+            for credential in [true, false] {
+                assert_eq!(apply(Change::Strip { credential }, own, unmade), Applied::Made);
+            }
+            assert_eq!(apply(Change::Rewrite { credential: true }, own, unmade), Applied::Refused);
+            assert_eq!(apply(Change::Add, own, unmade), Applied::RunsWithout);
+            assert_eq!(apply(Change::Refuse, own, unmade), Applied::Refused);
         }
     }
 

@@ -24,7 +24,7 @@
 //! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change.
 
 use crate::argv::ArgAction;
-use crate::capability::{self, Capabilities, Exec};
+use crate::capability::{self, Applied, Capabilities, Exec};
 use crate::compiled::{Mode, Policy, SuperviseChanges};
 use crate::decide::Action;
 use crate::outcome::{self, Change, ChangeAction, ChangeRule, Sticky, Target};
@@ -45,6 +45,9 @@ pub enum Verdict {
     /// The exec lacks an entry the policy would add (a `set`), which the
     /// supervisor cannot add: it runs without it, and that is said once.
     RunsWithout(Change),
+    /// Entries to remove in place before the exec continues
+    /// (`Capabilities::SUPERVISOR_OWN_MEMORY`).
+    Stripped(Stripped),
 }
 
 /// The name of the shim's library file, as it appears in `LD_PRELOAD`.
@@ -59,17 +62,48 @@ pub fn judge(
     env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Verdict {
-    judge_in(policy, None, program, argv, env, &[], env_files)
+    judge_in(
+        policy,
+        How::refusing(None),
+        program,
+        argv,
+        env,
+        &[],
+        env_files,
+    )
 }
 
-/// [`judge`] in `mode` when one is given (`envwrap --mode`), else the policy's,
-/// with `parent_env` the environment of the process that makes the exec (its
-/// `/proc/PID/environ`; empty when unknown): rule 4 refuses an entry of the
-/// child that holds a copy of one of its credentials under another name, as
-/// the shim does with the caller's `environ`.
+/// What the supervisor knows of an exec besides its arrays: `envwrap --mode`,
+/// and whether the exec's arrays are its process's own memory (asked only
+/// when the decision would remove an entry: it costs system calls).
+#[derive(Clone, Copy)]
+pub struct How<'a> {
+    /// `--mode`, over the policy's own.
+    pub mode: Option<Mode>,
+    /// May the supervisor write the envp array in place? No for memory the
+    /// target shares with another process (a `vfork` child's), and no when
+    /// the user asked for refusals instead (`--supervise-refuse`).
+    pub own_memory: &'a dyn Fn() -> bool,
+}
+
+impl How<'_> {
+    /// `mode`, for an exec whose memory the supervisor may not write.
+    pub fn refusing(mode: Option<Mode>) -> How<'static> {
+        How {
+            mode,
+            own_memory: &|| false,
+        }
+    }
+}
+
+/// [`judge`] in `how.mode` when one is given (`envwrap --mode`), else the
+/// policy's, with `parent_env` the environment of the process that makes the
+/// exec (its `/proc/PID/environ`; empty when unknown): rule 4 refuses an entry
+/// of the child that holds a copy of one of its credentials under another
+/// name, as the shim does with the caller's `environ`.
 pub fn judge_in(
     policy: &Policy<'_>,
-    mode: Option<Mode>,
+    how: How<'_>,
     program: &[u8],
     argv: &[Vec<u8>],
     env: &[Vec<u8>],
@@ -88,7 +122,7 @@ pub fn judge_in(
     let layers = outcome::Layers {
         user: outcome::Pass::new(policy, env_files),
         managed: managed.as_ref().map(|m| m.pass(&[])),
-        requested_mode: mode,
+        requested_mode: how.mode,
         sticky,
     };
     let d = layers.decide(program, argv, env, parent_env);
@@ -108,12 +142,6 @@ pub fn judge_in(
     if let Some(r) = d.refusal {
         return Verdict::Refused(r);
     }
-    if let Some(c) = changes
-        .iter()
-        .find(|c| is_refused_entry(c) && !d.audited(c))
-    {
-        return Verdict::Refused(c.clone());
-    }
     // Each layer's `[supervise] changes` governs its own changes only
     // (docs/policy.md, 2b): a change the managed layer makes runs unchanged
     // only where the managed layer says "audit", whatever the user's says.
@@ -127,16 +155,74 @@ pub fn judge_in(
     // with the change that names it; the capability table decides what the
     // supervisor does with each (crate::capability).
     let unmade = unmade(&d, &changes, env, argv);
-    let applied = unmade
+    let strips = unmade
         .iter()
-        .map(|(kind, c)| capability::apply(*kind, Capabilities::SUPERVISOR, setting(c.layer)));
-    match capability::in_mode(Mode::Enforce, applied) {
+        .any(|(k, _)| matches!(k, capability::Change::Strip { .. }));
+    let can = if strips && (how.own_memory)() {
+        Capabilities::SUPERVISOR_OWN_MEMORY
+    } else {
+        Capabilities::SUPERVISOR
+    };
+    let applied: Vec<Applied> = unmade
+        .iter()
+        .map(|(kind, c)| capability::apply(*kind, can, setting(c.layer)))
+        .collect();
+    let then = match capability::in_mode(Mode::Enforce, applied.iter().copied()) {
         Exec::Runs | Exec::Audited => Verdict::Unchanged,
-        Exec::Refused(i) => Verdict::WouldChange(unmade[i].1.clone()),
+        Exec::Refused(i) => {
+            let c = unmade[i].1.clone();
+            // A credential the exec would hand on: said as the policy's
+            // refusal of it ("it would receive GH_TOKEN"), as before.
+            return if is_refused_entry(&c) {
+                Verdict::Refused(c)
+            } else {
+                Verdict::WouldChange(c)
+            };
+        }
         Exec::RunsNoting(i) => match unmade[i].0 {
             capability::Change::Add => Verdict::RunsWithout(unmade[i].1.clone()),
             _ => Verdict::UnchangedDespite(unmade[i].1.clone()),
         },
+    };
+    let mut stripped = Stripped::default();
+    for ((kind, c), a) in unmade.iter().zip(&applied) {
+        if let (capability::Change::Strip { .. }, Applied::Made, Some(i)) = (kind, a, c.index) {
+            stripped.remove.push(i);
+            stripped.withheld.push(d.withheld.contains(&i) && !c.loud);
+            stripped.changes.push(c.clone());
+        }
+    }
+    if stripped.remove.is_empty() {
+        return then;
+    }
+    stripped.then = Box::new(then);
+    Verdict::Stripped(stripped)
+}
+
+/// What a supervisor that owns the exec's memory removes from its
+/// environment before it lets the exec continue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stripped {
+    /// Indexes of the entries of the target's envp to remove, in order.
+    pub remove: Vec<usize>,
+    /// The change that removes each (a refusal of a credential is loud).
+    pub changes: Vec<Change>,
+    /// For each: is it a credential withheld with no warning of its own,
+    /// worth the withheld line ([`crate::withheld`])?
+    pub withheld: Vec<bool>,
+    /// What else the exec comes to: `Unchanged`, `RunsWithout` or
+    /// `UnchangedDespite`.
+    pub then: Box<Verdict>,
+}
+
+impl Default for Stripped {
+    fn default() -> Stripped {
+        Stripped {
+            remove: Vec::new(),
+            changes: Vec::new(),
+            withheld: Vec::new(),
+            then: Box::new(Verdict::Unchanged),
+        }
     }
 }
 
@@ -159,13 +245,28 @@ fn unmade(
             .find(|c| c.target == target && c.index == Some(i) && !d.audited(c))
             .cloned()
     };
+    let child_names: Vec<&[u8]> = d
+        .env
+        .iter()
+        .filter_map(|e| crate::bytes::split_entry(e).map(|(n, _)| n))
+        .collect();
     for (i, e) in env.iter().enumerate() {
         if d.env.contains(e) {
             continue;
         }
         let credential = d.env_verdicts.get(i).is_some_and(|v| v.credential);
-        let c = named(Target::Env, i).unwrap_or_else(|| order_change(e));
-        out.push((capability::Change::Strip { credential }, c));
+        let c = named(Target::Env, i).unwrap_or_else(|| Change {
+            index: Some(i),
+            ..order_change(e)
+        });
+        // The child gets the name with another value: a rewrite, not a removal.
+        let replaced = crate::bytes::split_entry(e).is_some_and(|(n, _)| child_names.contains(&n));
+        let kind = if replaced {
+            capability::Change::Rewrite { credential }
+        } else {
+            capability::Change::Strip { credential }
+        };
+        out.push((kind, c));
     }
     if d.argv != argv {
         for (i, v) in d.argv_verdicts.iter().enumerate() {

@@ -211,18 +211,28 @@ fn the_supervisor_applies_the_managed_layer_to_a_grandchild() {
     // A static program starts the grandchild with the variable set again:
     // only the supervisor sees that exec.
     let launcher = compile_c_with("setenv_exec", SETENV_EXEC_C, &["-static"]);
-    let run = |setup: &str| {
+    let run = |setup: &str, refuse: bool| {
         let mut c = on_private_host(&sb, setup, envwrap_bin());
         c.args([
             "--supervise".to_string(),
             format!("--policy={}", lax.display()),
-            "--".into(),
-        ])
-        .arg(&launcher)
-        .arg(printenv_bin());
+        ]);
+        if refuse {
+            c.arg("--refuse-changes");
+        }
+        c.arg("--").arg(&launcher).arg(printenv_bin());
         c.run()
     };
-    let out = run(&setup);
+    // The launcher's memory is its own (it execs in place): the supervisor
+    // removes what the managed layer strips, and the grandchild runs
+    // without it.
+    let out = run(&setup, false);
+    out.check(
+        out.status.success() && !out.stdout_str().contains("CORP_INTERNAL_TOKEN_URL"),
+        "the grandchild runs without what the managed layer strips",
+    );
+    // With --refuse-changes, the exec is refused instead.
+    let out = run(&setup, true);
     out.check(
         !out.status.success(),
         "the grandchild's exec, which the managed layer would change, is refused",
@@ -236,11 +246,12 @@ fn the_supervisor_applies_the_managed_layer_to_a_grandchild() {
             .contains("(policy /etc/envshim/managed.toml)"),
         "the refusal names the policy that refused, the managed layer",
     );
-    // The control: no layer, and the lax policy lets the same exec through.
-    let out = run("");
+    // The control: no layer, and the lax policy lets the same exec through,
+    // with the variable.
+    let out = run("", false);
     out.check(
-        out.status.success(),
-        "without a layer the supervisor lets it run",
+        out.status.success() && out.stdout_str().contains("CORP_INTERNAL_TOKEN_URL"),
+        "without a layer the supervisor lets it run as it is",
     );
 }
 
@@ -322,7 +333,9 @@ int main(int argc, char **argv) {
 "#;
 
 /// A user policy's `[supervise] changes = "audit"` governs the user layer's
-/// changes only: a change the managed layer makes is still refused.
+/// changes only: a change the managed layer makes is still made (the
+/// supervisor removes the entry in place) or, with `--refuse-changes`,
+/// refused.
 #[test]
 fn a_users_supervise_audit_does_not_let_a_managed_strip_pass() {
     if no_private_host("envwrap_managed") {
@@ -335,24 +348,31 @@ fn a_users_supervise_audit_does_not_let_a_managed_strip_pass() {
         "version = 1\n[supervise]\nchanges = \"audit\"\n",
     );
     let launcher = compile_c_with("setenv_exec", SETENV_EXEC_C, &["-static"]);
-    let mut c = on_private_host(&sb, &setup, envwrap_bin());
-    c.args([
-        "--supervise".to_string(),
-        format!("--policy={}", audit.display()),
-        "--".into(),
-    ])
-    .arg(&launcher)
-    .args(["/usr/bin/printenv", "CORP_INTERNAL_TOKEN_URL"]);
-    let out = c.run();
-    out.check(
-        !out.status.success() && !out.stdout_str().contains("again.corp.invalid"),
-        "the managed strip is refused, not let through by the user's audit",
-    );
-    out.check(
-        out.stderr_str()
-            .contains("(policy /etc/envshim/managed.toml)"),
-        "the refusal names the managed layer",
-    );
+    for refuse in [false, true] {
+        let mut c = on_private_host(&sb, &setup, envwrap_bin());
+        c.args([
+            "--supervise".to_string(),
+            format!("--policy={}", audit.display()),
+        ]);
+        if refuse {
+            c.arg("--refuse-changes");
+        }
+        c.arg("--")
+            .arg(&launcher)
+            .args(["/usr/bin/printenv", "CORP_INTERNAL_TOKEN_URL"]);
+        let out = c.run();
+        out.check(
+            !out.status.success() && !out.stdout_str().contains("again.corp.invalid"),
+            "the managed strip is made or refused, not let through by the user's audit",
+        );
+        if refuse {
+            out.check(
+                out.stderr_str()
+                    .contains("(policy /etc/envshim/managed.toml)"),
+                "the refusal names the managed layer",
+            );
+        }
+    }
 }
 
 /// A static program that copies the value of variable argv[1] into argv[2],

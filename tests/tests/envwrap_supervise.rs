@@ -167,7 +167,11 @@ int main(int argc, char **argv) {
     char *env_clean[] = {"PATH=/usr/bin:/bin", NULL};
     char *run_env[] = {"/bin/true", NULL};
     char *run_arg[] = {"/bin/true", tok, NULL};
+    char *run_probe[] = {"/bin/sh", "-c",
+        "if test -n \"$GH_TOKEN\"; then echo probe: got GH_TOKEN; else echo probe: none; fi", NULL};
     printf("envp: errno=%d\n", exec_errno("/bin/true", run_env, env_tok));
+    fflush(stdout);
+    printf("probe: errno=%d\n", exec_errno("/bin/sh", run_probe, env_tok));
     printf("argv: errno=%d\n", exec_errno("/bin/true", run_arg, env_clean));
     printf("clean: errno=%d\n", exec_errno("/bin/true", run_env, env_clean));
     return 0;
@@ -184,9 +188,35 @@ fn a_static_program_is_refused_a_token_in_envp_and_in_argv() {
     for line in ["envp: errno=0", "argv: errno=0", "clean: errno=0"] {
         expect_in(&o, &out, line);
     }
+    expect_in(&o, &out, "probe: got GH_TOKEN");
+    // The program forks, so each exec's memory is its child's own: the
+    // supervisor removes GH_TOKEN from it, as the shim would, and says so.
     let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_success();
     let out = o.stdout_str();
-    for line in ["envp: errno=1", "argv: errno=1", "clean: errno=0"] {
+    for line in [
+        "envp: errno=0",
+        "probe: none",
+        "argv: errno=1",
+        "clean: errno=0",
+    ] {
+        expect_in(&o, &out, line);
+    }
+    let err = o.stderr_str();
+    expect_in(&o, &err, "GH_TOKEN withheld from true and what it starts");
+    expect_in(&o, &err, "refused to run true: argument 1 holds");
+    // --refuse-changes: the exec is refused instead, as before.
+    let o = supervised(&sb, true)
+        .arg("--refuse-changes")
+        .arg(&bin)
+        .arg(&tok)
+        .expect_success();
+    let out = o.stdout_str();
+    for line in [
+        "envp: errno=1",
+        "probe: errno=1",
+        "argv: errno=1",
+        "clean: errno=0",
+    ] {
         expect_in(&o, &out, line);
     }
     let err = o.stderr_str();
@@ -196,36 +226,58 @@ fn a_static_program_is_refused_a_token_in_envp_and_in_argv() {
 
 /// One table decides what the supervisor does with a change it cannot make
 /// (envpolicy_core::capability): a credential that `base` or a strip removes
-/// is refused even under `[supervise] changes = "audit"`, where before it ran
-/// with an "audit:" line; the same exec runs under the shim, without the
-/// credential.
+/// never runs with an "audit:" line under `[supervise] changes = "audit"`, as
+/// it did before: it is removed in place where the exec's memory is its own,
+/// and refused with `--refuse-changes`.
 #[test]
 fn a_credential_the_policy_strips_is_refused_under_either_setting() {
     let sb = Sandbox::new("supervise_strip_credential");
     let bin = c_program("supervise_static_execs", STATIC_EXECS, &["-static"]);
     let tok = token_file(&sb);
-    for (base, setting) in [("floor", "audit"), ("none", "audit"), ("floor", "refuse")] {
+    let cases = [("floor", "audit"), ("none", "audit"), ("floor", "refuse")];
+    for ((base, setting), refuse) in cases.into_iter().flat_map(|c| [(c, false), (c, true)]) {
         let policy = sb.write(
             "policy.toml",
             format!("version = 1\nbase = \"{base}\"\n[supervise]\nchanges = \"{setting}\"\n"),
         );
-        let o = supervised(&sb, true)
+        let mut c = supervised(&sb, true);
+        if refuse {
+            c.arg("--refuse-changes");
+        }
+        let o = c
             .arg("--policy")
             .arg(&policy)
             .arg(&bin)
             .arg(&tok)
             .expect_success();
         let out = o.stdout_str();
-        for line in ["envp: errno=1", "argv: errno=1", "clean: errno=0"] {
-            expect_in(&o, &out, line);
-        }
         let err = o.stderr_str();
-        expect_in(
-            &o,
-            &err,
-            "refused to run true: the policy would strip GH_TOKEN",
-        );
-        // (base = "none" strips PATH too: that one runs with an audit line.)
+        if refuse {
+            for line in [
+                "envp: errno=1",
+                "probe: errno=1",
+                "argv: errno=1",
+                "clean: errno=0",
+            ] {
+                expect_in(&o, &out, line);
+            }
+            expect_in(
+                &o,
+                &err,
+                "refused to run true: the policy would strip GH_TOKEN",
+            );
+        } else {
+            // Removed in place: the child runs without it.
+            for line in [
+                "envp: errno=0",
+                "probe: none",
+                "argv: errno=1",
+                "clean: errno=0",
+            ] {
+                expect_in(&o, &out, line);
+            }
+        }
+        // (base = "none" strips PATH too: that one may run with an audit line.)
         if err
             .lines()
             .any(|l| l.contains("audit: let") && l.contains("GH_TOKEN"))
@@ -233,6 +285,63 @@ fn a_credential_the_policy_strips_is_refused_under_either_setting() {
             o.fail("a credential ran with an audit line");
         }
     }
+}
+
+const SHARED_MEMORY_EXECS: &str = r#"
+#include <spawn.h>
+
+extern char **environ;
+
+static int count(char **env) { int n = 0; while (env[n]) n++; return n; }
+
+/* Puts GH_TOKEN in its own environ, then starts a probe with that environ
+   from memory it shares with the child: posix_spawn (glibc's clone(CLONE_VM))
+   and vfork. Prints each errno and whether its own environ is whole after. */
+int main(int argc, char **argv) {
+    char tok[256] = {0};
+    if (read_token(argv[1], tok, sizeof tok) != 0) return 2;
+    setenv("GH_TOKEN", tok, 1);
+    int before = count(environ);
+    char *probe[] = {"/bin/sh", "-c",
+        "if test -n \"$GH_TOKEN\"; then echo probe: got GH_TOKEN; else echo probe: none; fi", NULL};
+    pid_t pid;
+    int e = posix_spawn(&pid, "/bin/sh", NULL, NULL, probe, environ);
+    if (e == 0) { int st; waitpid(pid, &st, 0); }
+    printf("spawn: errno=%d\n", e);
+    fflush(stdout);
+    volatile int err = 0;
+    pid = vfork();
+    if (pid == 0) { execve("/bin/sh", probe, environ); err = errno; _exit(100); }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("vfork: errno=%d\n", err);
+    printf("own environ: %s\n",
+        count(environ) == before && getenv("GH_TOKEN") && strcmp(getenv("GH_TOKEN"), tok) == 0
+            ? "whole" : "changed");
+    return 0;
+}
+"#;
+
+/// Where the exec's memory is shared with its parent (a `posix_spawn` or
+/// `vfork` child, whose envp is the parent's own `environ`), the supervisor
+/// does not write it: the exec is refused, and the parent's environment is
+/// left whole.
+#[test]
+fn an_exec_in_shared_memory_is_refused_and_the_parent_keeps_its_environment() {
+    let sb = Sandbox::new("supervise_shared_memory");
+    let bin = c_program("supervise_shared_execs", SHARED_MEMORY_EXECS, &["-static"]);
+    let tok = token_file(&sb);
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_success();
+    let out = o.stdout_str();
+    for line in ["spawn: errno=1", "vfork: errno=1", "own environ: whole"] {
+        expect_in(&o, &out, line);
+    }
+    assert!(!out.contains("probe: got"), "{}", o.report());
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "refused to run sh: it would receive GH_TOKEN",
+    );
 }
 
 const STATIC_CLEAN_EXECS: &str = r#"
@@ -301,7 +410,16 @@ fn a_raw_execve_under_the_shim_is_refused_when_supervised() {
         .arg(&tok)
         .expect_success();
     expect_in(&o, &o.stdout_str(), "child got GH_TOKEN");
-    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_exit(3);
+    // The program execs in place: its memory is its own, and the supervisor
+    // removes the token before the exec continues (`test -n` then fails).
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_exit(1);
+    assert!(!o.stdout_str().contains("child got"), "{}", o.report());
+    expect_in(&o, &o.stderr_str(), "GH_TOKEN withheld from sh");
+    let o = supervised(&sb, true)
+        .arg("--refuse-changes")
+        .arg(&bin)
+        .arg(&tok)
+        .expect_exit(3);
     expect_in(&o, &o.stderr_str(), "raw execve: Operation not permitted");
     expect_in(
         &o,
@@ -639,13 +757,21 @@ int main(int argc, char **argv) {
 "#;
 
 /// A mark that is not the run's, in a program that bypasses the shim, is
-/// judged like any other exec: the token is refused.
+/// judged like any other exec: the token is removed (or, with
+/// `--refuse-changes`, the exec refused).
 #[test]
 fn a_forged_mark_is_judged() {
     let sb = Sandbox::new("supervise_forged");
     let bin = c_program("supervise_forged_mark", FORGED_MARK, &[]);
     let tok = token_file(&sb);
-    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_exit(3);
+    let o = supervised(&sb, true).arg(&bin).arg(&tok).expect_exit(1);
+    assert!(!o.stdout_str().contains("child got"), "{}", o.report());
+    expect_in(&o, &o.stderr_str(), "GH_TOKEN withheld from sh");
+    let o = supervised(&sb, true)
+        .arg("--refuse-changes")
+        .arg(&bin)
+        .arg(&tok)
+        .expect_exit(3);
     expect_in(
         &o,
         &o.stderr_str(),
@@ -1016,21 +1142,36 @@ fn a_credential_value_in_a_variable_name_is_not_shown_by_the_supervisor() {
     let launcher = c_program("sets_and_execs", SETS_AND_EXECS, &["-static"]);
     let value = "made-up-mgr-Ab3dE5gH7jK9";
     let log = sb.join("supervise.log");
-    let out = supervised(&sb, false)
-        .arg(format!("--log={}", log.display()))
-        .arg("--")
-        .arg(&launcher)
-        .arg(format!("{value}_TOKEN=1"))
-        .arg(format!("MGR_TOKEN={value}"))
-        .arg("--")
-        .arg("/bin/true")
-        .run();
-    out.check(!out.status.success(), "the exec is refused");
-    out.check(out.stderr_str().contains(REFUSED), "the refusal is said");
-    let logged = std::fs::read_to_string(&log).unwrap_or_default();
-    out.check(!logged.is_empty(), "the refusal is logged");
-    out.check(
-        !out.stderr_str().contains(value) && !logged.contains(value),
-        "the credential's value, in a variable's name, is shown (stderr or log)",
-    );
+    for refuse in [true, false] {
+        let _ = std::fs::remove_file(&log);
+        let mut c = supervised(&sb, false);
+        if refuse {
+            c.arg("--refuse-changes");
+        }
+        let out = c
+            .arg(format!("--log={}", log.display()))
+            .arg("--")
+            .arg(&launcher)
+            .arg(format!("{value}_TOKEN=1"))
+            .arg(format!("MGR_TOKEN={value}"))
+            .arg("--")
+            .arg("/bin/true")
+            .run();
+        if refuse {
+            out.check(!out.status.success(), "the exec is refused");
+            out.check(out.stderr_str().contains(REFUSED), "the refusal is said");
+        } else {
+            out.check(out.status.success(), "the exec runs without them");
+            out.check(
+                out.stderr_str().contains("withheld"),
+                "the withholding is said",
+            );
+        }
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        out.check(!logged.is_empty(), "the change is logged");
+        out.check(
+            !out.stderr_str().contains(value) && !logged.contains(value),
+            "the credential's value, in a variable's name, is shown (stderr or log)",
+        );
+    }
 }

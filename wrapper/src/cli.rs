@@ -36,6 +36,7 @@ pub enum RunOpt {
     NoPreload,
     Supervise,
     JudgeAll,
+    RefuseChanges,
     Help,
     Version,
     Generate,
@@ -284,9 +285,10 @@ pub const SPECS: &[Spec<RunOpt>] = &[
     Spec::flag(RunOpt::Supervise, "supervise")
         .doc(
             "judge every exec of COMMAND's whole tree, static and Go programs and raw system \
-             calls included (seccomp user notification): an exec the policy refuses, or would \
-             change (unless the policy says [supervise] changes = \"audit\"), fails with EPERM \
-             and a message. An exec the preloaded shim already judged with the same policy is \
+             calls included (seccomp user notification): entries the policy withholds or strips \
+             are removed where the exec's memory is its own; an exec the policy refuses, or \
+             would change otherwise (unless the policy says [supervise] changes = \"audit\"), \
+             fails with EPERM and a message; one that lacks a set variable runs without it. An exec the preloaded shim already judged with the same policy is \
              not judged again. As a user who is not root this sets no_new_privs, so setuid \
              programs (sudo) lose their privileges there",
         )
@@ -303,11 +305,23 @@ pub const SPECS: &[Spec<RunOpt>] = &[
             .BR execveat (2)
             into a question to a supervisor process, which reads the program, arguments and
             environment and lets the exec run when the policy would change nothing.
-            An exec the policy refuses (a credential, a secret in an argument), or would change
-            (a name it strips, a value it sets), fails with EPERM, and a line naming the program
-            and the variable, never a value, goes to the program's stderr; with
+            Where the policy would remove entries (a credential it withholds, a name it strips)
+            and the exec's memory is its process's own, the supervisor removes them from the
+            exec's environment in place and lets it run, saying what the shim would say; in a
+            .BR vfork (2)
+            or
+            .BR posix_spawn (3)
+            child, whose memory is its parent's, it does not
+            .RB ( \-\-refuse\-changes :
+            never).
+            An exec the policy refuses (a secret in an argument), or would change otherwise
+            (a credential it cannot remove, an argument it redacts, a value it replaces), fails
+            with EPERM, and a line naming the program and the variable, never a value, goes to
+            the program's stderr; with
             .B [supervise] changes = \(dqaudit\(dq
-            in the policy, an exec it would only change runs unchanged and is said and logged.
+            in the policy, an exec it would only change runs unchanged and is said and logged,
+            unless the change concerns a credential.
+            An exec that lacks a variable the policy would set runs without it, said once.
             In audit mode
             .RB ( \-\-mode=audit )
             every exec runs and what enforce would do is said and logged.
@@ -336,6 +350,18 @@ pub const SPECS: &[Spec<RunOpt>] = &[
             .BR \-\-supervise :
             judge the execs the shim marks too, as every other exec (slower: each is a
             notification and a read of the exec).",
+        ),
+    Spec::flag(RunOpt::RefuseChanges, "refuse-changes")
+        .doc("with --supervise: refuse an exec the policy would change, never remove entries from it")
+        .doc_long(
+            r"With
+            .BR \-\-supervise :
+            never write an exec's environment: an exec from which the policy would remove an
+            entry (a credential it withholds, a name it strips) is refused, as
+            .B \-\-supervise
+            did before it could remove entries. Without it, the supervisor removes them in place
+            where the exec's memory is its process's own, and refuses only where it is shared
+            (a vfork or posix_spawn child).",
         ),
     Spec::help(RunOpt::Help),
     Spec::flag(RunOpt::Version, "version")
@@ -451,6 +477,8 @@ pub struct RunOptions {
     pub supervise: bool,
     /// `--judge-all`: the supervisor judges the execs the shim marks too.
     pub judge_all: bool,
+    /// `--refuse-changes`: the supervisor never writes an exec's environment.
+    pub refuse_changes: bool,
     /// `NAME=VALUE` operands, in order (the name is never empty).
     pub assignments: Vec<Vec<u8>>,
     /// The command and its arguments; empty: print the environment a child
@@ -492,6 +520,7 @@ pub fn parse(
         preload: Want::Auto,
         supervise: false,
         judge_all: false,
+        refuse_changes: false,
         assignments: Vec::new(),
         command: Vec::new(),
         null: false,
@@ -558,6 +587,7 @@ pub fn parse(
             RunOpt::NoPreload => o.preload = Want::Off,
             RunOpt::Supervise => o.supervise = true,
             RunOpt::JudgeAll => o.judge_all = true,
+            RunOpt::RefuseChanges => o.refuse_changes = true,
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),
@@ -577,6 +607,12 @@ pub fn parse(
     if o.judge_all && !o.supervise {
         return Err(Failure::usage(
             "--judge-all is an option of --supervise: give both",
+            HELP_HINT,
+        ));
+    }
+    if o.refuse_changes && !o.supervise {
+        return Err(Failure::usage(
+            "--refuse-changes is an option of --supervise: give both",
             HELP_HINT,
         ));
     }

@@ -258,6 +258,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             journal,
             mode: o.mode,
             trust_marks: shim.is_some() && !o.judge_all,
+            refuse_changes: o.refuse_changes,
         };
         return Ok(supervise::run(&program, child_argv, &child_env, setup));
     }

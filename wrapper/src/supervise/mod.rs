@@ -60,6 +60,8 @@ pub struct Setup {
     /// The run's decision to make again with the secrets the command's child
     /// reads after the fork (`None`: the program gets no secret, or audit).
     pub redo: Option<crate::deliver::Redo>,
+    /// `--refuse-changes`: never write an exec's environment.
+    pub refuse_changes: bool,
 }
 
 /// The run key and the filter's mark, for a run that trusts the shim's marks;

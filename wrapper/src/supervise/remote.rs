@@ -38,6 +38,8 @@ pub struct ExecArgs {
     pub path: Vec<u8>,
     pub argv: Vec<Vec<u8>>,
     pub env: Vec<Vec<u8>>,
+    /// The pointers of envp, one per entry of `env` (without the NULL).
+    pub env_ptrs: Vec<u64>,
 }
 
 /// A reader of one target's memory, a page at a time: each page it touches
@@ -53,9 +55,18 @@ pub struct Remote {
 }
 
 impl Remote {
-    /// Open the target's memory; `Gone` when it has ended.
+    /// Open the target's memory; `Gone` when it has ended. Opened for writing
+    /// too where the kernel allows it ([`Remote::write_array`]): the file
+    /// holds the memory of the process it was opened on, so a write through it
+    /// never reaches a process that took the pid later.
     pub fn new(pid: u32) -> Result<Remote, Unreadable> {
-        let mem = File::open(format!("/proc/{pid}/mem")).map_err(|_| Unreadable::Gone)?;
+        let path = format!("/proc/{pid}/mem");
+        let mem = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .or_else(|_| File::open(&path))
+            .map_err(|_| Unreadable::Gone)?;
         Ok(Remote {
             mem,
             pages: Vec::new(),
@@ -66,29 +77,50 @@ impl Remote {
     /// Read `path`, then the NULL-terminated arrays `argv` and `envp`.
     pub fn exec_args(&mut self, path: u64, argv: u64, envp: u64) -> Result<ExecArgs, Unreadable> {
         let path = self.string(path, PATH_MAX, libc::ENAMETOOLONG)?;
-        let argv = self.array(argv)?;
-        let env = self.array(envp)?;
-        Ok(ExecArgs { path, argv, env })
+        let (argv, _) = self.array(argv)?;
+        let (env, env_ptrs) = self.array(envp)?;
+        Ok(ExecArgs {
+            path,
+            argv,
+            env,
+            env_ptrs,
+        })
     }
 
-    /// A NULL-terminated array of strings; a NULL array is empty, as the kernel
-    /// takes it.
-    fn array(&mut self, at: u64) -> Result<Vec<Vec<u8>>, Unreadable> {
-        let mut out = Vec::new();
+    /// A NULL-terminated array of strings, and its pointers; a NULL array is
+    /// empty, as the kernel takes it.
+    fn array(&mut self, at: u64) -> Result<(Vec<Vec<u8>>, Vec<u64>), Unreadable> {
+        let (mut out, mut ptrs) = (Vec::new(), Vec::new());
         if at == 0 {
-            return Ok(out);
+            return Ok((out, ptrs));
         }
         let mut slot = at;
         loop {
             let p = self.word(slot)?;
             self.charge(8)?;
             if p == 0 {
-                return Ok(out);
+                return Ok((out, ptrs));
             }
             let s = self.string(p, MAX_ARG_STRLEN, libc::E2BIG)?;
             self.charge(s.len() + 1)?;
             out.push(s);
+            ptrs.push(p);
             slot = slot.checked_add(8).ok_or(Unreadable::Errno(libc::EFAULT))?;
+        }
+    }
+
+    /// Write `ptrs` and a NULL over the pointer array at `at` (which held at
+    /// least as many): an envp array made shorter in place. One write, of
+    /// memory the exec reads when it continues.
+    pub fn write_array(&self, at: u64, ptrs: &[u64]) -> std::io::Result<()> {
+        let bytes: Vec<u8> = ptrs
+            .iter()
+            .chain(std::iter::once(&0))
+            .flat_map(|p| p.to_ne_bytes())
+            .collect();
+        match self.mem.write_at(&bytes, at)? {
+            n if n == bytes.len() => Ok(()),
+            _ => Err(std::io::Error::from_raw_os_error(libc::EFAULT)),
         }
     }
 

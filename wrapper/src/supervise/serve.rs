@@ -33,8 +33,11 @@ pub struct Recall {
     writers: Vec<std::thread::JoinHandle<()>>,
     /// The execs judged unchanged.
     seen: Seen,
-    /// The "ran without" lines said (each once in the supervisor's life).
-    said_without: std::collections::HashSet<String>,
+    /// The "ran without" and withheld lines said (each once in the
+    /// supervisor's life).
+    said_once: std::collections::HashSet<String>,
+    /// `--refuse-changes`: never write an exec's environment.
+    refuse_changes: bool,
 }
 
 impl Recall {
@@ -43,7 +46,8 @@ impl Recall {
             recent: Default::default(),
             writers: Vec::new(),
             seen: Seen::new(),
-            said_without: Default::default(),
+            said_once: Default::default(),
+            refuse_changes: false,
         }
     }
 
@@ -83,6 +87,7 @@ pub fn serve(listener: OwnedFd, child: Pid, status_w: OwnedFd, setup: Setup) -> 
     let mut journal = setup.journal;
     let mut held = Held::new(setup.loaded, setup.mode);
     let mut recall = Recall::new();
+    recall.refuse_changes = setup.refuse_changes;
     loop {
         let mut fds = [
             PollFd::new(listener.as_fd(), PollFlags::POLLIN),
@@ -188,7 +193,11 @@ fn answer(
         refuse(listener, n, text, recall);
         return;
     };
-    let read = Remote::new(n.pid).and_then(|mut r| r.exec_args(path, argv, envp));
+    let mut remote = Remote::new(n.pid);
+    let read = remote
+        .as_mut()
+        .map_err(|e| *e)
+        .and_then(|r| r.exec_args(path, argv, envp));
     let args = match read {
         Ok(a) => a,
         Err(Unreadable::Gone) => {
@@ -225,8 +234,13 @@ fn answer(
         return;
     }
     let parent = caller_environment(n.pid);
+    let own_memory = || !recall.refuse_changes && owns_its_memory(n.pid);
+    let how = envpolicy::supervise::How {
+        mode: held.mode,
+        own_memory: &own_memory,
+    };
     let verdict = judge_in(
-        &policy, held.mode, &program, &args.argv, &args.env, &parent, &files,
+        &policy, how, &program, &args.argv, &args.env, &parent, &files,
     );
     // What is said of this exec hides the credential values of both its
     // environments, under either layer, wherever they stand (a variable's
@@ -284,12 +298,56 @@ fn answer(
             refuse(listener, n, &text, recall);
         }
         Verdict::RunsWithout(c) => {
-            journal.record(&program, &c);
-            let text = runs_without_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
-            // Once per program and name in the supervisor's life: a missing
-            // entry is said, not repeated at every exec of a loop.
-            if notify::still_valid(listener, n.id) && recall.said_without.insert(text.clone()) {
-                message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+            runs_without(n, &c, &program, listener, &held.label, journal, recall);
+            let _ = notify::allow(listener, n.id);
+        }
+        Verdict::Stripped(s) => {
+            // (Read through it above: it is there.)
+            let Ok(remote) = remote else {
+                let _ = notify::fail(listener, n.id, REFUSED);
+                return;
+            };
+            let kept: Vec<u64> = args
+                .env_ptrs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !s.remove.contains(i))
+                .map(|(_, &p)| p)
+                .collect();
+            // Valid first: the pid still names the process that waits, whose
+            // memory `remote` holds (a write to a process that ended fails).
+            if !notify::still_valid(listener, n.id) {
+                return;
+            }
+            if let Err(e) = remote.write_array(envp, &kept) {
+                let c = &s.changes[0];
+                let text = format!(
+                    "refused to run {}: the policy would remove {} ({}), and its environment \
+                     cannot be written: {} ({})",
+                    value::word(file_name(&program)),
+                    changed_what(c),
+                    c.why,
+                    envpolicy::error::io_reason(&e),
+                    crate::run::label_of(c.layer, &held.label)
+                );
+                journal.record(&program, c);
+                refuse(listener, n, &text, recall);
+                return;
+            }
+            say_stripped(n, &s, &program, &held.label, journal, recall);
+            match *s.then {
+                Verdict::RunsWithout(c) => {
+                    runs_without(n, &c, &program, listener, &held.label, journal, recall)
+                }
+                Verdict::UnchangedDespite(c) => {
+                    journal.record(&program, &c);
+                    let label = crate::run::label_of(c.layer, &held.label);
+                    let text = unchanged_despite_text(&c, &program, &label);
+                    if recall.first_time(n.pid, &text) {
+                        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+                    }
+                }
+                _ => {}
             }
             let _ = notify::allow(listener, n.id);
         }
@@ -411,6 +469,112 @@ fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
         changed_what(c),
         c.why
     )
+}
+
+/// Say once, and log, that the exec runs without an entry the policy would add.
+fn runs_without(
+    n: &Notification,
+    c: &Change,
+    program: &[u8],
+    listener: BorrowedFd<'_>,
+    label: &str,
+    journal: &mut Journal,
+    recall: &mut Recall,
+) {
+    journal.record(program, c);
+    let text = runs_without_text(c, program, &crate::run::label_of(c.layer, label));
+    // Once per program and name in the supervisor's life: a missing entry is
+    // said, not repeated at every exec of a loop.
+    if notify::still_valid(listener, n.id) && recall.said_once.insert(text.clone()) {
+        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+    }
+}
+
+/// What the shim says of the entries it removes, said of those the supervisor
+/// removed: a loud change's line ("refused GH_TOKEN for bwrap (rule; policy
+/// ...)"), once per process; a credential withheld quietly, the withheld line,
+/// once per name in the supervisor's life; every change logged.
+fn say_stripped(
+    n: &Notification,
+    s: &envpolicy::supervise::Stripped,
+    program: &[u8],
+    label: &str,
+    journal: &mut Journal,
+    recall: &mut Recall,
+) {
+    for (c, &withheld) in s.changes.iter().zip(&s.withheld) {
+        journal.record(program, c);
+        let name = c.name.as_deref().unwrap_or("an entry");
+        let text = if c.loud {
+            format!(
+                "refused {name} for {} ({}; {})",
+                value::word(file_name(program)),
+                c.rule,
+                crate::run::label_of(c.layer, label)
+            )
+        } else if withheld && recall.said_once.insert(format!("withheld {name}")) {
+            envpolicy::outcome::withheld_line(name.as_bytes(), file_name(program))
+        } else {
+            continue;
+        };
+        if recall.first_time(n.pid, &text) {
+            message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+        }
+    }
+}
+
+/// Is the memory of the process `pid` (a thread's id) its own: shared with
+/// no other process, so that a write to its envp array changes no one else's
+/// environment? A process that shares it was made by `clone(CLONE_VM)` (a
+/// `vfork` or `posix_spawn` child, Go's `os/exec`) from one that does, so it
+/// is the target's parent, a sibling (`CLONE_PARENT`), or a child; each is
+/// compared with `kcmp(KCMP_VM)`. Anything unreadable: not proven own.
+fn owns_its_memory(pid: u32) -> bool {
+    let Some(ppid) = parent_of(pid) else {
+        return false;
+    };
+    let mut others = vec![ppid];
+    others.extend(children_of(ppid).into_iter().filter(|&c| c != pid));
+    others.extend(children_of(pid));
+    others.into_iter().all(|other| {
+        // SAFETY: kcmp(2) takes two pids and a type; KCMP_VM compares the
+        // processes' memory and reads nothing of ours.
+        let r = unsafe { libc::syscall(libc::SYS_kcmp, pid, other, KCMP_VM, 0, 0) };
+        match r {
+            0 => false,
+            r if r > 0 => true,
+            // Gone since: it shares nothing any more.
+            _ => std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH),
+        }
+    })
+}
+
+/// `kcmp(2)`'s type for the memory of two processes.
+const KCMP_VM: libc::c_long = 1;
+
+/// The parent of `pid` (`PPid:` of /proc/PID/status).
+fn parent_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The children of every thread of `pid` (/proc/PID/task/*/children).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
 }
 
 /// "ran codex without EDITOR: the policy would set it (...), which
