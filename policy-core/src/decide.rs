@@ -872,6 +872,7 @@ pub fn decide_env(
     add_secrets(policy, req, delivering, verdicts, seen, &mut out);
     let sets = add_sets(policy, req, mask, verdicts, seen, &mut out);
     let stayed = add_stay_entries(policy, req, own, verdicts, seen, &mut out);
+    let inherited_key = add_supervisor_key(req, own, &mut out);
 
     if out.need_bytes > out.bytes.len() || out.need_emits > out.emits.len() {
         need.bytes = out.need_bytes.max(need.bytes) + 64;
@@ -886,7 +887,11 @@ pub fn decide_env(
         refused_sets: sets.refused_bits,
         refused_file_values: files.refused_bits,
         changed: 0,
-        added: files.added + sets.added + stayed + delivering.count_ones(),
+        added: files.added
+            + sets.added
+            + stayed
+            + delivering.count_ones()
+            + u32::from(inherited_key != 0),
         supervisor_key: 0,
         delivered: delivering,
     };
@@ -904,8 +909,37 @@ pub fn decide_env(
         drop_replaced_inputs(verdicts, &mut out);
     }
     summary.emitted = out.n_emits;
-    summary.supervisor_key = supervisor_key(verdicts, own.supervisor);
+    summary.supervisor_key = match supervisor_key(verdicts, own.supervisor) {
+        0 => inherited_key,
+        key => key,
+    };
     Ok(summary)
+}
+
+/// Rule 8's run key ([`crate::mark`]): a child handed an environment without
+/// `ENVSHIM_SUPERVISOR` (`env -i`, an environment built from an allowlist)
+/// gets its caller's, as it gets the shim's other entries, so that the exec
+/// and the child's own execs keep the supervisor's mark. Without it the
+/// supervisor would judge an exec the shim already decided a second time, over
+/// the shim's result, where a `set` that read a name the shim removed comes
+/// out otherwise. Whatever the policy's lists say (it holds no secret); the
+/// key added, or 0.
+#[inline(never)]
+fn add_supervisor_key(req: &EnvRequest<'_>, own: OwnEntries, out: &mut Builder<'_, '_>) -> u64 {
+    if own.supervisor.is_some() || req.parent_env.is_empty() {
+        return 0;
+    }
+    let found = req.parent_env.iter().find_map(|e| {
+        let (name, value) = split_entry(e)?;
+        (name == crate::mark::NAME).then_some((*e, value))
+    });
+    let Some((entry, key)) = found.and_then(|(e, v)| Some((e, crate::mark::run_key(v)?))) else {
+        return 0;
+    };
+    let start = out.n_bytes;
+    out.put(entry);
+    out.finish_entry(start, Rule::Sticky);
+    key
 }
 
 /// The run key of the supervisor entry (`OwnEntries::supervisor`), if the
@@ -2495,5 +2529,42 @@ program = "tool"
         let cred = b"GH_TOKEN=23456789ab";
         let (key, child) = run("version = 1\n", &[cred, &entry]);
         assert_eq!((key, child.len()), (0, 0), "{child:?}");
+    }
+
+    /// A child handed an environment without the run key (`env -i`) gets its
+    /// caller's, whatever the policy keeps, and the exec keeps its mark; a
+    /// malformed one in the caller gives none.
+    #[test]
+    fn a_child_without_the_run_key_gets_its_callers() {
+        use super::*;
+        let run = |parent: &[&[u8]]| -> (u64, Vec<Vec<u8>>) {
+            let c = compiled("version = 1\nbase = \"none\"\n", "/p.toml");
+            let policy = open_policy(&c);
+            let env: &[&[u8]] = &[b"PATH=/bin"];
+            let req = EnvRequest {
+                program: b"/bin/true",
+                env,
+                env_files: &[],
+                preload: None,
+                policy_entry: None,
+                hint: None,
+                file_values: None,
+                file_judged: None,
+                renamed_files: 0,
+                parent_env: parent,
+                secrets: &[],
+            };
+            let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
+            let child = entries_of(&policy, env, &emits[..summary.emitted], &bytes);
+            (summary.supervisor_key, child)
+        };
+        let entry = crate::mark::entry(0x0123_4567_89ab_cdef);
+        let (key, child) = run(&[b"HOME=/root", &entry]);
+        assert_eq!(key, 0x0123_4567_89ab_cdef);
+        assert_eq!(child, vec![entry.to_vec()]);
+        let (key, child) = run(&[b"ENVSHIM_SUPERVISOR=0123456789ABCDEF"]);
+        assert_eq!((key, child.len()), (0, 0));
+        let (key, child) = run(&[]);
+        assert_eq!((key, child.len()), (0, 0));
     }
 }

@@ -287,7 +287,11 @@ fn unmade(
         let Some((name, _)) = crate::bytes::split_entry(e) else {
             continue;
         };
-        if env.contains(e) || names.contains(&name) {
+        // Rule 8's own entries (the run key a child handed an environment
+        // without it gets from its caller) are the shim's, not the program's:
+        // no change of the exec.
+        if env.contains(e) || names.contains(&name) || name.starts_with(crate::builtin::OWN_PREFIX)
+        {
             continue;
         }
         let shown = crate::shown::word(name).to_string();

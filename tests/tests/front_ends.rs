@@ -1,0 +1,534 @@
+//! The differential test of the front ends (docs/adr/0021-one-exec-pipeline.md):
+//! execs generated from the policy grammar, with credentials by name, by shape
+//! and as copies in the environment and in argv, each made through every front
+//! end:
+//!
+//! - libenvshim.so, preloaded into a launcher that calls `execve` with the
+//!   case's argv and environment, read from files;
+//! - `envwrap --no-preload`;
+//! - the envpolicy library (`spawn::apply_std`), in this test binary run again;
+//! - `envwrap --supervise --no-preload`: the supervisor alone, judging a static
+//!   launcher's `execve`;
+//! - `envwrap --supervise` with the shim in the (dynamic) launcher.
+//!
+//! The test knows nothing of the rules: it compares what the children got.
+//! The shim, envwrap, the library and the shim under the supervisor must give
+//! the same exit status, argv and environment. The supervisor alone differs
+//! exactly as the capability table says (`envpolicy_core::capability`): it
+//! removes what the shim removes (the launcher's memory is its own), runs
+//! without what the shim adds, and refuses where the shim rewrites a value or
+//! an argument. A failure names the seed and the case, never a value.
+//!
+//! `ENVSHIM_DIFF_SEED=N` replays one seed; `ENVSHIM_DIFF_CASES=N` runs more.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use crate::envwrap_util::*;
+use envshim_e2e::rng::Rng;
+use envshim_e2e::*;
+
+/// `env_exec ENVFILE ARGVFILE`: execve the argv of ARGVFILE (its first entry
+/// is the program's path) with the entries of ENVFILE as its whole
+/// environment, both NUL-separated; 126 when refused (EPERM). Neither reaches
+/// the launcher as its own argv or environment, so no front end judges them
+/// before the launcher's exec.
+const ENV_EXEC_C: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static char env_buf[1 << 16], argv_buf[1 << 16];
+static int split(const char *path, char *buf, char **out, int max) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, (1 << 16) - 1 - n);
+        if (r < 0) return -1;
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    int k = 0;
+    for (size_t i = 0; i < n && k < max - 1; i += strlen(buf + i) + 1) out[k++] = buf + i;
+    out[k] = NULL;
+    return k;
+}
+int main(int argc, char **argv) {
+    char *envp[512], *args[512];
+    if (argc != 3 || split(argv[1], env_buf, envp, 512) < 0 || split(argv[2], argv_buf, args, 512) < 1)
+        return 2;
+    execve(args[0], args, envp);
+    int e = errno;
+    fprintf(stderr, "env_exec: execve failed: errno=%d\n", e);
+    return e == EPERM ? 126 : 127;
+}
+"#;
+
+/// The argument that makes a run of this binary the library front end.
+const SPEC_ARG: &str = "envshim-diff-spec=";
+
+/// One generated exec.
+struct Case {
+    policy: String,
+    /// Audit mode, where every front end changes nothing.
+    audit: bool,
+    /// `[supervise] changes = "audit"`.
+    changes_audit: bool,
+    env: Vec<(String, String)>,
+    args: Vec<String>,
+}
+
+/// What a child got: exit status, argv, environment (sorted, without the
+/// shim's and the supervisor's own entries).
+#[derive(Debug, PartialEq, Eq)]
+struct Child {
+    code: Option<i32>,
+    argv: Vec<Vec<u8>>,
+    env: Vec<Vec<u8>>,
+}
+
+/// The library front end, when this binary is run with [`SPEC_ARG`]; a no-op
+/// otherwise. The spec holds NUL-separated fields: the policy, the program,
+/// the number of environment entries, the entries, then the arguments.
+#[test]
+fn library_runner() {
+    let Some(spec) = std::env::args_os()
+        .filter_map(|a| a.to_str()?.strip_prefix(SPEC_ARG).map(PathBuf::from))
+        .next()
+    else {
+        return;
+    };
+    let text = std::fs::read(&spec).expect("spec file");
+    let mut fields = text.split(|&b| b == 0).map(|f| f.to_vec());
+    let policy = PathBuf::from(OsString::from_vec(fields.next().expect("policy")));
+    let program = OsString::from_vec(fields.next().expect("program"));
+    let n: usize = String::from_utf8(fields.next().expect("count"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let env: Vec<Vec<u8>> = fields.by_ref().take(n).collect();
+    let args: Vec<OsString> = fields.map(OsString::from_vec).collect();
+    let compiled = envpolicy::load::load(&policy).unwrap_or_else(|e| panic!("{e}"));
+    let mut cmd = std::process::Command::new(&program);
+    cmd.args(&args).env_clear();
+    for e in &env {
+        let at = e.iter().position(|&b| b == b'=').unwrap();
+        cmd.env(
+            std::ffi::OsStr::from_bytes(&e[..at]),
+            std::ffi::OsStr::from_bytes(&e[at + 1..]),
+        );
+    }
+    match envpolicy::spawn::apply_std(&compiled.policy(), &mut cmd) {
+        Err(refused) => {
+            eprintln!("library: {refused}");
+            std::process::exit(126);
+        }
+        Ok(_) => {
+            let out = cmd.output().expect("spawn the case's program");
+            use std::io::Write;
+            std::io::stdout().write_all(&out.stdout).unwrap();
+            std::process::exit(out.status.code().unwrap_or(125));
+        }
+    }
+}
+
+/// A generated policy and exec, from the grammar's pieces.
+fn generate(rng: &mut Rng, s: &Secrets) -> Case {
+    let mut pick = |n: u64| rng.below(n);
+    let audit = pick(8) == 0;
+    let mut policy = String::from("version = 1\n");
+    if audit {
+        policy.push_str("mode = \"audit\"\n");
+    }
+    policy.push_str(
+        [
+            "base = \"all\"\n",
+            "base = \"floor\"\n",
+            "base = \"none\"\n",
+        ][pick(3) as usize],
+    );
+    let keeps = [
+        "PATH", "PLAIN_*", "KEEP_ME", "TMUX", "LANG", "NOTE", "GH_TOKEN",
+    ];
+    let strips = ["PLAIN_B", "TMUX", "NOTE", "COPY"];
+    let chosen = |pool: &[&str], bits: u64| -> Vec<String> {
+        pool.iter()
+            .enumerate()
+            .filter(|(i, _)| bits >> i & 1 == 1)
+            .map(|(_, n)| format!("\"{n}\""))
+            .collect()
+    };
+    let keep = chosen(&keeps, pick(1 << keeps.len()));
+    let strip = chosen(&strips, pick(1 << strips.len()) & pick(1 << strips.len()));
+    policy.push_str(&format!("keep = [{}]\n", keep.join(", ")));
+    policy.push_str(&format!("strip = [{}]\n", strip.join(", ")));
+    let set = [
+        "",
+        "[set]\nSET_ME = \"x\"\n",
+        "[set]\nPLAIN_A = \"overridden\"\n",
+        "[set]\nFROM_KEEP = \"${KEEP_ME}-y\"\n",
+    ][pick(4) as usize];
+    policy.push_str(set);
+    match pick(4) {
+        0 => policy.push_str("[credentials]\nnames = [\"CUSTOM_SECRET\"]\n"),
+        1 => policy.push_str("[credentials]\nbuiltin = false\nshapes = false\n"),
+        _ => {}
+    }
+    let changes_audit = pick(3) == 0;
+    if changes_audit {
+        policy.push_str("[supervise]\nchanges = \"audit\"\n");
+    }
+    match pick(4) {
+        0 => policy.push_str("[program.printenv]\nmatch = [\"printenv\"]\nstrip = [\"KEEP_ME\"]\n"),
+        1 => policy
+            .push_str("[program.printenv]\nmatch = [\"printenv\"]\nkeep = [\"TMUX\", \"NOTE\"]\n"),
+        _ => {}
+    }
+    match pick(3) {
+        0 => policy.push_str("[argv]\nsecrets = \"redact\"\n"),
+        1 => policy.push_str("[argv]\nsecrets = \"refuse\"\n"),
+        _ => {}
+    }
+    if pick(3) == 0 {
+        policy.push_str("[[grant]]\nname = \"GH_TOKEN\"\nprogram = \"printenv\"\n");
+    }
+    let gh = s.value("GH_TOKEN").to_string();
+    let jira = s.value("JIRA_API_TOKEN").to_string();
+    let pool: Vec<(&str, String)> = vec![
+        ("PLAIN_A", "1".into()),
+        ("PLAIN_B", "two words".into()),
+        ("KEEP_ME", "k".into()),
+        ("TMUX", "/tmp/tmux-0/default,1,0".into()),
+        ("LANG", ["C.UTF-8", "../../tmp/x"][pick(2) as usize].into()),
+        ("LD_LIBRARY_PATH", "/opt/lib".into()),
+        ("BASH_ENV", "/tmp/rc".into()),
+        ("TZ", ["Europe/Paris", "/tmp/zone"][pick(2) as usize].into()),
+        ("GH_TOKEN", gh.clone()),
+        ("JIRA_API_TOKEN", jira.clone()),
+        ("CUSTOM_SECRET", "custom-value-0123456789".into()),
+        ("NOTE", gh.clone()),
+        ("COPY", format!("Bearer {jira}")),
+    ];
+    let mut env: Vec<(String, String)> = Vec::new();
+    for (name, value) in pool {
+        if pick(3) != 0 {
+            env.push((name.to_string(), value));
+        }
+    }
+    env.push(("PATH".into(), "/usr/bin:/bin".into()));
+    let args = match pick(5) {
+        0 => vec![],
+        1 => vec!["plain".into(), "two words".into()],
+        2 => vec![format!("--token={jira}")],
+        3 => vec![gh],
+        _ => vec!["--flag".into()],
+    };
+    Case {
+        policy,
+        audit,
+        changes_audit,
+        env,
+        args,
+    }
+}
+
+/// The child a front end's run gave (its printenv report on stdout).
+fn child_of(o: &Outcome) -> Child {
+    let code = o.status.code();
+    if code != Some(0) {
+        return Child {
+            code,
+            argv: Vec::new(),
+            env: Vec::new(),
+        };
+    }
+    // (The library's runner is a test binary: the harness's own lines stand
+    // around the report.)
+    let header = b"ENVSHIM-PRINTENV/1\n";
+    let start = o
+        .stdout
+        .windows(header.len())
+        .position(|w| w == header)
+        .unwrap_or(0);
+    let report = &o.stdout[start..];
+    let end = report
+        .windows(4)
+        .position(|w| w == b"\nEND")
+        .map_or(report.len(), |at| at + 5);
+    let r = PrintenvReport::parse(&report[..end.min(report.len())]).unwrap_or_else(|e| o.fail(&e));
+    let mut env: Vec<Vec<u8>> = r
+        .proc_environ
+        .into_iter()
+        .filter(|e| !e.starts_with(b"LD_PRELOAD=") && !e.starts_with(b"ENVSHIM_"))
+        .collect();
+    env.sort();
+    Child {
+        code,
+        argv: r.argv,
+        env,
+    }
+}
+
+/// What the capability table says the supervisor alone gives, from what the
+/// shim gave (`shim`) for the exec of `case`'s `env` and `argv`: the shim's
+/// removals made, its additions left out, and a refusal where it rewrote a
+/// value or an argument, or, under `[supervise] changes = "audit"`, the
+/// rewritten value left as it was (every argument the generator makes that a
+/// policy changes holds a credential: refused either way); audit mode changes
+/// nothing anywhere.
+fn supervisor_alone(shim: &Child, case: &Case, env: &[Vec<u8>], argv: &[Vec<u8>]) -> Child {
+    if shim.code != Some(0) || case.audit {
+        return Child {
+            code: shim.code,
+            argv: shim.argv.clone(),
+            env: shim.env.clone(),
+        };
+    }
+    let name = |e: &[u8]| e.split(|&b| b == b'=').next().unwrap_or(&[]).to_vec();
+    let shim_names: Vec<Vec<u8>> = shim.env.iter().map(|e| name(e)).collect();
+    let rewritten = env
+        .iter()
+        .any(|e| !shim.env.contains(e) && shim_names.contains(&name(e)));
+    if (rewritten && !case.changes_audit) || shim.argv != argv {
+        return Child {
+            code: Some(126),
+            argv: Vec::new(),
+            env: Vec::new(),
+        };
+    }
+    let mut kept: Vec<Vec<u8>> = env
+        .iter()
+        .filter(|e| shim.env.contains(e) || shim_names.contains(&name(e)))
+        .cloned()
+        .collect();
+    kept.sort();
+    Child {
+        code: Some(0),
+        argv: argv.to_vec(),
+        env: kept,
+    }
+}
+
+/// Names only: a child can hold values.
+fn shown(c: &Child) -> String {
+    let names: Vec<String> = c
+        .env
+        .iter()
+        .map(|e| {
+            String::from_utf8_lossy(e.split(|&b| b == b'=').next().unwrap_or(&[])).into_owned()
+        })
+        .collect();
+    format!("exit {:?}, argc {}, env {names:?}", c.code, c.argv.len())
+}
+
+/// How many cases came to each kind of outcome.
+#[derive(Default, Debug)]
+struct Coverage {
+    /// Refused by every front end.
+    refused: usize,
+    /// Run with entries removed, by the supervisor alone too.
+    stripped: usize,
+    /// Run by the shim, refused by the supervisor alone (a rewrite).
+    refused_alone: usize,
+    /// Run by the shim with an entry the supervisor alone could not add.
+    without: usize,
+}
+
+impl Coverage {
+    fn count(&mut self, shim: &Child, alone: &Child, env: &[Vec<u8>]) {
+        match (shim.code, alone.code) {
+            (Some(126), _) => self.refused += 1,
+            (Some(0), Some(126)) => self.refused_alone += 1,
+            (Some(0), Some(0)) => {
+                if alone.env.len() < env.len() {
+                    self.stripped += 1;
+                }
+                if shim.env.iter().any(|e| !env.contains(e)) {
+                    self.without += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn all_seen(&self) -> bool {
+        self.refused > 0 && self.stripped > 0 && self.refused_alone > 0 && self.without > 0
+    }
+}
+
+#[test]
+fn generated_execs_agree_in_every_front_end() {
+    let Some(_) = shim_beside_envwrap() else {
+        require(
+            false,
+            "libenvshim.so is not beside envwrap (cargo build --release -p envshim)",
+        );
+        return;
+    };
+    let sb = Sandbox::new("front_ends");
+    let dynamic = compile_c("env_exec", ENV_EXEC_C);
+    let static_ = compile_c_with("env_exec_static", ENV_EXEC_C, &["-static"]);
+    let bin = sb.mkdir("bin");
+    std::os::unix::fs::symlink(printenv_bin(), bin.join("printenv")).unwrap();
+    let program = bin.join("printenv");
+    let me = std::env::current_exe().expect("this test binary");
+    let seed: u64 = std::env::var("ENVSHIM_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(52);
+    let cases: u64 = std::env::var("ENVSHIM_DIFF_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(24);
+    let s = sb.secrets();
+    let mut rng = Rng::with_seed(seed);
+    // What the sample covered: a test whose cases all agree trivially proves
+    // nothing, so each kind of outcome must occur.
+    let mut seen = Coverage::default();
+    for k in 0..cases {
+        let case = generate(&mut rng, &s);
+        let policy = sb.write(format!("case{k}.toml"), &case.policy);
+        let entries: Vec<Vec<u8>> = case
+            .env
+            .iter()
+            .map(|(n, v)| format!("{n}={v}").into_bytes())
+            .collect();
+        let mut envfile = Vec::new();
+        for e in &entries {
+            envfile.extend_from_slice(e);
+            envfile.push(0);
+        }
+        let envfile = sb.write(format!("case{k}.env"), envfile);
+        let argv: Vec<Vec<u8>> = std::iter::once(program.as_os_str().as_bytes().to_vec())
+            .chain(case.args.iter().map(|a| a.as_bytes().to_vec()))
+            .collect();
+        let mut argvfile = Vec::new();
+        for a in &argv {
+            argvfile.extend_from_slice(a);
+            argvfile.push(0);
+        }
+        let argvfile = sb.write(format!("case{k}.argv"), argvfile);
+        let base = |c: &mut TestCommand| {
+            c.env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .env("HOME", sb.path())
+                .env("XDG_CONFIG_HOME", sb.join("config"))
+                .env("ENVSHIM_CACHE_DIR", sb.join(".cache/envshim"));
+        };
+        // A child's report holds what the policy passed (a grant, audit mode):
+        // data, not a message. What the front ends themselves say, on stderr,
+        // must hold no value.
+        let run = |c: &mut TestCommand| {
+            let o = c
+                .timeout(std::time::Duration::from_secs(60))
+                .allow_secrets_in_output()
+                .run();
+            s.assert_absent("a front end's stderr", &o.stderr);
+            o
+        };
+
+        let mut shim = sb.cmd(&dynamic);
+        base(&mut shim);
+        shim.env("LD_PRELOAD", shim_so())
+            .env("ENVSHIM_POLICY", &policy)
+            .arg(&envfile)
+            .arg(&argvfile);
+        let by_shim = run(&mut shim);
+
+        let mut wrap = envwrap(&sb);
+        base(&mut wrap);
+        wrap.arg("--no-preload")
+            .arg("--policy")
+            .arg(&policy)
+            .arg("-i");
+        for e in &entries {
+            wrap.arg(OsString::from_vec(e.clone()));
+        }
+        wrap.arg(&program).args(&case.args);
+        let by_envwrap = run(&mut wrap);
+
+        let mut spec: Vec<Vec<u8>> = vec![
+            policy.as_os_str().as_bytes().to_vec(),
+            program.as_os_str().as_bytes().to_vec(),
+            entries.len().to_string().into_bytes(),
+        ];
+        spec.extend(entries.iter().cloned());
+        spec.extend(case.args.iter().map(|a| a.as_bytes().to_vec()));
+        let spec_path = sb.write(format!("case{k}.spec"), spec.join(&0u8));
+        let mut lib = sb.cmd(&me);
+        base(&mut lib);
+        lib.args([
+            "--exact",
+            "front_ends::library_runner",
+            "--test-threads=1",
+            "--nocapture",
+            "-q",
+        ])
+        .arg(format!("{SPEC_ARG}{}", spec_path.display()));
+        let by_library = run(&mut lib);
+
+        let supervised = |launcher: &Path, preload: bool| {
+            let mut c = envwrap(&sb);
+            base(&mut c);
+            c.arg("--supervise");
+            if !preload {
+                c.arg("--no-preload");
+            }
+            c.arg("--policy")
+                .arg(&policy)
+                .arg("-i")
+                .arg(launcher)
+                .arg(&envfile)
+                .arg(&argvfile);
+            run(&mut c)
+        };
+        let by_supervisor = supervised(&static_, false);
+        let by_both = supervised(&dynamic, true);
+
+        let shim_child = child_of(&by_shim);
+        let expected_alone = supervisor_alone(&shim_child, &case, &entries, &argv);
+        let front_ends = [
+            ("envwrap", child_of(&by_envwrap), &by_envwrap),
+            ("library", child_of(&by_library), &by_library),
+            ("supervisor and shim", child_of(&by_both), &by_both),
+        ];
+        let mut differ = Vec::new();
+        for (name, child, outcome) in &front_ends {
+            if *child != shim_child {
+                differ.push(format!(
+                    "{name}: {}\n--- its run ---\n{}",
+                    shown(child),
+                    outcome.report()
+                ));
+            }
+        }
+        let alone = child_of(&by_supervisor);
+        seen.count(&shim_child, &alone, &entries);
+        if alone != expected_alone {
+            differ.push(format!(
+                "supervisor alone: {}, where the table says {}\n--- its run ---\n{}",
+                shown(&alone),
+                shown(&expected_alone),
+                by_supervisor.report()
+            ));
+        }
+        if !differ.is_empty() {
+            by_shim.fail(&format!(
+                "seed {seed}, case {k}: the front ends disagree.\npolicy:\n{}\nenv names: {:?}\nargc {}\nshim: {}\n{}\n--- the shim's run ---",
+                s.redact(&case.policy),
+                case.env.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+                argv.len(),
+                shown(&shim_child),
+                differ.join("\n"),
+            ));
+        }
+    }
+    assert!(
+        seen.all_seen(),
+        "seed {seed}: {cases} cases did not cover every kind of outcome: {seen:?}"
+    );
+}
