@@ -390,7 +390,7 @@ fn generated_execs_agree_in_every_front_end() {
     // nothing, so each kind of outcome must occur.
     let mut seen = Coverage::default();
     for k in 0..cases {
-        let case = generate(&mut rng, &s);
+        let case = generate(&mut rng, s);
         let policy = sb.write(format!("case{k}.toml"), &case.policy);
         let entries: Vec<Vec<u8>> = case
             .env
