@@ -10,12 +10,17 @@
 //! object's GNU hash table, as the loader itself does.
 //!
 //! It accepts a definition only where `dlsym` would return the same one: a defined
-//! function (`STT_FUNC`), global or weak, whose version is not hidden (a hidden
+//! function (`STT_FUNC`) or variable (`STT_OBJECT`: glibc's `__libc_single_threaded`),
+//! global or weak, whose version is not hidden (a hidden
 //! version is a compatibility symbol; `dlsym` returns the default one). Anything it
 //! cannot settle that way (an object without a GNU hash table, an indirect
 //! function, whose address only its resolver knows) leaves the name unresolved, and
-//! [`crate::platform::real`] asks `dlsym` for it instead. Nothing here runs after the
-//! constructor.
+//! [`crate::platform::real`] asks `dlsym` for it instead. A name that no object
+//! after this library defines, in a walk that searched every one of them, is
+//! absent: `dlsym` would return NULL too (glibc before 2.39 has no
+//! `pidfd_spawn`), so it is not asked. Nothing here runs after the constructor,
+//! but the lookup of `dlsym` itself ([`crate::platform::real`]), on the rare
+//! paths that need it.
 
 use core::ffi::{c_char, c_int, c_void};
 
@@ -33,6 +38,7 @@ const DT_STRTAB: i64 = 5;
 const DT_SYMTAB: i64 = 6;
 const DT_GNU_HASH: i64 = 0x6fff_fef5;
 const DT_VERSYM: i64 = 0x6fff_fff0;
+const STT_OBJECT: u8 = 1;
 const STT_FUNC: u8 = 2;
 const STB_LOCAL: u8 = 0;
 const STB_GLOBAL: u8 = 1;
@@ -55,6 +61,9 @@ pub struct Found<const N: usize> {
     /// The next definition of each name, or NULL: not found, or not settled here
     /// (then only `dlsym` can say).
     pub addrs: [*mut c_void; N],
+    /// The names that no object after this library defines: every one of them
+    /// was searched, and none holds a definition `dlsym` would return.
+    pub absent: [bool; N],
 }
 
 struct Walk<'n, const N: usize> {
@@ -63,6 +72,8 @@ struct Walk<'n, const N: usize> {
     after_me: bool,
     /// Names that need no more looking: found, or not settled here.
     done: [bool; N],
+    /// An object could not be searched: what is not done is unsettled, not absent.
+    gave_up: bool,
     found: Found<N>,
 }
 
@@ -84,14 +95,23 @@ pub fn find<const N: usize>(names: &[&[u8]; N]) -> Found<N> {
         me: &raw const __ehdr_start as usize,
         after_me: false,
         done: [false; N],
+        gave_up: false,
         found: Found {
             own_name: core::ptr::null(),
             addrs: [core::ptr::null_mut(); N],
+            absent: [false; N],
         },
     };
     // SAFETY: `visit::<N>` matches the callback type dl_iterate_phdr expects, and
     // `walk` outlives the call, which runs the callback synchronously.
     unsafe { dl_iterate_phdr(Some(visit::<N>), (&raw mut walk).cast()) };
+    // A name still not done was looked for in every object after this one (the
+    // walk stops early only when every name is done, or when it gave up).
+    if walk.after_me && !walk.gave_up {
+        for (absent, done) in walk.found.absent.iter_mut().zip(walk.done.iter()) {
+            *absent = !*done;
+        }
+    }
     walk.found
 }
 
@@ -120,6 +140,7 @@ unsafe extern "C" fn visit<const N: usize>(
         // An object we cannot search (no GNU hash table) could hold any pending
         // name, ahead of the objects after it: those names are left to `dlsym`.
         walk.done = [true; N];
+        walk.gave_up = true;
         return 1;
     };
     let mut pending = 0;
@@ -250,7 +271,8 @@ impl Tables {
 
     /// Symbol `i`, if it is `name`, as `dlsym` would see it: an undefined, local or
     /// hidden-version symbol is passed over (the loader looks on), a global or weak
-    /// function is the answer, anything else is left to `dlsym`.
+    /// function or variable is the answer, anything else (an indirect function, a
+    /// thread-local variable) is left to `dlsym`.
     ///
     /// # Safety
     /// Symbol `i` must exist in the tables.
@@ -276,7 +298,7 @@ impl Tables {
                 return Answer::NotHere;
             }
         }
-        if kind != STT_FUNC || !(bind == STB_GLOBAL || bind == STB_WEAK) {
+        if !(kind == STT_FUNC || kind == STT_OBJECT) || !(bind == STB_GLOBAL || bind == STB_WEAK) {
             return Answer::Unsettled;
         }
         Answer::Found(self.base.wrapping_add(sym.st_value as usize) as *mut c_void)
