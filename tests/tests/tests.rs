@@ -23,6 +23,7 @@ mod envwrap_secrets;
 mod envwrap_static;
 mod envwrap_supervise;
 mod first_policy;
+mod glibc_roots;
 mod library_parity;
 mod mux_loop;
 mod package;
