@@ -53,6 +53,28 @@ extern "C" {
     static __ehdr_start: u8;
 }
 
+/// A NUL-terminated name to look up, with its GNU hash, worked out when the
+/// library is built (a process start would otherwise hash every name again in
+/// every object it searches).
+pub struct Name {
+    pub bytes: &'static [u8],
+    pub hash: u32,
+}
+
+impl Name {
+    /// `bytes` must end in its one NUL.
+    pub const fn new(bytes: &'static [u8]) -> Name {
+        // The GNU hash (DJB's h * 33 + c) of the name without its NUL.
+        let mut h = 5381u32;
+        let mut i = 0;
+        while i + 1 < bytes.len() {
+            h = h.wrapping_mul(33).wrapping_add(bytes[i] as u32);
+            i += 1;
+        }
+        Name { bytes, hash: h }
+    }
+}
+
 /// What the walk found.
 pub struct Found<const N: usize> {
     /// This library's name as the loader recorded it (what `dladdr` reports), or
@@ -67,7 +89,7 @@ pub struct Found<const N: usize> {
 }
 
 struct Walk<'n, const N: usize> {
-    names: &'n [&'n [u8]; N],
+    names: &'n [Name; N],
     me: usize,
     after_me: bool,
     /// Names that need no more looking: found, or not settled here.
@@ -89,7 +111,7 @@ enum Answer {
 
 /// Finds, for each NUL-terminated name, its first definition in an object loaded
 /// after this library. Constructor only.
-pub fn find<const N: usize>(names: &[&[u8]; N]) -> Found<N> {
+pub fn find<const N: usize>(names: &[Name; N]) -> Found<N> {
     let mut walk = Walk {
         names,
         me: &raw const __ehdr_start as usize,
@@ -217,18 +239,14 @@ impl Tables {
         complete.then_some(t)
     }
 
-    /// What `dlsym` would find for `name` (NUL-terminated) in this object.
+    /// What `dlsym` would find for `name` in this object.
     ///
     /// # Safety
     /// The tables must be a loaded object's (see [`Tables::of`]).
-    unsafe fn lookup(&self, name: &[u8]) -> Answer {
-        let Some((_, bare)) = name.split_last() else {
-            return Answer::Unsettled;
-        };
-        // The GNU hash (DJB's h * 33 + c).
-        let h = bare.iter().fold(5381u32, |h, &c| {
-            h.wrapping_mul(33).wrapping_add(u32::from(c))
-        });
+    // Inlined into `visit`, whose place in the text shim/hot_text.ld names.
+    #[inline(always)]
+    unsafe fn lookup(&self, name: &Name) -> Answer {
+        let h = name.hash;
         let t = self.gnu_hash;
         // SAFETY: the header of the object's GNU hash table: nbuckets, symoffset,
         // bloom_size, bloom_shift, then the Bloom words, buckets and chains.
@@ -257,7 +275,7 @@ impl Tables {
             if h | 1 == h2 | 1 {
                 // SAFETY: symbol `i` exists (it has a chain entry), and its name is
                 // a NUL-terminated string in the string table.
-                match unsafe { self.judge(i, name) } {
+                match unsafe { self.judge(i, name.bytes) } {
                     Answer::NotHere => {}
                     settled => return settled,
                 }

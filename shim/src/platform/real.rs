@@ -48,6 +48,7 @@
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
+use crate::platform::next_object::Name;
 use crate::platform::sys;
 
 pub type ExecveFn =
@@ -95,20 +96,20 @@ pub enum Func {
 }
 const COUNT: usize = 12;
 
-/// NUL-terminated names, indexed by `Func`.
-const NAMES: [&[u8]; COUNT] = [
-    b"execve\0",
-    b"fexecve\0",
-    b"execveat\0",
-    b"posix_spawn\0",
-    b"posix_spawnp\0",
-    b"pclose\0",
-    b"fork\0",
-    b"fclose\0",
-    b"freopen\0",
-    b"pidfd_spawn\0",
-    b"pidfd_spawnp\0",
-    b"__libc_single_threaded\0",
+/// NUL-terminated names, indexed by `Func`, with their hashes.
+const NAMES: [Name; COUNT] = [
+    Name::new(b"execve\0"),
+    Name::new(b"fexecve\0"),
+    Name::new(b"execveat\0"),
+    Name::new(b"posix_spawn\0"),
+    Name::new(b"posix_spawnp\0"),
+    Name::new(b"pclose\0"),
+    Name::new(b"fork\0"),
+    Name::new(b"fclose\0"),
+    Name::new(b"freopen\0"),
+    Name::new(b"pidfd_spawn\0"),
+    Name::new(b"pidfd_spawnp\0"),
+    Name::new(b"__libc_single_threaded\0"),
 ];
 
 #[link_section = ".data.envshim_ctor"]
@@ -129,7 +130,7 @@ extern "C" {
 #[cold]
 #[inline(never)]
 fn lookup(f: Func) -> *mut c_void {
-    let name = NAMES.get(f as usize).copied().unwrap_or(b"\0");
+    let name = NAMES.get(f as usize).map_or(&b"\0"[..], |n| n.bytes);
     let Some(dlsym) = find_dlsym() else {
         return core::ptr::null_mut();
     };
@@ -143,7 +144,7 @@ fn lookup(f: Func) -> *mut c_void {
 /// The C library's `dlsym`, found by the walk over the loaded objects (see the
 /// module docs for why it is not linked).
 fn find_dlsym() -> Option<DlsymFn> {
-    let [addr] = crate::platform::next_object::find(&[b"dlsym\0"]).addrs;
+    let [addr] = crate::platform::next_object::find(&[Name::new(b"dlsym\0")]).addrs;
     let p = not_ours(b"dlsym\0", addr);
     if p.is_null() {
         None
@@ -194,7 +195,7 @@ pub fn resolve_all() -> *const c_char {
             10 => Func::PidfdSpawnp,
             _ => Func::SingleThreaded,
         };
-        let name = NAMES.get(i).copied().unwrap_or(b"\0");
+        let name = NAMES.get(i).map_or(&b"\0"[..], |n| n.bytes);
         let absent = found.absent.get(i).copied().unwrap_or(false);
         let p = if !addr.is_null() {
             not_ours(name, addr)
