@@ -22,11 +22,11 @@ const BULLSEYE: &str = "bullseye";
 const TRIXIE: &str = "trixie";
 
 /// The plain variable every child must get.
-const PLAIN: &str = "ROOTS_PLAIN_VAR=kept-as-is";
+pub(crate) const PLAIN: &str = "ROOTS_PLAIN_VAR=kept-as-is";
 
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-fn under_ci() -> bool {
+pub(crate) fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
@@ -129,7 +129,7 @@ impl Drop for Stage {
 /// Checks a scenario's output: every section (`== NAME` then a child's
 /// environment) holds the plain variable and none of the seeded names; the
 /// seeded values are absent from every output (the command checks that itself).
-fn expect_sections(o: &Outcome, sections: &[&str]) {
+pub(crate) fn expect_sections(o: &Outcome, sections: &[&str]) {
     if !o.status.success() {
         o.fail("the scenario failed in the root");
     }
@@ -178,7 +178,7 @@ fn c_scenario(suite: &str, test: &str, source: &str, flags: &str, modes: &[&str]
 }
 
 /// What each C program's child runs: `env`, which prints its environment.
-const EXEC_C: &str = r#"
+pub(crate) const EXEC_C: &str = r#"
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
 }
 "#;
 
-const SPAWN_C: &str = r#"
+pub(crate) const SPAWN_C: &str = r#"
 #define _GNU_SOURCE
 #include <spawn.h>
 #include <stdio.h>
@@ -246,7 +246,7 @@ int main(int argc, char **argv) {
 }
 "#;
 
-const SYSTEM_POPEN_C: &str = r#"
+pub(crate) const SYSTEM_POPEN_C: &str = r#"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -43,6 +43,7 @@ mod shim_imports;
 mod shim_layout;
 mod shim_managed;
 mod shim_memcheck;
+mod shim_musl;
 mod shim_policy_load;
 mod shim_popen;
 mod shim_python;
