@@ -58,8 +58,9 @@ fn root_of(suite: &str, test: &str) -> Option<PathBuf> {
 
 static STAGES: AtomicUsize = AtomicUsize::new(0);
 
-/// A directory inside a root, `/tmp/envshim-e2e-PID-N` as the root sees it, with
-/// the host's shim and static envwrap in it; removed on drop.
+/// A directory inside a root, `/envshim-e2e/PID-N` as the root sees it (root's
+/// own, written by no one else: a secret's program must be), with the host's
+/// shim in it; removed on drop.
 struct Stage {
     root: PathBuf,
     /// The directory as the host sees it.
@@ -71,10 +72,15 @@ struct Stage {
 impl Stage {
     fn new(root: &Path) -> Stage {
         let n = STAGES.fetch_add(1, Ordering::Relaxed);
-        let inside = format!("/tmp/envshim-e2e-{}-{n}", std::process::id());
+        let inside = format!("/envshim-e2e/{}-{n}", std::process::id());
         let host = root.join(inside.trim_start_matches('/'));
         let _ = std::fs::remove_dir_all(&host);
         std::fs::create_dir_all(&host).expect("create the stage in the root");
+        for dir in [host.as_path(), host.parent().expect("the stage has a parent")] {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod the stage");
+        }
         std::fs::copy(shim_so(), host.join("libenvshim.so")).expect("copy the shim into the root");
         Stage {
             root: root.to_path_buf(),
@@ -310,6 +316,7 @@ in_both_roots! {
     a_tmux_pane => tmux_pane_in;
     static_envwrap => static_envwrap_in;
     the_shim_loads => shim_loads_in;
+    a_secret_reaches_its_program_through_envwrap => secret_spawn_in;
 }
 
 #[test]
@@ -341,6 +348,104 @@ fn bullseye_pidfd_spawn_is_enosys_without_glibcs() {
     o.check(
         out.contains("pidfd_spawn: ENOSYS") && out.contains("pidfd_spawnp: ENOSYS"),
         "pidfd_spawn and pidfd_spawnp answer ENOSYS on glibc 2.31",
+    );
+}
+
+/// A `[[secret]]` whose program is started by `posix_spawn` (and, in trixie,
+/// `pidfd_spawn`, `pidfd_spawnp`): the decision runs in the parent, so the
+/// program is started through the static envwrap beside the shim, which reads
+/// the value in the program's own process. The program gets the value; the
+/// parent never held it, and no output shows it.
+const SECRET_SPAWN_C: &str = r#"
+#define _GNU_SOURCE
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    char *args[] = {"gh", NULL};
+    int out = -1, r;
+    fflush(stdout);
+    if (strcmp(argv[1], "posix_spawn") == 0) r = posix_spawn(&out, argv[2], NULL, NULL, args, environ);
+    else if (strcmp(argv[1], "posix_spawnp") == 0) r = posix_spawnp(&out, "gh", NULL, NULL, args, environ);
+#ifdef PIDFD
+    else if (strcmp(argv[1], "pidfd_spawn") == 0) r = pidfd_spawn(&out, argv[2], NULL, NULL, args, environ);
+    else r = pidfd_spawnp(&out, "gh", NULL, NULL, args, environ);
+#else
+    else return 2;
+#endif
+    if (r != 0) { fprintf(stderr, "%s: %s\n", argv[1], strerror(r)); return 1; }
+#ifdef PIDFD
+    if (strncmp(argv[1], "pidfd", 5) == 0) {
+        siginfo_t si;
+        return waitid(P_PIDFD, out, &si, WEXITED) == 0 && si.si_status == 0 ? 0 : 1;
+    }
+#endif
+    int st;
+    return waitpid(out, &st, 0) == out && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+"#;
+
+/// A made-up token, of a shape no real service issues.
+const SECRET_TOKEN: &str = "envshim-roots-token-Q7x2Lr9vKd41ZpWm";
+
+fn secret_spawn_in(suite: &str, test: &str) {
+    let Some(root) = root_of(suite, test) else {
+        return;
+    };
+    let sb = Sandbox::new(test);
+    let stage = Stage::new(&root);
+    std::fs::copy(static_envwrap_bin(), stage.host.join("envwrap")).expect("copy envwrap");
+    std::fs::create_dir_all(stage.host.join("bin")).expect("mkdir bin");
+    stage.write(
+        "bin/gh",
+        &format!(
+            "#!/bin/sh\nif [ \"${{GH_TOKEN-}}\" = '{SECRET_TOKEN}' ]; then echo 'gh: got'; else echo 'gh: none'; fi\n"
+        ),
+    );
+    stage.write("gh-token", &format!("{SECRET_TOKEN}\n"));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |f: &str, m: u32| {
+            std::fs::set_permissions(stage.host.join(f), std::fs::Permissions::from_mode(m))
+                .expect("chmod");
+        };
+        mode("bin/gh", 0o755);
+        mode("gh-token", 0o600);
+    }
+    stage.write(
+        "policy.toml",
+        &format!(
+            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{s}/gh-token\"\nprogram = \"{s}/bin/gh\"\n",
+            s = stage.inside
+        ),
+    );
+    stage.write("prog.c", SECRET_SPAWN_C);
+    let mut modes = vec!["posix_spawn", "posix_spawnp"];
+    let mut flags = "";
+    if suite == TRIXIE {
+        modes.extend(["pidfd_spawn", "pidfd_spawnp"]);
+        flags = "-DPIDFD";
+    }
+    let mut script = format!(
+        "set -e\ngcc -O1 {flags} -o prog prog.c\nmkdir -m 700 cache\n\
+         export PATH=\"$PWD/bin:$PATH\" ENVSHIM_POLICY=\"$PWD/policy.toml\" ENVSHIM_CACHE_DIR=\"$PWD/cache\"\n"
+    );
+    for m in &modes {
+        script.push_str(&format!("LD_PRELOAD=$SHIM ./prog {m} \"$PWD/bin/gh\"\n"));
+    }
+    let o = stage.run(&sb, &script);
+    o.check(o.status.success(), "a spawn of the secret's program failed");
+    let out = o.stdout_str();
+    let got: Vec<&str> = out.lines().collect();
+    o.check(
+        got == vec!["gh: got"; modes.len()],
+        &format!("each of {modes:?} starts gh with the secret"),
+    );
+    o.check(
+        !out.contains(SECRET_TOKEN) && !o.stderr_str().contains(SECRET_TOKEN),
+        "no output holds the secret's value",
     );
 }
 

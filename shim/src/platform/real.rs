@@ -28,10 +28,11 @@
 //! ([`crate::state::env_cache`] reads it), which glibc has from 2.32 on. Linked,
 //! it would need the version GLIBC_2.32, and the loader refuses a library that
 //! needs a version the C library lacks; looked up here, it is NULL on glibc 2.31.
-//! What the walk finds is libc's own byte, as `dlsym(RTLD_NEXT)` would. A program
-//! that copied the flag into itself (a copy relocation) may leave that byte at 0
-//! on some glibc versions: the cache is then claimed as in a threaded process,
-//! which is slower and never wrong (glibc only ever writes the byte it updates).
+//! What the walk finds is libc's own byte, as `dlsym(RTLD_NEXT)` would. In a
+//! program that copied the flag into itself (a copy relocation), glibc 2.35 and
+//! later keep libc's byte true as well; 2.32 to 2.34 update only the copy and
+//! leave libc's at 0, so the cache is claimed as in a threaded process: slower,
+//! never wrong.
 //!
 //! `dlsym` itself is not linked either: since glibc 2.34 it is `dlsym@GLIBC_2.34` in
 //! libc.so.6, a version an older glibc does not have, and the loader refuses to
