@@ -52,7 +52,9 @@ fn root_of(suite: &str, test: &str) -> Option<PathBuf> {
     if under_ci() {
         panic!("{test}: {why}; CI is set, so this is a failure, not a skip");
     }
-    eprintln!("!!!!! SKIPPED {test}: {why}. The shim is NOT tested on {suite}'s glibc in this run. !!!!!");
+    eprintln!(
+        "!!!!! SKIPPED {test}: {why}. The shim is NOT tested on {suite}'s glibc in this run. !!!!!"
+    );
     None
 }
 
@@ -76,7 +78,10 @@ impl Stage {
         let host = root.join(inside.trim_start_matches('/'));
         let _ = std::fs::remove_dir_all(&host);
         std::fs::create_dir_all(&host).expect("create the stage in the root");
-        for dir in [host.as_path(), host.parent().expect("the stage has a parent")] {
+        for dir in [
+            host.as_path(),
+            host.parent().expect("the stage has a parent"),
+        ] {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
                 .expect("chmod the stage");
@@ -150,9 +155,7 @@ pub(crate) fn expect_sections(o: &Outcome, sections: &[&str]) {
             o.fail(&format!("section {want:?} expected, found {title:?}"));
         }
         if !body.lines().any(|l| l == PLAIN) {
-            o.fail(&format!(
-                "{want}: the child did not get the plain variable"
-            ));
+            o.fail(&format!("{want}: the child did not get the plain variable"));
         }
         for name in SECRET_NAMES {
             if body.lines().any(|l| l.starts_with(&format!("{name}="))) {

@@ -47,7 +47,17 @@ pub unsafe extern "C" fn posix_spawn(
     envp: *const *const c_char,
 ) -> c_int {
     // SAFETY: posix_spawn's arguments.
-    unsafe { spawn_path(real::posix_spawn, pid, path, file_actions, attrp, argv, envp) }
+    unsafe {
+        spawn_path(
+            real::posix_spawn,
+            pid,
+            path,
+            file_actions,
+            attrp,
+            argv,
+            envp,
+        )
+    }
 }
 
 /// `posix_spawnp(3)` with the policy applied (see the module docs for the search).
@@ -97,7 +107,17 @@ pub unsafe extern "C" fn pidfd_spawn(
     }
     // SAFETY: pidfd_spawn's arguments, which are posix_spawn's with a pidfd for a
     // pid (an `int` both).
-    unsafe { spawn_path(real::pidfd_spawn, pidfd, path, file_actions, attrp, argv, envp) }
+    unsafe {
+        spawn_path(
+            real::pidfd_spawn,
+            pidfd,
+            path,
+            file_actions,
+            attrp,
+            argv,
+            envp,
+        )
+    }
 }
 
 /// `pidfd_spawnp(3)` (glibc 2.39) with the policy applied, as `posix_spawnp`;
@@ -192,10 +212,10 @@ unsafe fn spawn_search(
 ) -> c_int {
     // SAFETY: `file` is NULL or NUL-terminated (posix_spawnp's contract).
     if unsafe { crate::filter::deliver::bare_name_under_secrets(file) } {
-        // SAFETY: posix_spawnp's arguments.
-        if let Some(r) =
-            unsafe { spawn_secret_program(by_path, out, file, file_actions, attrp, argv, envp) }
-        {
+        // SAFETY: posix_spawnp's arguments, `file` not NULL (it is a bare name).
+        let spawned =
+            unsafe { spawn_secret_program(by_path, out, file, file_actions, attrp, argv, envp) };
+        if let Some(r) = spawned {
             return r;
         }
     }
@@ -235,8 +255,9 @@ unsafe fn spawn_secret_program(
         }
         if crate::filter::deliver::wanted_now(cand.split_last().map_or(&[][..], |(_, p)| p)) != 0 {
             // SAFETY: `cand` is NUL-terminated; the rest are the caller's.
-            spawned =
-                Some(unsafe { by_path(out, cand.as_ptr().cast(), file_actions, attrp, argv, envp) });
+            spawned = Some(unsafe {
+                by_path(out, cand.as_ptr().cast(), file_actions, attrp, argv, envp)
+            });
         }
         0
     });

@@ -66,10 +66,13 @@ impl Name {
     pub const fn new(bytes: &'static [u8]) -> Name {
         // The GNU hash (DJB's h * 33 + c) of the name without its NUL.
         let mut h = 5381u32;
-        let mut i = 0;
-        while i + 1 < bytes.len() {
-            h = h.wrapping_mul(33).wrapping_add(bytes[i] as u32);
-            i += 1;
+        let mut rest = bytes;
+        while let [c, tail @ ..] = rest {
+            if tail.is_empty() {
+                break;
+            }
+            h = h.wrapping_mul(33).wrapping_add(*c as u32);
+            rest = tail;
         }
         Name { bytes, hash: h }
     }

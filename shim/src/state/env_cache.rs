@@ -249,13 +249,12 @@ fn take_claim() -> Option<bool> {
     #[cfg(target_arch = "x86_64")]
     let single = crate::platform::real::libc_single_threaded();
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: NULL, or a plain byte that glibc writes only when this process
-    // creates a thread or forks; reading it races with neither in a
-    // single-threaded process.
-    if !single.is_null()
-        && unsafe { core::ptr::read_volatile(single) } != 0
-        && STATE.load(Ordering::Acquire) == FREE
-    {
+    // SAFETY: read only when not NULL: a plain byte that glibc writes only when
+    // this process creates a thread or forks; reading it races with neither in
+    // a single-threaded process.
+    let single = !single.is_null() && unsafe { core::ptr::read_volatile(single) } != 0;
+    #[cfg(target_arch = "x86_64")]
+    if single && STATE.load(Ordering::Acquire) == FREE {
         let flag = held_flag();
         // SAFETY: this thread's own flag (see `held_flag`).
         unsafe {
