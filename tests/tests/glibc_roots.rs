@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use envshim_e2e::*;
 
-const BULLSEYE: &str = "bullseye";
-const TRIXIE: &str = "trixie";
+pub(crate) const BULLSEYE: &str = "bullseye";
+pub(crate) const TRIXIE: &str = "trixie";
 
 /// The plain variable every child must get.
 pub(crate) const PLAIN: &str = "ROOTS_PLAIN_VAR=kept-as-is";
@@ -32,7 +32,7 @@ pub(crate) fn under_ci() -> bool {
 
 /// The root of `suite`, or `None` (after saying so, loudly) when there is none or
 /// this process cannot chroot into it. Under CI a missing root fails the test.
-fn root_of(suite: &str, test: &str) -> Option<PathBuf> {
+pub(crate) fn root_of(suite: &str, test: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("ENVSHIM_ROOTS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/var/cache/envshim-roots"));
