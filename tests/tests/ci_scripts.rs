@@ -53,5 +53,8 @@ fn debian_roots_are_built_once_and_then_reused() {
             "{suite} not reused:\n{said}"
         );
     }
-    assert!(!said.contains("building"), "a root was built again:\n{said}");
+    assert!(
+        !said.contains("building"),
+        "a root was built again:\n{said}"
+    );
 }

@@ -255,6 +255,30 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// pidfd_spawn and pidfd_spawnp asked to pass the parent's own `GH_TOKEN` in
+/// argv: the policy refuses, the error number is returned (EPERM), as
+/// posix_spawn's is, and no child is made.
+const PIDFD_REFUSED_C: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+extern char **environ;
+int main(void) {
+    char *token = getenv("GH_TOKEN");
+    if (!token) { printf("no GH_TOKEN to pass\n"); return 1; }
+    char *args[] = {"env", token, NULL};
+    int pidfd = -1;
+    int r = pidfd_spawn(&pidfd, "/usr/bin/env", NULL, NULL, args, environ);
+    printf("pidfd_spawn: %s%s\n", r == EPERM ? "EPERM" : "not EPERM", pidfd == -1 ? "" : ", a pidfd");
+    int r2 = pidfd_spawnp(&pidfd, "env", NULL, NULL, args, environ);
+    printf("pidfd_spawnp: %s%s\n", r2 == EPERM ? "EPERM" : "not EPERM", pidfd == -1 ? "" : ", a pidfd");
+    return r == EPERM && r2 == EPERM && pidfd == -1 ? 0 : 1;
+}
+"#;
+
 pub(crate) const SYSTEM_POPEN_C: &str = r#"
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,6 +354,31 @@ fn trixie_pidfd_spawn_called_directly() {
         PIDFD_SPAWN_C,
         "",
         &["pidfd_spawn", "pidfd_spawnp"],
+    );
+}
+
+#[test]
+fn trixie_pidfd_spawn_refuses_a_token_in_argv() {
+    let test = "glibc_roots::trixie_pidfd_spawn_refuses_a_token_in_argv";
+    let Some(root) = root_of(TRIXIE, test) else {
+        return;
+    };
+    let sb = Sandbox::new(test);
+    let stage = Stage::new(&root);
+    stage.write("prog.c", PIDFD_REFUSED_C);
+    let o = stage.run(
+        &sb,
+        "set -e\ngcc -O1 -o prog prog.c\nLD_PRELOAD=$SHIM ./prog\n",
+    );
+    o.check(o.status.success(), "pidfd_spawn(p) did not return EPERM");
+    let out = o.stdout_str();
+    o.check(
+        out.contains("pidfd_spawn: EPERM\n") && out.contains("pidfd_spawnp: EPERM\n"),
+        "both refused with EPERM, no pidfd",
+    );
+    o.check(
+        o.stderr_str().contains("envshim: refused to run"),
+        "the refusal is said on stderr",
     );
 }
 
