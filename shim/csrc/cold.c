@@ -11,7 +11,6 @@
  *
  * Each wrapper has the libc function's exact signature; see src/platform/cold.rs. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,9 +31,6 @@ HIDDEN int envshim_c_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 HIDDEN pid_t envshim_c_waitpid(pid_t pid, int *status, int options) { return waitpid(pid, status, options); }
 HIDDEN int envshim_c_sched_yield(void) { return sched_yield(); }
 HIDDEN char *envshim_c_realpath(const char *path, char *resolved) { return realpath(path, resolved); }
-/* dlsym: the constructor finds the real functions without it (src/platform/next_object.rs)
- * and asks it only for a name that walk does not settle. */
-HIDDEN void *envshim_c_dlsym(void *handle, const char *name) { return dlsym(handle, name); }
 /* The time in microseconds, or -1. gettimeofday, not clock_gettime: its symbol
  * version (GLIBC_2.2.5) is one the library needs anyway, and each further version
  * the library needs is checked by the loader at every process start. */
@@ -47,7 +43,10 @@ HIDDEN long long envshim_c_now_us(void) {
 HIDDEN int envshim_c_sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return sigaction(sig, act, old); }
 HIDDEN int envshim_c_sigemptyset(sigset_t *set) { return sigemptyset(set); }
 HIDDEN int envshim_c_sigaddset(sigset_t *set, int sig) { return sigaddset(set, sig); }
-HIDDEN int envshim_c_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return pthread_sigmask(how, set, old); }
+/* sigprocmask, not pthread_sigmask: the same call in glibc (the calling thread's mask),
+ * but pthread_sigmask moved into libc.so.6 in glibc 2.32 under a new version, which an
+ * older C library lacks, and then the loader refuses to load the shim at all. */
+HIDDEN int envshim_c_sigprocmask(int how, const sigset_t *set, sigset_t *old) { return sigprocmask(how, set, old); }
 HIDDEN int envshim_c_pthread_setcancelstate(int state, int *old) { return pthread_setcancelstate(state, old); }
 
 HIDDEN int envshim_c_posix_spawnattr_init(posix_spawnattr_t *a) { return posix_spawnattr_init(a); }

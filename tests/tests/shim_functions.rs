@@ -3,7 +3,8 @@
 //! One C program per exported function (`execve`, `execv`, `execvp`, `execvpe`, `execl`,
 //! `execlp`, `execle`, `fexecve`, `execveat`, `posix_spawn`, `posix_spawnp`, `system`,
 //! `popen`): the same source compiled with `-DFN_<NAME>`, so each binary calls exactly
-//! one of them. It starts the printenv helper with an environment that holds every
+//! one of them. (`pidfd_spawn` and `pidfd_spawnp` need glibc 2.39, which this host
+//! lacks: tests/tests/glibc_roots.rs calls them in a Debian 13 root.) It starts the printenv helper with an environment that holds every
 //! seeded token plus two kept names, under `libenvshim.so` with the built-in policy.
 //!
 //! For each function:

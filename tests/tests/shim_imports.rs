@@ -14,20 +14,12 @@ const REVIEWED: &[(&str, &str)] = &[
         "errno is saved and restored around every hook",
     ),
     (
-        "__libc_single_threaded",
-        "the env-file cache is claimed by a thread flag in a single-threaded process",
-    ),
-    (
         "abort",
         "a broken invariant found at load (sys::die), never on the exec path",
     ),
     (
         "dl_iterate_phdr",
         "the constructor finds the next definitions itself (next_object.rs)",
-    ),
-    (
-        "dlsym",
-        "only before the constructor ran, when another library's constructor spawns (real.rs)",
     ),
     (
         "environ",
@@ -43,8 +35,8 @@ const REVIEWED: &[(&str, &str)] = &[
         "a relative LD_PRELOAD entry made absolute, in the constructor only",
     ),
     (
-        "pthread_sigmask",
-        "system(): POSIX's signal handling around the child",
+        "sigprocmask",
+        "system(): POSIX's signal handling around the child (pthread_sigmask needs GLIBC_2.32)",
     ),
     (
         "sigaction",

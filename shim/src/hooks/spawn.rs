@@ -1,6 +1,8 @@
-//! The `posix_spawn` and `posix_spawnp` hooks.
+//! The `posix_spawn` and `posix_spawnp` hooks, and glibc 2.39's `pidfd_spawn` and
+//! `pidfd_spawnp`, which take the same arguments but write a pidfd where the others
+//! write a pid, and which are decided in the same way.
 //!
-//! Both apply the policy once (through [`crate::hooks::exec::with_policy`], so the exec-path
+//! All four apply the policy once (through [`crate::hooks::exec::with_policy`], so the exec-path
 //! rule holds) and call the real function with the chosen arrays. A refusal is
 //! returned as the error number (`posix_spawn` reports errors by return value, not
 //! `errno`), and no child is created.
@@ -19,11 +21,17 @@
 //!
 //! The decision runs in the parent, so a program that gets a secret is started
 //! as envwrap, which reads it in the child's own process (`filter::deliver`).
+//!
+//! `pidfd_spawn` and `pidfd_spawnp` are exported whatever the C library: a program
+//! linked against an older glibc cannot name them, so on an older one nobody calls
+//! them; one that finds them with `dlsym` gets ENOSYS, and no child, as it would
+//! from a C library that had them but a kernel without `clone3`. glibc's own
+//! `pidfd_spawnp` searches PATH in the child, as `posix_spawnp` does.
 
 use core::ffi::{c_char, c_int};
 
 use crate::hooks::exec::with_policy_spawned;
-use crate::platform::real;
+use crate::platform::real::{self, PosixSpawnFn};
 
 /// `posix_spawn(3)` with the policy applied.
 ///
@@ -38,16 +46,17 @@ pub unsafe extern "C" fn posix_spawn(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    let run = |p, a, e| match real::posix_spawn() {
-        // SAFETY: libc's posix_spawn with the caller's arguments, the chosen
-        // path (the caller's, or envwrap's) and arrays.
-        Some(f) => unsafe { f(pid, p, file_actions, attrp, a, e) },
-        None => libc::ENOSYS,
-    };
-    // SAFETY: posix_spawn's arguments satisfy prepare's contract.
-    match unsafe { with_policy_spawned(path, argv, envp, run) } {
-        Ok(r) => r,
-        Err(e) => e,
+    // SAFETY: posix_spawn's arguments.
+    unsafe {
+        spawn_path(
+            real::posix_spawn,
+            pid,
+            path,
+            file_actions,
+            attrp,
+            argv,
+            envp,
+        )
     }
 }
 
@@ -64,41 +73,171 @@ pub unsafe extern "C" fn posix_spawnp(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    let run = |p, a, e| match real::posix_spawnp() {
-        // SAFETY: libc's posix_spawnp with the caller's arguments, the chosen
-        // name (the caller's, or envwrap's path, which it runs as a path) and
-        // arrays.
-        Some(f) => unsafe { f(pid, p, file_actions, attrp, a, e) },
+    // SAFETY: posix_spawnp's arguments.
+    unsafe {
+        spawn_search(
+            real::posix_spawnp,
+            posix_spawn,
+            pid,
+            file,
+            file_actions,
+            attrp,
+            argv,
+            envp,
+        )
+    }
+}
+
+/// `pidfd_spawn(3)` (glibc 2.39) with the policy applied, as `posix_spawn`; ENOSYS,
+/// and no decision, when the C library has none.
+///
+/// # Safety
+/// As for `pidfd_spawn(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pidfd_spawn(
+    pidfd: *mut c_int,
+    path: *const c_char,
+    file_actions: *const libc::posix_spawn_file_actions_t,
+    attrp: *const libc::posix_spawnattr_t,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    if real::pidfd_spawn().is_none() {
+        return libc::ENOSYS;
+    }
+    // SAFETY: pidfd_spawn's arguments, which are posix_spawn's with a pidfd for a
+    // pid (an `int` both).
+    unsafe {
+        spawn_path(
+            real::pidfd_spawn,
+            pidfd,
+            path,
+            file_actions,
+            attrp,
+            argv,
+            envp,
+        )
+    }
+}
+
+/// `pidfd_spawnp(3)` (glibc 2.39) with the policy applied, as `posix_spawnp`;
+/// ENOSYS, and no decision, when the C library has none.
+///
+/// # Safety
+/// As for `pidfd_spawnp(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pidfd_spawnp(
+    pidfd: *mut c_int,
+    file: *const c_char,
+    file_actions: *const libc::posix_spawn_file_actions_t,
+    attrp: *const libc::posix_spawnattr_t,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    if real::pidfd_spawnp().is_none() {
+        return libc::ENOSYS;
+    }
+    // SAFETY: pidfd_spawnp's arguments (see `pidfd_spawn`).
+    unsafe {
+        spawn_search(
+            real::pidfd_spawnp,
+            pidfd_spawn,
+            pidfd,
+            file,
+            file_actions,
+            attrp,
+            argv,
+            envp,
+        )
+    }
+}
+
+/// The body of `posix_spawn` and `pidfd_spawn`: the policy once, then the real
+/// function `real` with the chosen path and arrays. A refusal is returned as the
+/// error number, and no child is created.
+///
+/// # Safety
+/// As for `posix_spawn(3)`; `out` is where `real` writes the pid or pidfd.
+#[inline(always)]
+unsafe fn spawn_path(
+    real: fn() -> Option<PosixSpawnFn>,
+    out: *mut c_int,
+    path: *const c_char,
+    file_actions: *const libc::posix_spawn_file_actions_t,
+    attrp: *const libc::posix_spawnattr_t,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    let run = |p, a, e| match real() {
+        // SAFETY: libc's function with the caller's arguments, the chosen
+        // path (the caller's, or envwrap's) and arrays.
+        Some(f) => unsafe { f(out, p, file_actions, attrp, a, e) },
         None => libc::ENOSYS,
     };
-    // SAFETY: `file` is NULL or NUL-terminated (posix_spawnp's contract).
-    if unsafe { crate::filter::deliver::bare_name_under_secrets(file) } {
-        // SAFETY: posix_spawnp's arguments.
-        if let Some(r) = unsafe { spawn_secret_program(pid, file, file_actions, attrp, argv, envp) }
-        {
-            return r;
-        }
-    }
-    // SAFETY: posix_spawnp's arguments satisfy prepare's contract.
-    match unsafe { with_policy_spawned(file, argv, envp, run) } {
+    // SAFETY: posix_spawn's arguments satisfy prepare's contract.
+    match unsafe { with_policy_spawned(path, argv, envp, run) } {
         Ok(r) => r,
         Err(e) => e,
     }
 }
 
+/// The hook a program found by a search is spawned through: `posix_spawn` or
+/// `pidfd_spawn`.
+type ByPath = unsafe extern "C" fn(
+    *mut c_int,
+    *const c_char,
+    *const libc::posix_spawn_file_actions_t,
+    *const libc::posix_spawnattr_t,
+    *const *const c_char,
+    *const *const c_char,
+) -> c_int;
+
+/// The body of `posix_spawnp` and `pidfd_spawnp`: `real` searches PATH in the
+/// child (see the module docs), except for a secret's program, which is
+/// spawned by its path through `by_path`.
+///
+/// # Safety
+/// As for `posix_spawnp(3)`; `out` is where `real` writes the pid or pidfd.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn spawn_search(
+    real: fn() -> Option<PosixSpawnFn>,
+    by_path: ByPath,
+    out: *mut c_int,
+    file: *const c_char,
+    file_actions: *const libc::posix_spawn_file_actions_t,
+    attrp: *const libc::posix_spawnattr_t,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: `file` is NULL or NUL-terminated (posix_spawnp's contract).
+    if unsafe { crate::filter::deliver::bare_name_under_secrets(file) } {
+        // SAFETY: posix_spawnp's arguments, `file` not NULL (it is a bare name).
+        let spawned =
+            unsafe { spawn_secret_program(by_path, out, file, file_actions, attrp, argv, envp) };
+        if let Some(r) = spawned {
+            return r;
+        }
+    }
+    // SAFETY: posix_spawnp's arguments.
+    unsafe { spawn_path(real, out, file, file_actions, attrp, argv, envp) }
+}
+
 /// Under a policy with secrets, a bare name that the caller's `PATH` resolves
 /// to a secret's program (a path: a decision on the name could never deliver
-/// it) is spawned by that path, through [`posix_spawn`]'s policy. `None`: the
-/// first executable candidate is no secret's program, or there is none, and
-/// glibc's own search runs as the module docs say. The search here only looks
-/// (`faccessat`), so no child is made per candidate.
+/// it) is spawned by that path, through `by_path`'s policy (`posix_spawn` or
+/// `pidfd_spawn`). `None`: the first executable candidate is no secret's
+/// program, or there is none, and glibc's own search runs as the module docs
+/// say. The search here only looks (`faccessat`), so no child is made per
+/// candidate.
 ///
 /// # Safety
 /// As for `posix_spawnp(3)`, `file` not NULL.
 #[cold]
 #[inline(never)]
 unsafe fn spawn_secret_program(
-    pid: *mut libc::pid_t,
+    by_path: ByPath,
+    out: *mut c_int,
     file: *const c_char,
     file_actions: *const libc::posix_spawn_file_actions_t,
     attrp: *const libc::posix_spawnattr_t,
@@ -117,7 +256,7 @@ unsafe fn spawn_secret_program(
         if crate::filter::deliver::wanted_now(cand.split_last().map_or(&[][..], |(_, p)| p)) != 0 {
             // SAFETY: `cand` is NUL-terminated; the rest are the caller's.
             spawned = Some(unsafe {
-                posix_spawn(pid, cand.as_ptr().cast(), file_actions, attrp, argv, envp)
+                by_path(out, cand.as_ptr().cast(), file_actions, attrp, argv, envp)
             });
         }
         0

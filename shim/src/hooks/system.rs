@@ -147,7 +147,7 @@ unsafe fn spawn_and_wait(
         cold::sigemptyset(&mut chld);
         cold::sigaddset(&mut chld, libc::SIGCHLD);
         let mut omask: libc::sigset_t = core::mem::zeroed();
-        cold::pthread_sigmask(libc::SIG_BLOCK, &chld, &mut omask);
+        cold::sigprocmask(libc::SIG_BLOCK, &chld, &mut omask);
 
         let mut reset: libc::sigset_t = core::mem::zeroed();
         cold::sigemptyset(&mut reset);
@@ -200,7 +200,7 @@ unsafe fn spawn_and_wait(
                 cold::sigaction(libc::SIGQUIT, s.quit.as_ptr(), core::ptr::null_mut());
             }
         });
-        cold::pthread_sigmask(libc::SIG_SETMASK, &omask, core::ptr::null_mut());
+        cold::sigprocmask(libc::SIG_SETMASK, &omask, core::ptr::null_mut());
 
         if ret != 0 {
             set_errno(ret);

@@ -23,8 +23,6 @@ extern "C" {
     pub fn sched_yield() -> c_int;
     #[link_name = "envshim_c_realpath"]
     pub fn realpath(path: *const c_char, resolved: *mut c_char) -> *mut c_char;
-    #[link_name = "envshim_c_dlsym"]
-    pub fn dlsym(handle: *mut core::ffi::c_void, name: *const c_char) -> *mut core::ffi::c_void;
     /// `gettimeofday` in microseconds, or -1 (csrc/cold.c).
     #[link_name = "envshim_c_now_us"]
     pub fn now_us() -> i64;
@@ -35,8 +33,9 @@ extern "C" {
     pub fn sigemptyset(set: *mut sigset_t) -> c_int;
     #[link_name = "envshim_c_sigaddset"]
     pub fn sigaddset(set: *mut sigset_t, sig: c_int) -> c_int;
-    #[link_name = "envshim_c_pthread_sigmask"]
-    pub fn pthread_sigmask(how: c_int, set: *const sigset_t, old: *mut sigset_t) -> c_int;
+    /// The calling thread's signal mask (`pthread_sigmask`'s meaning; see csrc/cold.c).
+    #[link_name = "envshim_c_sigprocmask"]
+    pub fn sigprocmask(how: c_int, set: *const sigset_t, old: *mut sigset_t) -> c_int;
     #[link_name = "envshim_c_pthread_setcancelstate"]
     pub fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;
 

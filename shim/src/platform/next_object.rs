@@ -10,12 +10,17 @@
 //! object's GNU hash table, as the loader itself does.
 //!
 //! It accepts a definition only where `dlsym` would return the same one: a defined
-//! function (`STT_FUNC`), global or weak, whose version is not hidden (a hidden
+//! function (`STT_FUNC`) or variable (`STT_OBJECT`: glibc's `__libc_single_threaded`),
+//! global or weak, whose version is not hidden (a hidden
 //! version is a compatibility symbol; `dlsym` returns the default one). Anything it
 //! cannot settle that way (an object without a GNU hash table, an indirect
 //! function, whose address only its resolver knows) leaves the name unresolved, and
-//! [`crate::platform::real`] asks `dlsym` for it instead. Nothing here runs after the
-//! constructor.
+//! [`crate::platform::real`] asks `dlsym` for it instead. A name that no object
+//! after this library defines, in a walk that searched every one of them, is
+//! absent: `dlsym` would return NULL too (glibc before 2.39 has no
+//! `pidfd_spawn`), so it is not asked. Nothing here runs after the constructor,
+//! but the lookup of `dlsym` itself ([`crate::platform::real`]), on the rare
+//! paths that need it.
 
 use core::ffi::{c_char, c_int, c_void};
 
@@ -33,6 +38,7 @@ const DT_STRTAB: i64 = 5;
 const DT_SYMTAB: i64 = 6;
 const DT_GNU_HASH: i64 = 0x6fff_fef5;
 const DT_VERSYM: i64 = 0x6fff_fff0;
+const STT_OBJECT: u8 = 1;
 const STT_FUNC: u8 = 2;
 const STB_LOCAL: u8 = 0;
 const STB_GLOBAL: u8 = 1;
@@ -47,6 +53,31 @@ extern "C" {
     static __ehdr_start: u8;
 }
 
+/// A NUL-terminated name to look up, with its GNU hash, worked out when the
+/// library is built (a process start would otherwise hash every name again in
+/// every object it searches).
+pub struct Name {
+    pub bytes: &'static [u8],
+    pub hash: u32,
+}
+
+impl Name {
+    /// `bytes` must end in its one NUL.
+    pub const fn new(bytes: &'static [u8]) -> Name {
+        // The GNU hash (DJB's h * 33 + c) of the name without its NUL.
+        let mut h = 5381u32;
+        let mut rest = bytes;
+        while let [c, tail @ ..] = rest {
+            if tail.is_empty() {
+                break;
+            }
+            h = h.wrapping_mul(33).wrapping_add(*c as u32);
+            rest = tail;
+        }
+        Name { bytes, hash: h }
+    }
+}
+
 /// What the walk found.
 pub struct Found<const N: usize> {
     /// This library's name as the loader recorded it (what `dladdr` reports), or
@@ -55,14 +86,19 @@ pub struct Found<const N: usize> {
     /// The next definition of each name, or NULL: not found, or not settled here
     /// (then only `dlsym` can say).
     pub addrs: [*mut c_void; N],
+    /// The names that no object after this library defines: every one of them
+    /// was searched, and none holds a definition `dlsym` would return.
+    pub absent: [bool; N],
 }
 
 struct Walk<'n, const N: usize> {
-    names: &'n [&'n [u8]; N],
+    names: &'n [Name; N],
     me: usize,
     after_me: bool,
     /// Names that need no more looking: found, or not settled here.
     done: [bool; N],
+    /// An object could not be searched: what is not done is unsettled, not absent.
+    gave_up: bool,
     found: Found<N>,
 }
 
@@ -78,20 +114,29 @@ enum Answer {
 
 /// Finds, for each NUL-terminated name, its first definition in an object loaded
 /// after this library. Constructor only.
-pub fn find<const N: usize>(names: &[&[u8]; N]) -> Found<N> {
+pub fn find<const N: usize>(names: &[Name; N]) -> Found<N> {
     let mut walk = Walk {
         names,
         me: &raw const __ehdr_start as usize,
         after_me: false,
         done: [false; N],
+        gave_up: false,
         found: Found {
             own_name: core::ptr::null(),
             addrs: [core::ptr::null_mut(); N],
+            absent: [false; N],
         },
     };
     // SAFETY: `visit::<N>` matches the callback type dl_iterate_phdr expects, and
     // `walk` outlives the call, which runs the callback synchronously.
     unsafe { dl_iterate_phdr(Some(visit::<N>), (&raw mut walk).cast()) };
+    // A name still not done was looked for in every object after this one (the
+    // walk stops early only when every name is done, or when it gave up).
+    if walk.after_me && !walk.gave_up {
+        for (absent, done) in walk.found.absent.iter_mut().zip(walk.done.iter()) {
+            *absent = !*done;
+        }
+    }
     walk.found
 }
 
@@ -120,6 +165,7 @@ unsafe extern "C" fn visit<const N: usize>(
         // An object we cannot search (no GNU hash table) could hold any pending
         // name, ahead of the objects after it: those names are left to `dlsym`.
         walk.done = [true; N];
+        walk.gave_up = true;
         return 1;
     };
     let mut pending = 0;
@@ -196,18 +242,14 @@ impl Tables {
         complete.then_some(t)
     }
 
-    /// What `dlsym` would find for `name` (NUL-terminated) in this object.
+    /// What `dlsym` would find for `name` in this object.
     ///
     /// # Safety
     /// The tables must be a loaded object's (see [`Tables::of`]).
-    unsafe fn lookup(&self, name: &[u8]) -> Answer {
-        let Some((_, bare)) = name.split_last() else {
-            return Answer::Unsettled;
-        };
-        // The GNU hash (DJB's h * 33 + c).
-        let h = bare.iter().fold(5381u32, |h, &c| {
-            h.wrapping_mul(33).wrapping_add(u32::from(c))
-        });
+    // Inlined into `visit`, whose place in the text shim/hot_text.ld names.
+    #[inline(always)]
+    unsafe fn lookup(&self, name: &Name) -> Answer {
+        let h = name.hash;
         let t = self.gnu_hash;
         // SAFETY: the header of the object's GNU hash table: nbuckets, symoffset,
         // bloom_size, bloom_shift, then the Bloom words, buckets and chains.
@@ -236,7 +278,7 @@ impl Tables {
             if h | 1 == h2 | 1 {
                 // SAFETY: symbol `i` exists (it has a chain entry), and its name is
                 // a NUL-terminated string in the string table.
-                match unsafe { self.judge(i, name) } {
+                match unsafe { self.judge(i, name.bytes) } {
                     Answer::NotHere => {}
                     settled => return settled,
                 }
@@ -250,7 +292,8 @@ impl Tables {
 
     /// Symbol `i`, if it is `name`, as `dlsym` would see it: an undefined, local or
     /// hidden-version symbol is passed over (the loader looks on), a global or weak
-    /// function is the answer, anything else is left to `dlsym`.
+    /// function or variable is the answer, anything else (an indirect function, a
+    /// thread-local variable) is left to `dlsym`.
     ///
     /// # Safety
     /// Symbol `i` must exist in the tables.
@@ -276,7 +319,7 @@ impl Tables {
                 return Answer::NotHere;
             }
         }
-        if kind != STT_FUNC || !(bind == STB_GLOBAL || bind == STB_WEAK) {
+        if !(kind == STT_FUNC || kind == STT_OBJECT) || !(bind == STB_GLOBAL || bind == STB_WEAK) {
             return Answer::Unsettled;
         }
         Answer::Found(self.base.wrapping_add(sym.st_value as usize) as *mut c_void)

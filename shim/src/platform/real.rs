@@ -14,12 +14,33 @@
 //! It never happens after `fork` in a running program: by the time `main` (or any code
 //! that can fork a multithreaded process) runs, our constructor has completed.
 //!
-//! Only nine real functions are needed: every `exec*` variant is rebuilt on the real
+//! Eleven real functions are needed: every `exec*` variant is rebuilt on the real
 //! `execve` (glibc's own `execvp`, `execl*` call an internal `__execve` we cannot hook,
 //! so calling them would be fine but would hide the PATH search from us), `system`
 //! and `popen` are rebuilt on the real `posix_spawn`, `fork` is passed on after
 //! the work of [`crate::hooks::fork`], and `fclose` and `freopen` are passed on after
 //! [`crate::hooks::popen`] has reaped the child of a stream of ours, as glibc's do.
+//! `pidfd_spawn` and `pidfd_spawnp` exist from glibc 2.39 on: on an older C
+//! library the walk finds them absent, their slots stay NULL and `dlsym` is not
+//! asked, so one library built against glibc 2.36 runs on both.
+//!
+//! One is not a function: glibc's `__libc_single_threaded` flag
+//! ([`crate::state::env_cache`] reads it), which glibc has from 2.32 on. Linked,
+//! it would need the version GLIBC_2.32, and the loader refuses a library that
+//! needs a version the C library lacks; looked up here, it is NULL on glibc 2.31.
+//! What the walk finds is libc's own byte, as `dlsym(RTLD_NEXT)` would. In a
+//! program that copied the flag into itself (a copy relocation), glibc 2.35 and
+//! later keep libc's byte true as well; 2.32 to 2.34 update only the copy and
+//! leave libc's at 0, so the cache is claimed as in a threaded process: slower,
+//! never wrong.
+//!
+//! `dlsym` itself is not linked either: since glibc 2.34 it is `dlsym@GLIBC_2.34` in
+//! libc.so.6, a version an older glibc does not have, and the loader refuses to
+//! load a library that needs a version the C library lacks (every program would
+//! fail to start). So it is found by the same walk, by name, on the paths that
+//! need it, which no process start takes: on glibc 2.34 and later in libc.so.6,
+//! before that in libdl.so.2 when the program loaded it. Without one, a name the
+//! walk did not settle stays NULL, and its hook fails with ENOSYS.
 //!
 //! A lookup that returns an address inside this library means the loader handed us
 //! back to ourselves (the shim is loaded twice, or linked without `RTLD_NEXT`
@@ -28,6 +49,7 @@
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
+use crate::platform::next_object::Name;
 use crate::platform::sys;
 
 pub type ExecveFn =
@@ -54,6 +76,7 @@ pub type FcloseFn = unsafe extern "C" fn(*mut libc::FILE) -> c_int;
 pub type FreopenFn =
     unsafe extern "C" fn(*const c_char, *const c_char, *mut libc::FILE) -> *mut libc::FILE;
 pub type ForkFn = unsafe extern "C" fn() -> libc::pid_t;
+type DlsymFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
 
 /// Which real function.
 #[derive(Clone, Copy)]
@@ -68,20 +91,26 @@ pub enum Func {
     Fork,
     Fclose,
     Freopen,
+    PidfdSpawn,
+    PidfdSpawnp,
+    SingleThreaded,
 }
-const COUNT: usize = 9;
+const COUNT: usize = 12;
 
-/// NUL-terminated names, indexed by `Func`.
-const NAMES: [&[u8]; COUNT] = [
-    b"execve\0",
-    b"fexecve\0",
-    b"execveat\0",
-    b"posix_spawn\0",
-    b"posix_spawnp\0",
-    b"pclose\0",
-    b"fork\0",
-    b"fclose\0",
-    b"freopen\0",
+/// NUL-terminated names, indexed by `Func`, with their hashes.
+const NAMES: [Name; COUNT] = [
+    Name::new(b"execve\0"),
+    Name::new(b"fexecve\0"),
+    Name::new(b"execveat\0"),
+    Name::new(b"posix_spawn\0"),
+    Name::new(b"posix_spawnp\0"),
+    Name::new(b"pclose\0"),
+    Name::new(b"fork\0"),
+    Name::new(b"fclose\0"),
+    Name::new(b"freopen\0"),
+    Name::new(b"pidfd_spawn\0"),
+    Name::new(b"pidfd_spawnp\0"),
+    Name::new(b"__libc_single_threaded\0"),
 ];
 
 #[link_section = ".data.envshim_ctor"]
@@ -97,13 +126,34 @@ extern "C" {
     static _end: u8;
 }
 
-/// Looks one name up with `dlsym(RTLD_NEXT)`; aborts if it names ourselves.
+/// Looks one name up with `dlsym(RTLD_NEXT)`; aborts if it names ourselves. NULL
+/// when there is no `dlsym` to ask (see the module docs).
+#[cold]
+#[inline(never)]
 fn lookup(f: Func) -> *mut c_void {
-    let name = NAMES.get(f as usize).copied().unwrap_or(b"\0");
-    // SAFETY: `name` is NUL-terminated; dlsym is called from code inside this library,
-    // so RTLD_NEXT means "the next object after libenvshim.so". Not on an exec path.
-    let p = unsafe { crate::platform::cold::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    let name = NAMES.get(f as usize).map_or(&b"\0"[..], |n| n.bytes);
+    let Some(dlsym) = find_dlsym() else {
+        return core::ptr::null_mut();
+    };
+    // SAFETY: `name` is NUL-terminated; dlsym is called from code inside this library
+    // (it finds its caller by the return address, which is here), so RTLD_NEXT means
+    // "the next object after libenvshim.so". Not on an exec path.
+    let p = unsafe { dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
     not_ours(name, p)
+}
+
+/// The C library's `dlsym`, found by the walk over the loaded objects (see the
+/// module docs for why it is not linked).
+fn find_dlsym() -> Option<DlsymFn> {
+    let [addr] = crate::platform::next_object::find(&[Name::new(b"dlsym\0")]).addrs;
+    let p = not_ours(b"dlsym\0", addr);
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: the default definition of `dlsym` in a loaded object, whose C
+        // signature is `DlsymFn`.
+        Some(unsafe { core::mem::transmute::<*mut c_void, DlsymFn>(p) })
+    }
 }
 
 /// `p`, unless it lies inside this library: then the lookup for `name` found our own
@@ -141,13 +191,19 @@ pub fn resolve_all() -> *const c_char {
             5 => Func::Pclose,
             6 => Func::Fork,
             7 => Func::Fclose,
-            _ => Func::Freopen,
+            8 => Func::Freopen,
+            9 => Func::PidfdSpawn,
+            10 => Func::PidfdSpawnp,
+            _ => Func::SingleThreaded,
         };
-        let name = NAMES.get(i).copied().unwrap_or(b"\0");
-        let p = if addr.is_null() {
-            lookup(f)
-        } else {
+        let name = NAMES.get(i).map_or(&b"\0"[..], |n| n.bytes);
+        let absent = found.absent.get(i).copied().unwrap_or(false);
+        let p = if !addr.is_null() {
             not_ours(name, addr)
+        } else if absent {
+            core::ptr::null_mut()
+        } else {
+            lookup(f)
         };
         slot.store(p, Ordering::Relaxed);
     }
@@ -203,3 +259,13 @@ getter!(pclose, Func::Pclose, PcloseFn);
 getter!(fork, Func::Fork, ForkFn);
 getter!(fclose, Func::Fclose, FcloseFn);
 getter!(freopen, Func::Freopen, FreopenFn);
+// pidfd_spawn(int *pidfd, ...) has posix_spawn's C signature: its first argument is
+// where the pidfd goes, an `int` as `pid_t` is. NULL before glibc 2.39.
+getter!(pidfd_spawn, Func::PidfdSpawn, PosixSpawnFn);
+getter!(pidfd_spawnp, Func::PidfdSpawnp, PosixSpawnFn);
+
+/// glibc's `__libc_single_threaded` flag (a byte), or NULL before glibc 2.32.
+#[inline]
+pub fn libc_single_threaded() -> *const c_char {
+    get(Func::SingleThreaded).cast_const().cast()
+}

@@ -233,12 +233,6 @@ impl Drop for Held {
     }
 }
 
-extern "C" {
-    /// glibc's: nonzero while the process has never created a thread (and again
-    /// in a `fork` child).
-    static __libc_single_threaded: core::ffi::c_char;
-}
-
 /// This thread's claim flag (`envshim_cache_held` in csrc/support.c). Only this
 /// thread, or a signal handler on it that runs to completion first, reads or
 /// writes it.
@@ -250,12 +244,17 @@ fn held_flag() -> *mut u8 {
 /// Take the claim: this thread's own flag in a single-threaded process, else
 /// `STATE`. `Some(by_thread)` when taken.
 fn take_claim() -> Option<bool> {
+    // glibc's `__libc_single_threaded` (nonzero while the process has never
+    // created a thread, and again in a `fork` child), or NULL before glibc 2.32.
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a plain byte that glibc writes only when this process creates a
-    // thread or forks; reading it races with neither in a single-threaded process.
-    if unsafe { core::ptr::read_volatile(&raw const __libc_single_threaded) } != 0
-        && STATE.load(Ordering::Acquire) == FREE
-    {
+    let single = crate::platform::real::libc_single_threaded();
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: read only when not NULL: a plain byte that glibc writes only when
+    // this process creates a thread or forks; reading it races with neither in
+    // a single-threaded process.
+    let single = !single.is_null() && unsafe { core::ptr::read_volatile(single) } != 0;
+    #[cfg(target_arch = "x86_64")]
+    if single && STATE.load(Ordering::Acquire) == FREE {
         let flag = held_flag();
         // SAFETY: this thread's own flag (see `held_flag`).
         unsafe {
