@@ -33,7 +33,8 @@
 //! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`;
 //! - [`withheld`]: saying once per name and tree that a credential was withheld;
 //! - [`capability`]: what each front end can do to an exec, and what it does
-//!   with a change it cannot make.
+//!   with a change it cannot make; [`refusal`]: the line every front end writes
+//!   when the policy refuses an exec.
 #![cfg_attr(not(test), no_std)]
 
 /// The modules of the decision core, which runs inside other programs: no
@@ -58,7 +59,7 @@ macro_rules! no_panic_modules {
 
 no_panic_modules!(
     argv, bytes, cache_key, capability, decide, encoded, envfile, glob, hex, hint, layer, lookup,
-    mark, mux, pairs, programs, readable, search, secret, shape, shown, withheld, writers
+    mark, mux, pairs, programs, readable, refusal, search, secret, shape, shown, withheld, writers
 );
 
 pub mod builtin;

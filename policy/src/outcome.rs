@@ -934,16 +934,65 @@ fn deny_args_why(policy: &Policy<'_>, i: u32, list: u32, name: &str) -> String {
 /// was withheld from `program` and what it starts, written as
 /// [`envpolicy_core::withheld::line`] lays it out.
 pub fn withheld_line(name: &[u8], program: &[u8]) -> String {
-    use crate::shown::Piece;
-    use crate::withheld::line;
     let mut text = String::new();
-    for piece in line(name, program) {
+    pieces_into(&mut text, &crate::withheld::line(name, program));
+    text
+}
+
+/// An exec's argv, environment and its caller's environment.
+pub type ExecArrays<'a> = (&'a [Vec<u8>], &'a [Vec<u8>], &'a [Vec<u8>]);
+
+/// The line (after a front end's `envwrap: ` or `library: `) for an exec of
+/// `program` that `c` refuses (an argument, or the program's path), by
+/// `policy`, the layer that refused: [`envpolicy_core::refusal::line`], the
+/// line the shim writes too. `argv`, `env`, `parent_env` and `env_files` are
+/// the exec's, as the decision was handed them.
+pub fn refusal_line(
+    policy: &Policy<'_>,
+    program: &[u8],
+    exec: ExecArrays<'_>,
+    env_files: &[Option<Vec<u8>>],
+    c: &Change,
+) -> String {
+    use crate::refusal::{self, At, Context};
+    let (argv, env, parent_env) = exec;
+    let (args, env, parent_env) = (slices(argv), slices(env), slices(parent_env));
+    let files: Vec<Option<&[u8]>> = env_files.iter().map(|f| f.as_deref()).collect();
+    let cx = Context {
+        policy,
+        args: &args,
+        env: &env,
+        parent_env: &parent_env,
+        env_files: &files,
+    };
+    let at = match (c.target, c.index) {
+        (Target::Argv, Some(i)) => At::Argument(i),
+        _ => At::Program,
+    };
+    let rule = match c.rule {
+        ChangeRule::Arg(r) => r,
+        _ => ArgRule::None,
+    };
+    let mut text = String::new();
+    refusal::line(&cx, program, at, rule, policy.source(), &mut |piece| {
+        pieces_into(&mut text, &[piece])
+    });
+    text
+}
+
+fn slices(v: &[Vec<u8>]) -> Vec<&[u8]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
+/// [`crate::shown::Piece`]s as text: a word as [`crate::shown::word`] shows it.
+fn pieces_into(text: &mut String, pieces: &[crate::shown::Piece<'_>]) {
+    use crate::shown::Piece;
+    for piece in pieces {
         match piece {
             Piece::Text(t) => text.push_str(&String::from_utf8_lossy(t)),
             Piece::Word(w) => text.push_str(&crate::shown::word(w).to_string()),
         }
     }
-    text
 }
 
 /// One JSON line for a change, as audit logs and `--json` print them.

@@ -218,6 +218,9 @@ pub struct Refused(Box<RefusedInner>);
 struct RefusedInner {
     outcome: Outcome,
     change: Change,
+    /// The refusal line every front end writes (envpolicy_core::refusal),
+    /// redacted against the exec's credentials.
+    line: String,
 }
 
 impl Refused {
@@ -245,15 +248,7 @@ impl Refused {
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = self.change();
-        write!(
-            f,
-            "refused to run {}: argument {} {} (rule {})",
-            self.0.outcome.program,
-            c.index.unwrap_or(0),
-            c.why,
-            c.rule
-        )
+        f.write_str(&self.0.line)
     }
 }
 
@@ -349,7 +344,7 @@ pub fn apply_std_from(
         change_env(&mut env, name.as_bytes(), value.map(OsStr::as_bytes));
     }
 
-    let (d, outcome) = decide_for(policy, &program, &argv, &env, &parent);
+    let (d, outcome, line) = decide_for(policy, &program, &argv, &env, &parent);
     let mut outcome = outcome;
     if d.mode == Mode::Audit {
         return Ok(outcome);
@@ -359,6 +354,7 @@ pub fn apply_std_from(
         return Err(Refused(Box::new(RefusedInner {
             change: change.clone(),
             outcome,
+            line: line.unwrap_or_default(),
         })));
     }
     let routed = route::take(
@@ -561,7 +557,7 @@ pub fn apply_pty(
         })
         .collect();
 
-    let (d, mut outcome) = decide_for(policy, &program, &argv, &env, &parent);
+    let (d, mut outcome, line) = decide_for(policy, &program, &argv, &env, &parent);
     if d.mode == Mode::Audit {
         return Ok(outcome);
     }
@@ -571,6 +567,7 @@ pub fn apply_pty(
         return Err(Refused(Box::new(RefusedInner {
             change: change.clone(),
             outcome,
+            line: line.unwrap_or_default(),
         })));
     }
     cmd.env_clear();
@@ -653,13 +650,14 @@ fn shell_change(action: ChangeAction, loud: bool, why: &str) -> Change {
 }
 
 /// Decide, and describe the decision by names only.
+/// The decision, its outcome, and the refusal line when it refuses.
 fn decide_for(
     policy: &Policy<'_>,
     program: &[u8],
     argv: &[Vec<u8>],
     env: &[Vec<u8>],
     parent: &[Vec<u8>],
-) -> (Decision, Outcome) {
+) -> (Decision, Outcome, Option<String>) {
     let files = outcome::read_env_files(policy);
     // The caller's own credentials must not reach argv either, even when the
     // command does not inherit them.
@@ -672,6 +670,10 @@ fn decide_for(
         sticky: outcome::Sticky::default(),
     };
     let d = layers.decide(program, argv, env, parent);
+    let line = d.refused().map(|c| {
+        let line = layers.refusal_line(program, (argv, env, parent), c);
+        outcome::redacted(policy, line.as_bytes(), &[env, parent])
+    });
     // A secret in argv[0] is a secret in the program's name: do not repeat it.
     let withheld = d
         .changes
@@ -697,7 +699,7 @@ fn decide_for(
         argv_rewritten: false,
         rebuilt: false,
     };
-    (d, outcome)
+    (d, outcome, line)
 }
 
 /// Leave a refused command unable to start anything.

@@ -313,6 +313,16 @@ fn supervisor_alone(shim: &Child, case: &Case, env: &[Vec<u8>], argv: &[Vec<u8>]
     }
 }
 
+/// The refusal line a front end wrote, without its prefix (`envshim: `,
+/// `envwrap: `, `library: `).
+fn refusal_line(o: &Outcome) -> Option<String> {
+    o.stderr_str().lines().find_map(|l| {
+        let (_, rest) = l.split_once(": ")?;
+        rest.starts_with("refused to run ")
+            .then(|| rest.to_string())
+    })
+}
+
 /// Names only: a child can hold values.
 fn shown(c: &Child) -> String {
     let names: Vec<String> = c
@@ -504,6 +514,27 @@ fn generated_execs_agree_in_every_front_end() {
                     shown(child),
                     outcome.report()
                 ));
+            }
+        }
+        // A refused exec is said the same way by every front end that
+        // refuses it for the same reason (envpolicy_core::refusal).
+        if shim_child.code == Some(126) {
+            let said = refusal_line(&by_shim);
+            let outcomes = [
+                ("envwrap", &by_envwrap),
+                ("library", &by_library),
+                ("supervisor and shim", &by_both),
+                ("supervisor alone", &by_supervisor),
+            ];
+            for (name, o) in outcomes {
+                let line = refusal_line(o);
+                if line != said {
+                    differ.push(format!(
+                        "{name} says {:?} where the shim says {:?}",
+                        line.as_deref().map(|l| s.redact(l)),
+                        said.as_deref().map(|l| s.redact(l))
+                    ));
+                }
             }
         }
         let alone = child_of(&by_supervisor);

@@ -161,7 +161,7 @@ fn a_token_as_the_program_or_in_its_path() {
             );
             assert!(cmdline.is_empty(), "the script ran");
             assert!(
-                out.stderr_str().contains("refused to run <")
+                out.stderr_str().contains("refused to run show.sh:")
                     && out
                         .stderr_str()
                         .contains("the program's path holds a github token"),

@@ -249,16 +249,17 @@ fn spawner_args(func: &Func, printenv: &Path, args: &[String]) -> Vec<String> {
 }
 
 /// What the shim names as the program in its refusal line.
+/// The program a refusal names: the file name of what was exec'd (the line
+/// every front end writes, envpolicy_core::refusal), for an fd-based exec
+/// the file the descriptor was opened from.
 fn expected_program(func: &Func, printenv: &Path) -> String {
     match func.call {
-        // An fd-based exec names the path the descriptor was opened from.
-        Call::Path | Call::Fd => printenv.to_string_lossy().into_owned(),
-        Call::Search | Call::DirRelative => printenv
+        Call::Path | Call::Fd | Call::Search | Call::DirRelative => printenv
             .file_name()
             .expect("name")
             .to_string_lossy()
             .into_owned(),
-        Call::Shell => "/bin/sh".to_string(),
+        Call::Shell => "sh".to_string(),
     }
 }
 
@@ -414,12 +415,12 @@ fn check_refuses_secret_in_argv(func: Func) {
     );
     let prog = expected_program(&func, &printenv_bin());
     assert!(
-        line.contains(&prog),
+        line.contains(&format!("refused to run {prog}:")),
         "{}: the refusal does not name the program {prog:?}: {line}",
         func.name
     );
     assert!(
-        line.contains("(policy "),
+        line.ends_with("(the built-in policy)"),
         "{}: the refusal does not name the policy: {line}",
         func.name
     );

@@ -85,15 +85,15 @@ impl Redo {
 
     /// In the command's child, after the fork: read the secrets of each layer,
     /// and decide both passes again on the argv and environment decided
-    /// without them. The child's argv and environment, or why the exec is
-    /// refused and by which layer.
+    /// without them. The child's argv and environment, or the refusal line
+    /// (which names the layer that refused).
     pub fn deliver(
         &self,
         policy: &Policy<'_>,
         argv: &[Vec<u8>],
         env: &[Vec<u8>],
         journal: &Journal,
-    ) -> Result<ArgvAndEnv, (String, Layer)> {
+    ) -> Result<ArgvAndEnv, String> {
         let user_mode = pass_mode(Layer::User, policy.settings().mode, self.requested_mode);
         let read_for = |p: &Policy<'_>, mode: Mode| {
             read(p, &self.program, env, mode, &self.shown_program, journal)
@@ -130,8 +130,8 @@ impl Redo {
         };
         let d = layers.decide(&self.program, argv, env, &self.parent);
         if let Some(r) = d.refused() {
-            let why = format!("refused to run {}: {}", self.shown_program, r.why);
-            return Err((why, r.layer));
+            let line = layers.refusal_line(&self.program, (argv, env, &self.parent), r);
+            return Err(line);
         }
         Ok((
             d.effective_argv(argv).to_vec(),

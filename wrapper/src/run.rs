@@ -212,15 +212,10 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         &mut journal,
     );
     if let Some(r) = d.refused() {
-        let what = match r.index {
-            Some(i) => format!("argument {i}"),
-            None => "the program's path".to_string(),
-        };
-        let by = label_of(r.layer, &loaded.label());
-        return Err(Failure::new(
-            CANNOT_EXECUTE,
-            format!("refused to run {shown}: {what} {} ({by})", r.why),
-        ));
+        // The line every front end writes (envpolicy_core::refusal), naming
+        // the layer that refused.
+        let line = layers.refusal_line(command, (&argv, &env, parent), r);
+        return Err(Failure::new(CANNOT_EXECUTE, line));
     }
 
     let mut child_env = d.effective_env(&env).to_vec();

@@ -63,6 +63,23 @@ impl Layers<'_, '_> {
     }
 }
 
+impl Layers<'_, '_> {
+    /// The refusal line for `c`, a refusal of this decision, by the layer that
+    /// made it ([`super::refusal_line`]).
+    pub fn refusal_line(
+        &self,
+        program: &[u8],
+        exec: super::ExecArrays<'_>,
+        c: &Change,
+    ) -> String {
+        let pass = match (c.layer, self.managed) {
+            (Layer::Managed, Some(m)) => m,
+            _ => self.user,
+        };
+        super::refusal_line(pass.policy, program, exec, pass.env_files, c)
+    }
+}
+
 /// Decide one exec of `program` with both layers (`parent_env`: the caller's
 /// environment; one equal to `env`, or empty, means the child inherits it, as
 /// for [`super::decide()`]).

@@ -7,7 +7,7 @@
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use envpolicy_core::argv::{self, ArgAction, ArgRule, ArgVerdict, ValueSource};
+use envpolicy_core::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
 use envpolicy_core::compiled::Mode;
 use envpolicy_core::decide::{self, Action, Rule, Verdict};
 use envpolicy_core::Policy;
@@ -50,7 +50,28 @@ pub struct Report<'r, 'p> {
     pub tree_policy: Option<&'r [u8]>,
 }
 
-impl Report<'_, '_> {
+impl<'r, 'p> Report<'r, 'p> {
+    /// What the core's lines look names up in.
+    fn context(&self) -> envpolicy_core::refusal::Context<'r, 'p> {
+        envpolicy_core::refusal::Context {
+            policy: self.policy,
+            args: self.args,
+            env: self.env,
+            parent_env: self.parent,
+            env_files: self.contents,
+        }
+    }
+
+    /// The variable whose value an argument holds.
+    fn value_name(&self, src: ValueSource) -> &'r [u8] {
+        envpolicy_core::refusal::value_name(&self.context(), src)
+    }
+
+    /// The name of secret `i`.
+    fn secret_name(&self, i: u32) -> &'p [u8] {
+        envpolicy_core::refusal::secret_name(self.policy, i)
+    }
+
     fn env_name(&self, i: usize) -> &[u8] {
         self.env
             .get(i)
@@ -58,88 +79,25 @@ impl Report<'_, '_> {
             .map_or(&[], |(n, _)| n)
     }
 
-    /// The variable whose value an argument holds.
-    fn value_name(&self, src: ValueSource) -> &[u8] {
-        match src {
-            ValueSource::Secret(i) => self.secret_name(i),
-            _ => argv::source_name(self.env, self.parent, self.contents, src).unwrap_or(&[]),
-        }
-    }
-
-    /// The name of secret `i`.
-    fn secret_name(&self, i: u32) -> &[u8] {
-        self.policy
-            .secret(i)
-            .map_or(&[], |r| self.policy.str(r.name))
-    }
-
-    /// The words of `deny_args` list `list` of secret `secret`, each redacted as
-    /// a word, separated by spaces.
-    fn push_deny_list<const N: usize>(&self, m: &mut Msg<N>, secret: u32, list: usize) {
-        let Some(rec) = self.policy.secret(secret) else {
-            return;
-        };
-        let Some(words) = envpolicy_core::secret::deny_lists(self.policy, &rec).nth(list) else {
-            return;
-        };
-        for (k, w) in words.iter().enumerate() {
-            if k > 0 {
-                m.push(b" ");
-            }
-            m.push_word(w);
-        }
-    }
-
-    /// The message for a refused exec: program, argument, variable, policy.
+    /// The message for a refused exec: the core's one line
+    /// ([`envpolicy_core::refusal`]), after `envshim: `.
     #[cold]
     #[inline(never)]
     pub fn refusal(&self, what: Refused) {
-        let mut m = Msg::<1024>::new();
-        m.push(b"envshim: refused to run ").push_word(self.prog);
-        let rule = match what {
-            Refused::Argument(i) => {
-                m.push(b": argument ").push_num(i as i64);
-                self.averdicts.get(i).map(|v| v.rule)
-            }
-            Refused::Program(rule) => {
-                m.push(b": the program's path");
-                Some(rule)
-            }
+        use envpolicy_core::refusal::{self, At};
+        let (at, rule) = match what {
+            Refused::Argument(i) => (
+                At::Argument(i),
+                self.averdicts.get(i).map_or(ArgRule::None, |v| v.rule),
+            ),
+            Refused::Program(rule) => (At::Program, rule),
         };
-        match rule {
-            Some(ArgRule::Value(src)) => {
-                m.push(b" holds the value of ")
-                    .push_word(self.value_name(src));
-            }
-            Some(ArgRule::Shape(s)) => {
-                m.push(b" holds ")
-                    .push(s.describe_with_article().as_bytes());
-            }
-            Some(ArgRule::DenyArgs { secret, list }) => {
-                m.push(b" completes `");
-                self.push_deny_list(&mut m, u32::from(secret), usize::from(list));
-                m.push(b"`, which deny_args of secret ")
-                    .push_word(self.secret_name(u32::from(secret)))
-                    .push(b" refuses: the program would show the secret");
-            }
-            Some(ArgRule::Pair {
-                name_at, name_end, ..
-            }) => {
-                let name = match what {
-                    Refused::Argument(i) => self.args.get(i),
-                    Refused::Program(_) => None,
-                }
-                .and_then(|a| a.get(name_at as usize..name_end as usize))
-                .unwrap_or(&[]);
-                m.push(b" holds the pair ")
-                    .push_word(name)
-                    .push(b" among other words, where it cannot be dropped alone");
-            }
-            _ => {
-                m.push(b" holds a secret");
-            }
-        }
-        m.push(b" (policy ").push_word(self.source).push(b")");
+        let cx = self.context();
+        let mut m = Msg::<1024>::new();
+        m.push(b"envshim: ");
+        refusal::line(&cx, self.prog, at, rule, self.source, &mut |p| {
+            m.push_pieces(&[p]);
+        });
         self.write(&mut m, 2);
     }
 

@@ -233,9 +233,8 @@ fn delivered(setup: &Setup, argv: &[Vec<u8>], env: &[Vec<u8>]) -> (Vec<Vec<u8>>,
     let policy = setup.loaded.compiled.policy();
     match redo.deliver(&policy, argv, env, &setup.journal) {
         Ok(both) => both,
-        Err((message, layer)) => {
-            let label = crate::run::label_of(layer, &setup.loaded.label());
-            say!("envwrap: {message} ({label})");
+        Err(line) => {
+            say!("envwrap: {line}");
             std::process::exit(CANNOT_EXECUTE.into())
         }
     }

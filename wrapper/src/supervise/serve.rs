@@ -289,7 +289,21 @@ fn answer(
         }
         Verdict::Refused(c) => {
             journal.record(&program, &c);
-            let text = refusal_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
+            let text = match c.target {
+                Target::Env => {
+                    refusal_text(&c, &program, &crate::run::label_of(c.layer, &held.label))
+                }
+                // An argument or the path: the line every front end writes.
+                _ => {
+                    let managed = envpolicy::managed::Managed::for_process().in_force();
+                    let (by, by_files) = match (c.layer, managed.as_ref()) {
+                        (envpolicy::layer::Layer::Managed, Some(m)) => (&m.policy, &m.env_files),
+                        _ => (&policy, &files),
+                    };
+                    let exec = (&args.argv[..], &args.env[..], &parent[..]);
+                    outcome::refusal_line(by, &program, exec, by_files, &c)
+                }
+            };
             refuse(listener, n, &text, recall);
         }
         Verdict::WouldChange(c) => {
@@ -418,22 +432,20 @@ fn file_name(path: &[u8]) -> &[u8] {
     path.rsplit(|&b| b == b'/').next().unwrap_or(path)
 }
 
-/// "refused to run env: it would receive GH_TOKEN (credential pattern ...)".
+/// "refused to run env: it would receive GH_TOKEN, credential pattern ...": an
+/// entry of the environment the supervisor cannot remove (a refusal of an
+/// argument or of the path is the core's line, `outcome::refusal_line`).
 fn refusal_text(c: &Change, program: &[u8], label: &str) -> String {
     let shown = value::word(file_name(program));
-    let what = match (c.target, c.index) {
-        (Target::Env, _) => format!(
-            "it would receive {}, {}",
-            c.name
-                .as_deref()
-                .map(|n| value::word(n.as_bytes()))
-                .unwrap_or_default(),
-            c.why
-        ),
-        (Target::Argv, Some(i)) => format!("argument {i} {}", c.why),
-        _ => format!("the program's path {}", c.why),
-    };
-    format!("refused to run {shown}: {what} ({label})")
+    let name = c
+        .name
+        .as_deref()
+        .map(|n| value::word(n.as_bytes()))
+        .unwrap_or_default();
+    format!(
+        "refused to run {shown}: it would receive {name}, {} ({label})",
+        c.why
+    )
 }
 
 /// "refused to run env: the policy would strip TMUX (...), which --supervise
