@@ -85,6 +85,7 @@
 //! that is rejected is unmapped before the next attempt. No allocation, no panics.
 
 use core::ffi::{c_char, c_int};
+use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 use envpolicy_core::shown::Piece::{self, Text, Word};
@@ -239,23 +240,102 @@ pub fn policy_file_now(policy: &Records<'_>, path: &[u8]) -> PolicyFileNow {
     }
 }
 
-/// A read-only private mapping of a whole cache file.
+/// Room for the first cache file a process reads: the policy's compiled form
+/// is usually a few KiB, and reading it here costs no system call beyond the
+/// `read` itself. Larger files, and any read after this room is taken, go into
+/// an anonymous mapping of their own ([`Room`]).
+///
+/// Its pages are in the library's writable segment (away from the
+/// constructor's page, shim/layout.ld): once written, a `fork` child inherits
+/// their page-table entries and reads the policy without a page fault, which a
+/// file mapping that was never written would not give it.
+const FIRST_BYTES: usize = 16 << 10;
+
+struct FirstCell(UnsafeCell<[u8; FIRST_BYTES]>);
+// SAFETY: written only by the holder of `FIRST_TAKEN` (one `read_cache` at a
+// time), and read only through the `Mapping` it returns, which lives as long as
+// the process unless it is given back by `Mapping::unmap`, after every slice of
+// it is dead.
+unsafe impl Sync for FirstCell {}
+
+#[link_section = ".data.envshim_zero"]
+static FIRST: FirstCell = FirstCell(UnsafeCell::new([0; FIRST_BYTES]));
+/// [`FIRST`] holds a cache (or is being read into). On the constructor's page,
+/// which a process start writes anyway.
+#[link_section = ".data.envshim_ctor"]
+static FIRST_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// A private copy of a whole cache file: its bytes, read with `read(2)` into
+/// memory of this process that nothing else maps.
+///
+/// Not a mapping of the file: another process of the user (or any child of the
+/// tree) may truncate, rewrite or replace the file at any moment, and a mapping
+/// of it, `MAP_PRIVATE` or not, would then be a `SIGBUS` at the next read of a
+/// page past the new end, in every process that mapped it. A copy never changes
+/// under the policy that was validated from it, and what the file becomes after
+/// the read is judged by the next process that reads it.
 pub(crate) struct Mapping {
     ptr: *mut u8,
     len: usize,
+    /// Bytes of the anonymous mapping that holds the copy; 0 for [`FIRST`].
+    room: usize,
 }
 
 impl Mapping {
-    /// The mapped bytes, for as long as the mapping is not `unmap`ped.
+    /// The copied bytes, for as long as the copy is not `unmap`ped.
     pub(crate) fn bytes(&self) -> &'static [u8] {
-        // SAFETY: `ptr` is a live PROT_READ mapping of `len` bytes; it is unmapped
-        // only by `unmap`, which callers use only after every slice of it is dead.
+        // SAFETY: `ptr` is `len` initialised bytes of FIRST or of our own
+        // anonymous mapping, written once by `read_cache` and never again; it is
+        // given back only by `unmap`, which callers use only after every slice of
+        // it is dead.
         unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     fn unmap(self) {
-        // SAFETY: our own mapping; callers drop every slice of it first.
-        unsafe { sys::raw_munmap(self.ptr, self.len) };
+        Room {
+            ptr: self.ptr,
+            room: self.room,
+        }
+        .give_back();
+    }
+}
+
+/// Memory for one copy of a cache file: [`FIRST`] when it is free and large
+/// enough, else an anonymous private mapping.
+struct Room {
+    ptr: *mut u8,
+    /// 0 for [`FIRST`].
+    room: usize,
+}
+
+impl Room {
+    /// Room for `len` bytes.
+    fn take(len: usize) -> Option<Room> {
+        if len <= FIRST_BYTES && !FIRST_TAKEN.swap(true, Ordering::Acquire) {
+            return Some(Room {
+                ptr: FIRST.0.get().cast::<u8>(),
+                room: 0,
+            });
+        }
+        let ptr = sys::raw_mmap(len)?;
+        Some(Room { ptr, room: len })
+    }
+
+    /// The room as a buffer of `len` bytes (no more than it was taken for).
+    fn buf(&mut self, len: usize) -> &mut [u8] {
+        // SAFETY: the room is at least `len` writable bytes (see `take`), held by
+        // this `Room` alone until it becomes a `Mapping` or is given back; an
+        // anonymous mapping and FIRST are both initialised (zero-filled).
+        unsafe { core::slice::from_raw_parts_mut(self.ptr, len) }
+    }
+
+    fn give_back(self) {
+        if self.room == 0 {
+            FIRST_TAKEN.store(false, Ordering::Release);
+        } else {
+            // SAFETY: our own mapping, which nothing uses any more.
+            unsafe { sys::raw_munmap(self.ptr, self.room) };
+        }
     }
 }
 
@@ -266,7 +346,7 @@ pub(crate) enum MapError {
     Untrusted(&'static [u8]),
 }
 
-/// Open, check and map the cache file at `path` (NUL-terminated).
+/// Open, check and copy the cache file at `path` (NUL-terminated).
 pub(crate) fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
     // SAFETY: `path` is NUL-terminated (callers build it with `c_bytes`).
     let fd = unsafe {
@@ -284,39 +364,35 @@ pub(crate) fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
             _ => Err(MapError::Missing),
         };
     }
-    let result = map_fd(fd, uid);
+    let result = read_cache(fd, uid);
     sys::close(fd);
     result
 }
 
-fn map_fd(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
+/// The open cache file `fd`, checked on its `fstat` (a regular file, ours, not
+/// writable by others: a FIFO or a device is never read) and copied whole. A
+/// file whose size changed between the `fstat` and the end of the read (one
+/// byte more is asked for, to see it grow) is not used: the caller compiles
+/// again, or enforces the floor.
+fn read_cache(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
     let st = fstat(fd).map_err(|_| MapError::Missing)?;
     if let Some(why) = untrusted(&st, uid, libc::S_IFREG) {
         return Err(MapError::Untrusted(why));
     }
-    let len = st.st_size as usize;
+    let len = usize::try_from(st.st_size).unwrap_or(usize::MAX);
     if len == 0 || len > MAX_CACHE_BYTES {
         return Err(MapError::Untrusted(b"empty or too large"));
     }
-    // SAFETY: a new private read-only mapping of an open regular file; it touches
-    // no existing memory.
-    let p = unsafe {
-        crate::platform::sys::sys_call!(
-            libc::SYS_mmap,
-            0usize,
-            len,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            fd,
-            0usize,
-        )
-    };
-    if p == -1 || p == 0 {
-        return Err(MapError::Missing);
+    let mut room = Room::take(len + 1).ok_or(MapError::Missing)?;
+    let got = crate::platform::fs::read_all(fd, room.buf(len + 1));
+    if got != Some(len) {
+        room.give_back();
+        return Err(MapError::Untrusted(b"changed while it was read"));
     }
     Ok(Mapping {
-        ptr: p as usize as *mut u8,
+        ptr: room.ptr,
         len,
+        room: room.room,
     })
 }
 
