@@ -410,7 +410,13 @@ pub fn sealed_shared_mapping(len: usize) -> Option<*mut u8> {
     let name = c"envshim-withheld";
     let base = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
     // SAFETY: a NUL-terminated name; the call makes a new descriptor only.
-    let mut fd = unsafe { sys_call!(libc::SYS_memfd_create, name.as_ptr(), base | libc::MFD_NOEXEC_SEAL) };
+    let mut fd = unsafe {
+        sys_call!(
+            libc::SYS_memfd_create,
+            name.as_ptr(),
+            base | libc::MFD_NOEXEC_SEAL
+        )
+    };
     if fd < 0 && errno() == libc::EINVAL {
         // A kernel before 6.3 knows no MFD_NOEXEC_SEAL.
         // SAFETY: as above.

@@ -84,8 +84,8 @@
 //! Everything mapped and used stays mapped for the life of the process; a mapping
 //! that is rejected is unmapped before the next attempt. No allocation, no panics.
 
-use core::ffi::{c_char, c_int};
 use core::cell::UnsafeCell;
+use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 use envpolicy_core::shown::Piece::{self, Text, Word};
@@ -344,6 +344,9 @@ pub(crate) enum MapError {
     Missing,
     /// A cache file we must not read: compile (the rename replaces it).
     Untrusted(&'static [u8]),
+    /// A cache file we may read but cannot use as it is now (empty, too large,
+    /// changed while it was read): compile.
+    Unusable(&'static [u8]),
 }
 
 /// Open, check and copy the cache file at `path` (NUL-terminated).
@@ -381,13 +384,13 @@ fn read_cache(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
     }
     let len = usize::try_from(st.st_size).unwrap_or(usize::MAX);
     if len == 0 || len > MAX_CACHE_BYTES {
-        return Err(MapError::Untrusted(b"empty or too large"));
+        return Err(MapError::Unusable(b"empty or too large"));
     }
     let mut room = Room::take(len + 1).ok_or(MapError::Missing)?;
     let got = crate::platform::fs::read_all(fd, room.buf(len + 1));
     if got != Some(len) {
         room.give_back();
-        return Err(MapError::Untrusted(b"changed while it was read"));
+        return Err(MapError::Unusable(b"changed while it was read"));
     }
     Ok(Mapping {
         ptr: room.ptr,
@@ -1011,7 +1014,7 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
             Err(why) => why,
         },
         Err(MapError::Missing) => b"no compiled cache was written",
-        Err(MapError::Untrusted(why)) => why,
+        Err(MapError::Untrusted(why) | MapError::Unusable(why)) => why,
     };
     floor(
         path,

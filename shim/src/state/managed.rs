@@ -209,7 +209,7 @@ fn found() -> Result<Option<Policy<'static>>, &'static [u8]> {
     }
     let bytes = match map_cache(layer::MANAGED_COMPILED_C, 0) {
         Ok(m) => m.bytes(),
-        Err(MapError::Missing) => return Err(NOT_COMPILED),
+        Err(MapError::Missing | MapError::Unusable(_)) => return Err(NOT_COMPILED),
         Err(MapError::Untrusted(_)) => {
             return Err(broken!(
                 ": its compiled form /etc/envshim/managed.bin is not root's alone"
