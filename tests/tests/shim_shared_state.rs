@@ -412,9 +412,10 @@ fn a_truncated_managed_bin_kills_no_process_and_the_layer_stays() {
 
 /// A root process truncates the withheld page of a shell under the shim
 /// through `/proc/PID/map_files/`: the kernel refuses it (the memfd's size is
-/// sealed), and the shell's next exec that withholds a credential runs. (The
-/// shim before that shared an anonymous page, which that truncation made a
-/// `SIGBUS` in the shell's next child.)
+/// sealed). Then it writes garbage over the page through `/proc/PID/mem`, and
+/// the shell's next exec that withholds a credential runs. (The shim before
+/// that shared an anonymous page, which that truncation made a `SIGBUS` in the
+/// shell's next child.)
 #[test]
 fn the_withheld_page_cannot_be_truncated_under_the_tree() {
     if !private_host_available() {
@@ -435,6 +436,14 @@ for line in open(f"/proc/{pid}/maps"):
             print("truncated")
         except OSError as e:
             print("refused", e.errno)
+        start, end = (int(x, 16) for x in f[0].split("-"))
+        try:
+            with open(f"/proc/{pid}/mem", "r+b", buffering=0) as mem:
+                mem.seek(start)
+                mem.write(os.urandom(end - start))
+                print("scribbled")
+        except OSError as e:
+            print("cannot write", e.errno)
 "#,
     );
     let script = format!(
@@ -449,7 +458,59 @@ for line in open(f"/proc/{pid}/maps"):
         "the withheld page was not found, or its truncation was not refused",
     );
     out.check(
+        said.contains("scribbled"),
+        "garbage could not be written into the page",
+    );
+    out.check(
         said.contains("after=0"),
         "the shell's next child did not run",
+    );
+}
+
+/// An env file the policy reads at every exec (`values = true`), truncated,
+/// grown with garbage and rewritten while a shell under the shim runs: the env
+/// files are read with `read(2)` at each exec, never mapped, so each child runs
+/// and gets the file's value as it is then, and no credential. (A FIFO or a
+/// device in its place gives the floor: tests/tests/shim_hostile_files.rs.)
+#[test]
+fn an_env_file_truncated_grown_or_rewritten_kills_no_process() {
+    let sb = Sandbox::new("shared_state_env_file");
+    let env_file = sb.write("proxy.env", "PROXY=http://one.invalid:1\nLOOP_ONLY=1\n");
+    let policy = sb.write(
+        "policy.toml",
+        format!(
+            "version = 1\nbase = \"all\"\nkeep = [\"PROXY\"]\n\n[[import.env_file]]\npath = \"{}\"\nrole = \"strip\"\nvalues = true\n",
+            env_file.display()
+        ),
+    );
+    let dump = |n: &str| sh_quote(&sb.join(format!("{n}.env")).to_string_lossy());
+    let script = format!(
+        "/bin/true\n: > \"$ENV_FILE\"\nenv > {a}; echo \"a=$?\"\nhead -c 100000 /dev/urandom >> \"$ENV_FILE\"\nenv > {b}; echo \"b=$?\"\nprintf 'PROXY=http://two.invalid:2\\n' > \"$ENV_FILE\"\nsleep 0.2\nenv > {c}; echo \"c=$?\"\n",
+        a = dump("a"),
+        b = dump("b"),
+        c = dump("c"),
+    );
+    let out = shimmed_bash(&sb, &policy, &script)
+        .env("ENV_FILE", &env_file)
+        .env("PROXY", "http://inherited.invalid:0")
+        .expect_success();
+    assert_no_process_died(&out);
+    let said = out.stdout_str();
+    out.check(
+        ["a=0", "b=0", "c=0"].iter().all(|s| said.contains(s)),
+        "a child of the shell did not run to the end",
+    );
+    for n in ["a", "b", "c"] {
+        assert_clean_dump(
+            &sb,
+            &sb.join(format!("{n}.env")),
+            &format!("child {n}"),
+            &[],
+        );
+    }
+    let c = String::from_utf8_lossy(&sb.read("c.env")).into_owned();
+    out.check(
+        c.lines().any(|l| l == "PROXY=http://two.invalid:2"),
+        "the rewritten env file's value did not reach the next child",
     );
 }

@@ -321,7 +321,7 @@ fn wait_for_loader() -> Option<Option<&'static Active>> {
 /// returns. Another thread that execs meanwhile waits for it
 /// ([`wait_for_loader`]); a signal handler that interrupted the load, or a thread
 /// that waited too long, runs it too, for itself, and decides with a policy on its
-/// stack, leaving that cache mapped. No exec is judged under anything but the
+/// stack, keeping its copy of that cache. No exec is judged under anything but the
 /// policy.
 ///
 /// A file that does not load now is followed, as after a failed reload
