@@ -146,6 +146,14 @@ fn a_fifo_in_place_of_the_cache_kills_no_process_and_the_policy_stays() {
 }
 
 #[test]
+fn a_device_linked_in_place_of_the_cache_kills_no_process_and_the_policy_stays() {
+    cache_changed(
+        "shared_state_device",
+        "rm -f \"$CACHE\" && ln -s /dev/zero \"$CACHE\"",
+    );
+}
+
+#[test]
 fn a_cache_replaced_by_another_file_kills_no_process_and_the_policy_stays() {
     cache_changed(
         "shared_state_replaced",
@@ -351,17 +359,16 @@ fn a_tmux_server_survives_its_cache_truncated_and_its_new_panes_hold_no_credenti
     sb.kill_tmux_server();
 }
 
-/// The managed layer's compiled form truncated by a root process while a
-/// shell under the shim has the layer loaded: the shell's children are still
-/// held to the layer, and a process that loads it afterwards is held to the
-/// floor (the layer is broken), with its line (once per process that loads
-/// it). On a private host.
-#[test]
-fn a_truncated_managed_bin_kills_no_process_and_the_layer_stays() {
-    if no_private_host("a_truncated_managed_bin_kills_no_process_and_the_layer_stays") {
+/// The managed layer's compiled form changed by a root process (`change`, a
+/// shell line) while a shell under the shim has the layer loaded: the shell's
+/// children are still held to the layer, and a process that loads it
+/// afterwards is held to the floor (the layer is broken), with its line (once
+/// per process that loads it). On a private host.
+fn managed_changed(name: &str, change: &str) {
+    if no_private_host(name) {
         return;
     }
-    let sb = Sandbox::new("shared_state_managed");
+    let sb = Sandbox::new(name);
     let src = sb.write("managed.toml", MANAGED_STRIPS_INTERNAL);
     let setup = format!(
         "{}'{}' compile --output /etc/envshim/managed.bin -- /etc/envshim/managed.toml >&2\nchmod 0644 /etc/envshim/managed.bin\n",
@@ -370,7 +377,7 @@ fn a_truncated_managed_bin_kills_no_process_and_the_layer_stays() {
     );
     let (kept, fresh) = (sb.join("kept.env"), sb.join("fresh.env"));
     let script = format!(
-        "/bin/true\n: > /etc/envshim/managed.bin\nenv > {kept}; echo \"kept=$?\"\nenv -u ENVSHIM_HINT sh -c 'exec env' > {fresh}; echo \"fresh=$?\"\n",
+        "/bin/true\n{change}\nenv > {kept}; echo \"kept=$?\"\nenv -u ENVSHIM_HINT sh -c 'exec env' > {fresh}; echo \"fresh=$?\"\n",
         kept = sh_quote(&kept.to_string_lossy()),
         fresh = sh_quote(&fresh.to_string_lossy()),
     );
@@ -398,15 +405,30 @@ fn a_truncated_managed_bin_kills_no_process_and_the_layer_stays() {
     let fresh = names(&sb.read("fresh.env"));
     out.check(
         !fresh.iter().any(|n| n == "CORP_INTERNAL_URL"),
-        "a process that loaded the truncated layer is not held to the floor",
+        "a process that loaded the changed layer is not held to the floor",
     );
-    let broken = shim_lines(&out.stderr)
-        .into_iter()
-        .filter(|l| l.contains("managed layer"))
-        .count();
+    let lines = shim_lines(&out.stderr);
     out.check(
-        broken >= 1,
-        "no line says the layer is broken in the process that loaded it",
+        lines
+            .iter()
+            .any(|l| l.contains("managed layer") && l.contains("no current compiled form")),
+        "no line says the layer has no usable compiled form",
+    );
+}
+
+#[test]
+fn a_truncated_managed_bin_kills_no_process_and_the_layer_stays() {
+    managed_changed(
+        "a_truncated_managed_bin_kills_no_process_and_the_layer_stays",
+        ": > /etc/envshim/managed.bin",
+    );
+}
+
+#[test]
+fn a_device_in_place_of_managed_bin_kills_no_process_and_the_layer_stays() {
+    managed_changed(
+        "a_device_in_place_of_managed_bin_kills_no_process_and_the_layer_stays",
+        "rm -f /etc/envshim/managed.bin && mknod -m 0644 /etc/envshim/managed.bin c 1 5",
     );
 }
 

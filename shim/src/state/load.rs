@@ -393,8 +393,8 @@ pub(crate) enum MapError {
     Missing,
     /// A cache file we must not read: compile (the rename replaces it).
     Untrusted(&'static [u8]),
-    /// A cache file we may read but cannot use as it is now (empty, too large,
-    /// changed while it was read): compile.
+    /// A cache file we cannot use as it is now (not a regular file, empty, too
+    /// large, changed while it was read): compile.
     Unusable(&'static [u8]),
 }
 
@@ -428,6 +428,10 @@ pub(crate) fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
 /// again, or enforces the floor.
 fn read_cache(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
     let st = fstat(fd).map_err(|_| MapError::Missing)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        // A FIFO, a device, a socket, a directory: never read.
+        return Err(MapError::Unusable(b"not a regular file"));
+    }
     if let Some(why) = untrusted(&st, uid, libc::S_IFREG) {
         return Err(MapError::Untrusted(why));
     }
