@@ -4,12 +4,12 @@
 //! A shell runs each command in a fork child, which decides the command's
 //! environment and execs; `make -j` has several such children at once. A set in
 //! the child's own memory would be lost with the child, and every command would
-//! say the line again. So the `fork` hook, in the parent, maps one anonymous
-//! `MAP_SHARED` page before its first fork, and every child it forks from then on
-//! writes the same page. The set is lock-free, so children racing on one name say
-//! it once between them.
+//! say the line again. So the `fork` hook, in the parent, maps one shared page
+//! before its first fork, and every child it forks from then on writes the same
+//! page. The set is lock-free, so children racing on one name say it once
+//! between them.
 //!
-//! The page is no anonymous `MAP_SHARED` page but a memfd's, with its size
+//! The page is not an anonymous `MAP_SHARED` page but a memfd's, with its size
 //! sealed ([`sys::sealed_shared_mapping`]): a shared page is a shmem file, and
 //! one that a process could truncate (through `/proc/PID/map_files/`) would be a
 //! `SIGBUS` in every process of the tree at its next line. Sealed, no
