@@ -50,6 +50,7 @@ mod shim_popen;
 mod shim_python;
 mod shim_secrets;
 mod shim_secure;
+mod shim_shared_state;
 mod shim_start_hint;
 mod shim_sticky;
 mod shim_sticky_builtin;

@@ -202,3 +202,31 @@ pub fn getuid() -> u32 {
 pub fn stamp_now(path_c: &[u8]) -> Option<Stamp> {
     stat_c(path_c).ok().map(|st| stamp_of(&st))
 }
+
+/// Read `fd` into `buf` until its end or `buf` is full: the number of bytes
+/// read, or `None` on an error. Callers open regular files only (`O_NONBLOCK`,
+/// then `fstat`), so a read never blocks. The file may change meanwhile: the
+/// count says what was read, never more than `buf` holds.
+pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
+    let mut got = 0usize;
+    while let Some(rest) = buf.get_mut(got..) {
+        if rest.is_empty() {
+            break;
+        }
+        // SAFETY: `rest` is a writable buffer of `rest.len()` bytes.
+        let r = unsafe {
+            crate::platform::sys::sys_call!(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len())
+        };
+        if r < 0 {
+            if sys::errno() == libc::EINTR {
+                continue;
+            }
+            return None;
+        }
+        if r == 0 {
+            break;
+        }
+        got += r as usize;
+    }
+    Some(got)
+}

@@ -397,10 +397,63 @@ pub fn raw_mmap(len: usize) -> Option<*mut u8> {
     anonymous_mapping(len, libc::MAP_PRIVATE)
 }
 
-/// An anonymous read-write mapping of `len` bytes that the children `fork`
-/// makes share with this process (until they exec), as a raw system call.
-pub fn raw_mmap_shared(len: usize) -> Option<*mut u8> {
-    anonymous_mapping(len, libc::MAP_SHARED)
+/// A read-write mapping of `len` bytes that the children `fork` makes share
+/// with this process, backed by a memfd of its own whose size is sealed
+/// (`F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL`), as raw system calls. An
+/// anonymous `MAP_SHARED` page is a shmem file too, and a process allowed to
+/// open `/proc/PID/map_files/` could truncate it, after which every process
+/// that shares it dies of `SIGBUS` at its next read; a sealed size refuses
+/// that truncation (EPERM) from any descriptor. The memfd is closed once
+/// mapped. `None` when a memfd cannot be made or sealed (an old kernel, a
+/// seccomp filter that refuses it): the caller then does without sharing.
+pub fn sealed_shared_mapping(len: usize) -> Option<*mut u8> {
+    let name = c"envshim-withheld";
+    let base = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+    // SAFETY: a NUL-terminated name; the call makes a new descriptor only.
+    let mut fd = unsafe {
+        sys_call!(
+            libc::SYS_memfd_create,
+            name.as_ptr(),
+            base | libc::MFD_NOEXEC_SEAL
+        )
+    };
+    if fd < 0 && errno() == libc::EINVAL {
+        // A kernel before 6.3 knows no MFD_NOEXEC_SEAL.
+        // SAFETY: as above.
+        fd = unsafe { sys_call!(libc::SYS_memfd_create, name.as_ptr(), base) };
+    }
+    if fd < 0 {
+        return None;
+    }
+    let fd = fd as c_int;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    // SAFETY: our own new descriptor; ftruncate and fcntl touch no memory.
+    let sized = unsafe { sys_call!(libc::SYS_ftruncate, fd, len) } == 0
+        // SAFETY: as above.
+        && unsafe { sys_call!(libc::SYS_fcntl, fd, libc::F_ADD_SEALS, seals) } == 0;
+    let p = if sized {
+        // SAFETY: a new shared mapping of our own memfd, `len` bytes long (its
+        // sealed size); it touches no existing memory.
+        unsafe {
+            sys_call!(
+                libc::SYS_mmap,
+                0usize,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0usize,
+            )
+        }
+    } else {
+        -1
+    };
+    close(fd);
+    if p == -1 || p == 0 {
+        None
+    } else {
+        Some(p as usize as *mut u8)
+    }
 }
 
 fn anonymous_mapping(len: usize, sharing: c_int) -> Option<*mut u8> {

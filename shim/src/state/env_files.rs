@@ -139,32 +139,7 @@ pub(crate) fn close_all(files: &[Option<OpenFile>; MAX_ENV_FILES], n: usize) {
     }
 }
 
-/// Read `fd` into `buf` until its end or `buf` is full: the number of bytes
-/// read, or `None` on an error. A file opened by [`open`] is regular, so a read
-/// never blocks.
-pub(crate) fn read_all(fd: c_int, buf: &mut [u8]) -> Option<usize> {
-    let mut got = 0usize;
-    while let Some(rest) = buf.get_mut(got..) {
-        if rest.is_empty() {
-            break;
-        }
-        // SAFETY: `rest` is a writable buffer of `rest.len()` bytes.
-        let r = unsafe {
-            crate::platform::sys::sys_call!(libc::SYS_read, fd, rest.as_mut_ptr(), rest.len())
-        };
-        if r < 0 {
-            if sys::errno() == libc::EINTR {
-                continue;
-            }
-            return None;
-        }
-        if r == 0 {
-            break;
-        }
-        got += r as usize;
-    }
-    Some(got)
-}
+pub(crate) use crate::platform::fs::read_all;
 
 /// The last unusable env file this process warned about, and why
 /// ([`Unusable::code`]; 0 for none): the same warning is printed once per

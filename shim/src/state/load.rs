@@ -1,4 +1,4 @@
-//! Finding the configured policy and mapping its compiled cache, in the constructor
+//! Finding the configured policy and copying in its compiled cache, in the constructor
 //! (and finishing its check at the first exec).
 //!
 //! The shim never parses TOML (docs/adr/0002-compiled-policy.md). A policy file is
@@ -32,10 +32,16 @@
 //!    cache directory, if it exists. An untrusted directory means the floor, without
 //!    compiling (envwrap would refuse to write there); an untrusted file is compiled
 //!    again (the rename replaces it).
-//! 4. **Map and check**: `mmap` read-only, `cache_key::open_peek` (the header and
-//!    section table only: the full validation waits for the first exec, see
-//!    [`crate::state::policy`]), then `cache_key::check`: compiled from this very path, and
-//!    every dependency and note unchanged.
+//! 4. **Copy and check**: the file is read whole with `read(2)` into memory of
+//!    this process ([`Mapping`]: a static room for the first cache, else an
+//!    anonymous mapping), never mapped: any process of the user may truncate,
+//!    rewrite or replace the file at any moment, and a mapping of it would then
+//!    be a `SIGBUS` in every process that mapped it (docs/adr/0022-private-copies-of-shared-state.md).
+//!    A size that changed during the read means the file is not used. Then
+//!    `cache_key::open_peek` (the header and section table only: the full
+//!    validation waits for the first exec, see [`crate::state::policy`]), then
+//!    `cache_key::check`: compiled from this very path, and every dependency and
+//!    note unchanged.
 //! 5. **Compile when missing or stale**: run `envwrap compile --output CACHE -- POLICY`
 //!    with the real `posix_spawn` and wait for it, at most `COMPILE_LIMIT_MS`, and
 //!    only until a signal for the program arrives ([`crate::state::helper`]): either way the
@@ -81,9 +87,10 @@
 //! cache still unusable after compiling) means the floor, with a warning naming the
 //! file and the reason, never a value.
 //!
-//! Everything mapped and used stays mapped for the life of the process; a mapping
-//! that is rejected is unmapped before the next attempt. No allocation, no panics.
+//! Every copy that is used stays for the life of the process; one that is
+//! rejected is given back before the next attempt. No allocation, no panics.
 
+use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -98,7 +105,7 @@ use crate::platform::sys;
 use crate::state::helper::{self, Waited};
 use crate::state::sticky;
 
-/// Larger cache files are not mapped: the limit every front end reads a cache
+/// Larger cache files are not read: the limit every front end reads a cache
 /// file with.
 const MAX_CACHE_BYTES: usize = envpolicy_core::readable::CACHE_FILE.bytes as usize;
 /// Set in envwrap's environment while it compiles for us (see the module docs).
@@ -112,7 +119,7 @@ pub enum Loaded {
     /// No policy file applies: the built-in default. `warning` is set when
     /// `ENVSHIM_POLICY` named a file that does not exist.
     Builtin { warning: Option<&'static [u8]> },
-    /// The policy file's compiled cache, mapped; `source` is its path. `deferred`:
+    /// The policy file's compiled cache, copied; `source` is its path. `deferred`:
     /// checked only as far as a process start needs, the rest to do at the first
     /// exec (see [`finish`]).
     File {
@@ -239,24 +246,146 @@ pub fn policy_file_now(policy: &Records<'_>, path: &[u8]) -> PolicyFileNow {
     }
 }
 
-/// A read-only private mapping of a whole cache file.
+/// Room for the first cache file a process reads: the policy's compiled form
+/// is usually a few KiB, and reading it here costs no system call beyond the
+/// `read` itself. Larger files, and any read after this room is taken, go into
+/// an anonymous mapping of their own ([`Room`]).
+///
+/// Its pages are in the library's writable segment (away from the
+/// constructor's page, shim/layout.ld): once written, a `fork` child inherits
+/// their page-table entries and reads the policy without a page fault, which a
+/// file mapping that was never written would not give it.
+const FIRST_BYTES: usize = 16 << 10;
+
+/// A page more than [`FIRST_BYTES`]: the room starts at its first page boundary
+/// ([`first_room`]), so that a usual cache (under 4 KiB) is one page to write,
+/// one page fault, where a room that straddled a boundary would cost two. (Not
+/// `align(4096)`, which would align the whole output section and move every
+/// static above it.)
+struct FirstCell(UnsafeCell<[u8; FIRST_BYTES + PAGE]>);
+
+const PAGE: usize = 4096;
+
+/// The start of the room in [`FIRST`]: its first page boundary.
+fn first_room() -> *mut u8 {
+    let p = FIRST.0.get().cast::<u8>();
+    let off = p.align_offset(PAGE).min(PAGE);
+    // SAFETY: `off` is at most PAGE, so `p + off` and the FIRST_BYTES after it
+    // are inside FIRST (FIRST_BYTES + PAGE bytes long).
+    unsafe { p.add(off) }
+}
+// SAFETY: written only by the holder of `FIRST_TAKEN` (one `read_cache` at a
+// time), and read only through the `Mapping` it returns, which lives as long as
+// the process unless it is given back by `Mapping::unmap`, after every slice of
+// it is dead.
+unsafe impl Sync for FirstCell {}
+
+/// In a section of its own, laid out last in the writable segment
+/// (shim/layout.ld), where its size moves no static that a process start
+/// writes.
+#[link_section = ".envshim_first"]
+static FIRST: FirstCell = FirstCell(UnsafeCell::new([0; FIRST_BYTES + PAGE]));
+/// [`FIRST`] holds a cache (or is being read into). On the constructor's page,
+/// which a process start writes anyway.
+#[link_section = ".data.envshim_ctor"]
+static FIRST_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// A private copy of a whole cache file: its bytes, read with `read(2)` into
+/// memory of this process that nothing else maps.
+///
+/// Not a mapping of the file: another process of the user (or any child of the
+/// tree) may truncate, rewrite or replace the file at any moment, and a mapping
+/// of it, `MAP_PRIVATE` or not, would then be a `SIGBUS` at the next read of a
+/// page past the new end, in every process that mapped it. A copy never changes
+/// under the policy that was validated from it, and what the file becomes after
+/// the read is judged by the next process that reads it.
 pub(crate) struct Mapping {
     ptr: *mut u8,
     len: usize,
+    /// Bytes of the anonymous mapping that holds the copy; 0 for [`FIRST`].
+    room: usize,
 }
 
 impl Mapping {
-    /// The mapped bytes, for as long as the mapping is not `unmap`ped.
+    /// The copied bytes, for as long as the copy is not `unmap`ped.
     pub(crate) fn bytes(&self) -> &'static [u8] {
-        // SAFETY: `ptr` is a live PROT_READ mapping of `len` bytes; it is unmapped
-        // only by `unmap`, which callers use only after every slice of it is dead.
+        // SAFETY: `ptr` is `len` initialised bytes of FIRST or of our own
+        // anonymous mapping, written once by `read_cache` and never again; it is
+        // given back only by `unmap`, which callers use only after every slice of
+        // it is dead.
         unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     fn unmap(self) {
-        // SAFETY: our own mapping; callers drop every slice of it first.
-        unsafe { sys::raw_munmap(self.ptr, self.len) };
+        Room {
+            ptr: self.ptr,
+            room: self.room,
+        }
+        .give_back();
     }
+}
+
+/// Memory for one copy of a cache file: [`FIRST`] when it is free and large
+/// enough, else an anonymous private mapping.
+struct Room {
+    ptr: *mut u8,
+    /// 0 for [`FIRST`].
+    room: usize,
+}
+
+impl Room {
+    /// Room for `len` bytes.
+    fn take(len: usize) -> Option<Room> {
+        if len <= FIRST_BYTES && !FIRST_TAKEN.swap(true, Ordering::Acquire) {
+            return Some(Room {
+                ptr: first_room(),
+                room: 0,
+            });
+        }
+        let ptr = sys::raw_mmap(len)?;
+        Some(Room { ptr, room: len })
+    }
+
+    /// The room as a buffer of `len` bytes (no more than it was taken for).
+    fn buf(&mut self, len: usize) -> &mut [u8] {
+        // SAFETY: the room is at least `len` writable bytes (see `take`), held by
+        // this `Room` alone until it becomes a `Mapping` or is given back; an
+        // anonymous mapping and FIRST are both initialised (zero-filled).
+        unsafe { core::slice::from_raw_parts_mut(self.ptr, len) }
+    }
+
+    fn give_back(self) {
+        if self.room == 0 {
+            FIRST_TAKEN.store(false, Ordering::Release);
+        } else {
+            // SAFETY: our own mapping, which nothing uses any more.
+            unsafe { sys::raw_munmap(self.ptr, self.room) };
+        }
+    }
+}
+
+/// Reads the open file `fd` into `buf`, `len` bytes by its `fstat` and room for
+/// one more (a file that grew): the count, or `None` on an error. One `read`
+/// when the file is as long as it was, which a regular file gives whole:
+/// another one, which would only say the end, is not made. A shorter read
+/// (interrupted, or a file cut meanwhile) reads on to the end.
+#[inline(always)] // Into `map_cache`, whose text a process start runs (shim/hot_text.ld).
+fn read_whole(fd: c_int, buf: &mut [u8], len: usize) -> Option<usize> {
+    let first = loop {
+        // SAFETY: `buf` is a writable buffer of `buf.len()` bytes.
+        let r = unsafe { sys::sys_call!(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) };
+        if r >= 0 {
+            break r as usize;
+        }
+        if sys::errno() != libc::EINTR {
+            return None;
+        }
+    };
+    if first >= len || first == 0 {
+        return Some(first);
+    }
+    let rest = crate::platform::fs::read_all(fd, buf.get_mut(first..)?)?;
+    Some(first + rest)
 }
 
 pub(crate) enum MapError {
@@ -264,9 +393,12 @@ pub(crate) enum MapError {
     Missing,
     /// A cache file we must not read: compile (the rename replaces it).
     Untrusted(&'static [u8]),
+    /// A cache file we cannot use as it is now (not a regular file, empty, too
+    /// large, changed while it was read): compile.
+    Unusable(&'static [u8]),
 }
 
-/// Open, check and map the cache file at `path` (NUL-terminated).
+/// Open, check and copy the cache file at `path` (NUL-terminated).
 pub(crate) fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
     // SAFETY: `path` is NUL-terminated (callers build it with `c_bytes`).
     let fd = unsafe {
@@ -284,39 +416,39 @@ pub(crate) fn map_cache(path: &[u8], uid: u32) -> Result<Mapping, MapError> {
             _ => Err(MapError::Missing),
         };
     }
-    let result = map_fd(fd, uid);
+    let result = read_cache(fd, uid);
     sys::close(fd);
     result
 }
 
-fn map_fd(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
+/// The open cache file `fd`, checked on its `fstat` (a regular file, ours, not
+/// writable by others: a FIFO or a device is never read) and copied whole. A
+/// file whose size changed between the `fstat` and the end of the read (one
+/// byte more is asked for, to see it grow) is not used: the caller compiles
+/// again, or enforces the floor.
+fn read_cache(fd: c_int, uid: u32) -> Result<Mapping, MapError> {
     let st = fstat(fd).map_err(|_| MapError::Missing)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        // A FIFO, a device, a socket, a directory: never read.
+        return Err(MapError::Unusable(b"not a regular file"));
+    }
     if let Some(why) = untrusted(&st, uid, libc::S_IFREG) {
         return Err(MapError::Untrusted(why));
     }
-    let len = st.st_size as usize;
+    let len = usize::try_from(st.st_size).unwrap_or(usize::MAX);
     if len == 0 || len > MAX_CACHE_BYTES {
-        return Err(MapError::Untrusted(b"empty or too large"));
+        return Err(MapError::Unusable(b"empty or too large"));
     }
-    // SAFETY: a new private read-only mapping of an open regular file; it touches
-    // no existing memory.
-    let p = unsafe {
-        crate::platform::sys::sys_call!(
-            libc::SYS_mmap,
-            0usize,
-            len,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            fd,
-            0usize,
-        )
-    };
-    if p == -1 || p == 0 {
-        return Err(MapError::Missing);
+    let mut room = Room::take(len + 1).ok_or(MapError::Missing)?;
+    let got = read_whole(fd, room.buf(len + 1), len);
+    if got != Some(len) {
+        room.give_back();
+        return Err(MapError::Unusable(b"changed while it was read"));
     }
     Ok(Mapping {
-        ptr: p as usize as *mut u8,
+        ptr: room.ptr,
         len,
+        room: room.room,
     })
 }
 
@@ -564,7 +696,7 @@ pub struct Ctx<'c> {
 /// first exec (see [`finish`]).
 #[derive(Clone, Copy)]
 pub struct Deferred {
-    /// The whole cache file, as mapped by the constructor (policy, notes, footer).
+    /// The whole cache file, as the constructor copied it (policy, notes, footer).
     file: &'static [u8],
     ctx: Ctx<'static>,
 }
@@ -799,8 +931,8 @@ pub fn load_at(path_c: &'static [u8]) -> Loaded {
     ctx.untrusted_dir().unwrap_or_else(|| checked(&ctx, None))
 }
 
-/// The constructor's check of a mapped cache, when it may defer the rest (see
-/// [`load_file`]): the cache, with the check deferred, or the mapping back for the
+/// The constructor's check of a copied cache, when it may defer the rest (see
+/// [`load_file`]): the cache, with the check deferred, or the copy back for the
 /// full check.
 fn quick(m: Mapping, ctx: &Ctx<'_>, prog: &[u8]) -> Result<Loaded, Mapping> {
     let file = m.bytes();
@@ -839,7 +971,7 @@ static CACHE_PATH: CtorBuf<{ PATH_MAX + 1 }> = CtorBuf::new();
 
 /// The check the constructor deferred (see [`load_file`]), at the first exec,
 /// before the policy decides anything: the cache directory's trust, then the whole
-/// check of the cache the constructor mapped. A cache found stale is compiled
+/// check of the cache the constructor copied. A cache found stale is compiled
 /// again here, as the constructor would have (envwrap runs, and is waited for),
 /// and a failure means the floor, with its warning.
 ///
@@ -860,7 +992,7 @@ pub fn finish(d: Deferred) -> Loaded {
 }
 
 /// The full check (the cache directory already checked): `mapped` (else the cache
-/// file, mapped now) judged in full; when it is missing, untrusted or stale, compile
+/// file, copied now) judged in full; when it is missing, untrusted or stale, compile
 /// it and judge it again.
 fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
     let (path, uid, cache_c) = (ctx.path(), ctx.uid, ctx.cache_c);
@@ -935,7 +1067,7 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
             Err(why) => why,
         },
         Err(MapError::Missing) => b"no compiled cache was written",
-        Err(MapError::Untrusted(why)) => why,
+        Err(MapError::Untrusted(why) | MapError::Unusable(why)) => why,
     };
     floor(
         path,
@@ -949,11 +1081,11 @@ fn checked(ctx: &Ctx<'_>, mapped: Option<Mapping>) -> Loaded {
     )
 }
 
-/// Use a mapped cache for the policy at `path`, or unmap it and say why not.
+/// Use a copied cache for the policy at `path`, or give the copy back and say why not.
 fn judge(m: Mapping, path: &'static [u8], uid: u32) -> Result<Loaded, &'static [u8]> {
     let verdict = judge_bytes(m.bytes(), path, uid);
     if verdict.is_err() {
-        // Nothing borrowed from the mapping outlives `verdict` (an error is static).
+        // Nothing borrowed from the copy outlives `verdict` (an error is static).
         m.unmap();
     }
     verdict

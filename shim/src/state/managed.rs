@@ -1,4 +1,4 @@
-//! The managed layer in this process: found, checked and mapped at the first
+//! The managed layer in this process: found, checked and copied in at the first
 //! exec, then the same for the rest of the process's life
 //! (docs/adr/0020-managed-layer.md, [`envpolicy_core::layer`]).
 //!
@@ -9,7 +9,7 @@
 //! **Whose compiled form.** The shim never parses TOML, and it never enforces a
 //! compiled form the user could have written: a user's own cache of
 //! `managed.toml` could be forged (the freshness check compares stamps, not
-//! contents). So it maps only `/etc/envshim/managed.bin`, which root writes with
+//! contents). So it reads only `/etc/envshim/managed.bin`, which root writes with
 //! `envwrap compile --managed`, and checks it as a user's cache is checked
 //! ([`envpolicy_core::cache_key::check`]), with root as the only trusted owner
 //! of it and of every file it was compiled from ([`layer::trusted`]).
@@ -91,7 +91,7 @@ pub fn in_force() -> InForce {
 }
 
 /// How many times a thread yields to another one loading the layer (a `stat`
-/// and a mapping: microseconds) before it gives up.
+/// and a read: microseconds) before it gives up.
 const WAIT_YIELDS: u32 = 10_000;
 
 #[cold]
@@ -209,14 +209,16 @@ fn found() -> Result<Option<Policy<'static>>, &'static [u8]> {
     }
     let bytes = match map_cache(layer::MANAGED_COMPILED_C, 0) {
         Ok(m) => m.bytes(),
-        Err(MapError::Missing) => return Err(NOT_COMPILED),
+        Err(MapError::Missing | MapError::Unusable(_)) => return Err(NOT_COMPILED),
         Err(MapError::Untrusted(_)) => {
             return Err(broken!(
                 ": its compiled form /etc/envshim/managed.bin is not root's alone"
             ))
         }
     };
-    // The mapping stays for the life of the process, as the layer does.
+    // The copy stays for the life of the process, as the layer does. (A copy,
+    // not a mapping: a root process truncating managed.bin must not kill every
+    // process that loaded the layer; `load::map_cache` reads it whole.)
     fresh(bytes).map(Some)
 }
 

@@ -101,9 +101,10 @@ impl Pending {
     }
 }
 
-/// The constructor records the policy's bytes (`PENDING`); the first exec finishes
-/// the cache's check if the constructor deferred part of it (`complete`), copies
-/// the bytes (`private_copy`), validates them (`BUSY`) and publishes them
+/// The constructor records the policy's bytes (`PENDING`: a private copy of the
+/// cache file, never a mapping of it, see [`crate::state::load`]); the first exec
+/// finishes the cache's check if the constructor deferred part of it
+/// (`complete`), validates the bytes (`BUSY`) and publishes them
 /// ([`in_force::publish_first`], `READY`), so a process that never spawns never
 /// pays for any of it. None of it allocates or takes a lock, so it may run in a
 /// `vfork` child, whose writes land in the parent's memory: the parent then finds
@@ -320,7 +321,7 @@ fn wait_for_loader() -> Option<Option<&'static Active>> {
 /// returns. Another thread that execs meanwhile waits for it
 /// ([`wait_for_loader`]); a signal handler that interrupted the load, or a thread
 /// that waited too long, runs it too, for itself, and decides with a policy on its
-/// stack, leaving that cache mapped. No exec is judged under anything but the
+/// stack, keeping its copy of that cache. No exec is judged under anything but the
 /// policy.
 ///
 /// A file that does not load now is followed, as after a failed reload
@@ -377,47 +378,6 @@ fn complete(p: Pending) -> Pending {
     done
 }
 
-/// Room for a policy file's compiled form, copied at the first validation (see
-/// [`private_copy`]). Larger ones are used where they are mapped.
-const COPY_BYTES: usize = 16 << 10;
-
-struct CopyCell(UnsafeCell<[u8; COPY_BYTES]>);
-// SAFETY: written only by `private_copy`, by the one thread that moved the slot's
-// state from PENDING to BUSY, before READY is stored (Release); read only through
-// the validated policy that READY publishes.
-unsafe impl Sync for CopyCell {}
-
-#[link_section = ".data.envshim_zero"]
-static COPY: CopyCell = CopyCell(UnsafeCell::new([0; COPY_BYTES]));
-
-/// The policy's bytes, moved from the cache file's mapping into the library's own
-/// writable memory, where the validated policy then reads them.
-///
-/// A `fork` child does not inherit the page-table entries of a file mapping that
-/// was never written (the kernel fills them again, on demand), so in every child of
-/// a shell or `make` the first read of each page of the mapping is a page fault.
-/// The library's writable segment has been written, so a child inherits its
-/// entries and reads the copy for free. Runs once per process, at the first
-/// validation; the built-in policies are read where they are, with the rest of
-/// the library's read-only data.
-///
-/// Called only by the thread that moved the state from PENDING to BUSY.
-fn private_copy(p: Pending) -> Pending {
-    let built_in = |b: &[u8]| core::ptr::eq(b, DEFAULT) || core::ptr::eq(b, FLOOR);
-    if built_in(p.bytes) || p.bytes.len() > COPY_BYTES {
-        return p;
-    }
-    // SAFETY: only the thread that moved PENDING to BUSY gets here, once per
-    // process (the state never returns to PENDING), and nothing reads `COPY` before
-    // the policy validated from it is published by READY.
-    let copy: &'static mut [u8; COPY_BYTES] = unsafe { &mut *COPY.0.get() };
-    let Some(dst) = copy.get_mut(..p.bytes.len()) else {
-        return p;
-    };
-    dst.copy_from_slice(p.bytes);
-    Pending { bytes: dst, ..p }
-}
-
 /// In a `fork` child: the thread that was finishing the policy (BUSY) when another
 /// thread forked does not exist here, so the state goes back to PENDING and this
 /// process's first exec does the work itself. (Otherwise every exec of the child
@@ -472,7 +432,7 @@ fn with_active_slow<R>(state: u8, f: impl FnOnce(Option<&Active>) -> R) -> R {
                 } else {
                     pending()
                 };
-                let active = first.map(complete).map(private_copy).and_then(validate);
+                let active = first.map(complete).and_then(validate);
                 // SAFETY: this thread moved the state to BUSY, just now.
                 unsafe { in_force::publish_first(active) };
                 // SAFETY: as for READY in `with_active`.

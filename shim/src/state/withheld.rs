@@ -4,10 +4,20 @@
 //! A shell runs each command in a fork child, which decides the command's
 //! environment and execs; `make -j` has several such children at once. A set in
 //! the child's own memory would be lost with the child, and every command would
-//! say the line again. So the `fork` hook, in the parent, maps one anonymous
-//! `MAP_SHARED` page before its first fork, and every child it forks from then on
-//! writes the same page. The set is lock-free, so children racing on one name say
-//! it once between them.
+//! say the line again. So the `fork` hook, in the parent, maps one shared page
+//! before its first fork, and every child it forks from then on writes the same
+//! page. The set is lock-free, so children racing on one name say it once
+//! between them.
+//!
+//! The page is not an anonymous `MAP_SHARED` page but a memfd's, with its size
+//! sealed ([`sys::sealed_shared_mapping`]): a shared page is a shmem file, and
+//! one that a process could truncate (through `/proc/PID/map_files/`) would be a
+//! `SIGBUS` in every process of the tree at its next line. Sealed, no
+//! descriptor can shrink or grow it. What another process can still do is write
+//! into it (`/proc/PID/mem`, as a debugger would): any bytes are a valid set of
+//! hashes, so that changes only which names are said again or not, never a
+//! decision. Where no memfd can be made, a private page stands in: each child
+//! then says a name again.
 //!
 //! Without a fork (a `vfork` child shares its parent's memory; `posix_spawn`,
 //! `system` and `popen` decide in the parent) the page is made at the first line
@@ -15,8 +25,9 @@
 //! forks without libc's `fork` (a raw `clone`) gives each child a page of its
 //! own: a name is said again by each such child, never less often than once.
 //!
-//! Nothing here allocates or locks: a raw `mmap` is all it does, once, and the
-//! hook calls it only under a policy that is not `quiet`. After an exec the
+//! Nothing here allocates or locks: a few raw system calls (`memfd_create`,
+//! `ftruncate`, `fcntl`, `mmap`, `close`) are all it does, once, and the hook
+//! calls it only under a policy that is not `quiet`. After an exec the
 //! program starts with no page: a new tree.
 
 use core::mem::size_of;
@@ -35,7 +46,13 @@ static SAID: AtomicPtr<Said> = AtomicPtr::new(ptr::null_mut());
 fn shared() -> Option<&'static Said> {
     let mut page = SAID.load(Ordering::Acquire);
     if page.is_null() {
-        let made = sys::raw_mmap_shared(size_of::<Said>())?.cast::<Said>();
+        let len = size_of::<Said>();
+        // Shared through a memfd whose size is sealed, so that no process can
+        // truncate the page under the tree; else a private page (each child
+        // then says a name again: more often, never less than once).
+        let made = sys::sealed_shared_mapping(len)
+            .or_else(|| sys::raw_mmap(len))?
+            .cast::<Said>();
         page =
             match SAID.compare_exchange(ptr::null_mut(), made, Ordering::AcqRel, Ordering::Acquire)
             {
