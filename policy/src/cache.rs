@@ -265,6 +265,14 @@ pub struct Built {
 /// Build the cache file of the policy at `policy` (absolute). Never fails: a
 /// policy that does not compile gives a failure marker (see the module docs).
 pub fn build(policy: &Path) -> Built {
+    build_redacting(policy, &|message| message.to_string())
+}
+
+/// [`build`], with the warning a failure marker keeps passed through `redact`
+/// first: the marker is a file, and what the policy's text says may hold a
+/// credential's value pasted where a key goes (`envwrap compile` hides the
+/// credentials it knows, the host's included, as its messages do).
+pub fn build_redacting(policy: &Path, redact: &dyn Fn(&str) -> String) -> Built {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let text = load::read_policy_text(policy);
     let compiled = text
@@ -309,7 +317,7 @@ pub fn build(policy: &Path) -> Built {
         Err(e) => {
             let floor = load::compile_text(load::FLOOR_POLICY, policy)
                 .unwrap_or_else(|_| load::builtin_floor());
-            let message = failure_message(&e);
+            let message = redact(&failure_message(&e));
             let mut notes = Vec::new();
             cache_key::encode_note(&Note::Failure(message.as_bytes()), |b| {
                 notes.extend_from_slice(b)

@@ -507,4 +507,17 @@ fn the_shims_compile_error_never_prints_a_pasted_credential() {
             "{round}: the pasted value is on the shim's stderr"
         );
     }
+    // The failure marker, which keeps the warning for later starts, holds the
+    // warning as it was said.
+    let cache = sb.join(".cache/envshim");
+    let mut markers = 0;
+    for f in std::fs::read_dir(&cache).unwrap().flatten() {
+        markers += 1;
+        let bytes = std::fs::read(f.path()).unwrap_or_default();
+        assert!(
+            !holds(&bytes, value.as_bytes()),
+            "the failure marker holds the value"
+        );
+    }
+    assert!(markers > 0, "no failure marker in {}", cache.display());
 }
