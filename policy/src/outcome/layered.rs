@@ -66,12 +66,7 @@ impl Layers<'_, '_> {
 impl Layers<'_, '_> {
     /// The refusal line for `c`, a refusal of this decision, by the layer that
     /// made it ([`super::refusal_line`]).
-    pub fn refusal_line(
-        &self,
-        program: &[u8],
-        exec: super::ExecArrays<'_>,
-        c: &Change,
-    ) -> String {
+    pub fn refusal_line(&self, program: &[u8], exec: super::ExecArrays<'_>, c: &Change) -> String {
         let pass = match (c.layer, self.managed) {
             (Layer::Managed, Some(m)) => m,
             _ => self.user,
