@@ -990,3 +990,35 @@ fn a_server_under_a_shim_enforcing_the_same_policy_is_still_trusted() {
         "{said}"
     );
 }
+
+/// The same through envwrap without the shim in tmux (`--no-preload`): envwrap
+/// checks the server itself, by the same rule.
+#[test]
+fn envwrap_cleans_a_server_under_an_audit_mode_shim_too() {
+    let sb = Sandbox::new("tmux_server_audit_envwrap");
+    let (audit, enforce) = audit_and_enforce_policies(&sb);
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .with_shim()
+        .with_policy(&audit)
+        .env_secrets()
+        .allow_secrets_in_output();
+    c.expect_success();
+    let file = dump(&sb, "window");
+    let mut client = sb.cmd(envwrap_bin());
+    client
+        .arg("--policy")
+        .arg(&enforce)
+        .args(["--no-preload", "--", "tmux"])
+        .args(sb.tmux_args())
+        .args(["new-window", "-d", "-t", "first"])
+        .arg(format!("env > {}; sleep 600", file.display()));
+    let out = client.expect_success();
+    assert_clean_dump(&sb, &file, "a pane envwrap opened");
+    assert!(
+        out.stderr_str()
+            .contains("removed GH_TOKEN from the global environment"),
+        "{}",
+        out.stderr_str()
+    );
+}
