@@ -19,7 +19,9 @@
 //!   ([`Multiplexer::helper_vars`]);
 //! - where its pairs are in argv ([`Multiplexer::carrier`], read by
 //!   [`crate::pairs`]) and which arguments of a client are its commands, which
-//!   a server forked from it shows ([`Multiplexer::commands_start`]).
+//!   a server forked from it shows ([`Multiplexer::commands_start`]);
+//! - which running server is governed, and so left alone ([`governed`]): one
+//!   under an enforcing shim on the client's very policy, and no other.
 //!
 //! How a server's environments are read and cleared is not here: it talks to a
 //! running server (its own client, `/proc`), which is envwrap's work, one file
@@ -34,6 +36,7 @@
 pub mod screen;
 pub mod tmux;
 
+use crate::compiled::Mode;
 use crate::pairs::Carrier;
 
 /// A terminal multiplexer, as the front ends need to know it.
@@ -118,6 +121,57 @@ pub enum Socket<'a> {
         per_user: &'static [u8],
         label: &'a [u8],
     },
+}
+
+/// What a client can prove of a running server's shim, as [`governed`] judges
+/// it: the facts are read from outside the server (envwrap reads its
+/// `/proc/PID/maps` and `/proc/PID/environ`, wrapper/src/mux/mod.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerShim {
+    /// It maps no libenvshim.so.
+    None,
+    /// It maps libenvshim.so, and its policy is the client's own: the same
+    /// file (the lookup its environment gives, resolved to the same path), or
+    /// the built-in default for both. Both follow that file's edits at every
+    /// exec, so the server runs what the client runs, in this `Mode` (the
+    /// file's `mode` as compiled now).
+    SamePolicy(Mode),
+    /// It maps libenvshim.so under a policy the client cannot prove its own:
+    /// another file, the built-in default against a file (or the reverse), or
+    /// an environment that cannot be read.
+    OtherPolicy,
+}
+
+/// Whether a running server is governed: its own shim filters every process it
+/// starts at least as strictly as the client's would, so that a client leaves
+/// it alone (docs/adr/0014-tmux-servers.md, "Which server is left alone").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Governed {
+    /// Under an enforcing shim on the client's very policy: left alone.
+    Yes,
+    /// No shim: foreign, cleaned.
+    NoShim,
+    /// Under the client's policy, but in audit mode: its shim changes nothing,
+    /// so what its environments hold reaches every process it starts. Cleaned
+    /// like a foreign server.
+    Audit,
+    /// Under a policy the client cannot prove at least as strict as its own.
+    /// Cleaned like a foreign server.
+    OtherPolicy,
+}
+
+/// The one rule for which server is governed. The simplest sound one: only a
+/// shim that enforces the very policy the client holds is trusted; a shim in
+/// audit mode, or on any other policy (stricter or not: "at least as strict"
+/// is not proven by comparing two policies), is treated as no shim. Being
+/// wrong this way costs one cleaning; the other way, a leak.
+pub fn governed(shim: ServerShim) -> Governed {
+    match shim {
+        ServerShim::None => Governed::NoShim,
+        ServerShim::SamePolicy(Mode::Enforce) => Governed::Yes,
+        ServerShim::SamePolicy(Mode::Audit) => Governed::Audit,
+        ServerShim::OtherPolicy => Governed::OtherPolicy,
+    }
 }
 
 /// The multiplexer whose client runs as `program` (a path or a name), by its
@@ -226,6 +280,20 @@ mod tests {
                 assert_eq!(carrier(p), m.carrier, "{}", m.name);
             }
         }
+    }
+
+    #[test]
+    fn only_an_enforcing_shim_on_the_same_policy_governs_a_server() {
+        assert_eq!(governed(ServerShim::None), Governed::NoShim);
+        assert_eq!(
+            governed(ServerShim::SamePolicy(Mode::Enforce)),
+            Governed::Yes
+        );
+        assert_eq!(
+            governed(ServerShim::SamePolicy(Mode::Audit)),
+            Governed::Audit
+        );
+        assert_eq!(governed(ServerShim::OtherPolicy), Governed::OtherPolicy);
     }
 
     #[test]

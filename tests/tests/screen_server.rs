@@ -330,3 +330,125 @@ fn another_users_session_is_said_to_be_unchecked() {
         "no word that the session was not checked:\n{said}"
     );
 }
+
+/// A policy in audit mode (the roll-out's), and one that enforces (the
+/// client's): two files in the sandbox.
+fn audit_and_enforce_policies(sb: &Sandbox) -> (PathBuf, PathBuf) {
+    let audit = sb.write("audit.toml", "version = 1\nmode = \"audit\"\n");
+    let enforce = sb.write("enforce.toml", "version = 1\n");
+    (audit, enforce)
+}
+
+/// `envwrap mux-env --mux screen --server NAME --policy POLICY`: what it says.
+fn mux_env_says(sb: &Sandbox, name: &str, policy: &std::path::Path) -> String {
+    let mut c = Session::in_screendir(sb, envwrap_bin());
+    c.args(["mux-env", "--mux", "screen", "--server", name, "--policy"])
+        .arg(policy);
+    c.run().stdout_str()
+}
+
+/// A session started during an audit roll-out: under the shim, in audit mode,
+/// which changes nothing, so its server holds every credential of the shell
+/// that started it. It maps libenvshim.so, but it is not governed: a client
+/// under an enforcing shim has it cleaned like a foreign session, its new
+/// window holds no token, and `envwrap mux-env` says why it is treated as
+/// foreign (issue 47, item 2).
+#[test]
+fn a_session_under_an_audit_mode_shim_is_cleaned_like_a_foreign_one() {
+    let sb = Sandbox::new("screen_audit");
+    let (audit, enforce) = audit_and_enforce_policies(&sb);
+    let s = Session::start(&sb, |c| {
+        c.with_shim().with_policy(&audit).allow_secrets_in_output();
+    });
+    let pid = s.pid().expect("the session's pid");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let gh = sb.secrets().value("GH_TOKEN").as_bytes();
+    assert!(
+        environ.windows(gh.len()).any(|w| w == gh),
+        "the audit-mode session does not hold GH_TOKEN: nothing to show"
+    );
+    let under_audit = mux_env_says(&sb, &s.name, &audit);
+    assert!(
+        under_audit.contains("in audit mode")
+            && under_audit.contains("treated as a session without envshim")
+            && !under_audit.contains("which filters every process it starts"),
+        "{under_audit}"
+    );
+    let under_enforce = mux_env_says(&sb, &s.name, &enforce);
+    assert!(
+        under_enforce.contains("on a policy that is not this run's")
+            && under_enforce.contains("its environment holds GH_TOKEN"),
+        "{under_enforce}"
+    );
+
+    let file = dump(&sb, "window");
+    let w = window(&file);
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    let mut client = s.client_under_shim(&args);
+    client.with_policy(&enforce).env_secrets();
+    let out = client.expect_success();
+    assert_clean_dump(&sb, &file, "a window an enforcing client opened");
+    let said = out.stderr_str();
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("envshim: screen session") && l.contains("removed GH_TOKEN")),
+        "the client did not say what it removed:\n{said}"
+    );
+}
+
+/// A session under a shim that enforces another policy: the client cannot
+/// prove it at least as strict as its own, so it is cleaned too.
+#[test]
+fn a_session_under_a_shim_on_another_policy_is_cleaned_like_a_foreign_one() {
+    let sb = Sandbox::new("screen_other_policy");
+    let (_, enforce) = audit_and_enforce_policies(&sb);
+    let lenient = sb.write("lenient.toml", PERMISSIVE_POLICY);
+    let s = Session::start(&sb, |c| {
+        c.with_shim()
+            .with_policy(&lenient)
+            .allow_secrets_in_output();
+    });
+    let file = dump(&sb, "window");
+    let w = window(&file);
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    let mut client = s.client_under_shim(&args);
+    client.with_policy(&enforce);
+    client.expect_success();
+    assert_clean_dump(&sb, &file, "a window an enforcing client opened");
+    let said = mux_env_says(&sb, &s.name, &enforce);
+    assert!(
+        said.contains("on a policy that is not this run's")
+            && !said.contains("which filters every process it starts"),
+        "{said}"
+    );
+}
+
+/// The control: a session under a shim that enforces the client's very policy
+/// is still trusted: the client leaves it alone (it says nothing removed), the
+/// session's shim keeps every token out of the new window, and `envwrap
+/// mux-env` says it filters every process it starts.
+#[test]
+fn a_session_under_a_shim_enforcing_the_same_policy_is_still_trusted() {
+    let sb = Sandbox::new("screen_same_policy");
+    let (_, enforce) = audit_and_enforce_policies(&sb);
+    let s = Session::start(&sb, |c| {
+        c.with_shim().with_policy(&enforce);
+    });
+    let file = dump(&sb, "window");
+    let w = window(&file);
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    let mut client = s.client_under_shim(&args);
+    client.with_policy(&enforce).env_secrets();
+    let out = client.expect_success();
+    assert_clean_dump(&sb, &file, "a window of a governed session");
+    assert!(
+        !out.stderr_str().contains("removed"),
+        "a governed session was cleaned:\n{}",
+        out.stderr_str()
+    );
+    let said = mux_env_says(&sb, &s.name, &enforce);
+    assert!(
+        said.contains("runs libenvshim.so, which filters every process it starts"),
+        "{said}"
+    );
+}

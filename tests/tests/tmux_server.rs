@@ -817,3 +817,208 @@ fn a_server_on_a_socket_path_that_is_not_utf8_is_read_and_fixed() {
         "GH_TOKEN is still in the global environment",
     );
 }
+
+/// A policy in audit mode (the roll-out's), and one that enforces (the
+/// client's): two files in the sandbox.
+fn audit_and_enforce_policies(sb: &Sandbox) -> (PathBuf, PathBuf) {
+    let audit = sb.write("audit.toml", "version = 1\nmode = \"audit\"\n");
+    let enforce = sb.write("enforce.toml", "version = 1\n");
+    (audit, enforce)
+}
+
+/// `envwrap mux-env -L SOCKET --policy POLICY`: what it says of the server.
+fn mux_env_says(sb: &Sandbox, policy: &std::path::Path) -> String {
+    let out = sb
+        .cmd(envwrap_bin())
+        .args(["mux-env", "-L", sb.tmux_socket(), "--policy"])
+        .arg(policy)
+        .run();
+    out.stdout_str()
+}
+
+/// A server started during an audit roll-out: under the shim, in audit mode,
+/// which changes nothing, so it holds every credential of the shell that
+/// started it. It maps libenvshim.so, but it is not governed: a client under
+/// an enforcing shim has it cleaned like a foreign server, and its new pane
+/// holds no token; `envwrap mux-env` says why it is treated as foreign
+/// (issue 47, item 2).
+#[test]
+fn a_server_under_an_audit_mode_shim_is_cleaned_like_a_foreign_one() {
+    let sb = Sandbox::new("tmux_server_audit");
+    let (audit, enforce) = audit_and_enforce_policies(&sb);
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .with_shim()
+        .with_policy(&audit)
+        .env_secrets()
+        .allow_secrets_in_output();
+    c.expect_success();
+    assert!(
+        sb.tmux_environment(None, true).is_set("GH_TOKEN"),
+        "the audit-mode server does not hold GH_TOKEN: nothing to show"
+    );
+    // envwrap mux-env tells the truth about it, under either policy.
+    let under_audit = mux_env_says(&sb, &audit);
+    assert!(
+        under_audit.contains("in audit mode")
+            && under_audit.contains("treated as a server without envshim")
+            && !under_audit.contains("which filters every process it starts"),
+        "{under_audit}"
+    );
+    let under_enforce = mux_env_says(&sb, &enforce);
+    assert!(
+        under_enforce.contains("on a policy that is not this run's")
+            && under_enforce.contains("treated as a server without envshim")
+            && under_enforce.contains("the global environment holds GH_TOKEN"),
+        "{under_enforce}"
+    );
+
+    let file = dump(&sb, "window");
+    let mut client = client_under_shim(
+        &sb,
+        &[
+            "new-window",
+            "-d",
+            "-t",
+            "first",
+            &format!("env > {}; sleep 600", file.display()),
+        ],
+    );
+    client.with_policy(&enforce).env_secrets();
+    let out = client.expect_success();
+    assert_clean_dump(&sb, &file, "a pane an enforcing client opened");
+    let said = out.stderr_str();
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("envshim: ") && l.contains("removed GH_TOKEN")),
+        "the client did not say what it removed:\n{said}"
+    );
+    // The pane's own process, read by /proc too.
+    let pane = sb.pane_pid("first:1");
+    let environ = try_proc_environ_raw(pane)
+        .expect("the pane's environ")
+        .concat();
+    sb.secrets()
+        .assert_absent("the new pane's environ", &environ);
+}
+
+/// A server under a shim that enforces another policy: the client cannot
+/// prove it at least as strict as its own, so it is cleaned too.
+#[test]
+fn a_server_under_a_shim_on_another_policy_is_cleaned_like_a_foreign_one() {
+    let sb = Sandbox::new("tmux_server_other_policy");
+    let (_, enforce) = audit_and_enforce_policies(&sb);
+    // Another policy that keeps what the client's refuses.
+    let lenient = sb.write("lenient.toml", PERMISSIVE_POLICY);
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .with_shim()
+        .with_policy(&lenient)
+        .env_secrets()
+        .allow_secrets_in_output();
+    c.expect_success();
+    let file = dump(&sb, "window");
+    let mut client = client_under_shim(
+        &sb,
+        &[
+            "new-window",
+            "-d",
+            "-t",
+            "first",
+            &format!("env > {}; sleep 600", file.display()),
+        ],
+    );
+    client.with_policy(&enforce);
+    client.expect_success();
+    assert_clean_dump(&sb, &file, "a pane an enforcing client opened");
+    let said = mux_env_says(&sb, &enforce);
+    assert!(
+        said.contains("on a policy that is not this run's")
+            && !said.contains("which filters every process it starts"),
+        "{said}"
+    );
+}
+
+/// The control: a server under a shim that enforces the client's very policy
+/// is still trusted. The client leaves it alone (a name the policy strips,
+/// set in its global environment by a client without envshim, stays there:
+/// nothing was cleaned), its shim keeps that name and every token out of the
+/// new pane, and `envwrap mux-env` says it filters every process it starts.
+#[test]
+fn a_server_under_a_shim_enforcing_the_same_policy_is_still_trusted() {
+    let sb = Sandbox::new("tmux_server_same_policy");
+    let (_, enforce) = audit_and_enforce_policies(&sb);
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .with_shim()
+        .with_policy(&enforce)
+        .env_secrets();
+    c.expect_success();
+    sb.tmux()
+        .args(["set-environment", "-g", "LD_AUDIT", "/nonexistent/audit.so"])
+        .expect_success();
+    let file = dump(&sb, "window");
+    let mut client = client_under_shim(
+        &sb,
+        &[
+            "new-window",
+            "-d",
+            "-t",
+            "first",
+            &format!("env > {}; sleep 600", file.display()),
+        ],
+    );
+    client.with_policy(&enforce).env_secrets();
+    let out = client.expect_success();
+    assert_clean_dump(&sb, &file, "a pane of a governed server");
+    let pane = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(!pane.contains("LD_AUDIT="), "the pane holds LD_AUDIT");
+    assert!(
+        !out.stderr_str().contains("removed"),
+        "a governed server was cleaned:\n{}",
+        out.stderr_str()
+    );
+    // (The policy does not self-scrub tmux: the server's global environment
+    // still holds the tokens, which its shim keeps out of every pane.)
+    assert!(
+        sb.tmux_environment(None, true).is_set("LD_AUDIT"),
+        "a governed server was cleaned"
+    );
+    let said = mux_env_says(&sb, &enforce);
+    assert!(
+        said.contains("runs libenvshim.so, which filters every process it starts"),
+        "{said}"
+    );
+}
+
+/// The same through envwrap without the shim in tmux (`--no-preload`): envwrap
+/// checks the server itself, by the same rule.
+#[test]
+fn envwrap_cleans_a_server_under_an_audit_mode_shim_too() {
+    let sb = Sandbox::new("tmux_server_audit_envwrap");
+    let (audit, enforce) = audit_and_enforce_policies(&sb);
+    let mut c = sb.tmux();
+    c.args(["new-session", "-d", "-s", "first", "sleep 600"])
+        .with_shim()
+        .with_policy(&audit)
+        .env_secrets()
+        .allow_secrets_in_output();
+    c.expect_success();
+    let file = dump(&sb, "window");
+    let mut client = sb.cmd(envwrap_bin());
+    client
+        .arg("--policy")
+        .arg(&enforce)
+        .args(["--no-preload", "--", "tmux"])
+        .args(sb.tmux_args())
+        .args(["new-window", "-d", "-t", "first"])
+        .arg(format!("env > {}; sleep 600", file.display()));
+    let out = client.expect_success();
+    assert_clean_dump(&sb, &file, "a pane envwrap opened");
+    assert!(
+        out.stderr_str()
+            .contains("removed GH_TOKEN from the global environment"),
+        "{}",
+        out.stderr_str()
+    );
+}

@@ -339,7 +339,12 @@ fn scan(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     // -S name (with --pid, only those).
     let sockets = (!tmux_sockets.is_empty()).then_some(tmux_sockets);
     if !explicit || sockets.is_some() {
-        findings.extend(crate::mux::scan_findings(&policy, &files, sockets));
+        findings.extend(crate::mux::scan_findings(
+            &policy,
+            &files,
+            &loaded.source,
+            sockets,
+        ));
     }
 
     let processes: std::collections::BTreeSet<u32> = findings.iter().map(|f| f.pid).collect();
@@ -579,7 +584,7 @@ fn scan_argv(
 }
 
 /// A value self-scrub overwrote: not empty, and every byte `*`.
-fn is_overwritten(value: &[u8]) -> bool {
+pub(crate) fn is_overwritten(value: &[u8]) -> bool {
     !value.is_empty() && value.iter().all(|&b| b == b'*')
 }
 

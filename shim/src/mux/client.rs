@@ -15,10 +15,12 @@
 //! ```
 //!
 //! and waits for it before `main`. SERVER is a socket's path or a session's
-//! name (empty: every session of the user). envwrap leaves a server that runs
-//! libenvshim.so alone (its own shim filters every exec it makes), and removes
-//! from any other what the policy would not pass to a pane, saying what it
-//! removed. A client that starts the server itself has nothing to check: the
+//! name (empty: every session of the user). envwrap leaves a governed server
+//! alone (one whose own libenvshim.so enforces this very policy, and so
+//! filters every exec it makes: `envpolicy_core::mux::governed`, the one
+//! rule), and removes from any other (one under no shim, under a shim in audit
+//! mode, or on another policy) what the policy would not pass to a pane,
+//! saying what it removed. The policy is passed as `--policy` for that. A client that starts the server itself has nothing to check: the
 //! server is forked from the client, whose own environment is policed.
 //!
 //! Nothing here is written per multiplexer: each one's row in

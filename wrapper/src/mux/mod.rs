@@ -19,8 +19,11 @@
 //! starts: a name the policy strips or refuses is a finding, and so is a
 //! passthrough name whose value differs from its env file's today (stale);
 //! `--fix` removes the names, and says what it removed. Stale values are
-//! reported, not changed. A server whose process maps libenvshim.so already
-//! filters every exec it makes: it is left alone, and is no finding.
+//! reported, not changed. A server governed by its own shim (one that enforces
+//! the very policy this run holds: [`envpolicy::mux::governed`], read by
+//! [`server_shim`]) already filters every exec it makes: it is left alone, and
+//! is no finding. A server under a shim in audit mode, or on another policy, is
+//! read and cleaned like one without a shim, and said to be.
 //!
 //! libenvshim.so runs `envwrap mux-env --fix --skip-policed --quiet --mux NAME
 //! --server SERVER` in a client whose command may start a process in its
@@ -40,7 +43,8 @@ use crate::{help, source, value};
 use envpolicy::bytes::split_entry;
 use envpolicy::compiled::Policy;
 use envpolicy::decide::{Action, Rule};
-use envpolicy::mux::Multiplexer;
+use envpolicy::load::Source;
+use envpolicy::mux::{Governed, Multiplexer, ServerShim};
 use envpolicy::outcome::{self, describe_rule};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -161,8 +165,8 @@ pub(crate) const SPECS: &[Spec<Opt>] = &[
             Panes, the server's own environment and stale values are reported only."#,
         ),
     Spec::flag(Opt::SkipPoliced, "skip-policed").doc(
-        "leave alone a server that runs libenvshim.so (what is always done: such a server is \
-         no finding)",
+        "leave alone a server whose libenvshim.so enforces this very policy (what is always \
+         done: such a server is no finding)",
     ),
     Spec::flag(Opt::WarnServerEnviron, "warn-server-environ")
         .doc(
@@ -230,8 +234,10 @@ session screen -ls lists), or the ones the options name, and reports:
     change (only a restart of the server removes it);
   - screen: the server's environment as setenv and unsetenv left it (where the
     server keeps it, not only /proc/PID/environ).
-A server that runs libenvshim.so filters every process it starts; it is said
-so. Each finding names the server, the session or pane, and the variable,
+A server whose libenvshim.so enforces this very policy filters every process
+it starts; it is said so, and left alone. One under a shim in audit mode, or on
+another policy, is read and cleaned like one without a shim, and said to be.
+Each finding names the server, the session or pane, and the variable,
 never the value. libenvshim.so and envwrap run 'envwrap mux-env --fix
 --skip-policed --quiet' themselves before a client's command that may start a
 process in a running server.
@@ -266,9 +272,12 @@ that did not answer included); 125 for a bad option or policy.
         .B unsetenv
         left it, read where the server keeps it (not only
         .IR /proc/PID/environ ).
-        A server that runs
+        A server whose
         .B libenvshim.so
-        filters every process it starts; it is said so.
+        enforces this very policy filters every process it starts; it is said so, and left
+        alone.
+        One under a shim in audit mode, or on another policy, is read and cleaned like one
+        without a shim, and said to be.
         Each finding names the server, the session or pane, and the variable, never the value.
         .PP
         libenvshim.so in a multiplexer's client whose command may start a process in a
@@ -372,9 +381,11 @@ pub(crate) struct Server {
     /// Its id: a socket's path, a session's `PID.NAME`.
     id: OsString,
     pid: Option<u32>,
-    /// Whether the server maps libenvshim.so (then its shim filters every exec
-    /// it makes, and nothing else is read), and which.
+    /// Whether the server maps libenvshim.so, and which.
     shim: Option<Mapped>,
+    /// Whether that shim governs it ([`server_shim`]): then it filters every
+    /// exec the server makes, and nothing else is read.
+    governed: Governed,
     held: Vec<Held>,
     /// Names removed by `--fix`, with where from.
     removed: Vec<(Place, Vec<u8>)>,
@@ -389,6 +400,7 @@ impl Server {
             id: id.to_os_string(),
             pid: None,
             shim: None,
+            governed: Governed::NoShim,
             held: Vec::new(),
             removed: Vec::new(),
             unreadable: None,
@@ -407,10 +419,12 @@ impl Server {
     }
 }
 
-/// The policy and env files a server's environments are judged by.
+/// The policy and env files a server's environments are judged by, and where
+/// that policy came from (a server's shim governs it only on the same one).
 pub(crate) struct Judge<'p> {
     policy: &'p Policy<'p>,
     files: &'p [Option<Vec<u8>>],
+    source: &'p Source,
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
@@ -481,6 +495,7 @@ fn check_servers(o: &Options, loaded: &source::Loaded) -> u8 {
     let judge = Judge {
         policy: &policy,
         files: &files,
+        source: &loaded.source,
     };
     let every;
     let chosen = if o.chosen.is_empty() {
@@ -538,6 +553,14 @@ impl Held {
             format!("holds {name}, which the policy {verb} ({})", self.why)
         }
     }
+}
+
+/// `entries` but those whose value self-scrub overwrote (a shim that does not
+/// govern the server may still have scrubbed it): a name with no value is no
+/// leak, as scan counts it.
+fn not_overwritten(mut entries: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    entries.retain(|e| split_entry(e).is_none_or(|(_, v)| !crate::scan::is_overwritten(v)));
+    entries
 }
 
 /// A finding `--fix` removes: a name an environment of the server holds.
@@ -603,6 +626,56 @@ pub(crate) fn shim_mapped(pid: u32) -> Option<Mapped> {
     found
 }
 
+/// What server `pid`'s shim is, as far as this client can prove it, and
+/// whether it governs the server ([`envpolicy::mux::governed`], the one rule):
+/// a server that maps libenvshim.so runs the client's very policy when the
+/// lookup its own environment gives (`/proc/PID/environ`: `ENVSHIM_POLICY`,
+/// else `XDG_CONFIG_HOME`, `HOME`, the system file, as its shim looked it up
+/// at start) names the same file as the client's, or the built-in default for
+/// both; its mode is then that file's `mode` as compiled now, which both
+/// shims follow at every exec.
+pub(crate) fn server_shim(judge: &Judge<'_>, pid: u32) -> (Option<Mapped>, Governed) {
+    let mapped = shim_mapped(pid);
+    let shim = match mapped {
+        None => ServerShim::None,
+        Some(_) if same_policy(judge.source, pid) => {
+            ServerShim::SamePolicy(judge.policy.settings().mode)
+        }
+        Some(_) => ServerShim::OtherPolicy,
+    };
+    (mapped, envpolicy::mux::governed(shim))
+}
+
+/// Whether process `pid`'s shim found the policy `client` names: the same file
+/// (compared as canonical paths; a relative `ENVSHIM_POLICY` from the process's
+/// working directory), or the built-in default for both. An environment that
+/// cannot be read proves nothing.
+fn same_policy(client: &Source, pid: u32) -> bool {
+    let Ok(raw) = crate::procfs::read(pid, "environ") else {
+        return false;
+    };
+    let entries = crate::procfs::split_nul(&raw);
+    let getenv = |name: &str| {
+        crate::environ::get(&entries, name.as_bytes()).map(|v| OsString::from_vec(v.to_vec()))
+    };
+    let server = envpolicy::load::locate(None, getenv);
+    match (client.path(), server.path()) {
+        (None, None) => true,
+        (Some(mine), Some(theirs)) => {
+            let theirs = if theirs.is_relative() {
+                Path::new(&format!("/proc/{pid}/cwd")).join(theirs)
+            } else {
+                theirs.to_path_buf()
+            };
+            match (mine.canonicalize(), theirs.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// What [`shim_mapped`] found.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mapped {
@@ -632,13 +705,18 @@ pub const SHIM_CHECK: &str = "ENVSHIM_TMUX_CHECK";
 pub fn scan_findings(
     policy: &Policy<'_>,
     files: &[Option<Vec<u8>>],
+    source: &Source,
     tmux_sockets: Option<Vec<PathBuf>>,
 ) -> Vec<crate::scan::Finding> {
     let o = Options {
         quiet: true,
         ..Options::default()
     };
-    let judge = Judge { policy, files };
+    let judge = Judge {
+        policy,
+        files,
+        source,
+    };
     let mut out = Vec::new();
     for &servers in IMPLEMENTATIONS {
         let row = servers.row();

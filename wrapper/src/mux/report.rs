@@ -4,6 +4,7 @@
 
 use super::{removable, who, Chosen, Held, Mapped, Options, Place, Server};
 use crate::{procfs, value};
+use envpolicy::mux::Governed;
 use serde_json::json;
 
 /// How a message names `place` in server `s`.
@@ -56,7 +57,20 @@ fn print_server(s: &Server, o: &Options, label: &str) {
             }
             Mapped::Current => "libenvshim.so",
         };
-        showln!("{head}: runs {shim}, which filters every process it starts");
+        let noun = s.servers.row().server;
+        match s.governed {
+            Governed::Yes => {
+                showln!("{head}: runs {shim}, which filters every process it starts")
+            }
+            Governed::Audit => showln!(
+                "{head}: runs {shim} in audit mode, which changes nothing: every process it \
+                 starts gets what it holds, so it is treated as a {noun} without envshim"
+            ),
+            Governed::OtherPolicy | Governed::NoShim => showln!(
+                "{head}: runs {shim} on a policy that is not this run's ({label}), or cannot \
+                 be proven to be: it is treated as a {noun} without envshim"
+            ),
+        }
     }
     let shown: Vec<&Held> = s.held.iter().filter(|h| !o.fix || !removable(h)).collect();
     for h in &shown {
@@ -73,7 +87,7 @@ fn print_server(s: &Server, o: &Options, label: &str) {
         };
         showln!("{head}: {} {what}", place_text(s, &h.place));
     }
-    if shown.is_empty() && s.removed.is_empty() && s.shim.is_none() {
+    if shown.is_empty() && s.removed.is_empty() && s.governed != Governed::Yes {
         showln!("{head}: no findings");
     }
 }
@@ -126,7 +140,13 @@ pub(super) fn json(servers: &[Server], policy: &str) -> String {
                 "multiplexer": s.servers.row().name,
                 "server": value::word(std::os::unix::ffi::OsStrExt::as_bytes(s.id.as_os_str())),
                 "pid": s.pid,
-                "policed": s.shim.is_some(),
+                "policed": s.governed == Governed::Yes,
+                "shim": match (s.shim, s.governed) {
+                    (None, _) => "none",
+                    (Some(_), Governed::Yes) => "enforcing",
+                    (Some(_), Governed::Audit) => "audit",
+                    (Some(_), _) => "other-policy",
+                },
                 "held": held,
                 "removed": removed,
                 "unreadable": s.unreadable,

@@ -11,7 +11,7 @@
 //! Sessions are found as `screen -ls` lists them (`PID.NAME`), so wherever
 //! this screen keeps its sockets (`SCREENDIR`, which the shim passes on).
 
-use super::{judge_into, shim_mapped, Judge, Options, Place, Server, Servers};
+use super::{judge_into, not_overwritten, server_shim, Judge, Options, Place, Server, Servers};
 use crate::{live_environ, procfs, value};
 use envpolicy::mux::Multiplexer;
 use std::ffi::{OsStr, OsString};
@@ -61,13 +61,14 @@ impl Servers for Screen {
             s.unreadable = Some("no process id in its name".to_string());
             return s;
         };
-        s.shim = shim_mapped(pid);
-        // A policed server's shim filters every exec it makes: what its
-        // environment holds reaches no window, so it is no finding.
-        if s.shim.is_some() {
+        (s.shim, s.governed) = server_shim(judge, pid);
+        // A governed server's shim filters every exec it makes: what its
+        // environment holds reaches no window, so it is no finding. One under a
+        // shim in audit mode or on another policy is read as a foreign one.
+        if s.governed == envpolicy::mux::Governed::Yes {
             return s;
         }
-        let entries = match live_environ::read(pid) {
+        let entries = not_overwritten(match live_environ::read(pid) {
             Ok(entries) => entries,
             Err(_) => match procfs::read(pid, "environ") {
                 Ok(raw) => procfs::split_nul(&raw),
@@ -76,7 +77,7 @@ impl Servers for Screen {
                     return s;
                 }
             },
-        };
+        });
         judge_into(judge, Place::Global, &entries, &mut s.held);
         // What screen keeps is the server's own environment: no env file is
         // read for it afresh, so a stale value is not its finding.

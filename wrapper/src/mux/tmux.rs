@@ -17,7 +17,10 @@
 //! The tmux clients this runs get an empty environment and `-S SOCKET`. A server
 //! that does not answer within [`ANSWER_LIMIT`] is reported and skipped.
 
-use super::{judge_into, removable, shim_mapped, Held, Judge, Options, Place, Server, Servers};
+use super::{
+    judge_into, not_overwritten, removable, server_shim, Held, Judge, Options, Place, Server,
+    Servers,
+};
 use crate::{procfs, value};
 use envpolicy::bytes::split_entry;
 use envpolicy::mux::{Multiplexer, Socket};
@@ -131,12 +134,15 @@ fn read_server(judge: &Judge<'_>, tmux: &Path, o: &Options, s: &mut Server) -> R
         socket: &socket,
     };
     s.pid = client.pid()?;
-    s.shim = s.pid.and_then(shim_mapped);
-    // A policed server's shim filters every exec it makes, pipe-pane's and the
+    if let Some(pid) = s.pid {
+        (s.shim, s.governed) = server_shim(judge, pid);
+    }
+    // A governed server's shim filters every exec it makes, pipe-pane's and the
     // panes' included: what its environments and its own process hold (names
     // self-scrub left, with their values overwritten) reach no process, so they
-    // are no finding.
-    if s.shim.is_some() {
+    // are no finding. One under a shim in audit mode or on another policy is
+    // read as a foreign one.
+    if s.governed == envpolicy::mux::Governed::Yes {
         return Ok(());
     }
     let global = environment(&client, &["-g"])?;
@@ -147,7 +153,7 @@ fn read_server(judge: &Judge<'_>, tmux: &Path, o: &Options, s: &mut Server) -> R
     }
     if let (Some(pid), true) = (s.pid, !o.quiet || o.warn_server_environ) {
         if let Ok(raw) = procfs::read(pid, "environ") {
-            let entries = procfs::split_nul(&raw);
+            let entries = not_overwritten(procfs::split_nul(&raw));
             judge_into(judge, Place::ServerProcess { pid }, &entries, &mut s.held);
         }
     }
