@@ -2497,27 +2497,7 @@ program = "tool"
     /// reports no key.
     #[test]
     fn the_supervisor_entry_stays_and_is_reported() {
-        use super::*;
-        let run = |text: &str, env: &[&[u8]]| -> (u64, Vec<Vec<u8>>) {
-            let c = compiled(text, "/p.toml");
-            let policy = open_policy(&c);
-            let req = EnvRequest {
-                program: b"/bin/true",
-                env,
-                env_files: &[],
-                preload: None,
-                policy_entry: None,
-                hint: None,
-                file_values: None,
-                file_judged: None,
-                renamed_files: 0,
-                parent_env: &[],
-                secrets: &[],
-            };
-            let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
-            let child = entries_of(&policy, env, &emits[..summary.emitted], &bytes);
-            (summary.supervisor_key, child)
-        };
+        let run = |text: &str, env: &[&[u8]]| supervisor_key_and_child(text, env, &[]);
         let entry = crate::mark::entry(0x0123_4567_89ab_cdef);
         let env: &[&[u8]] = &[b"PATH=/bin", &entry];
         let (key, child) = run("version = 1\nbase = \"none\"\n", env);
@@ -2531,32 +2511,42 @@ program = "tool"
         assert_eq!((key, child.len()), (0, 0), "{child:?}");
     }
 
+    /// The run key a decision reports and the child's entries, for an exec of
+    /// `/bin/true` with `env` under the policy `text`, from a caller holding
+    /// `parent`.
+    fn supervisor_key_and_child(
+        text: &str,
+        env: &[&[u8]],
+        parent: &[&[u8]],
+    ) -> (u64, Vec<Vec<u8>>) {
+        use super::*;
+        let c = compiled(text, "/p.toml");
+        let policy = open_policy(&c);
+        let req = EnvRequest {
+            program: b"/bin/true",
+            env,
+            env_files: &[],
+            preload: None,
+            policy_entry: None,
+            hint: None,
+            file_values: None,
+            file_judged: None,
+            renamed_files: 0,
+            parent_env: parent,
+            secrets: &[],
+        };
+        let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
+        let child = entries_of(&policy, env, &emits[..summary.emitted], &bytes);
+        (summary.supervisor_key, child)
+    }
+
     /// A child handed an environment without the run key (`env -i`) gets its
     /// caller's, whatever the policy keeps, and the exec keeps its mark; a
     /// malformed one in the caller gives none.
     #[test]
     fn a_child_without_the_run_key_gets_its_callers() {
-        use super::*;
-        let run = |parent: &[&[u8]]| -> (u64, Vec<Vec<u8>>) {
-            let c = compiled("version = 1\nbase = \"none\"\n", "/p.toml");
-            let policy = open_policy(&c);
-            let env: &[&[u8]] = &[b"PATH=/bin"];
-            let req = EnvRequest {
-                program: b"/bin/true",
-                env,
-                env_files: &[],
-                preload: None,
-                policy_entry: None,
-                hint: None,
-                file_values: None,
-                file_judged: None,
-                renamed_files: 0,
-                parent_env: parent,
-                secrets: &[],
-            };
-            let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
-            let child = entries_of(&policy, env, &emits[..summary.emitted], &bytes);
-            (summary.supervisor_key, child)
+        let run = |parent: &[&[u8]]| {
+            supervisor_key_and_child("version = 1\nbase = \"none\"\n", &[b"PATH=/bin"], parent)
         };
         let entry = crate::mark::entry(0x0123_4567_89ab_cdef);
         let (key, child) = run(&[b"HOME=/root", &entry]);
