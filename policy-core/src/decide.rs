@@ -845,9 +845,13 @@ pub fn decide_env(
         names_declared_since(policy, req, verdicts);
     }
     mark_credential_copies(policy, req, verdicts, n);
-    if !req.parent_env.is_empty() {
-        mark_parent_copies(policy, req, seen, verdicts, n);
-    }
+    // Where the caller's run key is (rule 8 gives it to a child that lacks it),
+    // found by the same walk of the caller's environment.
+    let parent_key = if req.parent_env.is_empty() {
+        None
+    } else {
+        mark_parent_copies(policy, req, seen, verdicts, n)
+    };
     let delivering = delivering(req, wanted);
     if delivering != 0 {
         mark_secret_copies(policy, req, delivering, verdicts, n);
@@ -872,7 +876,10 @@ pub fn decide_env(
     add_secrets(policy, req, delivering, verdicts, seen, &mut out);
     let sets = add_sets(policy, req, mask, verdicts, seen, &mut out);
     let stayed = add_stay_entries(policy, req, own, verdicts, seen, &mut out);
-    let inherited_key = add_supervisor_key(req, own, &mut out);
+    let inherited_key = match parent_key {
+        Some(j) if own.supervisor.is_none() => add_supervisor_key(req, j, &mut out),
+        _ => 0,
+    };
 
     if out.need_bytes > out.bytes.len() || out.need_emits > out.emits.len() {
         need.bytes = out.need_bytes.max(need.bytes) + 64;
@@ -918,22 +925,18 @@ pub fn decide_env(
 
 /// Rule 8's run key ([`crate::mark`]): a child handed an environment without
 /// `ENVSHIM_SUPERVISOR` (`env -i`, an environment built from an allowlist)
-/// gets its caller's, as it gets the shim's other entries, so that the exec
-/// and the child's own execs keep the supervisor's mark. Without it the
-/// supervisor would judge an exec the shim already decided a second time, over
-/// the shim's result, where a `set` that read a name the shim removed comes
-/// out otherwise. Whatever the policy's lists say (it holds no secret); the
-/// key added, or 0.
+/// gets its caller's (entry `j` of the caller's environment), as it gets the
+/// shim's other entries, so that the exec and the child's own execs keep the
+/// supervisor's mark. Without it the supervisor would judge an exec the shim
+/// already decided a second time, over the shim's result, where a `set` that
+/// read a name the shim removed comes out otherwise. Whatever the policy's
+/// lists say (it holds no secret); the key added, or 0 for a malformed one.
 #[inline(never)]
-fn add_supervisor_key(req: &EnvRequest<'_>, own: OwnEntries, out: &mut Builder<'_, '_>) -> u64 {
-    if own.supervisor.is_some() || req.parent_env.is_empty() {
+fn add_supervisor_key(req: &EnvRequest<'_>, j: usize, out: &mut Builder<'_, '_>) -> u64 {
+    let Some(entry) = req.parent_env.get(j).copied() else {
         return 0;
-    }
-    let found = req.parent_env.iter().find_map(|e| {
-        let (name, value) = split_entry(e)?;
-        (name == crate::mark::NAME).then_some((*e, value))
-    });
-    let Some((entry, key)) = found.and_then(|(e, v)| Some((e, crate::mark::run_key(v)?))) else {
+    };
+    let Some(key) = split_entry(entry).and_then(|(_, v)| crate::mark::run_key(v)) else {
         return 0;
     };
     let start = out.n_bytes;
@@ -1880,7 +1883,8 @@ fn parent_credential(
 /// one of its entries, and rule 4's own search looks for its copies: only the
 /// entries the program (or the user layer) took away are judged here. So a
 /// shell, which hands every child an array of its own with its own
-/// environment's entries in it, pays one lookup per entry.
+/// environment's entries in it, pays one lookup per entry. Where the caller's
+/// run key is, if it holds one ([`add_supervisor_key`]).
 #[cold]
 #[inline(never)]
 fn mark_parent_copies(
@@ -1889,13 +1893,17 @@ fn mark_parent_copies(
     seen: &[u32],
     verdicts: &mut [Verdict],
     n: usize,
-) {
+) -> Option<usize> {
     let min = policy.settings().min_value_len as usize;
     let mut found = [0u32; PARENT_CREDENTIALS];
     let mut count = 0usize;
     let mut overflow = false;
+    let mut run_key = None;
     for (j, e) in req.parent_env.iter().enumerate() {
         let Some((name, value)) = split_entry(e) else { continue };
+        if name == crate::mark::NAME {
+            run_key = run_key.or(Some(j));
+        }
         if value.len() < min {
             continue;
         }
@@ -1916,7 +1924,7 @@ fn mark_parent_copies(
         }
     }
     if count == 0 {
-        return;
+        return run_key;
     }
     let credentials = found.get(..count.min(PARENT_CREDENTIALS)).unwrap_or(&[]);
     for i in 0..n {
@@ -1944,6 +1952,7 @@ fn mark_parent_copies(
             mark_copy(verdicts, i, Rule::CredentialParentValue(j));
         }
     }
+    run_key
 }
 
 /// How many of the caller's credentials [`mark_parent_copies`] keeps on the stack.
