@@ -947,7 +947,7 @@ pub type ExecArrays<'a> = (&'a [Vec<u8>], &'a [Vec<u8>], &'a [Vec<u8>]);
 /// `policy`, the layer that refused: [`envpolicy_core::refusal::line`], the
 /// line the shim writes too. `argv`, `env`, `parent_env` and `env_files` are
 /// the exec's, as the decision was handed them.
-pub fn refusal_line(
+pub(crate) fn refusal_line(
     policy: &Policy<'_>,
     program: &[u8],
     exec: ExecArrays<'_>,

@@ -82,7 +82,7 @@ pub struct How<'a> {
     pub mode: Option<Mode>,
     /// May the supervisor write the envp array in place? No for memory the
     /// target shares with another process (a `vfork` child's), and no when
-    /// the user asked for refusals instead (`--supervise-refuse`).
+    /// the user asked for refusals instead (`--refuse-changes`).
     pub own_memory: &'a dyn Fn() -> bool,
 }
 
@@ -184,46 +184,48 @@ pub fn judge_in(
             _ => Verdict::UnchangedDespite(unmade[i].1.clone()),
         },
     };
-    let mut stripped = Stripped::default();
-    for ((kind, c), a) in unmade.iter().zip(&applied) {
-        if let (capability::Change::Strip { .. }, Applied::Made, Some(i)) = (kind, a, c.index) {
-            stripped.remove.push(i);
-            stripped.withheld.push(d.withheld.contains(&i) && !c.loud);
-            stripped.changes.push(c.clone());
-        }
-    }
-    if stripped.remove.is_empty() {
+    let removed: Vec<Removed> = unmade
+        .iter()
+        .zip(&applied)
+        .filter_map(|((kind, c), a)| match (kind, a, c.index) {
+            (capability::Change::Strip { .. }, Applied::Made, Some(index)) => Some(Removed {
+                index,
+                withheld: d.withheld.contains(&index) && !c.loud,
+                change: c.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    if removed.is_empty() {
         return then;
     }
-    stripped.then = Box::new(then);
-    Verdict::Stripped(stripped)
+    Verdict::Stripped(Stripped {
+        removed,
+        then: Box::new(then),
+    })
 }
 
 /// What a supervisor that owns the exec's memory removes from its
 /// environment before it lets the exec continue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stripped {
-    /// Indexes of the entries of the target's envp to remove, in order.
-    pub remove: Vec<usize>,
-    /// The change that removes each (a refusal of a credential is loud).
-    pub changes: Vec<Change>,
-    /// For each: is it a credential withheld with no warning of its own,
-    /// worth the withheld line ([`crate::withheld`])?
-    pub withheld: Vec<bool>,
+    /// The entries of the target's envp to remove, in order (never empty).
+    pub removed: Vec<Removed>,
     /// What else the exec comes to: `Unchanged`, `RunsWithout` or
     /// `UnchangedDespite`.
     pub then: Box<Verdict>,
 }
 
-impl Default for Stripped {
-    fn default() -> Stripped {
-        Stripped {
-            remove: Vec::new(),
-            changes: Vec::new(),
-            withheld: Vec::new(),
-            then: Box::new(Verdict::Unchanged),
-        }
-    }
+/// One entry the supervisor removes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Removed {
+    /// Its index in the target's envp.
+    pub index: usize,
+    /// The change that removes it (a refusal of a credential is loud).
+    pub change: Change,
+    /// A credential withheld with no warning of its own, worth the withheld
+    /// line ([`crate::withheld`]).
+    pub withheld: bool,
 }
 
 /// Every difference between the exec as the target made it and as the

@@ -296,12 +296,14 @@ fn answer(
                 // An argument or the path: the line every front end writes.
                 _ => {
                     let managed = envpolicy::managed::Managed::for_process().in_force();
-                    let (by, by_files) = match (c.layer, managed.as_ref()) {
-                        (envpolicy::layer::Layer::Managed, Some(m)) => (&m.policy, &m.env_files),
-                        _ => (&policy, &files),
+                    let layers = outcome::Layers {
+                        user: outcome::Pass::new(&policy, &files),
+                        managed: managed.as_ref().map(|m| m.pass(&[])),
+                        requested_mode: held.mode,
+                        sticky: outcome::Sticky::default(),
                     };
                     let exec = (&args.argv[..], &args.env[..], &parent[..]);
-                    outcome::refusal_line(by, &program, exec, by_files, &c)
+                    layers.refusal_line(&program, exec, &c)
                 }
             };
             refuse(listener, n, &text, recall);
@@ -325,7 +327,7 @@ fn answer(
                 .env_ptrs
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| !s.remove.contains(i))
+                .filter(|(i, _)| !s.removed.iter().any(|r| r.index == *i))
                 .map(|(_, &p)| p)
                 .collect();
             // Valid first: the pid still names the process that waits, whose
@@ -333,19 +335,13 @@ fn answer(
             if !notify::still_valid(listener, n.id) {
                 return;
             }
-            if let Err(e) = remote.write_array(envp, &kept) {
-                let c = &s.changes[0];
-                let text = format!(
-                    "refused to run {}: the policy would remove {} ({}), and its environment \
-                     cannot be written: {} ({})",
-                    value::word(file_name(&program)),
-                    changed_what(c),
-                    c.why,
-                    envpolicy::error::io_reason(&e),
-                    crate::run::label_of(c.layer, &held.label)
-                );
+            if remote.write_array(envp, &kept).is_err() {
+                // Memory it cannot write: the exec is one the supervisor
+                // cannot change after all, said as every such refusal is.
+                let c = &s.removed[0].change;
+                let label = crate::run::label_of(c.layer, &held.label);
                 journal.record(&program, c);
-                refuse(listener, n, &text, recall);
+                refuse(listener, n, &would_change_text(c, &program, &label), recall);
                 return;
             }
             say_stripped(n, &s, &program, &held.label, journal, recall);
@@ -354,24 +350,14 @@ fn answer(
                     runs_without(n, &c, &program, listener, &held.label, journal, recall)
                 }
                 Verdict::UnchangedDespite(c) => {
-                    journal.record(&program, &c);
-                    let label = crate::run::label_of(c.layer, &held.label);
-                    let text = unchanged_despite_text(&c, &program, &label);
-                    if recall.first_time(n.pid, &text) {
-                        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
-                    }
+                    runs_unchanged(n, &c, &program, listener, &held.label, journal, recall)
                 }
                 _ => {}
             }
             let _ = notify::allow(listener, n.id);
         }
         Verdict::UnchangedDespite(c) => {
-            journal.record(&program, &c);
-            let text =
-                unchanged_despite_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
-            if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
-                message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
-            }
+            runs_unchanged(n, &c, &program, listener, &held.label, journal, recall);
             let _ = notify::allow(listener, n.id);
         }
     }
@@ -483,6 +469,24 @@ fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
     )
 }
 
+/// Say (once per process) and log that the exec runs unchanged where the
+/// policy would change it (`[supervise] changes = "audit"`).
+fn runs_unchanged(
+    n: &Notification,
+    c: &Change,
+    program: &[u8],
+    listener: BorrowedFd<'_>,
+    label: &str,
+    journal: &mut Journal,
+    recall: &mut Recall,
+) {
+    journal.record(program, c);
+    let text = unchanged_despite_text(c, program, &crate::run::label_of(c.layer, label));
+    if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
+        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+    }
+}
+
 /// Say once, and log, that the exec runs without an entry the policy would add.
 fn runs_without(
     n: &Notification,
@@ -514,7 +518,12 @@ fn say_stripped(
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
-    for (c, &withheld) in s.changes.iter().zip(&s.withheld) {
+    for envpolicy::supervise::Removed {
+        change: c,
+        withheld,
+        ..
+    } in &s.removed
+    {
         journal.record(program, c);
         let name = c.name.as_deref().unwrap_or("an entry");
         let text = if c.loud {
@@ -524,7 +533,7 @@ fn say_stripped(
                 c.rule,
                 crate::run::label_of(c.layer, label)
             )
-        } else if withheld && recall.said_once.insert(format!("withheld {name}")) {
+        } else if *withheld && recall.said_once.insert(format!("withheld {name}")) {
             envpolicy::outcome::withheld_line(name.as_bytes(), file_name(program))
         } else {
             continue;
