@@ -507,6 +507,7 @@ fn find_secrets(
                 };
             }
         }
+        mark_escaped(value, source, action, req, verdicts, &mut program);
         true
     });
     let shapes = ShapeSet::from_bits(settings.shapes);
@@ -777,6 +778,41 @@ pub fn for_each_credential_value_up_to(
 /// The part of an argument still to search for secrets: all of it, or the name of a
 /// granted pair whose value moves to the environment; `None` when the argument is
 /// already dropped or refused.
+/// The arguments (and the program) that hold `value` escaped
+/// ([`crate::escaped`]): a password passed on through `printf %q`, in a URL or
+/// in a JSON argument. An argument with no byte that starts an escape costs one
+/// scan; the searches are built only for one that has.
+fn mark_escaped(
+    value: &[u8],
+    source: ValueSource,
+    action: ArgAction,
+    req: &ArgvRequest<'_>,
+    verdicts: &mut [ArgVerdict],
+    program: &mut Option<ArgRule>,
+) {
+    let mut built = None;
+    let mut holds = |hay: &[u8]| {
+        crate::escaped::may_hold(hay)
+            && built
+                .get_or_insert_with(|| crate::escaped::EscapedCopies::of(value))
+                .found_in(hay)
+    };
+    if program.is_none() && holds(req.program) {
+        *program = Some(ArgRule::Value(source));
+    }
+    for (i, arg) in req.argv.iter().enumerate() {
+        let Some(slot) = verdicts.get_mut(i) else {
+            break;
+        };
+        if searched_part(slot, arg).is_some_and(&mut holds) {
+            *slot = ArgVerdict {
+                action,
+                rule: ArgRule::Value(source),
+            };
+        }
+    }
+}
+
 fn searched_part<'a>(v: &ArgVerdict, arg: &'a [u8]) -> Option<&'a [u8]> {
     match (v.action, v.rule) {
         (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => {
@@ -808,6 +844,16 @@ pub fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8
                 let (start, end) = crate::encoded::copy_around(arg, r);
                 match arg.get_mut(start..end) {
                     // `*` is no base64 byte: the next search cannot find it again.
+                    Some(dst) if !dst.is_empty() => dst.fill(b'*'),
+                    _ => break,
+                }
+            }
+        }
+        if crate::escaped::may_hold(arg) {
+            let copies = crate::escaped::EscapedCopies::of(value);
+            while let Some(r) = copies.find_in(arg) {
+                match arg.get_mut(r) {
+                    // `*` starts no escape: the next search cannot find it again.
                     Some(dst) if !dst.is_empty() => dst.fill(b'*'),
                     _ => break,
                 }

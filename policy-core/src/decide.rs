@@ -1229,7 +1229,7 @@ fn mark_secret_copies(
             let Some(value) = copy_candidate(req.env, verdicts, i, false).map(|(v, _)| v) else {
                 continue;
             };
-            if holds_value(value, secret) || crate::encoded::holds_base64(value, secret) {
+            if crate::escaped::holds_copy(value, secret) {
                 mark_copy(verdicts, i, Rule::SecretValue(s as u32));
             }
         }
@@ -1605,6 +1605,65 @@ fn mark_credential_copies(
     if !encoded.is_empty() {
         mark_encoded_copies(policy, req, verdicts, n, &sources, &encoded, mark_removed);
     }
+    mark_escaped_copies(policy, req, verdicts, n, &sources, mark_removed);
+}
+
+/// Rule 4's third pass: the values the raw and base64 searches passed that
+/// hold a credential escaped ([`crate::escaped`]: percent-encoded,
+/// backslash-escaped, shell-quoted), with the same rules and verdicts. A value
+/// with no byte that starts an escape costs one scan.
+#[inline(never)]
+fn mark_escaped_copies(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    verdicts: &mut [Verdict],
+    n: usize,
+    sources: &CredentialValues,
+    mark_removed: bool,
+) {
+    for i in 0..n {
+        let Some((value, granted)) = copy_candidate(req.env, verdicts, i, mark_removed) else {
+            continue;
+        };
+        if value.len() < sources.shortest.min(sources.shortest_needle)
+            || !crate::escaped::may_hold(value)
+        {
+            continue;
+        }
+        if let Some(rule) = escaped_copy_of(policy, req, verdicts, n, sources, (i, value, granted)) {
+            mark_copy(verdicts, i, rule);
+        }
+    }
+}
+
+/// The credential whose escaped copy entry `i` (its value, whether granted)
+/// holds: one of the environment's, or (for a granted value) the caller's.
+#[cold]
+#[inline(never)]
+fn escaped_copy_of(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    verdicts: &mut [Verdict],
+    n: usize,
+    sources: &CredentialValues,
+    (i, value, granted): (usize, &[u8], bool),
+) -> Option<Rule> {
+    let delivered = |verdicts: &[Verdict], j: usize| {
+        verdicts.get(j).is_some_and(|w| w.action == Action::Grant)
+    };
+    let holds = |j: usize| {
+        j != i
+            && !(granted && delivered(verdicts, j))
+            && value_at(req.env, j).is_some_and(|c| crate::escaped::holds_escaped(value, c))
+    };
+    if let Some(j) = sources.find(verdicts, n, holds) {
+        return Some(Rule::CredentialValue(j as u32));
+    }
+    if !granted {
+        return None;
+    }
+    parent_credential(policy, req, i, value, crate::escaped::holds_escaped)
+        .map(Rule::CredentialParentValue)
 }
 
 /// Rule 4's second pass: the values the raw search passed that hold a
@@ -1938,13 +1997,10 @@ fn mark_parent_copies(
             req.parent_env
                 .get(j as usize)
                 .and_then(|e| split_entry(e))
-                .is_some_and(|(n, v)| {
-                    n != name && (holds_value(value, v) || crate::encoded::holds_base64(value, v))
-                })
+                .is_some_and(|(n, v)| n != name && crate::escaped::holds_copy(value, v))
         };
         let hit = if overflow {
-            let holds = |v: &[u8], c: &[u8]| holds_value(v, c) || crate::encoded::holds_base64(v, c);
-            parent_credential(policy, req, i, value, holds)
+            parent_credential(policy, req, i, value, crate::escaped::holds_copy)
         } else {
             credentials.iter().copied().find(|&j| copied(j))
         };

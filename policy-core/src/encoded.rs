@@ -186,6 +186,12 @@ impl Base64Needles {
         n
     }
 
+    /// Does no needle hold a `+` or `/` (so that every escape leaves it as it is)?
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
     /// The needles (standard alphabet), shortest first is not promised.
     pub fn needles(&self) -> impl Iterator<Item = &[u8]> + '_ {
         self.text

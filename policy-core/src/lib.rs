@@ -11,7 +11,8 @@
 //! - [`glob`], [`shape`], [`envfile`], [`builtin`]: matching names, recognising
 //!   token shapes, reading env files, and the built-in lists with their reasons;
 //! - [`bytes`]: the byte searches they are built on, and [`encoded`]: the
-//!   search for a credential's base64 copies (rule 4's encoded copies);
+//!   search for a credential's base64 copies (rule 4's encoded copies), and
+//!   [`escaped`]: its copies percent-encoded, backslash-escaped or quoted;
 //! - [`shown`]: how a message names a program, path or name that may hold a
 //!   secret;
 //! - [`readable`]: which files a policy may read, and how much of each;
@@ -58,8 +59,9 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, capability, decide, encoded, envfile, glob, hex, hint, layer, lookup,
-    mark, mux, pairs, programs, readable, refusal, search, secret, shape, shown, withheld, writers
+    argv, bytes, cache_key, capability, decide, encoded, envfile, escaped, glob, hex, hint, layer,
+    lookup, mark, mux, pairs, programs, readable, refusal, search, secret, shape, shown, withheld,
+    writers
 );
 
 pub mod builtin;

@@ -203,7 +203,8 @@ pub fn is_secret(policy: Option<&crate::Policy<'_>>, name: &[u8], value: &[u8]) 
 /// `text` goes to `out` with every token shape (every shape, whatever the policy
 /// enables) and every value of `secrets` that it holds replaced by that
 /// secret's description (`<40 bytes, github token>`, `<16 bytes>`), wherever it
-/// stands: alone, in a path, glued to other text. Allocation-free: the shim
+/// stands: alone, in a path, glued to other text, in base64 or escaped
+/// ([`crate::encoded`], [`crate::escaped`]). Allocation-free: the shim
 /// writes its messages through it between fork and exec.
 pub fn redact(text: &[u8], secrets: &dyn Secrets, out: &mut dyn FnMut(&[u8])) {
     let mut pos = 0usize;
@@ -215,7 +216,11 @@ pub fn redact(text: &[u8], secrets: &dyn Secrets, out: &mut dyn FnMut(&[u8])) {
                 return;
             }
             let raw = crate::bytes::find(rest, value).map(|at| (at, at + value.len()));
-            for (at, end) in raw.into_iter().chain(base64_copy(rest, value)) {
+            let escaped = crate::escaped::EscapedCopies::of(value)
+                .find_in(rest)
+                .map(|r| (r.start, r.end));
+            let copies = raw.into_iter().chain(base64_copy(rest, value)).chain(escaped);
+            for (at, end) in copies {
                 let better = match first {
                     None => true,
                     Some((s, e)) => at < s || (at == s && end > e),

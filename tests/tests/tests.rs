@@ -22,6 +22,7 @@ mod envwrap_scan;
 mod envwrap_secrets;
 mod envwrap_static;
 mod envwrap_supervise;
+mod escaped_copies;
 mod first_policy;
 mod front_ends;
 mod glibc_roots;

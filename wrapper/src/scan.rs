@@ -201,6 +201,11 @@ struct Needles {
     automaton: Option<AhoCorasick>,
     /// Per pattern: "NAME (from WHERE)" labels, and the bare names.
     owners: Vec<Vec<(String, String)>>,
+    /// The patterns, and which of them are values (not base64 needles): an
+    /// argument that holds none is searched for their escaped copies
+    /// (`envpolicy::escaped`).
+    values: Vec<Vec<u8>>,
+    raw: Vec<usize>,
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
@@ -458,6 +463,7 @@ fn needles(
     };
     let mut values: Vec<Vec<u8>> = Vec::new();
     let mut owners: Vec<Vec<(String, String)>> = Vec::new();
+    let mut raw: Vec<usize> = Vec::new();
     for_each_credential_value(policy, &req, |value, source| {
         let (name, from) = match source {
             ValueSource::ParentEnv(i) | ValueSource::ChildEnv(i) => (
@@ -484,16 +490,43 @@ fn needles(
             ValueSource::Secret(_) => return true,
         };
         add_needles(&mut values, &mut owners, value, (name, from));
+        raw.push(values.iter().position(|v| v == value).unwrap_or(0));
         true
     });
     for (name, value) in secrets.owned(policy) {
         let from = format!("secret {name}");
         add_needles(&mut values, &mut owners, value, (name, from));
+        raw.push(values.iter().position(|v| v == value).unwrap_or(0));
     }
+    raw.sort_unstable();
+    raw.dedup();
     let automaton = (!values.is_empty())
         .then(|| AhoCorasick::new(&values).ok())
         .flatten();
-    Needles { automaton, owners }
+    Needles {
+        automaton,
+        owners,
+        values,
+        raw,
+    }
+}
+
+/// The patterns of `needles` whose escaped copy `arg` holds.
+fn escaped_in(needles: &Needles, arg: &[u8]) -> Vec<usize> {
+    if !envpolicy::escaped::may_hold(arg) {
+        return Vec::new();
+    }
+    needles
+        .raw
+        .iter()
+        .copied()
+        .filter(|&k| {
+            needles
+                .values
+                .get(k)
+                .is_some_and(|v| envpolicy::escaped::EscapedCopies::of(v).found_in(arg))
+        })
+        .collect()
 }
 
 /// `value`, and its base64 copies' needles in both alphabets (docs/adr/0017,
@@ -540,8 +573,16 @@ fn scan_argv(
         // finding.
         let mut reported: Vec<&(String, String)> = Vec::new();
         if let Some(ac) = &needles.automaton {
-            for m in ac.find_overlapping_iter(arg) {
-                let k = m.pattern().as_usize();
+            let found = ac
+                .find_overlapping_iter(arg)
+                .map(|m| m.pattern().as_usize());
+            let found: Vec<usize> = found.collect();
+            let found = if found.is_empty() {
+                escaped_in(needles, arg)
+            } else {
+                found
+            };
+            for k in found {
                 if seen.contains(&k) {
                     continue;
                 }
