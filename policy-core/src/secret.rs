@@ -260,11 +260,15 @@ impl<'p> Words<'p> {
     /// h token` holds `auth token`; so does `gh issue create --title auth --body
     /// token`, which is refused too, naming the rule (a refusal that says why is
     /// better than a token on a screen).
+    ///
+    /// An option word is matched as programs parse options: `--show-token`
+    /// also in `--show-token=true`, and `-t` also inside a cluster of short
+    /// options (`-tv`, `-vt`) ([`option_holds`]).
     pub fn found_in(self, args: &[&[u8]]) -> Option<usize> {
         let mut words = self.iter().peekable();
         words.peek()?;
         for (i, arg) in args.iter().enumerate() {
-            if words.peek().is_some_and(|w| w == arg) {
+            if words.peek().is_some_and(|w| option_holds(arg, w)) {
                 words.next();
                 if words.peek().is_none() {
                     return Some(i);
@@ -272,6 +276,32 @@ impl<'p> Words<'p> {
             }
         }
         None
+    }
+}
+
+/// Does argument `arg` give `word`, as a program's option parser reads it? A
+/// word that is no option (`auth`) is the whole argument; a long option
+/// (`--show-token`) is also the argument's part before a `=`
+/// (`--show-token=true`); a short one (`-t`) is also any letter of a cluster of
+/// short options (`-vt`, and `-tHOST` too: the cluster's letters cannot be
+/// told from an option's value without the program's table, so a refusal errs
+/// towards the word). A single-dash long option of Go's `flag` package
+/// (`-token`) is read as a cluster too: a deny word `-t` refuses it.
+pub fn option_holds(arg: &[u8], word: &[u8]) -> bool {
+    if arg == word {
+        return true;
+    }
+    match word {
+        [b'-', b'-', name @ ..] if !name.is_empty() => arg
+            .strip_prefix(word)
+            .is_some_and(|rest| rest.first() == Some(&b'=')),
+        [b'-', letter] if *letter != b'-' => match arg {
+            [b'-', cluster @ ..] if cluster.first().is_some_and(|&c| c != b'-') => {
+                cluster.iter().take_while(|&&c| c != b'=').any(|c| c == letter)
+            }
+            _ => false,
+        },
+        _ => false,
     }
 }
 
@@ -389,6 +419,36 @@ mod tests {
         assert_eq!(first.iter().collect::<Vec<_>>(), [&b"auth"[..], b"token"]);
         assert_eq!(first.found_in(&[b"auth", b"-h", b"token"]), Some(2));
         assert_eq!(first.found_in(&[b"token", b"auth"]), None);
+        // Options as programs parse them.
+        let status = |args: &[&[u8]]| {
+            let mut enc = [0u8; 64];
+            let mut n = 0;
+            encode_deny([&[&b"auth"[..], b"status", b"--show-token"][..]], |b| {
+                enc[n..n + b.len()].copy_from_slice(b);
+                n += b.len();
+            });
+            let t = [&b"auth"[..], b"status", b"-t"];
+            let short = {
+                let mut e2 = [0u8; 64];
+                let mut m = 0;
+                encode_deny([&t[..]], |b| {
+                    e2[m..m + b.len()].copy_from_slice(b);
+                    m += b.len();
+                });
+                DenyLists { rest: &e2[..m] }.next().unwrap().found_in(args)
+            };
+            (DenyLists { rest: &enc[..n] }.next().unwrap().found_in(args), short)
+        };
+        assert_eq!(status(&[b"auth", b"status", b"--show-token=true"]).0, Some(2));
+        assert_eq!(status(&[b"auth", b"status", b"--show-tokens"]).0, None);
+        assert_eq!(status(&[b"auth", b"status", b"-vt"]).1, Some(2));
+        assert_eq!(status(&[b"auth", b"status", b"-t=true"]).1, Some(2));
+        assert_eq!(status(&[b"auth", b"status", b"--token"]).1, None);
+        assert_eq!(status(&[b"auth", b"status", b"-v"]).1, None);
+        assert_eq!(status(&[b"auth", b"status", b"-h=t"]).1, None);
+        assert!(option_holds(b"auth", b"auth"));
+        assert!(!option_holds(b"author", b"auth"));
+        assert!(!option_holds(b"-", b"-t"));
         assert_eq!(lists.next().unwrap().found_in(&[b"a", b"x"]), Some(1));
         assert!(lists.next().is_none());
     }

@@ -533,3 +533,48 @@ fn a_program_the_user_could_replace_gets_nothing_and_one_line_says_why() {
         out.report()
     );
 }
+
+/// `deny_args` options match as gh parses them: `--show-token=true` and `-t`
+/// inside a cluster of short options are refused as `--show-token` and `-t`
+/// are; `--show-tokens` and `-h` alone are not (the fake gh runs and gets its
+/// token).
+#[test]
+fn deny_args_options_match_as_the_program_parses_them() {
+    let sb = Sandbox::new("secret_deny_options");
+    let bin = fake_gh(&sb);
+    let from = format!("file:{}", token_file(&sb, 0o600).display());
+    let policy = sb.write(
+        "policy.toml",
+        format!(
+            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"{from}\"\nprogram = \"{}\"\n\
+             deny_args = [[\"auth\", \"status\", \"--show-token\"], [\"auth\", \"status\", \"-t\"]]\n",
+            sb.join("bin/gh").display()
+        ),
+    );
+    let script = "for a in --show-token=true -ht -th -t=1 --show-tokens -h; do \
+                  gh auth status \"$a\" >/dev/null; echo \"$a: $?\"; done";
+    let out = bash_under_shim(&sb, &bin, &policy, script);
+    assert_no_value(&out);
+    let stdout = out.stdout_str();
+    for (arg, code) in [
+        ("--show-token=true", 126),
+        ("-ht", 126),
+        ("-th", 126),
+        ("-t=1", 126),
+        ("--show-tokens", 0),
+        ("-h", 0),
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == format!("{arg}: {code}")),
+            "gh auth status {arg}: expected exit {code}\n{}",
+            out.report()
+        );
+    }
+    let said = shim_lines(&out.stderr);
+    assert!(
+        said.iter()
+            .any(|l| l.contains("which deny_args of secret GH_TOKEN refuses")),
+        "{}",
+        out.report()
+    );
+}
