@@ -456,6 +456,14 @@ fn find_secrets(
         .max()
         .unwrap_or(0)
         .max(req.program.len());
+    // Does anything searched hold a byte that starts an escape? One scan for
+    // all credentials; most execs hold none.
+    let escapes = crate::escaped::may_hold(req.program)
+        || req
+            .argv
+            .iter()
+            .zip(verdicts.iter())
+            .any(|(arg, v)| searched_part(v, arg).is_some_and(crate::escaped::may_hold));
     for_each_credential_value_up_to(policy, req, longest, |value, source| {
         let finder = crate::bytes::Finder::new(value);
         if program.is_none() && finder.find(req.program).is_some() {
@@ -507,7 +515,9 @@ fn find_secrets(
                 };
             }
         }
-        mark_escaped(value, source, action, req, verdicts, &mut program);
+        if escapes {
+            mark_escaped(value, source, action, req, verdicts, &mut program);
+        }
         true
     });
     let shapes = ShapeSet::from_bits(settings.shapes);
@@ -733,7 +743,11 @@ pub fn for_each_credential_value_up_to(
         }
     }
     for (i, v) in req.env_verdicts.iter().enumerate() {
-        if !v.credential {
+        // A copy of another credential (bash's `_` holding the path of the
+        // program it runs) is not searched for: whatever holds it holds the
+        // credential it copies, which is searched for here and is the one a
+        // message names.
+        if !v.credential || is_copy(v.rule) {
             continue;
         }
         if let Some((_, value)) = req.env.get(i).and_then(|e| split_entry(e)) {
@@ -775,13 +789,37 @@ pub fn for_each_credential_value_up_to(
     }
 }
 
-/// The part of an argument still to search for secrets: all of it, or the name of a
-/// granted pair whose value moves to the environment; `None` when the argument is
-/// already dropped or refused.
+/// Overwrite every escaped copy of `value` in `arg` with `*` (the escapes that
+/// hold its bytes, whole).
+#[cold]
+#[inline(never)]
+fn overwrite_escaped(value: &[u8], arg: &mut [u8]) {
+    let copies = crate::escaped::EscapedCopies::of(value);
+    while let Some(r) = copies.find_in(arg) {
+        match arg.get_mut(r) {
+            // `*` starts no escape: the next search cannot find it again.
+            Some(dst) if !dst.is_empty() => dst.fill(b'*'),
+            _ => break,
+        }
+    }
+}
+
+/// Does `rule` mark a copy of a credential that [`for_each_credential_value_up_to`]
+/// visits on its own (the environment's, the caller's, or a secret)?
+fn is_copy(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::CredentialValue(_) | Rule::CredentialParentValue(_) | Rule::SecretValue(_)
+    )
+}
+
 /// The arguments (and the program) that hold `value` escaped
 /// ([`crate::escaped`]): a password passed on through `printf %q`, in a URL or
 /// in a JSON argument. An argument with no byte that starts an escape costs one
-/// scan; the searches are built only for one that has.
+/// scan; the searches are built only for one that has. Out of line: most execs
+/// hold no escape, and a start's self-scrub and a fork child's exec touch this
+/// code's pages only when one does.
+#[inline(never)]
 fn mark_escaped(
     value: &[u8],
     source: ValueSource,
@@ -813,6 +851,9 @@ fn mark_escaped(
     }
 }
 
+/// The part of an argument still to search for secrets: all of it, or the name of a
+/// granted pair whose value moves to the environment; `None` when the argument is
+/// already dropped or refused.
 fn searched_part<'a>(v: &ArgVerdict, arg: &'a [u8]) -> Option<&'a [u8]> {
     match (v.action, v.rule) {
         (ArgAction::NameOnly, ArgRule::Pair { name_end, .. }) => {
@@ -850,14 +891,7 @@ pub fn redact_in_place(policy: &Policy<'_>, req: &ArgvRequest<'_>, arg: &mut [u8
             }
         }
         if crate::escaped::may_hold(arg) {
-            let copies = crate::escaped::EscapedCopies::of(value);
-            while let Some(r) = copies.find_in(arg) {
-                match arg.get_mut(r) {
-                    // `*` starts no escape: the next search cannot find it again.
-                    Some(dst) if !dst.is_empty() => dst.fill(b'*'),
-                    _ => break,
-                }
-            }
+            overwrite_escaped(value, arg);
         }
         true
     });

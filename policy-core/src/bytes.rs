@@ -89,6 +89,25 @@ pub fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     }
 }
 
+/// Does `hay` hold any of the four bytes of `set`? One pass, 16 bytes a step,
+/// the last step over the last 16 bytes (which may overlap the one before):
+/// no byte-by-byte tail for a haystack of 16 bytes or more.
+pub fn holds_any4(hay: &[u8], set: [u8; 4]) -> bool {
+    let [a, b, c, d] = set;
+    #[cfg(target_arch = "x86_64")]
+    if hay.len() >= 16 {
+        let mask = |chunk: &[u8]| {
+            sse2::eq_mask(chunk, a)
+                | sse2::eq_mask(chunk, b)
+                | sse2::eq_mask(chunk, c)
+                | sse2::eq_mask(chunk, d)
+        };
+        let last = hay.get(hay.len() - 16..).unwrap_or(&[]);
+        return mask(last) != 0 || sse2::first_match(hay, mask).is_some();
+    }
+    hay.iter().any(|&x| x == a || x == b || x == c || x == d)
+}
+
 /// The last index of `needle` in `hay`.
 pub fn memrchr(needle: u8, hay: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
@@ -269,6 +288,8 @@ mod tests {
             prop_assert_eq!(memchr(b, &hay), hay.iter().position(|&x| x == b));
             prop_assert_eq!(memrchr(b, &hay), hay.iter().rposition(|&x| x == b));
             prop_assert_eq!(memchr2(b, c, &hay), hay.iter().position(|&x| x == b || x == c));
+            let set = [b, c, b ^ 1, 7];
+            prop_assert_eq!(holds_any4(&hay, set), hay.iter().any(|x| set.contains(x)));
             let obvious = if needle.is_empty() {
                 Some(0)
             } else {

@@ -1563,6 +1563,17 @@ fn mark_credential_copies(
     // The values the encoded search looks in, gathered on the way: those still
     // unmarked after the raw search, long enough for a needle.
     let mut encoded = Candidates::new();
+    // And those the escaped search looks in: the same, when they hold a byte
+    // that starts an escape (most values hold none).
+    let mut escaped = Candidates::new();
+    let mut unfound = |i: usize, value: &[u8], encoded: &mut Candidates, needle: bool| {
+        if needle {
+            encoded.push(i);
+        }
+        if crate::escaped::may_hold(value) {
+            escaped.push(i);
+        }
+    };
     let reach = sources.shortest.min(sources.shortest_needle);
     for i in 0..n {
         let Some((value, granted)) = copy_candidate(req.env, verdicts, i, mark_removed) else {
@@ -1579,9 +1590,8 @@ fn mark_credential_copies(
         };
         if value.len() < sources.shortest {
             // Too short for the raw search; maybe not for a needle.
-            if value.len() >= sources.shortest_needle || granted {
-                encoded.push(i);
-            }
+            let needle = value.len() >= sources.shortest_needle || granted;
+            unfound(i, value, &mut encoded, needle);
             continue;
         }
         let rule = match sources.find(verdicts, n, holds) {
@@ -1589,14 +1599,12 @@ fn mark_credential_copies(
             None if granted => match parent_credential(policy, req, i, value, holds_value) {
                 Some(j) => Rule::CredentialParentValue(j),
                 None => {
-                    encoded.push(i);
+                    unfound(i, value, &mut encoded, true);
                     continue;
                 }
             },
             None => {
-                if value.len() >= sources.shortest_needle {
-                    encoded.push(i);
-                }
+                unfound(i, value, &mut encoded, value.len() >= sources.shortest_needle);
                 continue;
             }
         };
@@ -1605,13 +1613,17 @@ fn mark_credential_copies(
     if !encoded.is_empty() {
         mark_encoded_copies(policy, req, verdicts, n, &sources, &encoded, mark_removed);
     }
-    mark_escaped_copies(policy, req, verdicts, n, &sources, mark_removed);
+    if !escaped.is_empty() {
+        mark_escaped_copies(policy, req, verdicts, n, &sources, &escaped, mark_removed);
+    }
 }
 
 /// Rule 4's third pass: the values the raw and base64 searches passed that
 /// hold a credential escaped ([`crate::escaped`]: percent-encoded,
-/// backslash-escaped, shell-quoted), with the same rules and verdicts. A value
-/// with no byte that starts an escape costs one scan.
+/// backslash-escaped, shell-quoted), with the same rules and verdicts. Only
+/// the `candidates` the raw pass found a byte that starts an escape in are
+/// looked at (in the overflow, every entry, checked again).
+#[cold]
 #[inline(never)]
 fn mark_escaped_copies(
     policy: &Policy<'_>,
@@ -1619,21 +1631,21 @@ fn mark_escaped_copies(
     verdicts: &mut [Verdict],
     n: usize,
     sources: &CredentialValues,
+    candidates: &Candidates,
     mark_removed: bool,
 ) {
-    for i in 0..n {
+    let reach = sources.shortest.min(sources.shortest_needle);
+    candidates.each(n, |i| {
         let Some((value, granted)) = copy_candidate(req.env, verdicts, i, mark_removed) else {
-            continue;
+            return;
         };
-        if value.len() < sources.shortest.min(sources.shortest_needle)
-            || !crate::escaped::may_hold(value)
-        {
-            continue;
+        if value.len() < reach || !crate::escaped::may_hold(value) {
+            return;
         }
         if let Some(rule) = escaped_copy_of(policy, req, verdicts, n, sources, (i, value, granted)) {
             mark_copy(verdicts, i, rule);
         }
-    }
+    });
 }
 
 /// The credential whose escaped copy entry `i` (its value, whether granted)

@@ -84,8 +84,7 @@ impl Escape {
 /// of some escape: `%`, `+`, `\` or `'`. Most values hold none.
 #[inline]
 pub fn may_hold(value: &[u8]) -> bool {
-    crate::bytes::memchr2(b'%', b'\\', value).is_some()
-        || crate::bytes::memchr2(b'\'', b'+', value).is_some()
+    crate::bytes::holds_any4(value, [b'%', b'\\', b'\'', b'+'])
 }
 
 /// The escapes whose copies of `credential` differ from the credential itself:
@@ -150,6 +149,7 @@ impl<'c> EscapedCopies<'c> {
     /// Where the first escaped copy in `value` is, as a byte range of `value`:
     /// from the first byte of the copy to the end of the escape that holds its
     /// last byte.
+    #[inline(never)]
     pub fn find_in(&self, value: &[u8]) -> Option<Range<usize>> {
         if self.is_empty() || value.len() < self.shortest() || !may_hold(value) {
             return None;

@@ -354,3 +354,43 @@ fn every_tool_reports_every_form_without_a_value() {
         assert!(!o.stdout.is_empty(), "doctor:\n{}", o.report());
     }
 }
+
+/// bash hands the program it runs a `_` that holds the program's path: a path
+/// that holds a credential makes `_` a copy of it. The refusal names the
+/// credential (JIRA_API_TOKEN), not `_`, which only carries it.
+#[test]
+fn a_refused_path_names_the_credential_not_bashs_underscore() {
+    let sb = Sandbox::new("values_path_underscore");
+    let jira = sb.secrets().value("JIRA_API_TOKEN").to_string();
+    sb.mkdir(format!("opt/{jira}"));
+    let prog = sb.write_executable(format!("opt/{jira}/prog"), "#!/bin/sh\necho ran\n");
+    let mut c = sb.cmd("/bin/bash");
+    c.args(["-c", "\"$(cat prog.path)\"; echo \"exit: $?\""])
+        .with_shim()
+        .env_secrets()
+        // bash's own error line prints the path it ran: the lines checked
+        // here are the shim's.
+        .allow_secrets_in_stderr();
+    sb.write("prog.path", prog.as_os_str().as_encoded_bytes());
+    let out = c.run();
+    let err: String = out
+        .stderr_str()
+        .lines()
+        .filter(|l| l.starts_with("envshim:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    sb.secrets()
+        .assert_absent("the shim's lines", err.as_bytes());
+    let report = || sb.secrets().redact(out.report());
+    assert!(
+        out.stdout_str().contains("exit: 126"),
+        "the program was not refused\n{}",
+        report()
+    );
+    assert!(
+        err.contains("the program's path holds the value of JIRA_API_TOKEN"),
+        "{}",
+        report()
+    );
+    assert!(!err.contains("value of _ "), "{}", report());
+}
