@@ -84,9 +84,11 @@ pub const UNSAFE_NAMES: &[Entry] = &[
 /// program that gets a `[[secret]]` runs without them (rule 6b,
 /// `secret.hooks`): a script of Python, Perl, Ruby, Node, Lua or Tcl would
 /// otherwise import the caller's module with the secret in its environment.
+/// `PYTHONPYCACHEPREFIX` is one too: Python reads its `.pyc` files from that
+/// tree, so a planted one runs in place of the module it names.
 /// One string of words, not a table: no relocation in libenvshim.so.
 pub const SECRET_PATH_HOOKS: &str = "PYTHONPATH PYTHONHOME PYTHONUSERBASE PYTHONPLATLIBDIR \
-     PYTHONBREAKPOINT PYTHONEXECUTABLE PERL5LIB PERLLIB RUBYLIB GEM_PATH GEM_HOME \
+     PYTHONPYCACHEPREFIX PYTHONBREAKPOINT PYTHONEXECUTABLE PERL5LIB PERLLIB RUBYLIB GEM_PATH GEM_HOME \
      NODE_PATH LUA_PATH LUA_CPATH LUA_INIT TCLLIBPATH CLASSPATH";
 
 /// Whether `name` is one of [`SECRET_PATH_HOOKS`].

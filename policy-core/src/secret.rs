@@ -63,6 +63,10 @@ pub enum Undelivered {
     /// The path given to exec is a symbolic link: each link of a chain would
     /// have to be proven root's, so none is followed.
     ProgramLink,
+    /// The exec runs in a user namespace other than the host's (`unshare -U`),
+    /// where a file of the user's can appear root's and be mounted over the
+    /// program's path ([`user_namespace_trusted`]).
+    UserNamespace,
 }
 
 impl Undelivered {
@@ -94,6 +98,9 @@ impl Undelivered {
             Undelivered::ProgramLink => {
                 "the program is named through a symbolic link: name the file itself in the policy and in the exec"
             }
+            Undelivered::UserNamespace => {
+                "the program runs in a user namespace of its own, where a file of yours can appear to be root's"
+            }
         }
     }
 
@@ -113,6 +120,7 @@ impl Undelivered {
             Undelivered::ProgramPath => "program-path",
             Undelivered::ProgramReplaceable => "program-replaceable",
             Undelivered::ProgramLink => "program-link",
+            Undelivered::UserNamespace => "user-namespace",
         }
     }
 }
@@ -237,6 +245,23 @@ pub fn clean_value(raw: &[u8]) -> Result<&[u8], Undelivered> {
         return Err(Undelivered::HasNul);
     }
     Ok(value)
+}
+
+/// The inode of the host's user namespace (`/proc/self/ns/user` in the initial
+/// namespace: the kernel's `PROC_USER_INIT_INO`, fixed).
+pub const INITIAL_USER_NAMESPACE: u64 = 0xEFFF_FFFD;
+
+/// May a secret be delivered in the user namespace whose `/proc/self/ns/user`
+/// has inode `ino` (`None`: it could not be read)? Only in the host's: inside
+/// another (`unshare -Urm`), the user is root, a file of the user's appears
+/// root's, and a mount of the user's can put one over the program's path, so
+/// [`program_trusted`] proves nothing there. A `/proc` that is not there fails
+/// closed.
+pub fn user_namespace_trusted(ino: Option<u64>) -> Result<(), Undelivered> {
+    match ino {
+        Some(INITIAL_USER_NAMESPACE) => Ok(()),
+        _ => Err(Undelivered::UserNamespace),
+    }
 }
 
 /// The `deny_args` lists of a secret, one at a time.

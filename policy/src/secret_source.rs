@@ -117,6 +117,10 @@ pub fn read(policy: &Policy<'_>, i: u32, env: &[Vec<u8>]) -> Result<Value, Undel
 /// [`secret::program_trusted`] of the program at `path`, from its `lstat`:
 /// `Err(None)` when there is no such file, which the exec will say itself.
 pub fn program_trusted(path: &[u8]) -> Result<(), Option<Undelivered>> {
+    let ns = std::fs::metadata("/proc/self/ns/user")
+        .ok()
+        .map(|m| m.ino());
+    secret::user_namespace_trusted(ns).map_err(Some)?;
     let p = Path::new(std::ffi::OsStr::from_bytes(path));
     let link = std::fs::symlink_metadata(p).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => None,

@@ -350,9 +350,14 @@ fn a_program_that_gets_a_secret_runs_without_interpreter_search_paths() {
         "PYTHONPATH=/tmp/evil",
         "PERL5LIB=/tmp/evil",
         "NODE_PATH=/tmp/evil",
+        "PYTHONPYCACHEPREFIX=/tmp/evil-pyc",
         "OK=1",
     ];
-    strips_hooks_for_the_secret_only(r#"["PYTHONPATH", "PERL5LIB", "NODE_PATH"]"#, &env, 3);
+    strips_hooks_for_the_secret_only(
+        r#"["PYTHONPATH", "PERL5LIB", "NODE_PATH", "PYTHONPYCACHEPREFIX"]"#,
+        &env,
+        4,
+    );
 }
 
 #[test]

@@ -426,3 +426,41 @@ fn the_library_runs_a_program_that_gets_a_secret_through_envwrap() {
     assert_eq!(stdout, "none\n");
     assert_eq!(routes, [("strip".to_string(), true)]);
 }
+
+/// A value typed where the secret's name goes (`secret set --policy P VALUE`)
+/// is never echoed: the error shows its length and the policy's secrets. A
+/// name in capitals (a typo of one) is shown as it is.
+#[test]
+fn secret_set_never_echoes_a_value_typed_as_the_name() {
+    let sb = Sandbox::new("envwrap_secrets_set_value");
+    let gh = gh_setup(&sb);
+    let typed = "p@ss-opaque-value-19";
+    let mut c = envwrap(&sb);
+    c.args(["secret", "set", "--policy"])
+        .arg(&gh.policy)
+        .arg(typed);
+    let o = c.run();
+    assert_eq!(
+        o.status.code(),
+        Some(125),
+        "{}",
+        o.report().replace(typed, "<typed>")
+    );
+    let err = o.stderr_str();
+    assert!(!err.contains(typed), "the typed value was echoed");
+    expect_in(
+        &o,
+        &err,
+        "has no [[secret]] named <20 bytes>; its secrets: GH_TOKEN",
+    );
+    let mut c = envwrap(&sb);
+    c.args(["secret", "set", "--policy"])
+        .arg(&gh.policy)
+        .arg("GH_TOKN");
+    let o = c.run();
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "has no [[secret]] named GH_TOKN; its secrets: GH_TOKEN",
+    );
+}

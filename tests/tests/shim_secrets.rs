@@ -578,3 +578,31 @@ fn deny_args_options_match_as_the_program_parses_them() {
         out.report()
     );
 }
+
+/// Inside a user namespace of its own (`unshare -Ur`), a file of the user's
+/// appears root's and a mount of the user's can cover the program's path: the
+/// secret is not delivered there, with one line that says why. The same gh
+/// outside gets it.
+#[test]
+fn a_secret_is_not_delivered_inside_a_user_namespace() {
+    let sb = Sandbox::new("secret_userns");
+    let bin = fake_gh(&sb);
+    let from = format!("file:{}", token_file(&sb, 0o600).display());
+    let policy = policy(&sb, &from);
+    let out = bash_under_shim(
+        &sb,
+        &bin,
+        &policy,
+        "gh; unshare -Ur bash -c 'gh' || echo \"unshare: $?\"",
+    );
+    assert_no_value(&out);
+    assert_eq!(lines(&out), ["gh: got", "gh: none"], "{}", out.report());
+    let said = shim_lines(&out.stderr);
+    assert!(
+        said.iter()
+            .any(|l| l.contains("secret GH_TOKEN not delivered to")
+                && l.ends_with("the program runs in a user namespace of its own, where a file of yours can appear to be root's")),
+        "{}",
+        out.report()
+    );
+}

@@ -155,7 +155,12 @@ fn set(loaded: &Loaded, name: &[u8]) -> Result<u8, Failure> {
     let Some((_, rec)) = secret::by_name(&policy, name) else {
         return Err(Failure::new(
             OWN_ERROR,
-            format!("{} has no [[secret]] named {shown}", loaded.label()),
+            format!(
+                "{} has no [[secret]] named {}{}",
+                loaded.label(),
+                unknown_name(name),
+                secret_names(&policy)
+            ),
         ));
     };
     let where_ = secret_source::describe_source(&policy, &rec);
@@ -185,6 +190,38 @@ fn set(loaded: &Loaded, name: &[u8]) -> Result<u8, Failure> {
     })?;
     say!("envwrap: secret {shown} stored in {where_}");
     Ok(0)
+}
+
+/// A name no `[[secret]]` has, as the error shows it: as it is when it reads as
+/// a variable name in capitals (`GH_TOKN`), else only its length. A value typed
+/// where the name goes (`secret set p@ss`) is never echoed.
+fn unknown_name(name: &[u8]) -> String {
+    let variable = name.len() <= 64
+        && name
+            .first()
+            .is_some_and(|b| b.is_ascii_uppercase() || *b == b'_')
+        && name
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+    if variable {
+        crate::value::word(name)
+    } else {
+        envpolicy::shown::described(name).to_string()
+    }
+}
+
+/// "; its secrets: A, B", or "; it has none".
+fn secret_names(policy: &envpolicy::Policy<'_>) -> String {
+    use envpolicy::compiled::sec;
+    let names: Vec<String> = (0..policy.count(sec::SECRETS) as u32)
+        .filter_map(|i| policy.secret(i))
+        .map(|s| crate::value::word(policy.str(s.name)))
+        .collect();
+    if names.is_empty() {
+        "; it has none".to_string()
+    } else {
+        format!("; its secrets: {}", names.join(", "))
+    }
 }
 
 /// The value on standard input, cleaned; not echoed when it is a terminal.

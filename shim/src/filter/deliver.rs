@@ -81,6 +81,8 @@ pub(super) fn delivery_for(
 /// fail with the kernel's error, and nothing is to be said).
 fn program_trusted(prog_c: &[u8]) -> Result<(), Option<Undelivered>> {
     let path = prog_c.split_last().map_or(&[][..], |(_, p)| p);
+    let ns = stat_at(b"/proc/self/ns/user\0", 0).ok().map(|st| st.st_ino);
+    secret::user_namespace_trusted(ns).map_err(Some)?;
     let st = match stat_at(prog_c, libc::AT_SYMLINK_NOFOLLOW) {
         Ok(st) => st,
         Err(libc::ENOENT | libc::ENOTDIR) => return Err(None),
