@@ -24,7 +24,8 @@
 //!   file's name, layout and freshness;
 //! - [`programs`]: which `[program.NAME]` sections apply to a program;
 //! - [`secret`]: the rules of `[[secret]]` (which programs get which, trusted
-//!   sources, `deny_args`), around a value each front end reads itself;
+//!   sources, `deny_args`), around a value each front end reads itself, and
+//!   [`elf_head`]: whether a shim can police the program that gets one;
 //! - [`decide`]: the environment rules; [`argv`]: the argv rules, with
 //!   [`pairs`]: where each program that carries environment in argv keeps it;
 //! - [`search`]: the `execvp` family's search for the program, over an exec
@@ -59,9 +60,9 @@ macro_rules! no_panic_modules {
 }
 
 no_panic_modules!(
-    argv, bytes, cache_key, capability, decide, encoded, envfile, escaped, glob, hex, hint, layer,
-    lookup, mark, mux, pairs, programs, readable, refusal, search, secret, shape, shown, withheld,
-    writers
+    argv, bytes, cache_key, capability, decide, elf_head, encoded, envfile, escaped, glob, hex,
+    hint, layer, lookup, mark, mux, pairs, programs, readable, refusal, search, secret, shape,
+    shown, withheld, writers
 );
 
 pub mod builtin;

@@ -264,6 +264,60 @@ pub fn user_namespace_trusted(ino: Option<u64>) -> Result<(), Undelivered> {
     }
 }
 
+/// Why nothing keeps a delivered secret from its program's children: no shim
+/// loads into the program to police the execs it makes, and no supervisor
+/// judges them. The secret still reaches its program (it asked for it); the
+/// front end says so once, with [`unguarded_line`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unguarded {
+    /// No shim is preloaded into the program (`envwrap --no-preload`, or no
+    /// libenvshim.so beside envwrap).
+    NoShim,
+    /// The program is statically linked: no loader reads `LD_PRELOAD`.
+    Static,
+    /// A Go program: its runtime makes the exec system call itself.
+    Go,
+}
+
+impl Unguarded {
+    /// What the line says after "delivered to PROGRAM; ".
+    pub fn text(self) -> &'static [u8] {
+        match self {
+            Unguarded::NoShim => b"no shim loads into it and nothing supervises it",
+            Unguarded::Static => {
+                b"it is statically linked, so no shim loads into it, and nothing supervises it"
+            }
+            Unguarded::Go => {
+                b"it is a Go program, whose execs no shim sees, and nothing supervises it"
+            }
+        }
+    }
+}
+
+/// The one line a front end says when it delivers secret `name` to `program`
+/// and nothing will keep it from the program's children: "NAME delivered to
+/// PROGRAM; WHY: its children inherit NAME; use --supervise", to `out` piece
+/// by piece (the program shown as [`crate::shown::word`] shows it).
+pub fn unguarded_line(name: &[u8], program: &[u8], why: Unguarded, out: &mut dyn FnMut(&[u8])) {
+    let mut digits = [0u8; 20];
+    let shown_name = crate::shown::word(name);
+    let shown_program = crate::shown::word(crate::bytes::basename(program));
+    for part in shown_name.parts(&mut digits) {
+        out(part);
+    }
+    out(b" delivered to ");
+    for part in shown_program.parts(&mut digits) {
+        out(part);
+    }
+    out(b"; ");
+    out(why.text());
+    out(b": its children inherit ");
+    for part in shown_name.parts(&mut digits) {
+        out(part);
+    }
+    out(b"; use envwrap --supervise");
+}
+
 /// The `deny_args` lists of a secret, one at a time.
 pub fn deny_lists<'p>(policy: &Policy<'p>, s: &SecretRec) -> DenyLists<'p> {
     DenyLists {

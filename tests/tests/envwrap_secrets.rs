@@ -464,3 +464,92 @@ fn secret_set_never_echoes_a_value_typed_as_the_name() {
         "has no [[secret]] named GH_TOKN; its secrets: GH_TOKEN",
     );
 }
+
+/// The line a delivery says when nothing keeps the secret from gh's children.
+const UNGUARDED: &str = "envwrap: GH_TOKEN delivered to gh; ";
+
+/// A secret delivered where nothing can keep it from the program's children
+/// says so, once: with `--no-preload` (no shim in gh), and for a static gh,
+/// which no shim loads into; not with the shim in a dynamic program's
+/// interpreter, and not under `--supervise`.
+#[test]
+fn a_delivery_nothing_guards_says_so_once() {
+    let sb = Sandbox::new("envwrap_secrets_unguarded");
+    let gh = gh_setup(&sb);
+    write_source(&gh, 0o600);
+    let o = wrapped(&sb, &gh, &["gh"]).expect_success();
+    stdout_is(&o, "got\n");
+    let said: Vec<String> = o
+        .stderr_str()
+        .lines()
+        .filter(|l| l.starts_with(UNGUARDED))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "envwrap: GH_TOKEN delivered to gh; no shim loads into it and nothing supervises it: \
+          its children inherit GH_TOKEN; use envwrap --supervise"
+        ],
+        "{}",
+        o.report()
+    );
+    // The shim in bash (gh's interpreter), from envwrap's own default.
+    let mut c = envwrap(&sb);
+    c.env("PATH", format!("{}:/usr/bin:/bin", gh.bin.display()))
+        .arg("--policy")
+        .arg(&gh.policy)
+        .args(["--", "gh"]);
+    let o = c.expect_success();
+    stdout_is(&o, "got\n");
+    assert!(!o.stderr_str().contains(UNGUARDED), "{}", o.report());
+    let mut c = wrapped_with(&sb, &gh, &["--supervise"], &["gh"]);
+    c.timeout(Duration::from_secs(120));
+    let o = c.expect_success();
+    assert!(!o.stderr_str().contains(UNGUARDED), "{}", o.report());
+    // A static gh: the shim cannot load into it, whatever envwrap preloads.
+    let dir = sb.mkdir("static");
+    let built = compile_c_with(
+        "static_gh",
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) { puts(getenv(\"GH_TOKEN\") ? \"got\" : \"none\"); return 0; }\n",
+        &["-static"],
+    );
+    std::fs::copy(&built, dir.join("gh")).expect("copy the static gh");
+    let mut c = envwrap(&sb);
+    c.env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
+        .arg("--policy")
+        .arg(&gh.policy)
+        .args(["--", "gh"]);
+    let o = c.expect_success();
+    stdout_is(&o, "got\n");
+    assert!(
+        o.stderr_str().contains(
+            "envwrap: GH_TOKEN delivered to gh; it is statically linked, so no shim loads into it, \
+             and nothing supervises it: its children inherit GH_TOKEN; use envwrap --supervise"
+        ),
+        "{}",
+        o.report()
+    );
+    // A Go gh: the shim may load, but sees none of its execs.
+    let source = "package main\nimport (\"fmt\"; \"os\")\nfunc main() { if os.Getenv(\"GH_TOKEN\") != \"\" { fmt.Println(\"got\") } else { fmt.Println(\"none\") } }\n";
+    let Some(built) = crate::envwrap_supervise::go_build(&sb, "go_gh", source) else {
+        return;
+    };
+    let dir = sb.mkdir("gobin");
+    std::fs::copy(&built, dir.join("gh")).expect("copy the Go gh");
+    let mut c = envwrap(&sb);
+    c.env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
+        .arg("--policy")
+        .arg(&gh.policy)
+        .args(["--", "gh"]);
+    let o = c.expect_success();
+    stdout_is(&o, "got\n");
+    assert!(
+        o.stderr_str().contains(
+            "envwrap: GH_TOKEN delivered to gh; it is a Go program, whose execs no shim sees, \
+             and nothing supervises it: its children inherit GH_TOKEN; use envwrap --supervise"
+        ),
+        "{}",
+        o.report()
+    );
+}

@@ -39,7 +39,7 @@ fn go_tool() -> Option<PathBuf> {
 }
 
 /// Build a Go program in the sandbox.
-fn go_build(sb: &Sandbox, name: &str, source: &str) -> Option<PathBuf> {
+pub(crate) fn go_build(sb: &Sandbox, name: &str, source: &str) -> Option<PathBuf> {
     let Some(go) = go_tool() else {
         require(
             false,

@@ -606,3 +606,36 @@ fn a_secret_is_not_delivered_inside_a_user_namespace() {
         out.report()
     );
 }
+
+/// A secret delivered to a program the shim cannot load into (static) says
+/// so once: nothing keeps the secret from that program's children. The same
+/// delivery to a dynamic program (the fake gh, a bash script) says nothing.
+#[test]
+fn a_secret_delivered_to_a_static_program_says_its_children_inherit_it() {
+    let sb = Sandbox::new("secret_static_gh");
+    let bin = fake_gh(&sb);
+    let from = format!("file:{}", token_file(&sb, 0o600).display());
+    let policy = policy(&sb, &from);
+    let line = "envshim: GH_TOKEN delivered to gh; it is statically linked, so no shim loads \
+                into it, and nothing supervises it: its children inherit GH_TOKEN; use envwrap \
+                --supervise";
+    let out = bash_under_shim(&sb, &bin, &policy, "gh");
+    assert_eq!(lines(&out), ["gh: got"], "{}", out.report());
+    assert!(
+        !out.stderr_str().contains("delivered to gh"),
+        "{}",
+        out.report()
+    );
+    let built = compile_c_with(
+        "static_gh_shim",
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) { puts(getenv(\"GH_TOKEN\") ? \"gh: got\" : \"gh: none\"); return 0; }\n",
+        &["-static"],
+    );
+    std::fs::remove_file(sb.join("bin/gh")).expect("remove the script gh");
+    std::fs::copy(&built, sb.join("bin/gh")).expect("copy the static gh");
+    let out = bash_under_shim(&sb, &bin, &policy, "gh");
+    assert_no_value(&out);
+    assert_eq!(lines(&out), ["gh: got"], "{}", out.report());
+    let said = shim_lines(&out.stderr);
+    assert_eq!(said, [line], "{}", out.report());
+}

@@ -139,3 +139,61 @@ impl Redo {
         ))
     }
 }
+
+/// Say once per secret delivered to `program` when nothing will keep it from
+/// the program's children ([`envpolicy::secret::unguarded_line`]): a program
+/// the shim cannot load into (static, Go), or no shim in the child at all,
+/// and no supervisor above (`ENVSHIM_SUPERVISOR` in the caller's environment:
+/// one judges every exec of the tree). Under `--supervise` this run's own
+/// supervisor does; the caller does not ask.
+pub fn say_unguarded(
+    d: &envpolicy::outcome::Decision,
+    program: &std::path::Path,
+    shim: bool,
+    env: &[Vec<u8>],
+) {
+    use envpolicy::decide::Rule;
+    use envpolicy::elf_head::Loads;
+    use envpolicy::outcome::ChangeRule;
+    use envpolicy::secret::Unguarded;
+    let delivered: Vec<&str> = d
+        .changes
+        .iter()
+        .filter(|c| matches!(c.rule, ChangeRule::Env(Rule::Secret(_))))
+        .filter_map(|c| c.name.as_deref())
+        .collect();
+    if delivered.is_empty() || crate::environ::get(env, envpolicy::mark::NAME).is_some() {
+        return;
+    }
+    let why = match program_loads(program) {
+        Loads::Static => Unguarded::Static,
+        Loads::Go => Unguarded::Go,
+        _ if !shim => Unguarded::NoShim,
+        _ => return,
+    };
+    use std::os::unix::ffi::OsStrExt;
+    for name in delivered {
+        let mut line = b"envwrap: ".to_vec();
+        envpolicy::secret::unguarded_line(
+            name.as_bytes(),
+            program.as_os_str().as_bytes(),
+            why,
+            &mut |b| line.extend_from_slice(b),
+        );
+        say!("{}", String::from_utf8_lossy(&line));
+    }
+}
+
+/// What the head of the program's file says ([`envpolicy::elf_head`], as the
+/// shim reads it): never a FIFO or a device.
+fn program_loads(program: &std::path::Path) -> envpolicy::elf_head::Loads {
+    use std::io::Read;
+    let Ok(f) = envpolicy::read_file::open(program, envpolicy::readable::PROGRAM) else {
+        return envpolicy::elf_head::Loads::Unknown;
+    };
+    let mut head = Vec::with_capacity(envpolicy::elf_head::HEAD);
+    let _ = f
+        .take(envpolicy::elf_head::HEAD as u64)
+        .read_to_end(&mut head);
+    envpolicy::elf_head::inspect(&head)
+}

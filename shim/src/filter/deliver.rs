@@ -135,7 +135,65 @@ pub(super) fn read_secrets<'s>(
             Err(_) => {}
         }
     }
+    if !plan.retry && values.iter().any(Option::is_some) {
+        say_if_unguarded(x, values);
+    }
     Some(values)
+}
+
+/// One line per secret delivered to a program the shim cannot police
+/// ([`envpolicy_core::elf_head`]: static, or Go), when no supervisor judges
+/// the tree's execs ([`secret::unguarded_line`]): its children inherit the
+/// secret, and the person should know.
+#[cold]
+#[inline(never)]
+fn say_if_unguarded(x: &ExecInput<'_>, values: &[Option<&[u8]>]) {
+    use envpolicy_core::elf_head::Loads;
+    // SAFETY: `environ` is NULL or the process's NULL-terminated environment.
+    if unsafe { sys::env_get(x.environ, envpolicy_core::mark::NAME) }.is_some() {
+        return;
+    }
+    let why = match program_loads(x.prog) {
+        Loads::Static => secret::Unguarded::Static,
+        Loads::Go => secret::Unguarded::Go,
+        Loads::Shim | Loads::Unknown => return,
+    };
+    for (i, value) in values.iter().enumerate() {
+        let Some(rec) = value.and_then(|_| x.policy.secret(i as u32)) else {
+            continue;
+        };
+        let mut m = Msg::<512>::new();
+        m.push(b"envshim: ");
+        secret::unguarded_line(x.policy.str(rec.name), x.prog, why, &mut |b| {
+            m.push(b);
+        });
+        m.write_stderr();
+    }
+}
+
+/// What the head of the program's file says. `prog` is the path given to
+/// exec, followed in place by its NUL (as `apply` read it).
+fn program_loads(prog: &[u8]) -> envpolicy_core::elf_head::Loads {
+    use envpolicy_core::elf_head::{inspect, Loads, HEAD};
+    // SAFETY: `prog` is NUL-terminated in place (above); O_NONBLOCK: a FIFO
+    // put where the program was does not hold the exec.
+    let fd = unsafe {
+        sys::sys_call!(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            prog.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY,
+        )
+    };
+    if fd < 0 {
+        return Loads::Unknown;
+    }
+    let fd = fd as core::ffi::c_int;
+    let mut head = [0u8; HEAD];
+    let n = crate::platform::fs::read_all(fd, &mut head);
+    sys::close(fd);
+    n.and_then(|n| head.get(..n))
+        .map_or(Loads::Unknown, inspect)
 }
 
 /// envwrap's path, NUL-terminated, copied into the scratch; `None` when there
