@@ -1622,7 +1622,11 @@ fn mark_credential_copies(
 /// hold a credential escaped ([`crate::escaped`]: percent-encoded,
 /// backslash-escaped, shell-quoted), with the same rules and verdicts. Only
 /// the `candidates` the raw pass found a byte that starts an escape in are
-/// looked at (in the overflow, every entry, checked again).
+/// looked at (in the overflow, every entry, checked again). Each credential's
+/// searches are built once, and each value is decoded once for all of them
+/// ([`crate::escaped::each_decoding`], on the stack); a value too long for
+/// that, or more credentials than [`CredentialValues::SMALL`], are searched
+/// with the streams, slower, same result.
 #[cold]
 #[inline(never)]
 fn mark_escaped_copies(
@@ -1634,7 +1638,27 @@ fn mark_escaped_copies(
     candidates: &Candidates,
     mark_removed: bool,
 ) {
+    use crate::escaped::EscapedCopies;
+    let mut copies: [Option<EscapedCopies<'_>>; CredentialValues::SMALL] =
+        [None; CredentialValues::SMALL];
+    if !sources.overflow {
+        for (slot, &j) in copies.iter_mut().zip(sources.idx.iter().take(sources.k)) {
+            *slot = value_at(req.env, j as usize)
+                .map(EscapedCopies::of)
+                .filter(|c| !c.is_empty());
+        }
+    }
+    // One sieve of every credential's needles: a decoded value that has no
+    // sample in it is not searched for any.
+    let mut sieve = crate::encoded::Sieve::new(sources.shortest_needle);
+    for c in copies.iter().flatten() {
+        if let Some(needles) = c.needles() {
+            sieve.add(needles);
+        }
+    }
+    let wanted = copies.iter().flatten().fold(0u8, |w, c| w | c.wanted());
     let reach = sources.shortest.min(sources.shortest_needle);
+    let mut buf = [0u8; 2048];
     candidates.each(n, |i| {
         let Some((value, granted)) = copy_candidate(req.env, verdicts, i, mark_removed) else {
             return;
@@ -1642,14 +1666,65 @@ fn mark_escaped_copies(
         if value.len() < reach || !crate::escaped::may_hold(value) {
             return;
         }
-        if let Some(rule) = escaped_copy_of(policy, req, verdicts, n, sources, (i, value, granted)) {
+        let entry = (i, value, granted);
+        let decoded = if sources.overflow {
+            None
+        } else {
+            decoded_copy_of(sources, (&copies, &sieve, wanted), verdicts, entry, &mut buf)
+        };
+        let rule = match decoded {
+            Some(Some(j)) => Some(Rule::CredentialValue(j as u32)),
+            Some(None) if granted => {
+                parent_credential(policy, req, i, value, crate::escaped::holds_escaped)
+                    .map(Rule::CredentialParentValue)
+            }
+            Some(None) => None,
+            None => escaped_copy_of(policy, req, verdicts, n, sources, entry),
+        };
+        if let Some(rule) = rule {
             mark_copy(verdicts, i, rule);
         }
     });
 }
 
+/// The environment's credential (its index) whose escaped copy entry `i`
+/// holds, each decoding of its value made once into `buf` and searched for
+/// every credential's `copies` (in `sources`' order). `None`: the value is
+/// too long for `buf`.
+fn decoded_copy_of(
+    sources: &CredentialValues,
+    (copies, sieve, wanted): (
+        &[Option<crate::escaped::EscapedCopies<'_>>],
+        &crate::encoded::Sieve,
+        u8,
+    ),
+    verdicts: &[Verdict],
+    (i, value, granted): (usize, &[u8], bool),
+    buf: &mut [u8],
+) -> Option<Option<usize>> {
+    let usable = |j: usize| {
+        j != i && !(granted && verdicts.get(j).is_some_and(|w| w.action == Action::Grant))
+    };
+    let mut found = None;
+    crate::escaped::each_decoding(value, wanted, buf, |escape, decoded| {
+        let base64 = sieve.may_hold(decoded);
+        found = sources
+            .idx
+            .iter()
+            .take(sources.k)
+            .zip(copies)
+            .find(|(&j, c)| {
+                usable(j as usize) && c.is_some_and(|c| c.found_decoded(decoded, escape, base64))
+            })
+            .map(|(&j, _)| j as usize);
+        found.is_some()
+    })?;
+    Some(found)
+}
+
 /// The credential whose escaped copy entry `i` (its value, whether granted)
 /// holds: one of the environment's, or (for a granted value) the caller's.
+/// The streams' search, for what [`decoded_copy_of`] cannot take.
 #[cold]
 #[inline(never)]
 fn escaped_copy_of(

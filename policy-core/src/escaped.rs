@@ -95,10 +95,12 @@ fn raw_escapes(credential: &[u8]) -> u8 {
         .iter()
         .any(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')))
     {
-        set |= Escape::Percent.bit()
-            | Escape::Form.bit()
-            | Escape::Backslash.bit()
-            | Escape::Backslash2.bit();
+        set |= Escape::Percent.bit() | Escape::Backslash.bit() | Escape::Backslash2.bit();
+    }
+    // The form's decoding differs from percent-decoding only where a `+` is
+    // a space: it finds nothing more in a credential without one.
+    if crate::bytes::memchr(b' ', credential).is_some() {
+        set |= Escape::Form.bit();
     }
     if crate::bytes::memchr(b'\'', credential).is_some() {
         set |= Escape::Quote.bit();
@@ -106,14 +108,16 @@ fn raw_escapes(credential: &[u8]) -> u8 {
     set
 }
 
-/// The escapes that change base64 text: a `+` or `/` in it is percent-encoded,
-/// and JSON may write `/` as `\/`.
+/// The escapes that change base64 text: a `+` or `/` in it is percent-encoded
+/// (the form's decoding finds nothing more: base64 holds no space), and JSON
+/// may write `/` as `\/`.
 const BASE64_ESCAPES: u8 =
-    Escape::Percent.bit() | Escape::Form.bit() | Escape::Backslash.bit() | Escape::Backslash2.bit();
+    Escape::Percent.bit() | Escape::Backslash.bit() | Escape::Backslash2.bit();
 
 /// What one credential's escaped copies are searched for with: the credential
 /// and the escapes that change it, and its base64 needles and the escapes that
 /// change them. Built once per credential; about 120 bytes.
+#[derive(Clone, Copy)]
 pub struct EscapedCopies<'c> {
     credential: &'c [u8],
     raw: u8,
@@ -131,6 +135,12 @@ impl<'c> EscapedCopies<'c> {
             raw: raw_escapes(credential),
             needles,
         }
+    }
+
+    /// The escapes whose decodings this credential's copies are searched in
+    /// (a set for [`each_decoding`]).
+    pub fn wanted(&self) -> u8 {
+        self.raw | if self.needles.is_some() { BASE64_ESCAPES } else { 0 }
     }
 
     /// Is there nothing to search for (no escape changes the credential or
@@ -177,6 +187,24 @@ impl<'c> EscapedCopies<'c> {
         None
     }
 
+    /// Does `decoded` (a value as `escape` decodes it, whole: [`each_decoding`])
+    /// hold the credential, or one of its base64 needles? The decision's
+    /// search: a value is decoded once for all credentials.
+    /// `base64` says whether to search for the needles at all (a sieve of
+    /// every credential's needles, [`crate::encoded::Sieve`], kept `decoded`).
+    pub fn found_decoded(&self, decoded: &[u8], escape: Escape, base64: bool) -> bool {
+        (self.raw & escape.bit() != 0 && crate::bytes::find(decoded, self.credential).is_some())
+            || (base64
+                && BASE64_ESCAPES & escape.bit() != 0
+                && self.needles.is_some_and(|n| n.found_in(decoded)))
+    }
+
+    /// The base64 needles searched for under an escape, if any (to build a
+    /// sieve of them).
+    pub fn needles(&self) -> Option<&Base64Needles> {
+        self.needles.as_ref()
+    }
+
     /// The shortest copy there can be: a decoding never makes a value longer.
     fn shortest(&self) -> usize {
         let raw = if self.raw != 0 {
@@ -190,6 +218,89 @@ impl<'c> EscapedCopies<'c> {
         };
         raw.min(b64)
     }
+}
+
+/// Each decoding of `value` that changes it, whole, into `buf` (which must
+/// hold twice the value: [`Escape::Backslash2`] decodes the first half into the
+/// second): `f(escape, decoded)` until `f` says it found something. `None`: the
+/// value is too long for `buf` (the caller searches with
+/// [`EscapedCopies::find_in`], which needs no buffer); `Some(found)` else.
+pub fn each_decoding(
+    value: &[u8],
+    wanted: u8,
+    buf: &mut [u8],
+    mut f: impl FnMut(Escape, &[u8]) -> bool,
+) -> Option<bool> {
+    let half = buf.len() / 2;
+    if value.len() > half {
+        return None;
+    }
+    let (first, second) = buf.split_at_mut(half);
+    // Backslash2 is decoded from Backslash's decoding: that one is made
+    // when either is wanted.
+    let b2 = wanted & Escape::Backslash2.bit() != 0;
+    let present = present_escapes(value) & (wanted | if b2 { Escape::Backslash.bit() } else { 0 });
+    let plus = crate::bytes::memchr(b'+', value).is_some();
+    for e in [Escape::Percent, Escape::Form, Escape::Quote, Escape::Backslash] {
+        // Without a `+`, the form's decoding is percent-decoding's.
+        if present & e.bit() == 0 || (e == Escape::Form && !plus) {
+            continue;
+        }
+        let decoded = decode_into(value, e, first);
+        // `+` for a space keeps the length: compare the bytes.
+        if wanted & e.bit() != 0 && decoded != value && f(e, decoded) {
+            return Some(true);
+        }
+        if e != Escape::Backslash || !b2 || crate::bytes::memchr(b'\\', decoded).is_none() {
+            continue;
+        }
+        let once = decoded.len();
+        let value = first.get(..once).unwrap_or(&[]);
+        let twice = decode_into(value, Escape::Backslash, second);
+        // A backslash escape always shortens: a length kept is no change.
+        if twice.len() != once && f(Escape::Backslash2, twice) {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// `value` as `escape` decodes it, whole, into `out` (a decoding never
+/// lengthens its value, so a buffer as long as the value holds it). The runs
+/// between escapes are copied as they are; each escape is decoded by the
+/// same stream the search reads ([`Unescaped`]).
+fn decode_into<'o>(value: &[u8], escape: Escape, out: &'o mut [u8]) -> &'o [u8] {
+    let (a, b) = match escape {
+        Escape::Percent => (b'%', b'%'),
+        Escape::Form => (b'%', b'+'),
+        Escape::Backslash | Escape::Backslash2 => (b'\\', b'\\'),
+        Escape::Quote => (b'\'', b'\''),
+    };
+    let mut n = 0usize;
+    let mut at = 0usize;
+    let mut put = |bytes: &[u8], n: &mut usize| {
+        if let Some(dst) = out.get_mut(*n..*n + bytes.len()) {
+            dst.copy_from_slice(bytes);
+            *n += bytes.len();
+        }
+    };
+    while let Some(rest) = value.get(at..).filter(|r| !r.is_empty()) {
+        let run = crate::bytes::memchr2(a, b, rest).unwrap_or(rest.len());
+        put(rest.get(..run).unwrap_or(&[]), &mut n);
+        at += run;
+        if at >= value.len() {
+            break;
+        }
+        let mut unit = Unescaped::new(Raw { value, at }, escape);
+        while let Some(byte) = unit.next_byte() {
+            put(&[byte], &mut n);
+            if unit.next >= unit.len {
+                break;
+            }
+        }
+        at = unit.at().max(at + 1);
+    }
+    out.get(..n).unwrap_or(&[])
 }
 
 /// Does `value` hold `credential` escaped (raw or base64, under one of the
@@ -209,22 +320,17 @@ pub fn holds_copy(value: &[u8], credential: &[u8]) -> bool {
         || holds_escaped(value, credential)
 }
 
-/// The escapes whose first byte `value` holds.
+/// The escapes whose first byte `value` holds, in one pass.
 fn present_escapes(value: &[u8]) -> u8 {
     let mut set = 0u8;
-    for e in Escape::ALL {
-        let first: &[u8] = match e {
-            Escape::Percent => b"%",
-            Escape::Form => b"%+",
-            Escape::Backslash | Escape::Backslash2 => b"\\",
-            Escape::Quote => b"'",
+    for &b in value {
+        set |= match b {
+            b'%' => Escape::Percent.bit() | Escape::Form.bit(),
+            b'+' => Escape::Form.bit(),
+            b'\\' => Escape::Backslash.bit() | Escape::Backslash2.bit(),
+            b'\'' => Escape::Quote.bit(),
+            _ => 0,
         };
-        if first
-            .iter()
-            .any(|&b| crate::bytes::memchr(b, value).is_some())
-        {
-            set |= e.bit();
-        }
     }
     set
 }
@@ -537,6 +643,34 @@ mod tests {
     }
 
     #[test]
+    fn the_decision_search_finds_what_the_stream_search_finds() {
+        let copies = EscapedCopies::of(PASSWORD);
+        let forms = [
+            percent(PASSWORD, b"", true),
+            json(&json(PASSWORD, false), false),
+            single_quoted(PASSWORD, b"'\\''"),
+            printf_q(PASSWORD),
+            b"plain%zz\\'+".to_vec(),
+        ];
+        for form in forms {
+            let value = wrapped(&form);
+            let mut buf = [0u8; 512];
+            let found =
+                each_decoding(&value, copies.wanted(), &mut buf, |e, d| copies.found_decoded(d, e, true));
+            assert_eq!(found, Some(copies.found_in(&value)));
+        }
+        let mut small = [0u8; 8];
+        assert_eq!(each_decoding(b"0123456789", 0xff, &mut small, |_, _| true), None);
+        // `+` for a space keeps the length, and is a change.
+        let spaced = EscapedCopies::of(b"correct horse battery");
+        let mut buf = [0u8; 128];
+        let found = each_decoding(b"pw=correct+horse+battery", spaced.wanted(), &mut buf, |e, d| {
+            spaced.found_decoded(d, e, true)
+        });
+        assert_eq!(found, Some(true));
+    }
+
+    #[test]
     fn escaped_base64_is_found() {
         // A credential whose base64 holds `/` and `+`: 0xff bytes encode to `/`.
         let credential = b"\xfb\xff\xbf\xfb\xff\xbftoken-ish";
@@ -576,6 +710,23 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn the_whole_value_decoding_is_the_streams(
+            value in proptest::collection::vec(
+                proptest::sample::select(b"%+\\'\"2FfAu0xnq/ ".to_vec()), 0..48),
+        ) {
+            for e in Escape::ALL {
+                let mut out = [0u8; 64];
+                let fast = decode_into(&value, e, &mut out).to_vec();
+                let mut stream = Unescaped::new(Raw { value: &value, at: 0 }, e);
+                let mut slow = Vec::new();
+                while let Some(b) = stream.next_byte() {
+                    slow.push(b);
+                }
+                proptest::prop_assert_eq!(fast, slow, "{:?}", e);
+            }
+        }
+
         #[test]
         fn never_panics_and_finds_the_raw_bytes_of_a_special(
             value in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
