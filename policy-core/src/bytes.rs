@@ -89,23 +89,17 @@ pub fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     }
 }
 
-/// Does `hay` hold any of the four bytes of `set`? One pass, 16 bytes a step,
-/// the last step over the last 16 bytes (which may overlap the one before):
-/// no byte-by-byte tail for a haystack of 16 bytes or more.
-pub fn holds_any4(hay: &[u8], set: [u8; 4]) -> bool {
-    let [a, b, c, d] = set;
+/// Does `hay` hold any of the bytes of `set`? One pass, 16 bytes a step, the
+/// last step over the last 16 bytes (which may overlap the one before): no
+/// byte-by-byte tail for a haystack of 16 bytes or more.
+pub fn holds_any<const N: usize>(hay: &[u8], set: [u8; N]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if hay.len() >= 16 {
-        let mask = |chunk: &[u8]| {
-            sse2::eq_mask(chunk, a)
-                | sse2::eq_mask(chunk, b)
-                | sse2::eq_mask(chunk, c)
-                | sse2::eq_mask(chunk, d)
-        };
+        let mask = |chunk: &[u8]| set.iter().fold(0, |m, &b| m | sse2::eq_mask(chunk, b));
         let last = hay.get(hay.len() - 16..).unwrap_or(&[]);
         return mask(last) != 0 || sse2::first_match(hay, mask).is_some();
     }
-    hay.iter().any(|&x| x == a || x == b || x == c || x == d)
+    hay.iter().any(|x| set.contains(x))
 }
 
 /// The last index of `needle` in `hay`.
@@ -289,7 +283,7 @@ mod tests {
             prop_assert_eq!(memrchr(b, &hay), hay.iter().rposition(|&x| x == b));
             prop_assert_eq!(memchr2(b, c, &hay), hay.iter().position(|&x| x == b || x == c));
             let set = [b, c, b ^ 1, 7];
-            prop_assert_eq!(holds_any4(&hay, set), hay.iter().any(|x| set.contains(x)));
+            prop_assert_eq!(holds_any(&hay, set), hay.iter().any(|x| set.contains(x)));
             let obvious = if needle.is_empty() {
                 Some(0)
             } else {

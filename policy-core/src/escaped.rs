@@ -4,8 +4,10 @@
 //! A password with an `@`, a `/`, a quote or a `$` rarely travels raw. A shell
 //! passes it on through `printf %q` (`p\@ss\ w0rd`) or single quotes
 //! (`'it'\''s'`), a database URL percent-encodes it (`postgres://u:p%40ss@h/db`,
-//! `?password=p%40ss+w0rd`), and a JSON-valued variable escapes it
-//! (`{"password":"p\"ss\\w0rd"}`), sometimes twice (JSON inside JSON). None of
+//! `?password=p%40ss+w0rd`), a JSON-valued variable escapes it
+//! (`{"password":"p\"ss\\w0rd"}`), sometimes twice (JSON inside JSON), an SQL
+//! literal or a CSV field doubles its quotes (`'it''s'`), and an XML config
+//! writes character references (`p&amp;ss`, `&#39;`). None of
 //! these copies holds the credential's bytes, so the raw search of rule 4 (and
 //! [`crate::encoded`]'s base64 search) would pass them. Each is found here by
 //! decoding the value as it is read, one [`Escape`] at a time, and comparing
@@ -24,8 +26,8 @@
 //! What costs nothing: a credential whose bytes no escape changes (letters,
 //! digits, `-`, `_`, `.`: every common token alphabet) is never searched for
 //! here, raw, and its base64 needles only when they hold `+` or `/`; and a value
-//! that holds no `%`, `\`, `'` or `+` ([`may_hold`], one pass at 16 bytes a
-//! step) is passed over.
+//! that holds no `%`, `\`, `'`, `"`, `&` or `+` ([`may_hold`], one pass at 16
+//! bytes a step) is passed over.
 //!
 //! Not searched for, because no program makes them by accident: hex, base32,
 //! case changes, a value split into pieces, and encodings nested other than
@@ -53,15 +55,23 @@ pub enum Escape {
     /// Shell single quotes around a value that holds a quote: `'\''` or
     /// `'"'"'` for each `'` (bash's `${v@Q}`, Python's `shlex.quote`).
     Quote,
+    /// A quote written twice inside quotes: SQL string literals (`'it''s'`),
+    /// CSV fields and Windows command lines (`"a""b"`).
+    Doubled,
+    /// HTML and XML character references: `&amp;`, `&lt;`, `&gt;`, `&quot;`,
+    /// `&apos;`, `&#39;`, `&#x2F;` (an XML config, an HTML page).
+    Entity,
 }
 
 impl Escape {
-    const ALL: [Escape; 5] = [
+    const ALL: [Escape; 7] = [
         Escape::Percent,
         Escape::Form,
         Escape::Backslash,
         Escape::Backslash2,
         Escape::Quote,
+        Escape::Doubled,
+        Escape::Entity,
     ];
 
     const fn bit(self) -> u8 {
@@ -76,15 +86,17 @@ impl Escape {
             Escape::Form => b == b'%' || b == b'+',
             Escape::Backslash | Escape::Backslash2 => b == b'\\',
             Escape::Quote => b == b'\'',
+            Escape::Doubled => b == b'\'' || b == b'"',
+            Escape::Entity => b == b'&',
         }
     }
 }
 
 /// Could `value` hold an escaped copy of anything? It must hold the first byte
-/// of some escape: `%`, `+`, `\` or `'`. Most values hold none.
+/// of some escape: `%`, `+`, `\`, `'`, `"` or `&`. Most values hold none.
 #[inline]
 pub fn may_hold(value: &[u8]) -> bool {
-    crate::bytes::holds_any4(value, [b'%', b'\\', b'\'', b'+'])
+    crate::bytes::holds_any(value, [b'%', b'\\', b'\'', b'+', b'"', b'&'])
 }
 
 /// The escapes whose copies of `credential` differ from the credential itself:
@@ -103,7 +115,13 @@ fn raw_escapes(credential: &[u8]) -> u8 {
         set |= Escape::Form.bit();
     }
     if crate::bytes::memchr(b'\'', credential).is_some() {
-        set |= Escape::Quote.bit();
+        set |= Escape::Quote.bit() | Escape::Doubled.bit();
+    }
+    if crate::bytes::memchr(b'"', credential).is_some() {
+        set |= Escape::Doubled.bit();
+    }
+    if credential.iter().any(|b| b"&<>\"'".contains(b)) {
+        set |= Escape::Entity.bit();
     }
     set
 }
@@ -241,7 +259,14 @@ pub fn each_decoding(
     let b2 = wanted & Escape::Backslash2.bit() != 0;
     let present = present_escapes(value) & (wanted | if b2 { Escape::Backslash.bit() } else { 0 });
     let plus = crate::bytes::memchr(b'+', value).is_some();
-    for e in [Escape::Percent, Escape::Form, Escape::Quote, Escape::Backslash] {
+    for e in [
+        Escape::Percent,
+        Escape::Form,
+        Escape::Quote,
+        Escape::Doubled,
+        Escape::Entity,
+        Escape::Backslash,
+    ] {
         // Without a `+`, the form's decoding is percent-decoding's.
         if present & e.bit() == 0 || (e == Escape::Form && !plus) {
             continue;
@@ -275,6 +300,8 @@ fn decode_into<'o>(value: &[u8], escape: Escape, out: &'o mut [u8]) -> &'o [u8] 
         Escape::Form => (b'%', b'+'),
         Escape::Backslash | Escape::Backslash2 => (b'\\', b'\\'),
         Escape::Quote => (b'\'', b'\''),
+        Escape::Doubled => (b'\'', b'"'),
+        Escape::Entity => (b'&', b'&'),
     };
     let mut n = 0usize;
     let mut at = 0usize;
@@ -328,7 +355,9 @@ fn present_escapes(value: &[u8]) -> u8 {
             b'%' => Escape::Percent.bit() | Escape::Form.bit(),
             b'+' => Escape::Form.bit(),
             b'\\' => Escape::Backslash.bit() | Escape::Backslash2.bit(),
-            b'\'' => Escape::Quote.bit(),
+            b'\'' => Escape::Quote.bit() | Escape::Doubled.bit(),
+            b'"' => Escape::Doubled.bit(),
+            b'&' => Escape::Entity.bit(),
             _ => 0,
         };
     }
@@ -445,6 +474,69 @@ impl<S: Stream> Unescaped<S> {
         b'\''
     }
 
+    /// After a quote `q`: a second one is the same quote, written once.
+    fn doubled(&mut self, q: u8) -> u8 {
+        let mut look = self.inner.clone();
+        if look.next_byte() == Some(q) {
+            self.inner = look;
+        }
+        q
+    }
+
+    /// After a `&`: a named reference of the five XML has, or a numeric one
+    /// (`&#39;`, `&#x2F;`), then `;`.
+    fn entity(&mut self) -> u8 {
+        const NAMED: [(&[u8], u8); 5] = [
+            (b"amp;", b'&'),
+            (b"lt;", b'<'),
+            (b"gt;", b'>'),
+            (b"quot;", b'"'),
+            (b"apos;", b'\''),
+        ];
+        for (name, byte) in NAMED {
+            let mut look = self.inner.clone();
+            if name.iter().all(|&c| look.next_byte() == Some(c)) {
+                self.inner = look;
+                return byte;
+            }
+        }
+        let mut look = self.inner.clone();
+        if look.next_byte() == Some(b'#') {
+            let mut probe = look.clone();
+            let (radix, mut digits_left) = if probe.next_byte().is_some_and(|b| b == b'x' || b == b'X') {
+                look = probe;
+                (16, 6)
+            } else {
+                (10, 7)
+            };
+            let mut cp = 0u32;
+            let mut any = false;
+            loop {
+                let mut next = look.clone();
+                match next.next_byte() {
+                    Some(b';') if any => {
+                        if let Some(b) = self.utf8(cp) {
+                            self.inner = next;
+                            return b;
+                        }
+                        break;
+                    }
+                    Some(d) if digits_left > 0 => match (d as char).to_digit(radix) {
+                        Some(v) => {
+                            cp = cp * radix + v;
+                            any = true;
+                            digits_left -= 1;
+                            look = next;
+                        }
+                        None => break,
+                    },
+                    _ => break,
+                }
+            }
+        }
+        b'&'
+    }
+
     /// After a `\`: the escaped byte, or what the escape stands for.
     fn backslash(&mut self) -> u8 {
         let mut look = self.inner.clone();
@@ -507,6 +599,8 @@ impl<S: Stream> Stream for Unescaped<S> {
             (Escape::Form, b'+') => b' ',
             (Escape::Backslash | Escape::Backslash2, b'\\') => self.backslash(),
             (Escape::Quote, b'\'') => self.quote(),
+            (Escape::Doubled, b'\'' | b'"') => self.doubled(b),
+            (Escape::Entity, b'&') => self.entity(),
             _ => b,
         })
     }
@@ -559,7 +653,7 @@ mod tests {
     use super::*;
 
     /// The credentials below are fakes made for these tests.
-    const PASSWORD: &[u8] = b"p@ss/w0rd 'it\"s' $HOME\\x!";
+    const PASSWORD: &[u8] = b"p@ss/w0rd 'it\"s' $HOME\\x! <&>";
 
     fn percent(s: &[u8], safe: &[u8], plus: bool) -> Vec<u8> {
         let mut out = Vec::new();
@@ -614,6 +708,35 @@ mod tests {
         out
     }
 
+    fn doubled(s: &[u8], q: u8) -> Vec<u8> {
+        let mut out = vec![q];
+        for &b in s {
+            out.push(b);
+            if b == q {
+                out.push(q);
+            }
+        }
+        out.push(q);
+        out
+    }
+
+    fn html(s: &[u8], numeric: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &b in s {
+            match (b, numeric) {
+                (b'&', false) => out.extend(b"&amp;"),
+                (b'<', false) => out.extend(b"&lt;"),
+                (b'"', false) => out.extend(b"&quot;"),
+                (b'\'', false) => out.extend(b"&#39;"),
+                (b'&' | b'<' | b'"' | b'\'' | b'/', true) => {
+                    out.extend(format!("&#x{b:X};").bytes())
+                }
+                _ => out.push(b),
+            }
+        }
+        out
+    }
+
     fn wrapped(copy: &[u8]) -> Vec<u8> {
         [&b"prefix x="[..], copy, b"&rest"].concat()
     }
@@ -630,6 +753,10 @@ mod tests {
             ("printf %q", printf_q(PASSWORD)),
             ("${v@Q}", single_quoted(PASSWORD, b"'\\''")),
             ("shlex.quote", single_quoted(PASSWORD, b"'\"'\"'")),
+            ("sql literal", doubled(PASSWORD, b'\'')),
+            ("csv field", doubled(PASSWORD, b'"')),
+            ("html", html(PASSWORD, false)),
+            ("xml numeric", html(PASSWORD, true)),
         ];
         let copies = EscapedCopies::of(PASSWORD);
         for (name, form) in forms {

@@ -1,6 +1,6 @@
 //! A password passed on in the forms programs write without being asked
 //! (`printf %q`, `${v@Q}`, `shlex.quote`, a percent-encoded URL, a query
-//! string, JSON once and twice) reaches no child and no argument, under the
+//! string, JSON once and twice, an SQL literal, HTML) reaches no child and no argument, under the
 //! shim and under the supervisor alone, and no message shows it.
 //!
 //! bash holds the password by a grant, as a deploy script would, and makes
@@ -16,7 +16,7 @@ use envshim_e2e::*;
 /// The copies, each made by the tool that makes it, into variables named
 /// after the form, then one line each into forms.txt.
 const MAKE_COPIES: &str = r#"
-py() { printf '%s' "$DB_PASSWORD" | python3 -c "import sys, json, shlex, urllib.parse as u; p = sys.stdin.read(); print($1)"; }
+py() { printf '%s' "$DB_PASSWORD" | python3 -c "import sys, json, shlex, html, urllib.parse as u; p = sys.stdin.read(); print($1)"; }
 export PCT="postgres://app:$(py 'u.quote(p, safe="")')@db.internal/app"
 export FORM="jdbc:postgresql://db/app?user=app&password=$(py 'u.quote_plus(p)')"
 export JSON="$(py 'json.dumps({"password": p})')"
@@ -24,25 +24,29 @@ export JSON2="$(py 'json.dumps(json.dumps({"password": p}))')"
 export PRINTQ="$(printf %q "$DB_PASSWORD")"
 export BASHQ="${DB_PASSWORD@Q}"
 export SHLEX="$(py 'shlex.quote(p)')"
-printf '%s\n' "$PCT" "$FORM" "$JSON" "$JSON2" "$PRINTQ" "$BASHQ" "$SHLEX" > forms.txt
+export SQL="$(py 'chr(39) + p.replace(chr(39), 2 * chr(39)) + chr(39)')"
+export HTML="<password>$(py 'html.escape(p)')</password>"
+printf '%s\n' "$PCT" "$FORM" "$JSON" "$JSON2" "$PRINTQ" "$BASHQ" "$SHLEX" "$SQL" "$HTML" > forms.txt
 "#;
 
 /// What the launcher does with the copies: a grandchild writes its
 /// environment, and each copy is handed to /bin/echo as an argument.
 const USE_COPIES: &str = r#"
 sh -c 'env > child.env'
-for v in PCT FORM JSON JSON2 PRINTQ BASHQ SHLEX; do
+for v in PCT FORM JSON JSON2 PRINTQ BASHQ SHLEX SQL HTML; do
   /bin/echo "DB_PASSWORD=${!v} ./migrate" >> echoed.txt
   echo "$v: $?"
 done
 "#;
 
-const NAMES: [&str; 7] = ["PCT", "FORM", "JSON", "JSON2", "PRINTQ", "BASHQ", "SHLEX"];
+const NAMES: [&str; 9] = [
+    "PCT", "FORM", "JSON", "JSON2", "PRINTQ", "BASHQ", "SHLEX", "SQL", "HTML",
+];
 
 /// A password with a byte of each kind the forms escape.
 fn password() -> String {
     let mut rng = Rng::from_entropy();
-    format!("p@ss/w0rd'{}\"$x\\y z%", rng.alnum(12))
+    format!("p@ss/w0rd'{}\"$x\\y z%&<", rng.alnum(12))
 }
 
 const GRANT: &str = "version = 1\n[[grant]]\nname = \"DB_PASSWORD\"\nprogram = \"bash\"\n";
