@@ -147,3 +147,34 @@ fn deny_words(cx: &Context<'_, '_>, secret: u32, list: usize, out: &mut dyn FnMu
         out(Piece::Word(w));
     }
 }
+
+/// The one line a front end says when it delivers secret `name` to `program`
+/// and nothing will keep it from the program's children
+/// ([`crate::secret::Unguarded`]): "NAME delivered to PROGRAM; WHY: its
+/// children inherit NAME; use envwrap --supervise", to `out` piece by piece
+/// (the name and the program's base name shown as [`crate::shown::word`]
+/// shows them).
+pub fn unguarded_line(
+    name: &[u8],
+    program: &[u8],
+    why: crate::secret::Unguarded,
+    out: &mut dyn FnMut(&[u8]),
+) {
+    let mut digits = [0u8; 20];
+    let shown_name = crate::shown::word(name);
+    let shown_program = crate::shown::word(crate::bytes::basename(program));
+    for part in shown_name.parts(&mut digits) {
+        out(part);
+    }
+    out(b" delivered to ");
+    for part in shown_program.parts(&mut digits) {
+        out(part);
+    }
+    out(b"; ");
+    out(why.text());
+    out(b": its children inherit ");
+    for part in shown_name.parts(&mut digits) {
+        out(part);
+    }
+    out(b"; use envwrap --supervise");
+}

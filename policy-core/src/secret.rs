@@ -267,7 +267,7 @@ pub fn user_namespace_trusted(ino: Option<u64>) -> Result<(), Undelivered> {
 /// Why nothing keeps a delivered secret from its program's children: no shim
 /// loads into the program to police the execs it makes, and no supervisor
 /// judges them. The secret still reaches its program (it asked for it); the
-/// front end says so once, with [`unguarded_line`].
+/// front end says so once, with [`crate::refusal::unguarded_line`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unguarded {
     /// No shim is preloaded into the program (`envwrap --no-preload`, or no
@@ -292,30 +292,6 @@ impl Unguarded {
             }
         }
     }
-}
-
-/// The one line a front end says when it delivers secret `name` to `program`
-/// and nothing will keep it from the program's children: "NAME delivered to
-/// PROGRAM; WHY: its children inherit NAME; use --supervise", to `out` piece
-/// by piece (the program shown as [`crate::shown::word`] shows it).
-pub fn unguarded_line(name: &[u8], program: &[u8], why: Unguarded, out: &mut dyn FnMut(&[u8])) {
-    let mut digits = [0u8; 20];
-    let shown_name = crate::shown::word(name);
-    let shown_program = crate::shown::word(crate::bytes::basename(program));
-    for part in shown_name.parts(&mut digits) {
-        out(part);
-    }
-    out(b" delivered to ");
-    for part in shown_program.parts(&mut digits) {
-        out(part);
-    }
-    out(b"; ");
-    out(why.text());
-    out(b": its children inherit ");
-    for part in shown_name.parts(&mut digits) {
-        out(part);
-    }
-    out(b"; use envwrap --supervise");
 }
 
 /// The `deny_args` lists of a secret, one at a time.

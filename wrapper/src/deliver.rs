@@ -141,7 +141,7 @@ impl Redo {
 }
 
 /// Say once per secret delivered to `program` when nothing will keep it from
-/// the program's children ([`envpolicy::secret::unguarded_line`]): a program
+/// the program's children ([`envpolicy::refusal::unguarded_line`]): a program
 /// the shim cannot load into (static, Go), or no shim in the child at all,
 /// and no supervisor above (`ENVSHIM_SUPERVISOR` in the caller's environment:
 /// one judges every exec of the tree). Under `--supervise` this run's own
@@ -174,7 +174,7 @@ pub fn say_unguarded(
     use std::os::unix::ffi::OsStrExt;
     for name in delivered {
         let mut line = b"envwrap: ".to_vec();
-        envpolicy::secret::unguarded_line(
+        envpolicy::refusal::unguarded_line(
             name.as_bytes(),
             program.as_os_str().as_bytes(),
             why,

@@ -143,7 +143,7 @@ pub(super) fn read_secrets<'s>(
 
 /// One line per secret delivered to a program the shim cannot police
 /// ([`envpolicy_core::elf_head`]: static, or Go), when no supervisor judges
-/// the tree's execs ([`secret::unguarded_line`]): its children inherit the
+/// the tree's execs ([`envpolicy_core::refusal::unguarded_line`]): its children inherit the
 /// secret, and the person should know.
 #[cold]
 #[inline(never)]
@@ -164,7 +164,7 @@ fn say_if_unguarded(x: &ExecInput<'_>, values: &[Option<&[u8]>]) {
         };
         let mut m = Msg::<512>::new();
         m.push(b"envshim: ");
-        secret::unguarded_line(x.policy.str(rec.name), x.prog, why, &mut |b| {
+        envpolicy_core::refusal::unguarded_line(x.policy.str(rec.name), x.prog, why, &mut |b| {
             m.push(b);
         });
         m.write_stderr();
