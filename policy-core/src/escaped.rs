@@ -855,6 +855,23 @@ mod tests {
         }
 
         #[test]
+        fn what_the_decision_finds_the_streams_find(
+            value in proptest::collection::vec(
+                proptest::sample::select(b"%+\\'\"2FfAu0xnq/ &#;amp@4".to_vec()), 0..64),
+            credential in proptest::collection::vec(
+                proptest::sample::select(b"ab@/ '\\\"&q".to_vec()), 8..12),
+        ) {
+            let copies = EscapedCopies::of(&credential);
+            let mut buf = [0u8; 256];
+            let found = each_decoding(&value, copies.wanted(), &mut buf, |e, d| {
+                copies.found_decoded(d, e, true)
+            });
+            if found == Some(true) {
+                proptest::prop_assert!(copies.found_in(&value));
+            }
+        }
+
+        #[test]
         fn never_panics_and_finds_the_raw_bytes_of_a_special(
             value in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
             credential in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..16),

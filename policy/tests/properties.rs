@@ -235,4 +235,102 @@ proptest! {
             prop_assert!(!a.windows(secret.len()).any(|w| w == secret.as_bytes()), "secret left in argv");
         }
     }
+
+    /// A password with bytes that escapes change, written the way one family
+    /// of programs writes it (docs/adr/0023), between any bytes: the variable
+    /// that carries it never reaches the child, and an argument that holds it
+    /// is refused.
+    #[test]
+    fn an_escaped_copy_never_reaches_the_child(
+        body in "[a-zA-Z0-9]{6,14}",
+        special in proptest::sample::select(&["@", "/", "'", "\"", "\\", " ", "&", "%", "<", "+", "$"][..]),
+        form in 0usize..8,
+        before in "[a-z=:/ ]{0,6}",
+        after in "[a-z=:/&?]{0,6}",
+    ) {
+        let password = format!("{body}{special}{body}");
+        let copy = escaped_form(password.as_bytes(), form);
+        let c = envpolicy::load::compile_text("version = 1\n", std::path::Path::new("p.toml")).unwrap();
+        let carrier = [before.as_bytes(), &copy, after.as_bytes()].concat();
+        let env = vec![
+            format!("DB_PASSWORD={password}").into_bytes(),
+            [b"CARRIER=".as_slice(), &carrier].concat(),
+        ];
+        let argv = vec![b"prog".to_vec()];
+        let d = outcome::decide(&c.policy(), b"prog", &argv, &env, &[], &[]);
+        prop_assert!(!d.env.iter().any(|e| e.starts_with(b"CARRIER=")), "form {} reached the child", form);
+        let argv = vec![b"prog".to_vec(), carrier.clone()];
+        let d = outcome::decide(&c.policy(), b"prog", &argv, &env[..1], &[], &[]);
+        prop_assert!(d.refused().is_some(), "form {}: the argument was not refused", form);
+    }
+}
+
+/// `value` as one family of programs writes it: 0 percent-encoded (all but
+/// unreserved), 1 the query form, 2 JSON, 3 JSON twice, 4 `printf %q`, 5
+/// `${v@Q}`, 6 an SQL literal, 7 HTML.
+fn escaped_form(value: &[u8], form: usize) -> Vec<u8> {
+    let pct = |plus: bool| {
+        let mut out = Vec::new();
+        for &b in value {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                out.push(b);
+            } else if plus && b == b' ' {
+                out.push(b'+');
+            } else {
+                out.extend(format!("%{b:02X}").bytes());
+            }
+        }
+        out
+    };
+    let json = |v: &[u8]| {
+        let mut out = b"\"".to_vec();
+        for &b in v {
+            match b {
+                b'"' | b'\\' => out.extend([b'\\', b]),
+                _ => out.push(b),
+            }
+        }
+        out.push(b'"');
+        out
+    };
+    let quoted = |q: u8, close: &[u8]| {
+        let mut out = vec![q];
+        for &b in value {
+            if b == q {
+                out.extend(close);
+            } else {
+                out.push(b);
+            }
+        }
+        out.push(q);
+        out
+    };
+    match form {
+        0 => pct(false),
+        1 => pct(true),
+        2 => json(value),
+        3 => json(&json(value)),
+        4 => value
+            .iter()
+            .flat_map(|&b| {
+                if b.is_ascii_alphanumeric() || b"-_./@%+=:,".contains(&b) {
+                    vec![b]
+                } else {
+                    vec![b'\\', b]
+                }
+            })
+            .collect(),
+        5 => quoted(b'\'', b"'\\''"),
+        6 => quoted(b'\'', b"''"),
+        _ => value
+            .iter()
+            .flat_map(|&b| match b {
+                b'&' => b"&amp;".to_vec(),
+                b'<' => b"&lt;".to_vec(),
+                b'"' => b"&quot;".to_vec(),
+                b'\'' => b"&#39;".to_vec(),
+                _ => vec![b],
+            })
+            .collect(),
+    }
 }
