@@ -142,16 +142,18 @@ impl Redo {
 
 /// Say once per secret delivered to `program` when nothing will keep it from
 /// the program's children ([`envpolicy::refusal::unguarded_line`]): a program
-/// the shim cannot load into (static, Go), or no shim in the child at all,
-/// and no supervisor above (`ENVSHIM_SUPERVISOR` in the caller's environment:
-/// one judges every exec of the tree). Under `--supervise` this run's own
-/// supervisor does; the caller does not ask.
+/// the shim cannot load into (static, Go), or no shim in `child_env`'s
+/// `LD_PRELOAD` at all, and no supervisor above (`ENVSHIM_SUPERVISOR`, which
+/// rule 8 carries from the caller: one judges every exec of the tree). Under
+/// `--supervise` this run's own supervisor does; the caller does not ask.
 pub fn say_unguarded(
     d: &envpolicy::outcome::Decision,
     program: &std::path::Path,
-    shim: bool,
-    env: &[Vec<u8>],
+    child_env: &[Vec<u8>],
 ) {
+    let env = child_env;
+    let shim = crate::environ::get(env, b"LD_PRELOAD")
+        .is_some_and(|v| envpolicy::supervise::shim_in_preload(v).is_some());
     use envpolicy::decide::Rule;
     use envpolicy::elf_head::Loads;
     use envpolicy::outcome::ChangeRule;

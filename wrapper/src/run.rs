@@ -257,7 +257,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         };
         return Ok(supervise::run(&program, child_argv, &child_env, setup));
     }
-    deliver::say_unguarded(&d, &program, shim.is_some(), &env);
+    deliver::say_unguarded(&d, &program, &child_env);
     if o.debug {
         say!("envwrap: debug: policy:   {}", loaded.label());
         for c in &d.changes {
