@@ -466,22 +466,8 @@ fn find_secrets(
             .any(|(arg, v)| searched_part(v, arg).is_some_and(crate::escaped::may_hold));
     for_each_credential_value_up_to(policy, req, longest, |value, source| {
         let finder = crate::bytes::Finder::new(value);
-        if program.is_none() && finder.find(req.program).is_some() {
-            program = Some(ArgRule::Value(source));
-        }
-        for (i, arg) in req.argv.iter().enumerate() {
-            let Some(slot) = verdicts.get_mut(i) else {
-                break;
-            };
-            if let Some(hay) = searched_part(slot, arg) {
-                if finder.find(hay).is_some() {
-                    *slot = ArgVerdict {
-                        action,
-                        rule: ArgRule::Value(source),
-                    };
-                }
-            }
-        }
+        let found = Found { action, source };
+        found.mark(req, verdicts, &mut program, |hay| finder.find(hay).is_some());
         // Its base64 copies, in what the raw search left, with needles built only
         // if something is long enough to hold one.
         let Some(shortest) = crate::encoded::shortest_needle(value.len()) else {
@@ -490,7 +476,7 @@ fn find_secrets(
         // A sieve first: a long argument (up to the 1 MiB of an argv) is passed
         // over at one sample per needle's length, not searched three times.
         let mut built = None;
-        let mut holds = |hay: &[u8]| {
+        let holds = |hay: &[u8]| {
             hay.len() >= shortest && {
                 let (needles, sieve) = built.get_or_insert_with(|| {
                     let needles = crate::encoded::Base64Needles::of(value);
@@ -501,22 +487,9 @@ fn find_secrets(
                 sieve.may_hold(hay) && needles.found_in(hay)
             }
         };
-        if program.is_none() && holds(req.program) {
-            program = Some(ArgRule::Value(source));
-        }
-        for (i, arg) in req.argv.iter().enumerate() {
-            let Some(slot) = verdicts.get_mut(i) else {
-                break;
-            };
-            if searched_part(slot, arg).is_some_and(&mut holds) {
-                *slot = ArgVerdict {
-                    action,
-                    rule: ArgRule::Value(source),
-                };
-            }
-        }
+        found.mark(req, verdicts, &mut program, holds);
         if escapes {
-            mark_escaped(value, source, action, req, verdicts, &mut program);
+            mark_escaped(value, found, req, verdicts, &mut program);
         }
         true
     });
@@ -822,31 +795,53 @@ fn is_copy(rule: Rule) -> bool {
 #[inline(never)]
 fn mark_escaped(
     value: &[u8],
-    source: ValueSource,
-    action: ArgAction,
+    found: Found,
     req: &ArgvRequest<'_>,
     verdicts: &mut [ArgVerdict],
     program: &mut Option<ArgRule>,
 ) {
     let mut built = None;
-    let mut holds = |hay: &[u8]| {
+    found.mark(req, verdicts, program, |hay| {
         crate::escaped::may_hold(hay)
             && built
                 .get_or_insert_with(|| crate::escaped::EscapedCopies::of(value))
                 .found_in(hay)
-    };
-    if program.is_none() && holds(req.program) {
-        *program = Some(ArgRule::Value(source));
-    }
-    for (i, arg) in req.argv.iter().enumerate() {
-        let Some(slot) = verdicts.get_mut(i) else {
-            break;
-        };
-        if searched_part(slot, arg).is_some_and(&mut holds) {
-            *slot = ArgVerdict {
-                action,
-                rule: ArgRule::Value(source),
+    });
+}
+
+/// What a credential value found in argv makes of the argument that holds it
+/// (`argv.secrets`' action), and whose value it is.
+#[derive(Clone, Copy)]
+struct Found {
+    action: ArgAction,
+    source: ValueSource,
+}
+
+impl Found {
+    /// The program, unless something already refused it, and every argument
+    /// still searched ([`searched_part`]), marked where `holds`: the one
+    /// marking of the three searches for a value (raw, base64, escaped).
+    #[inline(always)]
+    fn mark(
+        self,
+        req: &ArgvRequest<'_>,
+        verdicts: &mut [ArgVerdict],
+        program: &mut Option<ArgRule>,
+        mut holds: impl FnMut(&[u8]) -> bool,
+    ) {
+        if program.is_none() && holds(req.program) {
+            *program = Some(ArgRule::Value(self.source));
+        }
+        for (i, arg) in req.argv.iter().enumerate() {
+            let Some(slot) = verdicts.get_mut(i) else {
+                break;
             };
+            if searched_part(slot, arg).is_some_and(&mut holds) {
+                *slot = ArgVerdict {
+                    action: self.action,
+                    rule: ArgRule::Value(self.source),
+                };
+            }
         }
     }
 }

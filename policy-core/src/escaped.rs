@@ -78,25 +78,52 @@ impl Escape {
         1 << self as u8
     }
 
+    /// The bytes an escape of this kind starts with (one of them twice when
+    /// there is only one): the one table of them.
+    const fn starters(self) -> [u8; 2] {
+        match self {
+            Escape::Percent => [b'%', b'%'],
+            Escape::Form => [b'%', b'+'],
+            Escape::Backslash | Escape::Backslash2 => [b'\\', b'\\'],
+            Escape::Quote => [b'\'', b'\''],
+            Escape::Doubled => [b'\'', b'"'],
+            Escape::Entity => [b'&', b'&'],
+        }
+    }
+
     /// Can an escape of this kind start with `b`?
     #[inline]
     const fn starts_with(self, b: u8) -> bool {
-        match self {
-            Escape::Percent => b == b'%',
-            Escape::Form => b == b'%' || b == b'+',
-            Escape::Backslash | Escape::Backslash2 => b == b'\\',
-            Escape::Quote => b == b'\'',
-            Escape::Doubled => b == b'\'' || b == b'"',
-            Escape::Entity => b == b'&',
-        }
+        let [x, y] = self.starters();
+        b == x || b == y
     }
 }
+
+/// For each byte, the escapes that can start with it ([`Escape::starters`]).
+/// Built at compile time: an index out of bounds here fails the build, it
+/// cannot panic at run time.
+#[allow(clippy::indexing_slicing)]
+const STARTING: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut k = 0;
+    while k < Escape::ALL.len() {
+        let e = Escape::ALL[k];
+        let [x, y] = e.starters();
+        table[x as usize] |= e.bit();
+        table[y as usize] |= e.bit();
+        k += 1;
+    }
+    table
+};
+
+/// Every byte an escape starts with (a test holds it to [`STARTING`]).
+const STARTERS: [u8; 6] = [b'%', b'\\', b'\'', b'+', b'"', b'&'];
 
 /// Could `value` hold an escaped copy of anything? It must hold the first byte
 /// of some escape: `%`, `+`, `\`, `'`, `"` or `&`. Most values hold none.
 #[inline]
 pub fn may_hold(value: &[u8]) -> bool {
-    crate::bytes::holds_any(value, [b'%', b'\\', b'\'', b'+', b'"', b'&'])
+    crate::bytes::holds_any(value, STARTERS)
 }
 
 /// The escapes whose copies of `credential` differ from the credential itself:
@@ -295,14 +322,7 @@ pub fn each_decoding(
 /// between escapes are copied as they are; each escape is decoded by the
 /// same stream the search reads ([`Unescaped`]).
 fn decode_into<'o>(value: &[u8], escape: Escape, out: &'o mut [u8]) -> &'o [u8] {
-    let (a, b) = match escape {
-        Escape::Percent => (b'%', b'%'),
-        Escape::Form => (b'%', b'+'),
-        Escape::Backslash | Escape::Backslash2 => (b'\\', b'\\'),
-        Escape::Quote => (b'\'', b'\''),
-        Escape::Doubled => (b'\'', b'"'),
-        Escape::Entity => (b'&', b'&'),
-    };
+    let [a, b] = escape.starters();
     let mut n = 0usize;
     let mut at = 0usize;
     let mut put = |bytes: &[u8], n: &mut usize| {
@@ -349,19 +369,9 @@ pub fn holds_copy(value: &[u8], credential: &[u8]) -> bool {
 
 /// The escapes whose first byte `value` holds, in one pass.
 fn present_escapes(value: &[u8]) -> u8 {
-    let mut set = 0u8;
-    for &b in value {
-        set |= match b {
-            b'%' => Escape::Percent.bit() | Escape::Form.bit(),
-            b'+' => Escape::Form.bit(),
-            b'\\' => Escape::Backslash.bit() | Escape::Backslash2.bit(),
-            b'\'' => Escape::Quote.bit() | Escape::Doubled.bit(),
-            b'"' => Escape::Doubled.bit(),
-            b'&' => Escape::Entity.bit(),
-            _ => 0,
-        };
-    }
-    set
+    value
+        .iter()
+        .fold(0, |set, &b| set | STARTING.get(b as usize).copied().unwrap_or(0))
 }
 
 /// The first start in `value` from which `escape`'s decoding reads `needle`
@@ -807,6 +817,13 @@ mod tests {
         for form in [json(&n, true), percent(&n, b"", false)] {
             assert!(form != n);
             assert!(EscapedCopies::of(credential).found_in(&wrapped(&form)));
+        }
+    }
+
+    #[test]
+    fn the_sieve_holds_every_byte_an_escape_starts_with() {
+        for b in 0..=255u8 {
+            assert_eq!(STARTING[b as usize] != 0, STARTERS.contains(&b), "byte {b}");
         }
     }
 

@@ -151,8 +151,7 @@ pub fn say_unguarded(
     program: &std::path::Path,
     child_env: &[Vec<u8>],
 ) {
-    let env = child_env;
-    let shim = crate::environ::get(env, b"LD_PRELOAD")
+    let shim = crate::environ::get(child_env, b"LD_PRELOAD")
         .is_some_and(|v| envpolicy::supervise::shim_in_preload(v).is_some());
     use envpolicy::decide::Rule;
     use envpolicy::elf_head::Loads;
@@ -164,7 +163,7 @@ pub fn say_unguarded(
         .filter(|c| matches!(c.rule, ChangeRule::Env(Rule::Secret(_))))
         .filter_map(|c| c.name.as_deref())
         .collect();
-    if delivered.is_empty() || crate::environ::get(env, envpolicy::mark::NAME).is_some() {
+    if delivered.is_empty() || crate::environ::get(child_env, envpolicy::mark::NAME).is_some() {
         return;
     }
     let why = match program_loads(program) {
