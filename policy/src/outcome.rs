@@ -2,16 +2,17 @@
 //! allocation-free core with buffers sized for the input, and describe every
 //! change by variable name, action and rule, never by value.
 
-use crate::argv::{
-    self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch, ValueSource,
-};
+use crate::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
 use crate::compiled::{sec, Class, Mode, Policy};
-use crate::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use crate::decide::{self, Action, Emit, Rule, Verdict};
 use crate::layer::Layer;
+use crate::pipeline;
 use serde::Serialize;
 
 mod layered;
 pub use layered::{decide_layered, Layers, Pass};
+/// Rule 8's entries, the same for both passes of an exec.
+pub use pipeline::Sticky;
 
 /// What a change is made to. Written by its id ([`Target::id`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,7 +283,8 @@ pub fn renamed_files(policy: &Policy<'_>) -> u32 {
         .fold(0, |bits, i| bits | 1 << i)
 }
 
-/// Decide env and argv for one exec of `program`.
+/// Decide env and argv for one exec of `program` with one policy (no managed
+/// layer, no secret, no rule 8 entries): [`Layers::decide`] with only `policy`.
 ///
 /// `parent_env` is the calling process's environment when it differs from `env`
 /// (pass an empty slice otherwise). `env_files` comes from [`read_env_files`].
@@ -294,157 +296,30 @@ pub fn decide(
     parent_env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Decision {
-    decide_with(
-        policy, program, argv, env, parent_env, env_files, None, None,
-    )
+    Layers::one(Pass::new(policy, env_files), Sticky::default())
+        .decide(program, argv, env, parent_env)
 }
 
-/// [`decide::decide_env`] with scratch it allocates, grown until the decision
-/// fits: the summary, the verdicts, the emits and the bytes of built entries.
-pub(crate) fn decide_env_growing(
-    policy: &Policy<'_>,
-    req: &EnvRequest<'_>,
-) -> (decide::EnvSummary, Vec<Verdict>, Vec<Emit>, Vec<u8>) {
-    let preload_len = req.preload.map_or(0, <[u8]>::len);
-    let mut sizes = decide::scratch_sizes(policy, req.env.len(), preload_len);
-    loop {
-        let mut verdicts = vec![Verdict::new(Action::Keep, Rule::BaseAll); sizes.verdicts];
-        let mut seen = vec![0u32; sizes.seen];
-        let mut emits = vec![Emit::Input(0); sizes.emits];
-        let mut bytes = vec![0u8; sizes.bytes];
-        let mut scratch = EnvScratch {
-            verdicts: &mut verdicts,
-            seen: &mut seen,
-            emits: &mut emits,
-            bytes: &mut bytes,
-        };
-        match decide::decide_env(policy, req, &mut scratch) {
-            Ok(s) => return (s, verdicts, emits, bytes),
-            Err(need) => sizes = need,
-        }
-    }
-}
-
-/// [`decide()`] with the shim's sticky entries (rule 8): the environment rules, then
-/// the argv rules with their verdicts, then what the argv decision moves into the
-/// environment.
-#[allow(clippy::too_many_arguments)]
-pub fn decide_with(
-    policy: &Policy<'_>,
-    program: &[u8],
-    argv: &[Vec<u8>],
-    env: &[Vec<u8>],
-    parent_env: &[Vec<u8>],
-    env_files: &[Option<Vec<u8>>],
-    preload: Option<&[u8]>,
-    policy_entry: Option<&[u8]>,
-) -> Decision {
-    let sticky = Sticky {
-        preload,
-        policy_entry,
-        hint: None,
-    };
-    decide_sticky(policy, program, argv, env, parent_env, env_files, sticky)
-}
-
-/// The shim's own entries a decision keeps in place (rule 8).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Sticky<'a> {
-    /// The shim's path, for `LD_PRELOAD`.
-    pub preload: Option<&'a [u8]>,
-    /// `ENVSHIM_POLICY=...`.
-    pub policy_entry: Option<&'a [u8]>,
-    /// `ENVSHIM_HINT=...`.
-    pub hint: Option<&'a [u8]>,
-}
-
-/// [`decide_with`] with the whole of rule 8, the hint included: for a judge of
-/// an exec that the shim already decided (`envwrap --supervise`).
-pub fn decide_sticky(
-    policy: &Policy<'_>,
-    program: &[u8],
-    argv: &[Vec<u8>],
-    env: &[Vec<u8>],
-    parent_env: &[Vec<u8>],
-    env_files: &[Option<Vec<u8>>],
-    sticky: Sticky<'_>,
-) -> Decision {
-    decide_delivering(
+/// One pass of the core pipeline made owned: the child's arrays, and a change
+/// for each entry and argument it does not pass as it is. `io` holds the
+/// pass's input as the change descriptions read it.
+fn pass_decision(d: &pipeline::Decided<'_>, io: PassIo<'_, '_>) -> Decision {
+    let PassIo {
         policy,
-        program,
-        argv,
         env,
+        argv,
         parent_env,
         env_files,
-        sticky,
-        &[],
-    )
-}
-
-/// [`decide_sticky`] that also delivers secrets (rule 6b): `secrets` holds the
-/// value of each secret by index, as the caller read it in the process that
-/// becomes the program ([`crate::secret::clean_value`]), or `None`.
-#[allow(clippy::too_many_arguments)]
-pub fn decide_delivering(
-    policy: &Policy<'_>,
-    program: &[u8],
-    argv: &[Vec<u8>],
-    env: &[Vec<u8>],
-    parent_env: &[Vec<u8>],
-    env_files: &[Option<Vec<u8>>],
-    sticky: Sticky<'_>,
-    secrets: &[Option<Vec<u8>>],
-) -> Decision {
-    let secret_refs: Vec<Option<&[u8]>> = secrets.iter().map(|s| s.as_deref()).collect();
-    let Sticky {
-        preload,
-        policy_entry,
-        hint,
-    } = sticky;
-    let env_refs: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
-    let argv_refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-    let parent_refs: Vec<&[u8]> = parent_env.iter().map(Vec::as_slice).collect();
-    let files: Vec<Option<&[u8]>> = env_files.iter().map(|f| f.as_deref()).collect();
-    let req = EnvRequest {
-        program,
-        env: &env_refs,
-        env_files: &files,
-        preload,
-        policy_entry,
-        hint,
-        file_values: None,
-        file_judged: None,
-        renamed_files: renamed_files(policy),
-        parent_env: &parent_refs,
-        secrets: &secret_refs,
-    };
-    let (summary, verdicts, emits, bytes) = decide_env_growing(policy, &req);
-    let env_verdicts: Vec<Verdict> = verdicts[..env.len()].to_vec();
-    let (mut child_env, added) = child_env_of(policy, env, &emits[..summary.emitted], &bytes);
-    let mut changes = env_changes(policy, env, &env_verdicts);
-    changes.extend(added);
-    changes.extend(refused_additions(policy, env, &summary));
-
-    let areq = ArgvRequest {
-        program,
-        argv: &argv_refs,
-        env: &env_refs,
-        env_verdicts: &env_verdicts,
-        parent_env: &parent_refs,
-        env_files: &files,
-        file_credentials: None,
-        secrets: &secret_refs,
-    };
-    let (asummary, averdicts, aemits, abytes) = decide_argv_growing(policy, &areq);
-    let child_argv = aemits[..asummary.emitted]
-        .iter()
-        .map(|e| match *e {
-            ArgEmit::Input(i) => argv[i as usize].clone(),
-            ArgEmit::Built { start, len } => {
-                abytes[start as usize..(start + len) as usize].to_vec()
-            }
-        })
-        .collect();
+    } = io;
+    let mut slots: Vec<&[u8]> = vec![&[]; d.env_len()];
+    let n = d.fill_env(&mut slots, |e| e, |e| e);
+    let child_env: Vec<Vec<u8>> = slots[..n].iter().map(|e| e.to_vec()).collect();
+    let mut slots: Vec<&[u8]> = vec![&[]; d.arg_emits.len()];
+    let n = d.fill_argv(&mut slots, |a| a);
+    let child_argv: Vec<Vec<u8>> = slots[..n].iter().map(|a| a.to_vec()).collect();
+    let mut changes = env_changes(policy, env, d.verdicts);
+    changes.extend(added_changes(policy, d));
+    changes.extend(refused_additions(policy, env, &d.env));
     let ctx = ArgContext {
         policy,
         env,
@@ -452,20 +327,20 @@ pub fn decide_delivering(
         env_files,
     };
     let mut refusal = None;
-    if let Some(rule) = asummary.program {
+    if let Some(rule) = d.argv.program {
         // The path given to exec holds a secret: judged as an argument is, and
         // refused (a path cannot be redacted).
         let v = ArgVerdict {
             action: ArgAction::Refuse,
             rule,
         };
-        let mut c = ctx.change(0, &v, program);
+        let mut c = ctx.change(0, &v, d.exec.program);
         c.target = Target::Program;
         c.index = None;
         refusal = Some(c.clone());
         changes.push(c);
     }
-    for (i, v) in averdicts.iter().enumerate() {
+    for (i, v) in d.arg_verdicts.iter().enumerate() {
         if v.action == ArgAction::Keep {
             continue;
         }
@@ -473,60 +348,52 @@ pub fn decide_delivering(
         if v.action == ArgAction::Refuse && refusal.is_none() {
             refusal = Some(c.clone());
         }
-        if let Some((name, entry)) = v.moved_pair(&argv[i]) {
-            match child_env.iter().position(|e| argv::entry_has_name(e, name)) {
-                Some(k) => child_env[k] = entry.to_vec(),
-                None => child_env.push(entry.to_vec()),
-            }
-        }
         changes.push(c);
     }
-    let withheld = env_verdicts
+    let withheld = d
+        .verdicts
         .iter()
         .enumerate()
         .filter(|(_, v)| crate::withheld::worth_saying(policy.settings(), v))
         .map(|(i, _)| i)
         .collect();
     Decision {
-        mode: policy.settings().mode,
-        user_mode: policy.settings().mode,
+        mode: d.mode,
+        user_mode: d.mode,
         managed_mode: None,
         withheld,
         env: child_env,
         argv: child_argv,
         changes,
         refusal,
-        env_verdicts,
-        argv_verdicts: averdicts,
+        env_verdicts: d.verdicts.to_vec(),
+        argv_verdicts: d.arg_verdicts.to_vec(),
     }
 }
 
-/// The child's environment from the decision's emits, and a change for each entry
-/// the policy added (set, file values, sticky).
-fn child_env_of(
-    policy: &Policy<'_>,
-    env: &[Vec<u8>],
-    emits: &[Emit],
-    bytes: &[u8],
-) -> (Vec<Vec<u8>>, Vec<Change>) {
-    let (mut child_env, mut added) = (Vec::new(), Vec::new());
-    for e in emits {
-        let (entry, rule) = match *e {
-            Emit::Input(i) => {
-                if let Some(entry) = env.get(i as usize) {
-                    child_env.push(entry.clone());
-                }
-                continue;
-            }
+/// A pass's input, as the change descriptions read it.
+#[derive(Clone, Copy)]
+struct PassIo<'a, 'p> {
+    policy: &'a Policy<'p>,
+    env: &'a [Vec<u8>],
+    argv: &'a [Vec<u8>],
+    parent_env: &'a [Vec<u8>],
+    env_files: &'a [Option<Vec<u8>>],
+}
+
+/// A change for each entry the pass added (set, file values, sticky).
+fn added_changes(policy: &Policy<'_>, d: &pipeline::Decided<'_>) -> Vec<Change> {
+    d.emits
+        .iter()
+        .filter_map(|e| match *e {
+            Emit::Input(_) => None,
             Emit::Built { start, len, rule } => {
-                (bytes[start as usize..(start + len) as usize].to_vec(), rule)
+                let entry = d.env_bytes.get(start as usize..(start + len) as usize)?;
+                Some(added_change(policy, entry, rule))
             }
-            Emit::Pooled { entry, rule } => (policy.str(entry).to_vec(), rule),
-        };
-        added.push(added_change(policy, &entry, rule));
-        child_env.push(entry);
-    }
-    (child_env, added)
+            Emit::Pooled { entry, rule } => Some(added_change(policy, policy.str(entry), rule)),
+        })
+        .collect()
 }
 
 /// A change for each input entry that does not pass as it is.
@@ -585,33 +452,6 @@ fn refused_additions(
         });
     }
     changes
-}
-
-/// [`argv::decide_argv`] with scratch grown until it fits.
-fn decide_argv_growing(
-    policy: &Policy<'_>,
-    req: &ArgvRequest<'_>,
-) -> (argv::ArgvSummary, Vec<ArgVerdict>, Vec<ArgEmit>, Vec<u8>) {
-    let n = req.argv.len();
-    let mut nbytes = argv::bytes_needed(req.argv);
-    loop {
-        let keep = ArgVerdict {
-            action: ArgAction::Keep,
-            rule: ArgRule::None,
-        };
-        let mut verdicts = vec![keep; n];
-        let mut emits = vec![ArgEmit::Input(0); n];
-        let mut bytes = vec![0u8; nbytes];
-        let mut scratch = ArgvScratch {
-            verdicts: &mut verdicts,
-            emits: &mut emits,
-            bytes: &mut bytes,
-        };
-        match argv::decide_argv(policy, req, &mut scratch) {
-            Ok(s) => return (s, verdicts, emits, bytes),
-            Err(need) => nbytes = need,
-        }
-    }
 }
 
 /// `text` with every token shape and every credential of `envs` (judged by

@@ -55,13 +55,13 @@ impl Drop for Value {
     }
 }
 
-/// The values of a policy's secrets by index, as [`crate::outcome::decide_delivering`]
+/// The values of a policy's secrets by index, as [`crate::outcome::Pass::secrets`]
 /// takes them: `None` for a secret not read. Wiped on drop; never printed.
 #[derive(Default)]
 pub struct Values(Vec<Option<Vec<u8>>>);
 
 impl Values {
-    /// The values by secret index, for `decide_delivering`.
+    /// The values by secret index, for `outcome::Pass::secrets`.
     pub fn as_slice(&self) -> &[Option<Vec<u8>>] {
         &self.0
     }

@@ -1,5 +1,5 @@
 //! The verdict of `envwrap --supervise` on an exec it intercepted: the same
-//! decision the shim and envwrap make ([`crate::outcome::decide_with`]), read as
+//! decision the shim and envwrap make ([`crate::outcome::Layers::decide`]), read as
 //! a yes or no.
 //!
 //! A supervisor sees an exec that is already under way in another process. It

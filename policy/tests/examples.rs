@@ -333,15 +333,16 @@ fn secrets_example_gives_gh_its_token_and_refuses_what_would_print_it() {
     let decide = |program: &str, args: &[&str]| {
         let mut argv = vec![program.as_bytes().to_vec()];
         argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));
-        envpolicy::outcome::decide_delivering(
-            &p,
+        let pass = envpolicy::outcome::Pass {
+            policy: &p,
+            env_files: &[],
+            secrets: &secrets,
+        };
+        envpolicy::outcome::Layers::one(pass, Default::default()).decide(
             program.as_bytes(),
             &argv,
             &[b"PATH=/usr/bin".to_vec()],
             &[],
-            &[],
-            Default::default(),
-            &secrets,
         )
     };
     let d = decide("/usr/bin/gh", &["pr", "list"]);

@@ -662,7 +662,7 @@ fn the_shim_entry_and_policy_variable_stay() {
     let policy = c.policy();
     let env = bytes(&["LD_PRELOAD=/other.so", "ENVSHIM_POLICY=/tmp/lax.toml"]);
     let keep_all = compile("version = 1\n");
-    let d = envpolicy::outcome::decide_with(
+    let d = sticky_decide(
         &policy,
         b"/bin/true",
         &[],
@@ -680,7 +680,7 @@ fn the_shim_entry_and_policy_variable_stay() {
     // With the other entry kept, the shim goes first and the rest keeps its order.
     let p2 = keep_all.policy();
     let env = bytes(&["LD_PRELOAD=/a.so:/b.so"]);
-    let d = envpolicy::outcome::decide_with(
+    let d = sticky_decide(
         &p2,
         b"/bin/true",
         &[],
@@ -696,7 +696,7 @@ fn the_shim_entry_and_policy_variable_stay() {
     );
     // Already present anywhere: unchanged.
     let env = bytes(&["LD_PRELOAD=/a.so /lib/libenvshim.so"]);
-    let d = envpolicy::outcome::decide_with(
+    let d = sticky_decide(
         &p2,
         b"/bin/true",
         &[],
@@ -712,7 +712,7 @@ fn the_shim_entry_and_policy_variable_stay() {
     );
     // sticky = false turns it off.
     let off = compile("version = 1\nsticky = false\n");
-    let d = envpolicy::outcome::decide_with(
+    let d = sticky_decide(
         &off.policy(),
         b"/bin/true",
         &[],
@@ -735,7 +735,7 @@ fn an_inherited_policy_entry_stays_in_place_unchanged() {
     let with_entry = |policy: &str, env: &[Vec<u8>]| {
         let c = compile(policy);
         let p = c.policy();
-        envpolicy::outcome::decide_with(&p, b"/bin/true", &[], env, &[], &[], None, Some(entry))
+        sticky_decide(&p, b"/bin/true", &[], env, &[], &[], None, Some(entry))
     };
     let env = bytes(&[
         "A=1",
@@ -829,4 +829,25 @@ fn copies_of_credential_values_are_found_past_the_small_table() {
         change(&d, "EARLY_COPY").unwrap().rule.id(),
         "credential.value"
     );
+}
+
+/// One pass of `p` with rule 8's entries (`preload`, `policy_entry`).
+#[allow(clippy::too_many_arguments)]
+fn sticky_decide(
+    p: &envpolicy::Policy<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+    files: &[Option<Vec<u8>>],
+    preload: Option<&[u8]>,
+    policy_entry: Option<&[u8]>,
+) -> envpolicy::outcome::Decision {
+    let sticky = envpolicy::outcome::Sticky {
+        preload,
+        policy_entry,
+        hint: None,
+    };
+    envpolicy::outcome::Layers::one(envpolicy::outcome::Pass::new(p, files), sticky)
+        .decide(program, argv, env, parent_env)
 }

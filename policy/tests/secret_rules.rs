@@ -37,13 +37,11 @@ fn deliver(
     let mut argv = vec![program.as_bytes().to_vec()];
     argv.extend(bytes(args));
     let secrets = [value.map(|v| v.as_bytes().to_vec())];
-    outcome::decide_delivering(
+    delivering(
         &p,
         program.as_bytes(),
         &argv,
         &bytes(env),
-        &[],
-        &[],
         Sticky::default(),
         &secrets,
     )
@@ -371,6 +369,24 @@ fn under_rule_8_the_shim_alone_is_preloaded_into_a_program_that_gets_a_secret() 
     };
     let argv = [b"/usr/bin/gh".to_vec()];
     let secrets = [Some(VALUE.as_bytes().to_vec())];
-    let d = outcome::decide_delivering(&p, b"/usr/bin/gh", &argv, &env, &[], &[], sticky, &secrets);
+    let d = delivering(&p, b"/usr/bin/gh", &argv, &env, sticky, &secrets);
     assert_eq!(get(&d, "LD_PRELOAD").as_deref(), Some("/lib/libenvshim.so"));
+}
+
+/// One pass of `p` that delivers `secrets` (rule 6b), as a front end that read
+/// them decides.
+fn delivering(
+    p: &envpolicy::Policy<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    sticky: Sticky<'_>,
+    secrets: &[Option<Vec<u8>>],
+) -> Decision {
+    let pass = outcome::Pass {
+        policy: p,
+        env_files: &[],
+        secrets,
+    };
+    outcome::Layers::one(pass, sticky).decide(program, argv, env, &[])
 }

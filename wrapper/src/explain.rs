@@ -220,15 +220,16 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     let command = Command::find(&argv, &env);
     let policy_entry = loaded.policy_entry();
     let shim = command.shim.as_ref().map(|s| s.as_os_str().as_bytes());
-    let user_only = outcome::decide_with(
-        &policy,
+    let sticky = outcome::Sticky {
+        preload: shim,
+        policy_entry: shim.and(policy_entry.as_deref()),
+        hint: None,
+    };
+    let user_only = outcome::Layers::one(outcome::Pass::new(&policy, &files), sticky).decide(
         &program,
         &argv,
         &env,
         &[],
-        &files,
-        shim,
-        shim.and(policy_entry.as_deref()),
     );
     // The host's managed layer decides after the user's policy: a row whose
     // verdict it changed is its, and says so (docs/policy.md, 2b).
@@ -242,11 +243,7 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
             user: outcome::Pass::new(&policy, &files),
             managed: Some(m.pass(&[])),
             requested_mode: None,
-            sticky: outcome::Sticky {
-                preload: shim,
-                policy_entry: shim.and(policy_entry.as_deref()),
-                hint: None,
-            },
+            sticky,
         }
         .decide(&program, &argv, &env, &[]),
         _ => user_only.clone(),

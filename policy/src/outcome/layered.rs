@@ -1,17 +1,18 @@
-//! The two passes of a host with a managed layer (docs/adr/0020-managed-layer.md,
-//! [`crate::layer`]): the user layer decides the exec as on any host, then the
-//! managed layer decides over the first decision's *result*, with the caller's
-//! environment as its parent environment. One [`Decision`] comes back: the
-//! second pass's result, and every change of both passes, each with the
+//! Both layers of an exec (docs/adr/0020-managed-layer.md, [`crate::layer`]),
+//! decided by the core's one pipeline ([`pipeline::decide`]: the user pass,
+//! then the managed pass over its *result*, with the caller's environment as
+//! its parent environment) and made owned here. One [`Decision`] comes back:
+//! the child's arrays, and every change of both passes, each with the
 //! [`Layer`] that made it.
 //!
 //! Composition rather than a merge is what makes "only stricter" hold for every
 //! field: every entry and argument the child gets passed both layers, or was
 //! added by the managed layer itself.
 
-use super::{decide_delivering, Change, Decision, Sticky, Target};
+use super::{pass_decision, Change, Decision, PassIo, Sticky, Target};
 use crate::compiled::{Mode, Policy};
 use crate::layer::{self, Layer};
+use crate::pipeline;
 
 /// One layer's pass: its policy, its own env files
 /// ([`super::read_env_files`]) and the values of its own `[[secret]]`s read for
@@ -50,7 +51,18 @@ pub struct Layers<'a, 'p> {
     pub sticky: Sticky<'a>,
 }
 
-impl Layers<'_, '_> {
+impl<'a, 'p> Layers<'a, 'p> {
+    /// One layer, `user` (no managed layer, the policy's own mode), with rule
+    /// 8's entries `sticky`.
+    pub fn one(user: Pass<'a, 'p>, sticky: Sticky<'a>) -> Self {
+        Layers {
+            user,
+            managed: None,
+            requested_mode: None,
+            sticky,
+        }
+    }
+
     /// [`decide_layered`] with these layers.
     pub fn decide(
         &self,
@@ -77,13 +89,11 @@ impl Layers<'_, '_> {
 
 /// Decide one exec of `program` with both layers (`parent_env`: the caller's
 /// environment; one equal to `env`, or empty, means the child inherits it, as
-/// for [`super::decide()`]).
+/// for [`super::decide()`]): the core's pipeline ([`pipeline::decide`]) in
+/// buffers grown until it fits, made owned.
 ///
 /// The user pass runs in [`layer::pass_mode`] of its own mode and the
-/// requested one; in audit it changes nothing (the managed pass gets its
-/// input). A refusal of the user pass (enforce) refuses the exec with no
-/// managed pass; else the managed pass decides over what the user pass gives
-/// the child. The result's [`Decision::mode`] is enforce when either pass
+/// requested one. The result's [`Decision::mode`] is enforce when either pass
 /// enforces; [`Decision::audited`] says of each change whether it was made.
 /// Indexes of the managed pass's changes are mapped back to the caller's input
 /// when the entry or argument is there unchanged, else `None` (an entry the
@@ -103,55 +113,122 @@ pub fn decide_layered(
     } else {
         parent_env
     };
-    let user = layers.user;
-    let mut first = decide_delivering(
-        user.policy,
-        program,
-        argv,
-        env,
-        parent_env,
-        user.env_files,
-        layers.sticky,
-        user.secrets,
+    let (env_r, argv_r, parent_r) = (slices(env), slices(argv), slices(parent_env));
+    let user = Gathered::of(layers.user);
+    let managed = layers.managed.map(Gathered::of);
+    let user_mode = layer::pass_mode(
+        Layer::User,
+        layers.user.policy.settings().mode,
+        layers.requested_mode,
     );
-    let own = user.policy.settings().mode;
-    first.set_mode(layer::pass_mode(Layer::User, own, layers.requested_mode));
-    let Some(managed) = layers.managed else {
+    let user_pass = user.pass(Layer::User, user_mode, layers.sticky);
+    let managed_pass = managed
+        .as_ref()
+        .map(|m| m.pass(Layer::Managed, m.of.policy.settings().mode, layers.sticky));
+    let exec = pipeline::Exec {
+        program,
+        argv: &argv_r,
+        env: &env_r,
+        parent: &parent_r,
+    };
+    let mut plan = pipeline::Plan::first(&user_pass, managed_pass.is_some(), &exec);
+    let mut slack = 0usize;
+    loop {
+        let mut buf = vec![0u64; (plan.bytes() + slack) / 8 + 1];
+        let arena = pipeline::Bump::new(&mut buf);
+        match pipeline::decide(exec, &user_pass, managed_pass.as_ref(), plan, &arena) {
+            Ok(o) => return owned(layers, &o, argv, env, parent_env),
+            Err(pipeline::Short::Grow(p)) => plan = p,
+            // The plan's bytes are what its takes need; more, should they not be.
+            Err(pipeline::Short::NoRoom) => slack = slack * 2 + 4096,
+        }
+    }
+}
+
+/// A layer's env files and secrets as the pipeline reads them.
+struct Gathered<'a, 'p> {
+    of: Pass<'a, 'p>,
+    files: Vec<Option<&'a [u8]>>,
+    secrets: Vec<Option<&'a [u8]>>,
+}
+
+impl<'a, 'p> Gathered<'a, 'p> {
+    fn of(of: Pass<'a, 'p>) -> Self {
+        Gathered {
+            of,
+            files: of.env_files.iter().map(|f| f.as_deref()).collect(),
+            secrets: of.secrets.iter().map(|s| s.as_deref()).collect(),
+        }
+    }
+
+    fn pass<'s>(&'s self, layer: Layer, mode: Mode, sticky: Sticky<'s>) -> pipeline::Pass<'s> {
+        pipeline::Pass {
+            layer,
+            policy: self.of.policy,
+            mode,
+            files: pipeline::Files {
+                contents: &self.files,
+                renamed: super::renamed_files(self.of.policy),
+                ..pipeline::Files::default()
+            },
+            sticky,
+            secrets: &self.secrets,
+        }
+    }
+}
+
+fn slices(v: &[Vec<u8>]) -> Vec<&[u8]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
+fn owned_all(v: &[&[u8]]) -> Vec<Vec<u8>> {
+    v.iter().map(|e| e.to_vec()).collect()
+}
+
+/// The pipeline's outcome as one owned [`Decision`].
+fn owned(
+    layers: &Layers<'_, '_>,
+    o: &pipeline::Outcome<'_>,
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+) -> Decision {
+    let first = pass_decision(
+        &o.user,
+        PassIo {
+            policy: layers.user.policy,
+            env,
+            argv,
+            parent_env,
+            env_files: layers.user.env_files,
+        },
+    );
+    let (Some(second), Some(managed)) = (&o.managed, layers.managed) else {
         return first;
     };
-    if first.refused().is_some() {
-        return first;
-    }
-    let env2 = first.effective_env(env).to_vec();
-    let argv2 = first.effective_argv(argv).to_vec();
-    let env_refs: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
-    let parent_refs: Vec<&[u8]> = parent_env.iter().map(Vec::as_slice).collect();
-    let parent2: Vec<Vec<u8>> = layer::parent_of_second(&env_refs, &parent_refs)
-        .iter()
-        .map(|e| e.to_vec())
-        .collect();
-    // The caller's environment is the second pass's parent unless it is its
-    // input as it stands (nothing to find there that the input lacks).
-    let parent2: &[Vec<u8>] = if parent2 == env2 { &[] } else { &parent2 };
-    let second = decide_delivering(
-        managed.policy,
-        program,
-        &argv2,
-        &env2,
-        parent2,
-        managed.env_files,
-        layers.sticky,
-        managed.secrets,
+    let (env2, argv2) = (owned_all(second.exec.env), owned_all(second.exec.argv));
+    let parent2 = owned_all(second.exec.parent);
+    let second_decision = pass_decision(
+        second,
+        PassIo {
+            policy: managed.policy,
+            env: &env2,
+            argv: &argv2,
+            parent_env: &parent2,
+            env_files: managed.env_files,
+        },
     );
+    let refused_by = o.refusal().map(|(d, _)| d.layer);
     combine(
         first,
-        second,
+        second_decision,
         Inputs {
             env,
             argv,
             env2: &env2,
             argv2: &argv2,
         },
+        refused_by,
     )
 }
 
@@ -164,7 +241,12 @@ struct Inputs<'a> {
 }
 
 /// One decision from the two passes' (the second over the first's result).
-fn combine(first: Decision, second: Decision, i: Inputs<'_>) -> Decision {
+fn combine(
+    first: Decision,
+    second: Decision,
+    i: Inputs<'_>,
+    refused_by: Option<Layer>,
+) -> Decision {
     let child_env = second.effective_env(i.env2).to_vec();
     let child_argv = second.effective_argv(i.argv2).to_vec();
     let env_at = |k: usize| at_input(i.env, i.env2, k);
@@ -202,12 +284,13 @@ fn combine(first: Decision, second: Decision, i: Inputs<'_>) -> Decision {
     withheld.extend(second.withheld.iter().filter_map(|&k| env_at(k)));
     withheld.sort_unstable();
     withheld.dedup();
-    let refusal = refusal_of(
-        first.refusal,
-        first.user_mode,
-        second.refusal.map(&managed),
-        second.mode,
-    );
+    // The refusal that stands, or that an audit pass would make
+    // (`pipeline::Outcome::refusal`).
+    let refusal = match refused_by {
+        Some(Layer::Managed) => second.refusal.map(&managed),
+        Some(Layer::User) => first.refusal,
+        None => None,
+    };
     let mode = match (first.user_mode, second.mode) {
         (Mode::Audit, Mode::Audit) => Mode::Audit,
         _ => Mode::Enforce,
@@ -223,22 +306,6 @@ fn combine(first: Decision, second: Decision, i: Inputs<'_>) -> Decision {
         env_verdicts,
         argv_verdicts,
         withheld,
-    }
-}
-
-/// The refusal that stands: an enforcing pass's (the user's first); when
-/// neither pass enforces, the one either would make, for an audit report.
-fn refusal_of(
-    first: Option<Change>,
-    first_mode: Mode,
-    second: Option<Change>,
-    second_mode: Mode,
-) -> Option<Change> {
-    match (first_mode, second_mode) {
-        (Mode::Enforce, _) if first.is_some() => first,
-        (_, Mode::Enforce) => second,
-        (Mode::Audit, Mode::Audit) => first.or(second),
-        _ => None,
     }
 }
 
