@@ -185,12 +185,19 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// A first guess for `pass` over an input of `envs` entries and `args`
-    /// arguments of `arg_bytes` bytes in all with their NULs.
-    pub fn guess(pass: &Pass<'_>, envs: usize, args: usize, arg_bytes: usize) -> Sizes {
-        let preload = pass.sticky.preload.map_or(0, <[u8]>::len);
+    /// A first guess for a pass of `policy` (with rule 8's `preload`) over an
+    /// input of `envs` entries and `args` arguments of `arg_bytes` bytes in
+    /// all with their NULs.
+    pub fn guess(
+        policy: &Policy<'_>,
+        preload: Option<&[u8]>,
+        envs: usize,
+        args: usize,
+        arg_bytes: usize,
+    ) -> Sizes {
+        let preload = preload.map_or(0, <[u8]>::len);
         Sizes {
-            env: decide::scratch_sizes(pass.policy, envs, preload),
+            env: decide::scratch_sizes(policy, envs, preload),
             arg_bytes: arg_bytes.saturating_add(16),
             envs,
             args,
@@ -200,7 +207,8 @@ impl Sizes {
     /// [`Sizes::guess`] for `exec`.
     pub fn of(pass: &Pass<'_>, exec: &Exec<'_>) -> Sizes {
         let arg_bytes = exec.argv.iter().map(|a| a.len() + 1).sum();
-        Sizes::guess(pass, exec.env.len(), exec.argv.len(), arg_bytes)
+        let (envs, args) = (exec.env.len(), exec.argv.len());
+        Sizes::guess(pass.policy, pass.sticky.preload, envs, args, arg_bytes)
     }
 
     /// Arena bytes the pass's decisions take, with each take's alignment.
@@ -239,10 +247,9 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The first try's plan for `exec`: the managed pass, when there is one,
-    /// guessed as large as the user pass.
-    pub fn first(user: &Pass<'_>, managed: bool, exec: &Exec<'_>) -> Plan {
-        let sizes = Sizes::of(user, exec);
+    /// The first try's plan with the user pass's `sizes`: the managed pass,
+    /// when there is one, guessed as large.
+    pub fn first(sizes: Sizes, managed: bool) -> Plan {
         Plan {
             user: sizes,
             managed: managed.then_some(sizes),
@@ -282,6 +289,9 @@ pub struct Decided<'s> {
     pub layer: Layer,
     pub mode: Mode,
     pub policy: &'s Policy<'s>,
+    /// The layer's env files and rule 8's entries, as the pass read them.
+    pub files: Files<'s>,
+    pub sticky: Sticky<'s>,
     /// What the pass read: the caller's exec, or for the managed pass the user
     /// pass's result.
     pub exec: Exec<'s>,
@@ -506,7 +516,7 @@ pub fn decide<'s, A: Arena>(
             } else {
                 exec.argv.iter().map(|a| a.len() + 1).sum()
             };
-            Sizes::guess(managed, envs, args, arg_bytes)
+            Sizes::guess(managed.policy, managed.sticky.preload, envs, args, arg_bytes)
         }
     };
     let grow = |sizes| {
@@ -643,6 +653,8 @@ fn one_pass<'s, A: Arena>(
         layer: pass.layer,
         mode: pass.mode,
         policy: pass.policy,
+        files: pass.files,
+        sticky: pass.sticky,
         exec,
         env,
         verdicts,

@@ -131,7 +131,8 @@ pub fn decide_layered(
         env: &env_r,
         parent: &parent_r,
     };
-    let mut plan = pipeline::Plan::first(&user_pass, managed_pass.is_some(), &exec);
+    let sizes = pipeline::Sizes::of(&user_pass, &exec);
+    let mut plan = pipeline::Plan::first(sizes, managed_pass.is_some());
     let mut slack = 0usize;
     loop {
         let mut buf = vec![0u64; (plan.bytes() + slack) / 8 + 1];

@@ -27,7 +27,7 @@ use envpolicy_core::compiled::Mode;
 use envpolicy_core::secret::{self, Undelivered, MAX_SECRETS};
 use envpolicy_core::Policy;
 
-use super::{missing, Attempt, ExecInput, Plan, Prepared, Site};
+use super::{missing, ExecInput, Plan, Prepared, Site};
 use crate::platform::fs::{stat_at, PathSpace};
 use crate::platform::scratch::Scratch;
 use crate::platform::sys;
@@ -96,24 +96,25 @@ fn program_trusted(prog_c: &[u8]) -> Result<(), Option<Undelivered>> {
 }
 
 /// Bytes of scratch a delivery takes in one attempt, alignment included.
-pub(super) fn delivery_bytes(x: &ExecInput<'_>) -> usize {
-    match x.delivery {
+pub(super) fn delivery_bytes(delivery: Delivery, na: usize) -> usize {
+    match delivery {
         Delivery::None => 0,
         Delivery::Read(wanted) => (wanted.count_ones() as usize)
             .saturating_mul(READ_BYTES)
             .saturating_add(MAX_SECRETS * size_of::<Option<&[u8]>>() + 16),
-        Delivery::Route(_) => (x.na + 4)
+        Delivery::Route(_) => (na + 4)
             .saturating_mul(size_of::<*const c_char>())
             .saturating_add(size_of::<PathSpace>() + 32),
     }
 }
 
-/// Reads each secret in `wanted` into the scratch: the values by secret index,
+/// Reads each secret of `policy` in `wanted` into the scratch: the values by secret index,
 /// as the decision takes them (`None` for a secret not delivered, which one line
 /// names; on a retry the line was written by the first attempt). `None`: no room.
 #[cold]
 #[inline(never)]
 pub(super) fn read_secrets<'s>(
+    policy: &Policy<'_>,
     x: &ExecInput<'_>,
     wanted: u16,
     plan: Plan,
@@ -125,18 +126,18 @@ pub(super) fn read_secrets<'s>(
         if wanted & (1 << i) == 0 {
             continue;
         }
-        let Some(rec) = x.policy.secret(i as u32) else {
+        let Some(rec) = policy.secret(i as u32) else {
             continue;
         };
         let buf = scratch.take_secret_bytes(READ_BYTES)?;
-        match secrets::read(x.policy, &rec, buf) {
+        match secrets::read(policy, &rec, buf) {
             Ok(value) => *slot = Some(value),
-            Err(why) if !plan.retry => say_undelivered(x.policy, i as u32, x.prog, why),
+            Err(why) if !plan.retry => say_undelivered(policy, i as u32, x.prog, why),
             Err(_) => {}
         }
     }
     if !plan.retry && values.iter().any(Option::is_some) {
-        say_if_unguarded(x, values);
+        say_if_unguarded(policy, x, values);
     }
     Some(values)
 }
@@ -147,7 +148,7 @@ pub(super) fn read_secrets<'s>(
 /// secret, and the person should know.
 #[cold]
 #[inline(never)]
-fn say_if_unguarded(x: &ExecInput<'_>, values: &[Option<&[u8]>]) {
+fn say_if_unguarded(policy: &Policy<'_>, x: &ExecInput<'_>, values: &[Option<&[u8]>]) {
     use envpolicy_core::elf_head::Loads;
     // SAFETY: `environ` is NULL or the process's NULL-terminated environment.
     if unsafe { sys::env_get(x.environ, envpolicy_core::mark::NAME) }.is_some() {
@@ -159,12 +160,12 @@ fn say_if_unguarded(x: &ExecInput<'_>, values: &[Option<&[u8]>]) {
         Loads::Shim | Loads::Unknown => return,
     };
     for (i, value) in values.iter().enumerate() {
-        let Some(rec) = value.and_then(|_| x.policy.secret(i as u32)) else {
+        let Some(rec) = value.and_then(|_| policy.secret(i as u32)) else {
             continue;
         };
         let mut m = Msg::<512>::new();
         m.push(b"envshim: ");
-        envpolicy_core::refusal::unguarded_line(x.policy.str(rec.name), x.prog, why, &mut |b| {
+        envpolicy_core::refusal::unguarded_line(policy.str(rec.name), x.prog, why, &mut |b| {
             m.push(b);
         });
         m.write_stderr();
@@ -197,10 +198,11 @@ fn program_loads(prog: &[u8]) -> envpolicy_core::elf_head::Loads {
 }
 
 /// envwrap's path, NUL-terminated, copied into the scratch; `None` when there
-/// is none to run (each secret in `wanted` then gets its line, once).
+/// is none to run (each secret of `policy` in `wanted` then gets its line, once).
 #[cold]
 #[inline(never)]
 pub(super) fn route_target<'s>(
+    policy: &Policy<'_>,
     x: &ExecInput<'_>,
     wanted: u16,
     plan: Plan,
@@ -217,7 +219,7 @@ pub(super) fn route_target<'s>(
     if found.is_none() && !plan.retry {
         (0..MAX_SECRETS as u32)
             .filter(|i| wanted & (1 << i) != 0)
-            .for_each(|i| say_undelivered(x.policy, i, x.prog, Undelivered::SharedMemory));
+            .for_each(|i| say_undelivered(policy, i, x.prog, Undelivered::SharedMemory));
     }
     found
 }
@@ -273,18 +275,18 @@ pub(super) fn routed(
     envwrap: &[u8],
     args: &[*const c_char],
     envp: &[*const c_char],
-) -> Attempt {
+) -> Prepared {
     // A PATH search (CPython's `subprocess` in its `vfork` child) tries one
     // directory after another: a candidate that is not there fails as it would,
     // so that the search goes on, instead of starting envwrap for it.
     if x.prog.is_empty() || missing(x.prog) {
-        return Attempt::Done(Prepared::Refuse {
+        return Prepared::Refuse {
             errno: libc::ENOENT,
-        });
+        };
     }
     let given = args.iter().take_while(|p| !p.is_null()).skip(1);
     let Some(out) = scratch.take_ptrs(given.clone().count() + 4) else {
-        return super::refuse_e2big(x.prog);
+        return super::say_e2big(x.prog);
     };
     let head: [*const c_char; 3] = [
         envwrap.as_ptr().cast(),
@@ -294,11 +296,11 @@ pub(super) fn routed(
     for (slot, p) in out.iter_mut().zip(head.into_iter().chain(given.copied())) {
         *slot = p;
     }
-    Attempt::Done(Prepared::Route {
+    Prepared::Route {
         path: envwrap.as_ptr().cast(),
         argv: out.as_ptr(),
         envp: envp.as_ptr(),
-    })
+    }
 }
 
 /// `envshim: secret NAME not delivered to PROG: REASON`, the one line for a

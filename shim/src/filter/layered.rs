@@ -22,9 +22,13 @@ use core::ffi::c_char;
 
 use envpolicy_core::Policy;
 
-use super::{decide_pass, delivery_of, scratch_bytes, Attempt, ExecInput, Mark, PassSizes, Plan};
-use super::{Prepared, Scratch, Site};
-use crate::platform::sys;
+use core::mem::size_of;
+
+use envpolicy_core::layer::Layer;
+use envpolicy_core::pipeline;
+
+use super::deliver::{delivery_bytes, read_secrets, route_target, Delivery};
+use super::{delivery_of, file_contents, ExecInput, Plan, Prepared, Scratch, Site};
 use crate::state::env_files::{self, OpenFile, MAX_ENV_FILES};
 use crate::state::in_force::Active;
 use crate::state::sticky;
@@ -98,6 +102,54 @@ impl<'a> Second<'a> {
     fn close(&self) {
         env_files::close_all(&self.files, self.n_files);
     }
+
+    /// Bytes of scratch the layer's own inputs take (its env files, its
+    /// secrets), for an exec of `na` arguments.
+    pub(super) fn bytes(&self, na: usize) -> usize {
+        let words = self.n_files.saturating_mul(size_of::<Option<&[u8]>>());
+        self.files_bytes
+            .saturating_add(words)
+            .saturating_add(delivery_bytes(self.delivery, na))
+            .saturating_add(64)
+    }
+
+    /// The managed layer's pass for the exec of `x`: its env files read into
+    /// the scratch, its secrets read (or, where they cannot be, envwrap's path
+    /// to route the exec through), or `None` when the scratch has no room.
+    pub(super) fn gather<'s>(
+        &'s self,
+        x: &ExecInput<'_>,
+        plan: Plan,
+        scratch: &'s Scratch<'_>,
+    ) -> Option<(pipeline::Pass<'s>, Option<&'s [u8]>)> {
+        let files = self.files.get(..self.n_files).unwrap_or(&[]);
+        let contents = file_contents(files, None, plan.retry, scratch)?;
+        let (secrets, route) = match self.delivery {
+            Delivery::None => (&[][..], None),
+            Delivery::Read(wanted) => (read_secrets(&self.policy, x, wanted, plan, scratch)?, None),
+            Delivery::Route(wanted) => (
+                &[][..],
+                route_target(&self.policy, x, wanted, plan, scratch),
+            ),
+        };
+        let pass = pipeline::Pass {
+            layer: Layer::Managed,
+            policy: &self.policy,
+            mode: self.policy.settings().mode,
+            files: pipeline::Files {
+                contents,
+                renamed: self.renamed,
+                ..pipeline::Files::default()
+            },
+            sticky: pipeline::Sticky {
+                preload: self.preload,
+                policy_entry: self.policy_entry,
+                hint: self.hint,
+            },
+            secrets,
+        };
+        Some((pass, route))
+    }
 }
 
 /// The tries of an exec on a host with a managed layer: out of line, so that
@@ -121,115 +173,4 @@ pub(super) unsafe fn tries(
     let prepared = super::tries(x, Some(&second), plan, scratch);
     second.close();
     prepared
-}
-
-/// The managed layer's pass over what the first pass decided (`first`), in the
-/// rest of the scratch the try reserved.
-pub(super) fn second_pass(
-    x: &ExecInput<'_>,
-    s: &Second<'_>,
-    first: Prepared,
-    plan: Plan,
-    scratch: &Scratch<'_>,
-) -> Attempt {
-    let (argv, envp) = match first {
-        Prepared::Pass { .. } => (x.argv, x.envp),
-        Prepared::Use { argv, envp, .. } => (argv, envp),
-        // Refused, or routed through envwrap, which decides both layers.
-        done => return Attempt::Done(done),
-    };
-    // The caller's own environment (`layer::parent_of_second`): the first
-    // pass's parent environment when the program passed its own, else its input.
-    let environ = if x.np > 0 { x.environ } else { x.envp };
-    // SAFETY: the first pass's arrays are NULL or NULL-terminated (the caller's,
-    // or built NULL-terminated in the scratch), as is `environ`.
-    let (na, ne) = unsafe { (sys::count(argv), sys::count(envp)) };
-    let np = if envp == environ {
-        0
-    } else {
-        // SAFETY: as above.
-        unsafe { sys::count(environ) }
-    };
-    let x2 = ExecInput {
-        policy: &s.policy,
-        prog: x.prog,
-        argv,
-        envp,
-        environ,
-        na,
-        ne,
-        np,
-        files: &s.files,
-        cached: None,
-        n_files: s.n_files,
-        renamed: s.renamed,
-        files_bytes: s.files_bytes,
-        preload: s.preload,
-        policy_entry: s.policy_entry,
-        hint: s.hint,
-        delivery: s.delivery,
-    };
-    let sizes = plan.second.unwrap_or_else(|| first_sizes(&x2));
-    let plan2 = Plan {
-        env: sizes.env,
-        arg_bytes: sizes.arg_bytes,
-        retry: plan.retry,
-        second: None,
-        extra: 0,
-    };
-    let need = scratch_bytes(&x2, plan2);
-    if scratch.remaining() < need {
-        return Attempt::Retry(Plan {
-            second: Some(sizes),
-            extra: plan.extra.saturating_add(need),
-            retry: true,
-            ..plan
-        });
-    }
-    match decide_pass(&x2, plan2, scratch) {
-        Attempt::Retry(p2) => Attempt::Retry(Plan {
-            second: Some(PassSizes {
-                env: p2.env,
-                arg_bytes: p2.arg_bytes,
-            }),
-            extra: plan.extra.saturating_add(scratch_bytes(&x2, p2)),
-            retry: true,
-            ..plan
-        }),
-        // The second pass changed nothing: the first pass's arrays.
-        Attempt::Done(Prepared::Pass { .. }) => Attempt::Done(unmarked(first)),
-        Attempt::Done(done) => Attempt::Done(unmarked(done)),
-    }
-}
-
-/// The sizes a first try of the managed layer's pass reserves.
-fn first_sizes(x2: &ExecInput<'_>) -> PassSizes {
-    let mut arg_total = 0usize;
-    for i in 0..x2.na {
-        // SAFETY: i < na, each entry NUL-terminated.
-        arg_total = arg_total.saturating_add(unsafe { sys::strlen(super::at(x2.argv, i)) } + 1);
-    }
-    PassSizes {
-        env: envpolicy_core::decide::scratch_sizes(
-            x2.policy,
-            x2.ne,
-            x2.preload.map_or(0, <[u8]>::len),
-        ),
-        arg_bytes: arg_total.saturating_add(16),
-    }
-}
-
-/// `p` without a supervisor's mark: a mark says that the exec was decided by
-/// one policy, which a supervisor of the tree could then skip judging; an exec
-/// decided by two layers is judged by the supervisor itself.
-fn unmarked(p: Prepared) -> Prepared {
-    match p {
-        Prepared::Pass { .. } => Prepared::Pass { mark: Mark(0) },
-        Prepared::Use { argv, envp, .. } => Prepared::Use {
-            argv,
-            envp,
-            mark: Mark(0),
-        },
-        other => other,
-    }
 }

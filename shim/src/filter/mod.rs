@@ -26,11 +26,9 @@ use core::ffi::{c_char, c_int};
 use core::mem::size_of;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use envpolicy_core::argv::{
-    self, ArgAction, ArgEmit, ArgRule, ArgVerdict, ArgvRequest, ArgvScratch,
-};
 use envpolicy_core::compiled::Mode;
-use envpolicy_core::decide::{self, Action, Emit, EnvRequest, EnvScratch, Rule, Verdict};
+use envpolicy_core::layer::Layer;
+use envpolicy_core::pipeline;
 use envpolicy_core::Policy;
 
 pub(crate) mod deliver;
@@ -39,7 +37,7 @@ pub mod log;
 mod report;
 
 use crate::filter::deliver::{delivery_bytes, delivery_for, read_secrets, route_target, Delivery};
-use crate::filter::report::{Refused, Report};
+use crate::filter::report::Report;
 pub use crate::platform::scratch::{Inline, Scratch};
 use crate::platform::sys;
 use crate::state::env_files::{self, OpenFile, MAX_ENV_FILES};
@@ -223,22 +221,10 @@ unsafe fn at(v: *const *const c_char, i: usize) -> *const c_char {
 /// The sizes one attempt reserves.
 #[derive(Clone, Copy)]
 struct Plan {
-    env: decide::Shortfall,
-    arg_bytes: usize,
-    /// A second try after a `Shortfall`.
+    /// The pipeline's, for every pass.
+    sizes: pipeline::Plan,
+    /// A second try after a shortfall.
     retry: bool,
-    /// The managed layer's pass, once a try learnt its sizes
-    /// ([`layered::second_pass`]).
-    second: Option<PassSizes>,
-    /// Bytes reserved beyond the first pass's, for the managed layer's pass.
-    extra: usize,
-}
-
-/// The sizes of one pass's decisions.
-#[derive(Clone, Copy)]
-struct PassSizes {
-    env: decide::Shortfall,
-    arg_bytes: usize,
 }
 
 /// The body of [`prepare`] for a usable policy; `Err` when one of its env files
@@ -326,11 +312,11 @@ unsafe fn apply(
         arg_total = arg_total.saturating_add(unsafe { sys::strlen(at(argv, i)) } + 1);
     }
     let plan = Plan {
-        env: decide::scratch_sizes(policy, ne, preload.map_or(0, <[u8]>::len)),
-        arg_bytes: arg_total.saturating_add(16),
+        sizes: pipeline::Plan::first(
+            pipeline::Sizes::guess(policy, preload, ne, na, arg_total),
+            managed.is_some(),
+        ),
         retry: false,
-        second: None,
-        extra: 0,
     };
     let input = ExecInput {
         policy,
@@ -401,13 +387,17 @@ pub(crate) fn warn_policy_once(active: &Active) {
 // page (see `crate::state::policy::with_active`).
 #[cold]
 #[inline(never)]
-fn refuse_e2big(prog: &[u8]) -> Attempt {
+fn say_e2big(prog: &[u8]) -> Prepared {
     let mut m = Msg::<512>::new();
     m.push(b"envshim: cannot apply the policy to ")
         .push_word(prog)
         .push(b": no memory for the filtered environment");
     m.write_stderr();
-    Attempt::Done(Prepared::Refuse { errno: libc::E2BIG })
+    Prepared::Refuse { errno: libc::E2BIG }
+}
+
+fn refuse_e2big(prog: &[u8]) -> Attempt {
+    Attempt::Done(say_e2big(prog))
 }
 
 /// What one exec hands the decision: the caller's arrays with their counts, and
@@ -447,131 +437,151 @@ struct Inputs<'s> {
     contents: &'s [Option<&'s [u8]>],
 }
 
-/// One try with the sizes of `plan`: the scratch for both passes, the user
-/// layer's pass, then the managed layer's over its result, when the host has one
-/// (docs/adr/0020-managed-layer.md).
+/// One try with the sizes of `plan`: the scratch for every pass, the inputs
+/// each layer reads, then the core's pipeline ([`pipeline::decide`]: the user
+/// layer's pass, and the managed layer's over its result when the host has
+/// one, docs/adr/0020-managed-layer.md), then what the shim does with it.
 fn attempt(
     x: &ExecInput<'_>,
     second: Option<&layered::Second<'_>>,
     plan: Plan,
     scratch: &mut Scratch<'_>,
 ) -> Attempt {
-    let mut bytes = scratch_bytes(x, plan);
-    if second.is_some() {
-        bytes = bytes.saturating_mul(2).saturating_add(plan.extra);
-    }
+    let bytes = scratch_bytes(x, second, plan);
     if scratch.reserve(0, bytes).is_err() {
         return refuse_e2big(x.prog);
     }
     let scratch = &*scratch;
-    let first = decide_pass(x, plan, scratch);
-    match (second, first) {
-        (Some(s), Attempt::Done(p)) => layered::second_pass(x, s, p, plan, scratch),
-        (_, first) => first,
-    }
-}
-
-/// One layer's pass, in the scratch reserved for it: the environment decision,
-/// the argv decision, the report, then the child's arrays.
-fn decide_pass(x: &ExecInput<'_>, plan: Plan, scratch: &Scratch<'_>) -> Attempt {
     let Some(inputs) = take_inputs(x, plan, scratch) else {
         return refuse_e2big(x.prog);
     };
     let (secrets, route) = match x.delivery {
         Delivery::None => (&[][..], None),
-        Delivery::Read(wanted) => match read_secrets(x, wanted, plan, scratch) {
+        Delivery::Read(wanted) => match read_secrets(x.policy, x, wanted, plan, scratch) {
             Some(values) => (values, None),
             None => return refuse_e2big(x.prog),
         },
-        Delivery::Route(wanted) => (&[][..], route_target(x, wanted, plan, scratch)),
+        Delivery::Route(wanted) => (&[][..], route_target(x.policy, x, wanted, plan, scratch)),
     };
-    let (summary, verdicts, emits, ebytes) = match decide_env_in(x, plan, scratch, &inputs, secrets)
-    {
-        Ok(decided) => decided,
-        Err(next) => return next,
+    // An exec routed through envwrap is not decided again here: envwrap
+    // decides both layers in the process that becomes the program.
+    let second = second.filter(|_| route.is_none());
+    let (managed, route) = match second.map(|s| s.gather(x, plan, scratch)) {
+        None => (None, route),
+        Some(Some((pass, managed_route))) => (Some(pass), managed_route),
+        Some(None) => return refuse_e2big(x.prog),
     };
-    let (asummary, averdicts, aemits, abytes) =
-        match decide_argv_in(x, plan, scratch, &inputs, verdicts, secrets) {
-            Ok(decided) => decided,
-            Err(next) => return next,
-        };
-    let policy = x.policy;
-    let report = Report {
-        policy,
-        prog: x.prog,
+    let user = pipeline::Pass {
+        layer: Layer::User,
+        policy: x.policy,
+        mode: x.policy.settings().mode,
+        files: pipeline::Files {
+            contents: inputs.contents,
+            values: x.cached.and_then(|h| h.file_values()),
+            judged: x.cached.and_then(|h| h.file_judged()),
+            credentials: x.cached.and_then(|h| h.file_credentials()),
+            renamed: x.renamed,
+        },
+        sticky: pipeline::Sticky {
+            preload: x.preload,
+            policy_entry: x.policy_entry,
+            hint: x.hint,
+        },
+        secrets,
+    };
+    let exec = pipeline::Exec {
+        program: x.prog,
+        argv: inputs.args,
         env: inputs.env,
-        args: inputs.args,
-        verdicts,
-        averdicts,
-        contents: inputs.contents,
         parent: inputs.parent,
-        source: policy.source(),
-        program: asummary.program,
-        refused_sets: summary.refused_sets,
-        refused_file_values: summary.refused_file_values,
-        tree_policy: x.policy_entry,
     };
-    // The exec as decided here, for a supervisor of the tree (0: none).
-    let mark = supervisor_mark(policy, summary.supervisor_key);
-    if policy.settings().mode == Mode::Audit {
-        report.all(crate::filter::log::audit_fd());
-        return Attempt::Done(Prepared::Pass { mark });
+    match pipeline::decide(exec, &user, managed.as_ref(), plan.sizes, scratch) {
+        Ok(outcome) => Attempt::Done(finish(x, &outcome, route, scratch)),
+        Err(pipeline::Short::Grow(sizes)) => Attempt::Retry(Plan { sizes, retry: true }),
+        Err(pipeline::Short::NoRoom) => refuse_e2big(x.prog),
     }
-    // A refused program that is not there: the exec would fail with ENOENT, and says
-    // so, with no line. A PATH search (CPython's subprocess, a shell) tries one
-    // directory after another; it then goes on quietly, and only the file that
-    // exists is refused and named.
-    let refused = asummary.refused.is_some() || asummary.program.is_some();
-    if refused && missing(x.prog) {
-        return Attempt::Done(Prepared::Refuse {
-            errno: libc::ENOENT,
-        });
+}
+
+/// What the shim does with the pipeline's outcome: each pass's report (in
+/// audit mode all of it, as JSON lines; in enforce the log, the refusal line
+/// or the loud lines), then the exec as it stands, the child's arrays, or the
+/// route through envwrap.
+fn finish(
+    x: &ExecInput<'_>,
+    outcome: &pipeline::Outcome<'_>,
+    route: Option<&[u8]>,
+    scratch: &Scratch<'_>,
+) -> Prepared {
+    for d in outcome.passes() {
+        let report = Report::of(d, x.prog);
+        if d.mode == Mode::Audit {
+            report.all(crate::filter::log::audit_fd());
+            continue;
+        }
+        // A refused program that is not there: the exec would fail with
+        // ENOENT, and says so, with no line. A PATH search (CPython's
+        // subprocess, a shell) tries one directory after another; it then goes
+        // on quietly, and only the file that exists is refused and named.
+        let refusal = d.refusal();
+        if refusal.is_some() && missing(x.prog) {
+            return Prepared::Refuse {
+                errno: libc::ENOENT,
+            };
+        }
+        if let Some(log) = crate::filter::log::fd() {
+            report.all(log);
+        }
+        if let Some(r) = refusal {
+            report.refusal(r);
+            return Prepared::Refuse { errno: libc::EPERM };
+        }
+        report.loud();
     }
-    if let Some(log) = crate::filter::log::fd() {
-        report.all(log);
-    }
-    if let Some(rule) = asummary.program {
-        report.refusal(Refused::Program(rule));
-        return Attempt::Done(Prepared::Refuse { errno: libc::EPERM });
-    }
-    if let Some(i) = asummary.refused {
-        report.refusal(Refused::Argument(i as usize));
-        return Attempt::Done(Prepared::Refuse { errno: libc::EPERM });
-    }
-    report.loud();
-    if route.is_none() && summary.changed == 0 && summary.added == 0 && asummary.changed == 0 {
-        return Attempt::Done(Prepared::Pass { mark });
-    }
+    // The exec as decided here, for a supervisor of the tree: an exec decided
+    // by two layers carries no mark (the supervisor judges it itself).
+    let mark = match outcome.managed {
+        Some(_) => Mark(0),
+        None => supervisor_mark(x.policy, outcome.user.env.supervisor_key),
+    };
+    let child = match (outcome.child(), route) {
+        (Some(d), _) => d,
+        (None, Some(_)) => &outcome.user,
+        (None, None) => return Prepared::Pass { mark },
+    };
     let (Some(out_env), Some(out_argv)) = (
-        scratch.take_ptrs(summary.emitted + asummary.moved as usize + 1),
-        scratch.take_ptrs(asummary.emitted + 1),
+        scratch.take_ptrs(child.env_len() + 1),
+        scratch.take_ptrs(child.arg_emits.len() + 1),
     ) else {
-        return refuse_e2big(x.prog);
+        return say_e2big(x.prog);
     };
-    let emits = emits.get(..summary.emitted).unwrap_or(&[]);
-    // SAFETY: the caller's arrays, as counted in `x`.
-    unsafe { assemble_envp(x, emits, ebytes, averdicts, inputs.args, out_env) };
+    // Every entry the pipeline hands is followed in memory by its NUL: the
+    // caller's C strings, the built bytes, the policy's pooled strings.
+    let n_env = child.fill_env(
+        out_env,
+        |e| e.as_ptr().cast(),
+        // SAFETY: every pointer placed is such an entry.
+        |p| unsafe { bytes(p) },
+    );
+    let n_argv = child.fill_argv(out_argv, |a| a.as_ptr().cast());
+    let out_env = out_env.get(..=n_env).unwrap_or(&[]);
     let out_argv_ptr = if x.argv.is_null() {
         core::ptr::null()
     } else {
-        let aemits = aemits.get(..asummary.emitted).unwrap_or(&[]);
-        // SAFETY: as above.
-        unsafe { assemble_argv(x, aemits, abytes, out_argv) };
         out_argv.as_ptr()
     };
     if let Some(envwrap) = route {
         let args = if x.argv.is_null() {
             &[][..]
         } else {
-            &out_argv[..]
+            out_argv.get(..=n_argv).unwrap_or(&[])
         };
         return deliver::routed(x, scratch, envwrap, args, out_env);
     }
-    Attempt::Done(Prepared::Use {
+    Prepared::Use {
         argv: out_argv_ptr,
         envp: out_env.as_ptr(),
         mark,
-    })
+    }
 }
 
 /// The supervisor's mark for an exec decided with `policy`
@@ -585,27 +595,31 @@ fn supervisor_mark(policy: &Policy<'_>, key: u64) -> Mark {
     Mark(mark::mark(key, mark::identity(policy.as_bytes())))
 }
 
-/// Bytes of scratch an attempt with `plan` needs, all takes with their alignment.
-fn scratch_bytes(x: &ExecInput<'_>, plan: Plan) -> usize {
-    let s = plan.env;
-    let out_envp_len = s.emits + x.na + 1;
+/// Bytes of scratch an attempt with `plan` needs, all takes with their
+/// alignment: the pipeline's ([`pipeline::Plan::bytes`]), and the shim's own
+/// (the caller's arrays as slices, the env files, the secrets, the child's
+/// pointer arrays).
+fn scratch_bytes(x: &ExecInput<'_>, second: Option<&layered::Second<'_>>, plan: Plan) -> usize {
     let words = |n: usize, t: usize| n.saturating_mul(t).saturating_add(16);
-    [
+    // The child's arrays: at most the emits of a pass, and a pair per argument.
+    let most = |s: pipeline::Sizes| s.env.emits.saturating_add(s.args);
+    let out_envp_len = plan
+        .sizes
+        .managed
+        .map_or(0, most)
+        .max(most(plan.sizes.user))
+        + 1;
+    let own = [
         words(x.ne + x.np + x.na, size_of::<&[u8]>()),
-        words(s.verdicts, size_of::<Verdict>()),
-        words(s.seen, size_of::<u32>()),
-        words(s.emits, size_of::<Emit>()),
-        s.bytes,
-        words(x.na, size_of::<ArgVerdict>()),
-        words(x.na, size_of::<ArgEmit>()),
-        plan.arg_bytes,
         x.files_bytes,
         words(out_envp_len + x.na + 1, size_of::<*const c_char>()),
         words(x.n_files, size_of::<Option<&[u8]>>()),
-        delivery_bytes(x),
+        delivery_bytes(x.delivery, x.na),
+        second.map_or(0, |s| s.bytes(x.na)),
     ]
     .iter()
-    .fold(0usize, |a, &b| a.saturating_add(b).saturating_add(16))
+    .fold(0usize, |a, &b| a.saturating_add(b).saturating_add(16));
+    own.saturating_add(plan.sizes.bytes())
 }
 
 /// The caller's arrays as slices, and the env files' contents: from the cache, or
@@ -618,16 +632,34 @@ fn take_inputs<'s>(x: &ExecInput<'_>, plan: Plan, scratch: &'s Scratch<'_>) -> O
     let parent = scratch.take_with(x.np, |i| unsafe { bytes(at(x.environ, i)) })?;
     // SAFETY: i < na entries of argv.
     let args = scratch.take_with(x.na, |i| unsafe { bytes(at(x.argv, i)) })?;
+    let files = x.files.get(..x.n_files).unwrap_or(&[]);
+    let contents = file_contents(files, x.cached, plan.retry, scratch)?;
+    Some(Inputs {
+        env,
+        parent,
+        args,
+        contents,
+    })
+}
+
+/// The contents of a layer's env files `files`: from the cache, or read into
+/// the scratch (from the start again on a retry). `None`: no room.
+fn file_contents<'s>(
+    files: &[Option<OpenFile>],
+    cached: Option<&crate::state::env_cache::Held>,
+    retry: bool,
+    scratch: &'s Scratch<'_>,
+) -> Option<&'s [Option<&'s [u8]>]> {
     let no_file: Option<&[u8]> = None;
-    let contents = scratch.take_init(x.n_files, no_file)?;
-    for (i, (slot, f)) in contents.iter_mut().zip(x.files.iter()).enumerate() {
-        if let Some(cached) = x.cached {
+    let contents = scratch.take_init(files.len(), no_file)?;
+    for (i, (slot, f)) in contents.iter_mut().zip(files.iter()).enumerate() {
+        if let Some(cached) = cached {
             *slot = cached.contents.get(i).copied().flatten();
             continue;
         }
         let Some(f) = f else { continue };
         let buf = scratch.take_bytes(f.size + 1)?;
-        if plan.retry {
+        if retry {
             // SAFETY: lseek on our own descriptor.
             unsafe {
                 crate::platform::sys::sys_call!(
@@ -642,191 +674,7 @@ fn take_inputs<'s>(x: &ExecInput<'_>, plan: Plan, scratch: &'s Scratch<'_>) -> O
             *slot = buf.get(..n.min(f.size)).map(|b| -> &[u8] { b });
         }
     }
-    Some(Inputs {
-        env,
-        parent,
-        args,
-        contents,
-    })
-}
-
-/// The environment decision, in the scratch: its summary, verdicts, emits and
-/// built bytes, or the attempt to make instead (a retry with larger sizes, or
-/// E2BIG).
-type EnvDecided<'s> = (decide::EnvSummary, &'s [Verdict], &'s [Emit], &'s [u8]);
-
-fn decide_env_in<'s>(
-    x: &ExecInput<'_>,
-    plan: Plan,
-    scratch: &'s Scratch<'_>,
-    inputs: &Inputs<'s>,
-    secrets: &'s [Option<&'s [u8]>],
-) -> Result<EnvDecided<'s>, Attempt> {
-    let s = plan.env;
-    let verdict0 = Verdict::new(Action::Keep, Rule::BaseAll);
-    let (Some(verdicts), Some(seen), Some(emits), Some(ebytes)) = (
-        scratch.take_init(s.verdicts, verdict0),
-        scratch.take_init(s.seen, 0u32),
-        scratch.take_init(s.emits, Emit::Input(0)),
-        scratch.take_bytes(s.bytes),
-    ) else {
-        return Err(refuse_e2big(x.prog));
-    };
-    let req = EnvRequest {
-        program: x.prog,
-        env: inputs.env,
-        env_files: inputs.contents,
-        preload: x.preload,
-        policy_entry: x.policy_entry,
-        hint: x.hint,
-        file_values: x.cached.and_then(|h| h.file_values()),
-        file_judged: x.cached.and_then(|h| h.file_judged()),
-        renamed_files: x.renamed,
-        parent_env: inputs.parent,
-        secrets,
-    };
-    let mut es = EnvScratch {
-        verdicts,
-        seen,
-        emits,
-        bytes: ebytes,
-    };
-    match decide::decide_env(x.policy, &req, &mut es) {
-        Ok(summary) => Ok((summary, es.verdicts, es.emits, es.bytes)),
-        Err(short) => Err(Attempt::Retry(Plan {
-            env: short,
-            retry: true,
-            ..plan
-        })),
-    }
-}
-
-/// The argv decision, in the scratch, with the environment's `verdicts`.
-type ArgvDecided<'s> = (argv::ArgvSummary, &'s [ArgVerdict], &'s [ArgEmit], &'s [u8]);
-
-fn decide_argv_in<'s>(
-    x: &ExecInput<'_>,
-    plan: Plan,
-    scratch: &'s Scratch<'_>,
-    inputs: &Inputs<'s>,
-    verdicts: &'s [Verdict],
-    secrets: &'s [Option<&'s [u8]>],
-) -> Result<ArgvDecided<'s>, Attempt> {
-    let arg0 = ArgVerdict {
-        action: ArgAction::Keep,
-        rule: ArgRule::None,
-    };
-    let (Some(averdicts), Some(aemits), Some(abytes)) = (
-        scratch.take_init(x.na, arg0),
-        scratch.take_init(x.na, ArgEmit::Input(0)),
-        scratch.take_bytes(plan.arg_bytes),
-    ) else {
-        return Err(refuse_e2big(x.prog));
-    };
-    let areq = ArgvRequest {
-        program: x.prog,
-        argv: inputs.args,
-        env: inputs.env,
-        env_verdicts: verdicts.get(..x.ne).unwrap_or(&[]),
-        parent_env: inputs.parent,
-        env_files: inputs.contents,
-        file_credentials: x.cached.and_then(|h| h.file_credentials()),
-        secrets,
-    };
-    let mut ascratch = ArgvScratch {
-        verdicts: averdicts,
-        emits: aemits,
-        bytes: abytes,
-    };
-    match argv::decide_argv(x.policy, &areq, &mut ascratch) {
-        Ok(a) => Ok((a, ascratch.verdicts, ascratch.emits, ascratch.bytes)),
-        Err(need) => Err(Attempt::Retry(Plan {
-            arg_bytes: need,
-            retry: true,
-            ..plan
-        })),
-    }
-}
-
-/// The child's envp: pointers into the caller's strings, the policy's pooled
-/// strings or the entries built in the scratch, then each docker/podman pair the
-/// argv decision moved into the environment (`ArgVerdict::moved_pair`).
-///
-/// # Safety
-/// `x`'s arrays are as counted there, and alive.
-unsafe fn assemble_envp(
-    x: &ExecInput<'_>,
-    emits: &[Emit],
-    ebytes: &[u8],
-    averdicts: &[ArgVerdict],
-    args: &[&[u8]],
-    out_env: &mut [*const c_char],
-) {
-    let mut n_out = 0usize;
-    for e in emits {
-        let p: *const c_char = match *e {
-            // SAFETY: i < ne (the decision only emits input indices).
-            Emit::Input(i) if (i as usize) < x.ne => unsafe { at(x.envp, i as usize) },
-            Emit::Input(_) => continue,
-            Emit::Built { start, .. } => match ebytes.get(start as usize..) {
-                Some(b) => b.as_ptr().cast(),
-                None => continue,
-            },
-            Emit::Pooled { entry, .. } => x.policy.c_str(entry).as_ptr().cast(),
-        };
-        if let Some(slot) = out_env.get_mut(n_out) {
-            *slot = p;
-            n_out += 1;
-        }
-    }
-    for (v, arg) in averdicts.iter().zip(args.iter()) {
-        let Some((name, entry)) = v.moved_pair(arg) else {
-            continue;
-        };
-        let pos = out_env.iter().take(n_out).position(|&p| {
-            // SAFETY: every pointer placed so far is a NUL-terminated entry.
-            argv::entry_has_name(unsafe { bytes(p) }, name)
-        });
-        let p = entry.as_ptr().cast::<c_char>();
-        match pos.and_then(|k| out_env.get_mut(k)) {
-            Some(slot) => *slot = p,
-            None => {
-                if let Some(slot) = out_env.get_mut(n_out) {
-                    *slot = p;
-                    n_out += 1;
-                }
-            }
-        }
-    }
-}
-
-/// The child's argv: pointers into the caller's strings or the arguments built
-/// in the scratch.
-///
-/// # Safety
-/// As [`assemble_envp`].
-unsafe fn assemble_argv(
-    x: &ExecInput<'_>,
-    aemits: &[ArgEmit],
-    abytes: &[u8],
-    out_argv: &mut [*const c_char],
-) {
-    let mut k = 0usize;
-    for e in aemits {
-        let p: *const c_char = match *e {
-            // SAFETY: i < na.
-            ArgEmit::Input(i) if (i as usize) < x.na => unsafe { at(x.argv, i as usize) },
-            ArgEmit::Input(_) => continue,
-            ArgEmit::Built { start, .. } => match abytes.get(start as usize..) {
-                Some(b) => b.as_ptr().cast(),
-                None => continue,
-            },
-        };
-        if let Some(slot) = out_argv.get_mut(k) {
-            *slot = p;
-            k += 1;
-        }
-    }
+    Some(contents)
 }
 
 /// Would running `prog` fail with ENOENT (or ENOTDIR) anyway? A refusal then

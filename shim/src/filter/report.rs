@@ -10,6 +10,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use envpolicy_core::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
 use envpolicy_core::compiled::Mode;
 use envpolicy_core::decide::{self, Action, Rule, Verdict};
+use envpolicy_core::pipeline::{Decided, Refusal};
 use envpolicy_core::Policy;
 
 use crate::platform::sys;
@@ -18,15 +19,6 @@ use crate::state::message::Msg;
 /// A child's `ENVSHIM_POLICY` that rule 8 replaced is said once per process.
 #[link_section = ".data.envshim_zero"]
 static POLICY_SET_WARNED: AtomicBool = AtomicBool::new(false);
-
-/// What made an exec refused.
-#[derive(Clone, Copy)]
-pub enum Refused {
-    /// This argument holds a secret.
-    Argument(usize),
-    /// The path given to exec does (`ArgvSummary::program`).
-    Program(ArgRule),
-}
 
 /// Everything a message or a JSON line may name: variables, programs, rules,
 /// argument indices; never a value.
@@ -48,6 +40,27 @@ pub struct Report<'r, 'p> {
     pub refused_file_values: u64,
     /// The `ENVSHIM_POLICY=...` entry rule 8 gives the child (`ExecInput::policy_entry`).
     pub tree_policy: Option<&'r [u8]>,
+}
+
+impl<'r> Report<'r, 'r> {
+    /// What pass `d` of the exec of `prog` may name.
+    pub fn of(d: &'r Decided<'r>, prog: &'r [u8]) -> Self {
+        Report {
+            policy: d.policy,
+            prog,
+            env: d.exec.env,
+            args: d.exec.argv,
+            verdicts: d.verdicts,
+            averdicts: d.arg_verdicts,
+            contents: d.files.contents,
+            parent: d.exec.parent,
+            source: d.policy.source(),
+            program: d.argv.program,
+            refused_sets: d.env.refused_sets,
+            refused_file_values: d.env.refused_file_values,
+            tree_policy: d.sticky.policy_entry,
+        }
+    }
 }
 
 impl<'r, 'p> Report<'r, 'p> {
@@ -83,14 +96,14 @@ impl<'r, 'p> Report<'r, 'p> {
     /// ([`envpolicy_core::refusal`]), after `envshim: `.
     #[cold]
     #[inline(never)]
-    pub fn refusal(&self, what: Refused) {
+    pub fn refusal(&self, what: Refusal) {
         use envpolicy_core::refusal::{self, At};
         let (at, rule) = match what {
-            Refused::Argument(i) => (
+            Refusal::Argument(i) => (
                 At::Argument(i),
                 self.averdicts.get(i).map_or(ArgRule::None, |v| v.rule),
             ),
-            Refused::Program(rule) => (At::Program, rule),
+            Refusal::Program(rule) => (At::Program, rule),
         };
         let cx = self.context();
         let mut m = Msg::<1024>::new();

@@ -380,6 +380,24 @@ fn claim(need: usize) -> Result<Region, c_int> {
     }
 }
 
+/// The core's pipeline builds in the scratch ([`envpolicy_core::pipeline`]).
+impl envpolicy_core::pipeline::Arena for Scratch<'_> {
+    #[inline]
+    fn take_with<T: Copy>(&self, n: usize, f: impl FnMut(usize) -> T) -> Option<&mut [T]> {
+        Scratch::take_with(self, n, f)
+    }
+
+    #[inline]
+    fn take_bytes(&self, n: usize) -> Option<&mut [u8]> {
+        Scratch::take_bytes(self, n)
+    }
+
+    #[inline]
+    fn remaining(&self) -> usize {
+        Scratch::remaining(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
