@@ -220,6 +220,38 @@ proptest! {
         }
     }
 
+    /// The core's pipeline (every pass of an exec) asks for the sizes it takes:
+    /// in an arena of exactly its plan's bytes it decides what it decides in a
+    /// roomy one, with or without a managed pass and in either mode; and a
+    /// managed pass only takes away from what the user pass gives the child,
+    /// or adds its own entries.
+    #[test]
+    fn the_pipeline_fits_its_plan_and_layers_only_take_away(
+        user in case(),
+        managed in case(),
+        layered in any::<bool>(),
+        env in proptest::collection::vec(entry(), 0..24),
+        argv in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..30), 0..6),
+    ) {
+        let (Some(u), Some(m)) = (compile_case(&user), compile_case(&managed)) else {
+            return Ok(());
+        };
+        let (up, mp) = (u.policy(), m.policy());
+        let tight = pipeline_run(&up, layered.then_some(&mp), &env, &argv, 0);
+        let roomy = pipeline_run(&up, layered.then_some(&mp), &env, &argv, 1 << 16);
+        prop_assert_eq!(&tight, &roomy);
+        if let (true, Some(child), Some(after_user)) = (layered, &tight.0, &tight.1) {
+            let added: Vec<&[u8]> = managed.set.iter().map(|(n, _)| n.as_bytes()).collect();
+            for e in child {
+                let name = split(e).map_or(&e[..], |(n, _)| n);
+                prop_assert!(
+                    after_user.contains(e) || added.contains(&name) || name.starts_with(b"ENVSHIM_") || name == b"LD_PRELOAD",
+                    "the managed pass gave the child an entry of {:?} the user pass did not", String::from_utf8_lossy(name)
+                );
+            }
+        }
+    }
+
     #[test]
     fn any_text_as_policy_never_panics(text in "\\PC{0,200}") {
         let _ = envpolicy::load::compile_text(&text, std::path::Path::new("p.toml"));
@@ -332,5 +364,77 @@ fn escaped_form(value: &[u8], form: usize) -> Vec<u8> {
                 _ => vec![b],
             })
             .collect(),
+    }
+}
+
+/// `c`'s policy, when it compiles (a set of a credential name does not).
+fn compile_case(c: &Case) -> Option<envpolicy::Compiled> {
+    envpolicy::load::compile_text(&policy_text(c), std::path::Path::new("p.toml")).ok()
+}
+
+/// The child's environment after every pass (`None`: the exec is refused),
+/// and after the user pass alone, through `pipeline::decide` in an arena of
+/// the plan's bytes and `slack` more.
+type PipelineRun = (Option<Vec<Vec<u8>>>, Option<Vec<Vec<u8>>>);
+
+fn pipeline_run(
+    user: &envpolicy::Policy<'_>,
+    managed: Option<&envpolicy::Policy<'_>>,
+    env: &[Vec<u8>],
+    argv: &[Vec<u8>],
+    slack: usize,
+) -> PipelineRun {
+    use envpolicy::layer::Layer;
+    use envpolicy::pipeline::{self, Bump, Decided, Exec, Fate, Pass, Plan, Short, Sizes};
+    let user_pass = Pass {
+        layer: Layer::User,
+        policy: user,
+        mode: user.settings().mode,
+        files: Default::default(),
+        sticky: Default::default(),
+        secrets: &[],
+    };
+    let managed_pass = managed.map(|p| Pass {
+        layer: Layer::Managed,
+        policy: p,
+        mode: p.settings().mode,
+        files: Default::default(),
+        sticky: Default::default(),
+        secrets: &[],
+    });
+    let env_r: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
+    let argv_r: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+    let exec = Exec {
+        program: b"/usr/bin/prog",
+        argv: &argv_r,
+        env: &env_r,
+        parent: &[],
+    };
+    let child_of = |d: Option<&Decided<'_>>, input: &[&[u8]]| -> Vec<Vec<u8>> {
+        match d.filter(|d| d.changes()) {
+            Some(d) => {
+                let mut out: Vec<&[u8]> = vec![&[]; d.env_len()];
+                let n = d.fill_env(&mut out, |e| e, |e| e);
+                out[..n].iter().map(|e| e.to_vec()).collect()
+            }
+            None => input.iter().map(|e| e.to_vec()).collect(),
+        }
+    };
+    let mut plan = Plan::first(Sizes::of(&user_pass, &exec), managed.is_some());
+    loop {
+        let mut buf = vec![0u64; (plan.bytes() + slack) / 8 + 1];
+        let arena = Bump::new(&mut buf);
+        match pipeline::decide(exec, &user_pass, managed_pass.as_ref(), plan, &arena) {
+            Ok(o) => {
+                let after_user = child_of(Some(&o.user), &env_r);
+                let child = match o.fate() {
+                    Fate::Refused { .. } => None,
+                    Fate::Runs { .. } => Some(child_of(o.child(), &env_r)),
+                };
+                return (child, Some(after_user));
+            }
+            Err(Short::Grow(p)) => plan = p,
+            Err(Short::NoRoom) => panic!("an arena of the plan's bytes had no room"),
+        }
     }
 }
