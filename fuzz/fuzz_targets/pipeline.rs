@@ -69,7 +69,7 @@ fn run(
         let arena = Bump::new(&mut buf);
         match pipeline::decide(exec, user, managed, plan, &arena) {
             Ok(o) => {
-                if o.user.mode == Mode::Enforce && o.user.refusal().is_some() {
+                if o.user.pass.mode == Mode::Enforce && o.user.refusal().is_some() {
                     assert!(
                         o.managed.is_none(),
                         "a refused exec went on to the managed pass"
@@ -93,9 +93,9 @@ fn run(
                 };
                 let enforcing_refusal = o
                     .passes()
-                    .any(|d| d.mode == Mode::Enforce && d.refusal().is_some());
+                    .any(|d| d.pass.mode == Mode::Enforce && d.refusal().is_some());
                 assert_eq!(matches!(o.fate(), Fate::Refused { .. }), enforcing_refusal);
-                let enforced = o.passes().any(|d| d.mode == Mode::Enforce);
+                let enforced = o.passes().any(|d| d.pass.mode == Mode::Enforce);
                 return (o.fate(), env, argv, enforced);
             }
             Err(Short::Grow(p)) => plan = p,

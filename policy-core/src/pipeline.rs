@@ -286,12 +286,8 @@ pub enum Refusal {
 /// One pass, decided.
 #[derive(Clone, Copy)]
 pub struct Decided<'s> {
-    pub layer: Layer,
-    pub mode: Mode,
-    pub policy: &'s Policy<'s>,
-    /// The layer's env files and rule 8's entries, as the pass read them.
-    pub files: Files<'s>,
-    pub sticky: Sticky<'s>,
+    /// The layer's pass: its policy, mode, env files and rule 8's entries.
+    pub pass: &'s Pass<'s>,
     /// What the pass read: the caller's exec, or for the managed pass the user
     /// pass's result.
     pub exec: Exec<'s>,
@@ -321,7 +317,7 @@ impl<'s> Decided<'s> {
     /// The pass changes the exec: it is in enforce mode, and its child's arrays
     /// are not its input's.
     pub fn changes(&self) -> bool {
-        self.mode == Mode::Enforce
+        self.pass.mode == Mode::Enforce
             && (self.env.changed != 0 || self.env.added != 0 || self.argv.changed != 0)
     }
 
@@ -340,7 +336,7 @@ impl<'s> Decided<'s> {
             }
             // The pooled string without its NUL, which follows it in the pool.
             Emit::Pooled { entry, .. } => {
-                let c = self.policy.c_str(entry);
+                let c = self.pass.policy.c_str(entry);
                 c.get(..c.len().saturating_sub(1))
             }
         }
@@ -356,12 +352,12 @@ impl<'s> Decided<'s> {
         view: impl Fn(T) -> &'s [u8],
     ) -> usize {
         let mut n = 0usize;
+        let mut slots = out.iter_mut();
         for e in self.emits {
             let Some(entry) = self.entry(*e) else { continue };
-            if let Some(slot) = out.get_mut(n) {
-                *slot = make(entry);
-                n += 1;
-            }
+            let Some(slot) = slots.next() else { break };
+            *slot = make(entry);
+            n += 1;
         }
         if self.argv.moved == 0 {
             return n;
@@ -453,9 +449,9 @@ impl<'s> Outcome<'s> {
     /// The exec's fate: the first refusal of an enforcing pass, else it runs.
     pub fn fate(&self) -> Fate {
         for d in self.passes() {
-            if let (Mode::Enforce, Some(refusal)) = (d.mode, d.refusal()) {
+            if let (Mode::Enforce, Some(refusal)) = (d.pass.mode, d.refusal()) {
                 return Fate::Refused {
-                    layer: d.layer,
+                    layer: d.pass.layer,
                     refusal,
                 };
             }
@@ -470,10 +466,10 @@ impl<'s> Outcome<'s> {
     pub fn refusal(&self) -> Option<(&Decided<'s>, Refusal)> {
         let stands = self
             .passes()
-            .find(|d| d.mode == Mode::Enforce && d.refusal().is_some());
+            .find(|d| d.pass.mode == Mode::Enforce && d.refusal().is_some());
         let reported = match stands {
             Some(d) => Some(d),
-            None if self.passes().all(|d| d.mode == Mode::Audit) => {
+            None if self.passes().all(|d| d.pass.mode == Mode::Audit) => {
                 self.passes().find(|d| d.refusal().is_some())
             }
             None => None,
@@ -487,8 +483,8 @@ impl<'s> Outcome<'s> {
 /// reserved for `plan` ([`Plan::bytes`]).
 pub fn decide<'s, A: Arena>(
     exec: Exec<'s>,
-    user: &Pass<'s>,
-    managed: Option<&Pass<'s>>,
+    user: &'s Pass<'s>,
+    managed: Option<&'s Pass<'s>>,
     plan: Plan,
     arena: &'s A,
 ) -> Result<Outcome<'s>, Short> {
@@ -496,7 +492,7 @@ pub fn decide<'s, A: Arena>(
         PassShort::Grow(user) => Short::Grow(Plan { user, ..plan }),
         PassShort::NoRoom => Short::NoRoom,
     })?;
-    let refused = first.mode == Mode::Enforce && first.refusal().is_some();
+    let refused = first.pass.mode == Mode::Enforce && first.refusal().is_some();
     let Some(managed) = managed.filter(|_| !refused) else {
         return Ok(Outcome {
             user: first,
@@ -570,7 +566,7 @@ enum PassShort {
 /// One layer's pass over `exec`: the environment decision, then the argv
 /// decision with its verdicts.
 fn one_pass<'s, A: Arena>(
-    pass: &Pass<'s>,
+    pass: &'s Pass<'s>,
     exec: Exec<'s>,
     sizes: Sizes,
     arena: &'s A,
@@ -650,11 +646,7 @@ fn one_pass<'s, A: Arena>(
         bytes: arg_bytes,
     } = ascratch;
     Ok(Decided {
-        layer: pass.layer,
-        mode: pass.mode,
-        policy: pass.policy,
-        files: pass.files,
-        sticky: pass.sticky,
+        pass,
         exec,
         env,
         verdicts,

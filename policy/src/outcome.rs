@@ -358,8 +358,8 @@ fn pass_decision(d: &pipeline::Decided<'_>, io: PassIo<'_, '_>) -> Decision {
         .map(|(i, _)| i)
         .collect();
     Decision {
-        mode: d.mode,
-        user_mode: d.mode,
+        mode: d.pass.mode,
+        user_mode: d.pass.mode,
         managed_mode: None,
         withheld,
         env: child_env,

@@ -219,7 +219,7 @@ fn owned(
             env_files: managed.env_files,
         },
     );
-    let refused_by = o.refusal().map(|(d, _)| d.layer);
+    let refused_by = o.refusal().map(|(d, _)| d.pass.layer);
     combine(
         first,
         second_decision,

@@ -514,7 +514,7 @@ fn finish(
 ) -> Prepared {
     for d in outcome.passes() {
         let report = Report::of(d, x.prog);
-        if d.mode == Mode::Audit {
+        if d.pass.mode == Mode::Audit {
             report.all(crate::filter::log::audit_fd());
             continue;
         }

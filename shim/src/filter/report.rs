@@ -46,19 +46,19 @@ impl<'r> Report<'r, 'r> {
     /// What pass `d` of the exec of `prog` may name.
     pub fn of(d: &'r Decided<'r>, prog: &'r [u8]) -> Self {
         Report {
-            policy: d.policy,
+            policy: d.pass.policy,
             prog,
             env: d.exec.env,
             args: d.exec.argv,
             verdicts: d.verdicts,
             averdicts: d.arg_verdicts,
-            contents: d.files.contents,
+            contents: d.pass.files.contents,
             parent: d.exec.parent,
-            source: d.policy.source(),
+            source: d.pass.policy.source(),
             program: d.argv.program,
             refused_sets: d.env.refused_sets,
             refused_file_values: d.env.refused_file_values,
-            tree_policy: d.sticky.policy_entry,
+            tree_policy: d.pass.sticky.policy_entry,
         }
     }
 }
