@@ -1,7 +1,7 @@
 //! The differential test of the front ends (docs/adr/0021-one-exec-pipeline.md):
 //! execs generated from the policy grammar, with credentials by name, by shape
-//! and as copies in the environment and in argv, each made through every front
-//! end:
+//! and as copies in the environment and in argv, and env files the policy
+//! imports, each made through every front end:
 //!
 //! - libenvshim.so, preloaded into a launcher that calls `execve` with the
 //!   case's argv and environment, read from files;
@@ -80,6 +80,8 @@ struct Case {
     changes_audit: bool,
     env: Vec<(String, String)>,
     args: Vec<String>,
+    /// The contents of the env file the policy imports, if it imports one.
+    dotenv: Option<String>,
 }
 
 /// What a child got: exit status, argv, environment (sorted, without the
@@ -136,8 +138,10 @@ fn library_runner() {
     }
 }
 
-/// A generated policy and exec, from the grammar's pieces.
-fn generate(rng: &mut Rng, s: &Secrets) -> Case {
+/// A generated policy and exec, from the grammar's pieces; `dotenv` is where
+/// an env file the policy imports is (written by the caller from
+/// [`Case::dotenv`]).
+fn generate(rng: &mut Rng, s: &Secrets, dotenv: &Path) -> Case {
     let mut pick = |n: u64| rng.below(n);
     let audit = pick(8) == 0;
     let mut policy = String::from("version = 1\n");
@@ -152,7 +156,14 @@ fn generate(rng: &mut Rng, s: &Secrets) -> Case {
         ][pick(3) as usize],
     );
     let keeps = [
-        "PATH", "PLAIN_*", "KEEP_ME", "TMUX", "LANG", "NOTE", "GH_TOKEN",
+        "PATH",
+        "PLAIN_*",
+        "KEEP_ME",
+        "TMUX",
+        "LANG",
+        "NOTE",
+        "GH_TOKEN",
+        "FILE_ONLY",
     ];
     let strips = ["PLAIN_B", "TMUX", "NOTE", "COPY"];
     let chosen = |pool: &[&str], bits: u64| -> Vec<String> {
@@ -198,6 +209,23 @@ fn generate(rng: &mut Rng, s: &Secrets) -> Case {
     }
     let gh = s.value("GH_TOKEN").to_string();
     let jira = s.value("JIRA_API_TOKEN").to_string();
+    // An env file the policy imports (rule 6): its names stripped or refused,
+    // its values added or not; one of its values a credential's, one a
+    // value the environment holds too.
+    let dotenv_text = match pick(2) {
+        0 => {
+            let role = ["strip", "refuse"][pick(2) as usize];
+            let values = pick(2) == 0;
+            policy.push_str(&format!(
+                "[[import.env_file]]\npath = {:?}\nrole = \"{role}\"\nvalues = {values}\n",
+                dotenv.display()
+            ));
+            Some(format!(
+                "PLAIN_B=from-file\nFILE_ONLY=file-value\nDB_PASSWORD={jira}\nexport LANG=C.UTF-8\n"
+            ))
+        }
+        _ => None,
+    };
     let pool: Vec<(&str, String)> = vec![
         ("PLAIN_A", "1".into()),
         ("PLAIN_B", "two words".into()),
@@ -233,6 +261,7 @@ fn generate(rng: &mut Rng, s: &Secrets) -> Case {
         changes_audit,
         env,
         args,
+        dotenv: dotenv_text,
     }
 }
 
@@ -346,10 +375,15 @@ struct Coverage {
     refused_alone: usize,
     /// Run by the shim with an entry the supervisor alone could not add.
     without: usize,
+    /// Run by the shim with an env file the policy imports.
+    with_file: usize,
 }
 
 impl Coverage {
-    fn count(&mut self, shim: &Child, alone: &Child, env: &[Vec<u8>]) {
+    fn count(&mut self, shim: &Child, alone: &Child, env: &[Vec<u8>], file: bool) {
+        if file && shim.code == Some(0) {
+            self.with_file += 1;
+        }
         match (shim.code, alone.code) {
             (Some(126), _) => self.refused += 1,
             (Some(0), Some(126)) => self.refused_alone += 1,
@@ -366,7 +400,11 @@ impl Coverage {
     }
 
     fn all_seen(&self) -> bool {
-        self.refused > 0 && self.stripped > 0 && self.refused_alone > 0 && self.without > 0
+        self.refused > 0
+            && self.stripped > 0
+            && self.refused_alone > 0
+            && self.without > 0
+            && self.with_file > 0
     }
 }
 
@@ -393,14 +431,18 @@ fn generated_execs_agree_in_every_front_end() {
     let cases: u64 = std::env::var("ENVSHIM_DIFF_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(24);
+        .unwrap_or(160);
     let s = sb.secrets();
     let mut rng = Rng::with_seed(seed);
     // What the sample covered: a test whose cases all agree trivially proves
     // nothing, so each kind of outcome must occur.
     let mut seen = Coverage::default();
     for k in 0..cases {
-        let case = generate(&mut rng, s);
+        let dotenv = sb.join(format!("case{k}.dotenv"));
+        let case = generate(&mut rng, s, &dotenv);
+        if let Some(text) = &case.dotenv {
+            sb.write(format!("case{k}.dotenv"), text);
+        }
         let policy = sb.write(format!("case{k}.toml"), &case.policy);
         let entries: Vec<Vec<u8>> = case
             .env
@@ -538,7 +580,7 @@ fn generated_execs_agree_in_every_front_end() {
             }
         }
         let alone = child_of(&by_supervisor);
-        seen.count(&shim_child, &alone, &entries);
+        seen.count(&shim_child, &alone, &entries, case.dotenv.is_some());
         if alone != expected_alone {
             differ.push(format!(
                 "supervisor alone: {}, where the table says {}\n--- its run ---\n{}",
