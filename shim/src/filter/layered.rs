@@ -1,28 +1,21 @@
-//! The managed layer's pass: the second decision of an exec on a host that has
-//! one, over the first decision's result (docs/adr/0020-managed-layer.md,
-//! [`envpolicy_core::layer`]).
+//! The managed layer's inputs: what the second pass of an exec on a host that
+//! has one reads (docs/adr/0020-managed-layer.md, [`envpolicy_core::layer`]).
 //!
-//! The first pass (the user layer) hands back the child's arrays, or the
-//! caller's own when it changed nothing (audit mode among them). The second
-//! pass is the same [`decide_pass`] with the managed layer's policy, its env
-//! files and its secrets, over those arrays, with the caller's environment as
-//! the parent environment ([`envpolicy_core::layer::parent_of_second`]): what the
-//! child receives passed both. A refusal by either pass refuses the exec, and
-//! its line names the policy that refused it. An exec the first pass routes
-//! through envwrap (a secret's program, started where its value cannot be read)
-//! is not decided again here: envwrap decides both layers in the process that
+//! The core's pipeline ([`envpolicy_core::pipeline::decide`]) runs the pass,
+//! over what the user pass gives the child, with the caller's environment as
+//! the parent environment: what the child receives passed both. This module
+//! only gathers the layer's own inputs once per exec ([`Second::open`]: its
+//! env files opened, or the floor when one is no file a policy reads; rule 8's
+//! entries; how its secrets reach the program) and, at each try, reads them
+//! into the scratch ([`Second::gather`]). An exec the user pass routes through
+//! envwrap (a secret's program, started where its value cannot be read) gets
+//! no managed pass here: envwrap decides both layers in the process that
 //! becomes the program.
-//!
-//! Both passes build in one scratch, reserved once for both: the second pass
-//! takes what the first left. When it needs more, the whole try is made again
-//! with the sizes it asked for ([`Plan::second`]), as a first pass that needs
-//! more is.
 
 use core::ffi::c_char;
+use core::mem::size_of;
 
 use envpolicy_core::Policy;
-
-use core::mem::size_of;
 
 use envpolicy_core::layer::Layer;
 use envpolicy_core::pipeline;

@@ -11,16 +11,20 @@
 //!    process's `environ` as byte slices, and get the current contents of the env
 //!    files the policy imports (their values are re-read when they change, by
 //!    design; [`crate::state::env_cache`] keeps them between execs);
-//! 2. [`envpolicy_core::decide::decide_env`] and [`envpolicy_core::argv::decide_argv`], the same
-//!    decision code envwrap and the Rust API run, on the compiled policy;
-//! 3. in enforce mode: refuse the exec (EPERM) when an argument holds a secret,
-//!    warn about loud changes, and hand back the filtered arrays; in audit mode:
-//!    write what enforce would change as JSON lines and change nothing.
+//! 2. read the secrets the program gets where it may ([`deliver`]), and the
+//!    managed layer's inputs on a host that has one ([`layered`]);
+//! 3. [`envpolicy_core::pipeline::decide`], the exec pipeline envwrap, the
+//!    supervisor and the Rust API run too: every pass, in this exec's scratch;
+//! 4. for each pass, in enforce mode: refuse the exec (EPERM) when an argument
+//!    holds a secret, warn about loud changes; in audit mode: write what enforce
+//!    would change as JSON lines; then hand back the arrays of the pass the
+//!    child gets, or the caller's own.
 //!
 //! Sizes are computed first and one arena is reserved for everything; when the
-//! decision reports that a buffer was too small (a set value longer than guessed)
-//! the arena is reserved again, larger. Nothing is ever truncated: if memory cannot
-//! be had, the exec is refused with E2BIG and a message.
+//! pipeline reports that a buffer was too small (a set value longer than guessed)
+//! the arena is reserved again, larger, with the sizes it asked for. Nothing is
+//! ever truncated: if memory cannot be had, the exec is refused with E2BIG and a
+//! message.
 
 use core::ffi::{c_char, c_int};
 use core::mem::size_of;
