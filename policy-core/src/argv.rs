@@ -109,6 +109,16 @@ impl ArgRule {
     }
 }
 
+/// Is an argument's change worth a warning in enforce mode: a refusal, or a
+/// pair whose rule is (a credential's), as [`crate::decide::Verdict::loud`] is
+/// for an entry. Every front end's records and warnings ask this.
+pub fn loud(v: &ArgVerdict) -> bool {
+    match v.rule {
+        ArgRule::Pair { loud, .. } => loud,
+        _ => v.action == ArgAction::Refuse,
+    }
+}
+
 impl ArgAction {
     /// The action's stable id: a cut cluster of options is a `drop` of the
     /// pair's letter.

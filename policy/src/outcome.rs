@@ -606,10 +606,7 @@ fn arg_change(
             (name, why)
         }
     };
-    let loud = match v.rule {
-        ArgRule::Pair { loud, .. } => loud,
-        _ => v.action == ArgAction::Refuse,
-    };
+    let loud = crate::argv::loud(v);
     Change {
         target: Target::Argv,
         index: Some(i),
@@ -835,17 +832,42 @@ fn pieces_into(text: &mut String, pieces: &[crate::shown::Piece<'_>]) {
     }
 }
 
-/// One JSON line for a change, as audit logs and `--json` print them.
-pub fn json_line(program: &[u8], c: &Change) -> String {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        program: String,
-        #[serde(flatten)]
-        change: &'a Change,
-    }
-    serde_json::to_string(&Line {
-        program: lossy(program),
-        change: c,
-    })
-    .unwrap_or_default()
+/// Who writes records of changes, and of which policies: what a record
+/// says besides the change ([`crate::record`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Recorder<'a> {
+    /// `envwrap` or `envpolicy` (the shim writes `envshim`).
+    pub tool: &'a str,
+    /// The source of the user layer's policy ([`Policy::source`]).
+    pub user_source: &'a [u8],
+}
+
+/// One change as a JSON line (no newline): the core's one record
+/// ([`crate::record`]), as the shim writes it too. `mode` is the mode of the
+/// pass that made it ([`Decision::pass_mode`]). Names that may hold a secret
+/// are shown as every message shows them; the caller redacts the line
+/// against the values in view ([`redacted`]).
+pub fn json_line(by: &Recorder<'_>, mode: Mode, program: &[u8], c: &Change) -> String {
+    let managed_source = crate::managed::policy_path().as_os_str().as_encoded_bytes();
+    let record = crate::record::Record {
+        tool: by.tool,
+        mode,
+        pid: std::process::id(),
+        program,
+        target: c.target.id(),
+        index: c.index,
+        name: c.name.as_deref().map(str::as_bytes),
+        action: c.action.id(),
+        rule: c.rule.id(),
+        layer: c.layer,
+        why: Some(c.why.as_bytes()).filter(|w| !w.is_empty()),
+        loud: c.loud,
+        policy: match c.layer {
+            Layer::Managed => managed_source,
+            Layer::User => by.user_source,
+        },
+    };
+    let mut out = Vec::new();
+    crate::record::write(&record, &mut |b| out.extend_from_slice(b));
+    String::from_utf8_lossy(&out).into_owned()
 }

@@ -149,6 +149,18 @@ pub struct Outcome {
     /// The std command was rebuilt to change its argv: settings std cannot read
     /// (stdio, uid, gid, process group, pre_exec hooks) were not carried over.
     pub rebuilt: bool,
+    /// What [`Outcome::json_lines`] says besides each change: the user
+    /// layer's source, and the mode of each layer's pass.
+    #[serde(skip)]
+    records: Records,
+}
+
+/// What the records of an [`Outcome`] say besides each change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Records {
+    user_source: Vec<u8>,
+    user_mode: Option<Mode>,
+    managed_mode: Option<Mode>,
 }
 
 impl Outcome {
@@ -197,13 +209,24 @@ impl Outcome {
         self.changes.iter().filter(|c| c.loud)
     }
 
-    /// One JSON object per change, as envwrap's `--json` and the policy's `log`
-    /// file write them (`program`, `target`, `index`, `name`, `action`, `rule`,
-    /// `why`, `loud`).
+    /// One JSON object per change, as every front end writes them (the
+    /// shim's log and audit lines, envwrap's `--json` and `--log`): the core's
+    /// one record ([`crate::record`]), by `envpolicy`.
     pub fn json_lines(&self) -> Vec<String> {
+        let by = outcome::Recorder {
+            tool: "envpolicy",
+            user_source: &self.records.user_source,
+        };
+        let mode_of = |layer| match layer {
+            crate::layer::Layer::Managed => self.records.managed_mode,
+            crate::layer::Layer::User => self.records.user_mode,
+        };
         self.changes
             .iter()
-            .map(|c| outcome::json_line(self.program.as_bytes(), c))
+            .map(|c| {
+                let mode = mode_of(c.layer).unwrap_or(Mode::Enforce);
+                outcome::json_line(&by, mode, self.program.as_bytes(), c)
+            })
             .collect()
     }
 }
@@ -698,6 +721,11 @@ fn decide_for(
             .collect(),
         argv_rewritten: false,
         rebuilt: false,
+        records: Records {
+            user_source: policy.source().to_vec(),
+            user_mode: Some(d.user_mode),
+            managed_mode: d.managed_mode,
+        },
     };
     (d, outcome, line)
 }

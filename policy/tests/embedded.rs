@@ -145,7 +145,8 @@ proptest! {
         let shown = outcome::redacted(&policy, &program, &[&env]);
         prop_assert!(!holds(shown.as_bytes(), &secret), "the program as shown holds it");
         for ch in &d.changes {
-            let line = outcome::json_line(shown.as_bytes(), ch);
+            let by = outcome::Recorder { tool: "envpolicy", user_source: policy.source() };
+            let line = outcome::json_line(&by, d.pass_mode(ch.layer), shown.as_bytes(), ch);
             prop_assert!(!holds(ch.why.as_bytes(), &secret), "a why holds it");
             prop_assert!(!holds(line.as_bytes(), &secret), "a JSON line holds it");
         }

@@ -364,6 +364,29 @@ fn shown(c: &Child) -> String {
     format!("exit {:?}, argc {}, env {names:?}", c.code, c.argv.len())
 }
 
+/// The change records of a log (one JSON object per line), without what
+/// differs by front end (`tool`, `pid`, `why`) and without rule 8's own
+/// entries (the shim's), sorted; a line that is no JSON object fails.
+fn records(log: &str) -> Vec<String> {
+    let mut out: Vec<String> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("a log line is no JSON object ({e}): {l}"));
+            let m = v.as_object_mut().expect("a JSON object");
+            for k in ["tool", "pid", "why"] {
+                m.remove(k);
+            }
+            v
+        })
+        .filter(|v| v["rule"] != "sticky")
+        .map(|v| v.to_string())
+        .collect();
+    out.sort();
+    out
+}
+
 /// How many cases came to each kind of outcome.
 #[derive(Default, Debug)]
 struct Coverage {
@@ -377,6 +400,8 @@ struct Coverage {
     without: usize,
     /// Run by the shim with an env file the policy imports.
     with_file: usize,
+    /// With change records in the log.
+    logged: usize,
 }
 
 impl Coverage {
@@ -405,6 +430,7 @@ impl Coverage {
             && self.refused_alone > 0
             && self.without > 0
             && self.with_file > 0
+            && self.logged > 0
     }
 }
 
@@ -443,7 +469,20 @@ fn generated_execs_agree_in_every_front_end() {
         if let Some(text) = &case.dotenv {
             sb.write(format!("case{k}.dotenv"), text);
         }
-        let policy = sb.write(format!("case{k}.toml"), &case.policy);
+        // Every front end writes its records to the policy's log, which is
+        // read and emptied after each run.
+        let log = sb.join(format!("case{k}.log"));
+        let text = case.policy.replacen(
+            "version = 1\n",
+            &format!("version = 1\nlog = {:?}\n", log.display().to_string()),
+            1,
+        );
+        let policy = sb.write(format!("case{k}.toml"), &text);
+        let take_log = || {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let _ = std::fs::remove_file(&log);
+            text
+        };
         let entries: Vec<Vec<u8>> = case
             .env
             .iter()
@@ -490,6 +529,7 @@ fn generated_execs_agree_in_every_front_end() {
             .arg(&envfile)
             .arg(&argvfile);
         let by_shim = run(&mut shim);
+        let shim_log = take_log();
 
         let mut wrap = envwrap(&sb);
         base(&mut wrap);
@@ -502,6 +542,7 @@ fn generated_execs_agree_in_every_front_end() {
         }
         wrap.arg(&program).args(&case.args);
         let by_envwrap = run(&mut wrap);
+        let envwrap_log = take_log();
 
         let mut spec: Vec<Vec<u8>> = vec![
             policy.as_os_str().as_bytes().to_vec(),
@@ -578,6 +619,17 @@ fn generated_execs_agree_in_every_front_end() {
                     ));
                 }
             }
+        }
+        // The records of the changes (envpolicy_core::record) are the same,
+        // apart from who wrote them and envwrap's sentences.
+        let (shim_records, envwrap_records) = (records(&shim_log), records(&envwrap_log));
+        if !shim_records.is_empty() {
+            seen.logged += 1;
+        }
+        if shim_records != envwrap_records {
+            differ.push(format!(
+                "the shim's log records {shim_records:?}, envwrap's {envwrap_records:?}"
+            ));
         }
         let alone = child_of(&by_supervisor);
         seen.count(&shim_child, &alone, &entries, case.dotenv.is_some());

@@ -6,7 +6,8 @@
 //! value (a `Change` holds no value to print).
 
 use crate::exit::{Failure, OWN_ERROR};
-use envpolicy::outcome::{json_line, Change};
+use envpolicy::compiled::Mode;
+use envpolicy::outcome::{json_line, Change, Recorder};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -16,6 +17,8 @@ use std::path::Path;
 pub struct Journal {
     log: Option<File>,
     json: bool,
+    /// The user layer's policy, as its records name it.
+    source: Vec<u8>,
 }
 
 /// Opened without blocking: a FIFO planted as the log fails at once (ENXIO when
@@ -32,10 +35,12 @@ fn open_log(path: &Path) -> std::io::Result<File> {
 impl Journal {
     /// Open the log: `--log` must open (else exit 125); the policy's `log` is
     /// best effort and only warned about.
+    /// `source`: the user layer's policy ([`envpolicy::compiled::Policy::source`]).
     pub fn open(
         explicit: Option<&Path>,
         from_policy: Option<&Path>,
         json: bool,
+        source: &[u8],
     ) -> Result<Journal, Failure> {
         let log = match (explicit, from_policy) {
             (Some(p), _) => Some(open_log(p).map_err(|e| {
@@ -61,13 +66,30 @@ impl Journal {
             },
             (None, None) => None,
         };
-        Ok(Journal { log, json })
+        Ok(Journal {
+            log,
+            json,
+            source: source.to_vec(),
+        })
     }
 
-    /// Record a change in the log.
-    pub fn record(&mut self, program: &[u8], c: &Change) {
+    /// The change's record: the core's one JSON line ([`envpolicy::record`]),
+    /// by envwrap; `mode`: the mode of the pass that made it.
+    fn line(&self, program: &[u8], c: &Change, mode: Mode) -> String {
+        let by = Recorder {
+            tool: "envwrap",
+            user_source: &self.source,
+        };
+        crate::value::redacted(&json_line(&by, mode, program, c))
+    }
+
+    /// Record a change in the log; `mode`: the mode of the pass that made it.
+    pub fn record(&mut self, program: &[u8], c: &Change, mode: Mode) {
+        if self.log.is_none() {
+            return;
+        }
+        let mut line = self.line(program, c, mode);
         if let Some(f) = &mut self.log {
-            let mut line = crate::value::redacted(&json_line(program, c));
             line.push('\n');
             // A failing log must not stop the command: the warning goes to stderr.
             if let Err(e) = f.write_all(line.as_bytes()) {
@@ -81,9 +103,9 @@ impl Journal {
     }
 
     /// Warn about a change on stderr: `text` for people, or the change's JSON line.
-    pub fn warn(&self, program: &[u8], c: &Change, text: &str) {
+    pub fn warn(&self, program: &[u8], c: &Change, text: &str, mode: Mode) {
         if self.json {
-            say!("{}", json_line(program, c));
+            say!("{}", self.line(program, c, mode));
         } else {
             say!("envwrap: {text}");
         }

@@ -95,7 +95,12 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         .log_path()
         .map(|p| p.strip_suffix(b"\0").unwrap_or(p))
         .map(|p| Path::new(OsStr::from_bytes(p)).to_path_buf());
-    let mut journal = Journal::open(o.log.as_deref(), policy_log.as_deref(), o.json)?;
+    let mut journal = Journal::open(
+        o.log.as_deref(),
+        policy_log.as_deref(),
+        o.json,
+        policy.source(),
+    )?;
     // Absolute before -C: descendants may run anywhere.
     let policy_entry = loaded.policy_entry();
 
@@ -306,7 +311,7 @@ fn report(
     journal: &mut Journal,
 ) {
     for c in &d.changes {
-        journal.record(command, c);
+        journal.record(command, c, d.pass_mode(c.layer));
         let from_operand = c.action == ChangeAction::Env(Action::Refuse)
             && c.name
                 .as_deref()
@@ -321,7 +326,7 @@ fn report(
             continue;
         }
         let text = describe_change(c, shown, label, from_operand, audit);
-        journal.warn(command, c, &text);
+        journal.warn(command, c, &text, d.pass_mode(c.layer));
     }
     for name in d.withheld_names(env) {
         journal.withheld(name, command);

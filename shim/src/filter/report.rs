@@ -8,8 +8,8 @@ use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use envpolicy_core::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
-use envpolicy_core::compiled::Mode;
-use envpolicy_core::decide::{self, Action, Rule, Verdict};
+use envpolicy_core::decide::{self, Action, Emit, Rule, Verdict};
+use envpolicy_core::layer::Layer;
 use envpolicy_core::pipeline::{Decided, Refusal};
 use envpolicy_core::Policy;
 
@@ -40,6 +40,10 @@ pub struct Report<'r, 'p> {
     pub refused_file_values: u64,
     /// The `ENVSHIM_POLICY=...` entry rule 8 gives the child (`ExecInput::policy_entry`).
     pub tree_policy: Option<&'r [u8]>,
+    /// The layer whose pass this is.
+    pub layer: Layer,
+    /// The pass itself (what it added).
+    pub decided: &'r Decided<'r>,
 }
 
 impl<'r> Report<'r, 'r> {
@@ -59,6 +63,8 @@ impl<'r> Report<'r, 'r> {
             refused_sets: d.env.refused_sets,
             refused_file_values: d.env.refused_file_values,
             tree_policy: d.pass.sticky.policy_entry,
+            layer: d.pass.layer,
+            decided: d,
         }
     }
 }
@@ -247,134 +253,135 @@ impl<'r, 'p> Report<'r, 'p> {
         m.write_fd_known(fd, &envpolicy_core::shown::Both(&decided, &parent));
     }
 
-    /// One JSON line per change, to `fd`.
+    /// One JSON line per change, to `fd`: the core's one record
+    /// ([`envpolicy_core::record`]), as envwrap and the Rust API write it.
     #[cold]
     #[inline(never)]
     pub fn all(&self, fd: c_int) {
-        let mode: &[u8] = if self.policy.settings().mode == Mode::Audit {
-            b"audit"
-        } else {
-            b"enforce"
+        use envpolicy_core::record::Record;
+        let base = Record {
+            tool: "envshim",
+            mode: self.policy.settings().mode,
+            pid: sys::raw_getpid() as u32,
+            program: self.prog,
+            target: "env",
+            index: None,
+            name: None,
+            action: "",
+            rule: "",
+            layer: self.layer,
+            why: None,
+            loud: false,
+            policy: self.source,
         };
         for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
             if v.action == Action::Keep {
                 continue;
             }
-            let mut m = json_start(mode, self.prog, b"env", i);
-            json_word(&mut m, b"name", self.env_name(i));
-            json_field(&mut m, b"action", v.action.id().as_bytes());
-            json_field(&mut m, b"rule", v.rule.id().as_bytes());
-            json_end(&mut m, self, fd);
+            self.record(
+                fd,
+                &Record {
+                    index: Some(i),
+                    name: Some(self.env_name(i)),
+                    action: v.action.id(),
+                    rule: v.rule.id(),
+                    loud: v.loud,
+                    ..base
+                },
+            );
+        }
+        for (name, rule) in self.added() {
+            let set = Record {
+                name: Some(name),
+                action: "set",
+                rule: rule.id(),
+                ..base
+            };
+            self.record(fd, &set);
         }
         let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values)
-            .map(|(_, name)| (name, &b"env-file.refused"[..]));
+            .map(|(k, name)| (name, Rule::FileValueRefused(k).id()));
         let sets = decide::refused_set_names(self.policy, self.refused_sets)
-            .map(|(_, name)| (name, &b"credential.shape"[..]));
+            .map(|(_, name)| (name, "credential.shape"));
         for (name, rule) in file_values.chain(sets) {
-            let mut m = json_start(mode, self.prog, b"env", 0);
-            json_word(&mut m, b"name", name);
-            json_field(&mut m, b"action", b"refuse");
-            json_field(&mut m, b"rule", rule);
-            json_end(&mut m, self, fd);
+            let refused = Record {
+                name: Some(name),
+                action: "refuse",
+                rule,
+                loud: true,
+                ..base
+            };
+            self.record(fd, &refused);
         }
         if let Some(rule) = self.program {
-            let mut m = json_start(mode, self.prog, b"program", 0);
-            let (name, rule): (&[u8], &[u8]) = match rule {
-                ArgRule::Value(src) => (self.value_name(src), b"argv.value"),
-                ArgRule::Shape(s) => (s.id().as_bytes(), b"argv.shape"),
-                _ => (&[], b"none"),
+            let program = Record {
+                target: "program",
+                name: self.arg_name(None, rule),
+                action: ArgAction::Refuse.id(),
+                rule: rule.id(),
+                loud: true,
+                ..base
             };
-            json_word(&mut m, b"name", name);
-            json_field(&mut m, b"action", b"refuse");
-            json_field(&mut m, b"rule", rule);
-            json_end(&mut m, self, fd);
+            self.record(fd, &program);
         }
         for (i, v) in self.averdicts.iter().enumerate() {
-            let action: &[u8] = match v.action {
-                ArgAction::Keep => continue,
-                ArgAction::Drop => b"drop",
-                ArgAction::Refuse => b"refuse",
-                ArgAction::Redact => b"redact",
-                ArgAction::NameOnly => b"name-only",
-                ArgAction::Unflag(_) => b"drop",
-            };
-            let mut m = json_start(mode, self.prog, b"argv", i);
-            let (name, rule): (&[u8], &[u8]) = match v.rule {
-                ArgRule::Pair {
-                    rule,
-                    name_at,
-                    name_end,
-                    ..
-                } => (
-                    self.args
-                        .get(i)
-                        .and_then(|a| a.get(name_at as usize..name_end as usize))
-                        .unwrap_or(&[]),
-                    rule.id().as_bytes(),
-                ),
-                ArgRule::Value(src) => (self.value_name(src), b"argv.value"),
-                ArgRule::Shape(s) => (s.id().as_bytes(), b"argv.shape"),
-                ArgRule::DenyArgs { secret, .. } => {
-                    (self.secret_name(u32::from(secret)), b"secret.deny-args")
-                }
-                ArgRule::PairFlag => (&[], b"pair.flag"),
-                ArgRule::None => (&[], b"none"),
-            };
-            json_word(&mut m, b"name", name);
-            json_field(&mut m, b"action", action);
-            json_field(&mut m, b"rule", rule);
-            json_end(&mut m, self, fd);
+            if v.action == ArgAction::Keep {
+                continue;
+            }
+            self.record(
+                fd,
+                &Record {
+                    target: "argv",
+                    index: Some(i),
+                    name: self.arg_name(Some(i), v.rule),
+                    action: v.action.id(),
+                    rule: v.rule.id(),
+                    loud: envpolicy_core::argv::loud(v),
+                    ..base
+                },
+            );
         }
     }
-}
 
-fn json_start(mode: &[u8], prog: &[u8], target: &[u8], index: usize) -> Msg<1024> {
-    let mut m = Msg::<1024>::new();
-    m.push(b"{\"tool\":\"envshim\",\"mode\":\"")
-        .push(mode)
-        .push(b"\",\"pid\":")
-        .push_num(i64::from(sys::raw_getpid()));
-    json_word(&mut m, b"program", prog);
-    json_field(&mut m, b"target", target);
-    m.push(b",\"index\":").push_num(index as i64);
-    m
-}
-
-/// `,"key":"value"` with the value escaped for JSON (bytes outside printable ASCII
-/// as `\u00XX`).
-fn json_field(m: &mut Msg<1024>, key: &[u8], value: &[u8]) {
-    m.push(b",\"").push(key).push(b"\":\"");
-    for &b in value {
-        match b {
-            b'"' => {
-                m.push(b"\\\"");
-            }
-            b'\\' => {
-                m.push(b"\\\\");
-            }
-            0x20..=0x7e => {
-                m.push(&[b]);
-            }
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let hi = HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0');
-                let lo = HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0');
-                m.push(b"\\u00").push(&[hi, lo]);
-            }
+    /// The variable an argument's (or, for `None`, the path's) change
+    /// concerns: whose value or pair it holds, the secret whose `deny_args`
+    /// matched; none for a token shape.
+    fn arg_name(&self, i: Option<usize>, rule: ArgRule) -> Option<&[u8]> {
+        match rule {
+            ArgRule::Pair {
+                name_at, name_end, ..
+            } => i
+                .and_then(|i| self.args.get(i))
+                .and_then(|a| a.get(name_at as usize..name_end as usize)),
+            ArgRule::Value(src) => Some(self.value_name(src)),
+            ArgRule::DenyArgs { secret, .. } => Some(self.secret_name(u32::from(secret))),
+            ArgRule::Shape(_) | ArgRule::PairFlag | ArgRule::None => None,
         }
     }
-    m.push(b"\"");
-}
 
-/// [`json_field`] of a program, path or name that may hold a secret (see
-/// `Msg::push_word`).
-fn json_word(m: &mut Msg<1024>, key: &[u8], text: &[u8]) {
-    let mut shown = Msg::<{ envpolicy_core::shown::PLAIN_MAX + 8 }>::new();
-    json_field(m, key, shown.push_word(text).as_bytes());
-}
+    /// Each entry the pass added (a set value, a file value, rule 8's), by
+    /// name, with its rule.
+    fn added(&self) -> impl Iterator<Item = (&[u8], Rule)> + '_ {
+        self.decided.emits.iter().filter_map(|e| match *e {
+            Emit::Input(_) => None,
+            Emit::Built { start, len, rule } => {
+                let start = start as usize;
+                let entry = self.decided.env_bytes.get(start..start + len as usize)?;
+                Some((envpolicy_core::bytes::split_entry(entry)?.0, rule))
+            }
+            Emit::Pooled { entry, rule } => {
+                let entry = self.policy.str(entry);
+                Some((envpolicy_core::bytes::split_entry(entry)?.0, rule))
+            }
+        })
+    }
 
-fn json_end(m: &mut Msg<1024>, report: &Report<'_, '_>, fd: c_int) {
-    json_word(m, b"policy", report.source);
-    m.push(b"}");
-    report.write(m, fd);
+    /// One record, as a line to `fd`, hidden against the values in view.
+    fn record(&self, fd: c_int, r: &envpolicy_core::record::Record<'_>) {
+        let mut m = Msg::<1024>::new();
+        envpolicy_core::record::write(r, &mut |b| {
+            m.push(b);
+        });
+        self.write(&mut m, fd);
+    }
 }

@@ -15,6 +15,7 @@ use super::seen::Seen;
 use super::{filter, leave_stderr, message, status, Setup};
 use crate::journal::Journal;
 use crate::value;
+use envpolicy::compiled::Mode;
 use envpolicy::outcome::{self, Change, Target};
 use envpolicy::supervise::{judge_in, Verdict};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -272,7 +273,7 @@ fn answer(
         }
         Verdict::Audited(changes) => {
             for c in &changes {
-                journal.record(&program, c);
+                journal.record(&program, c, Mode::Audit);
             }
             if let Some(c) = changes.first() {
                 let text = audited_text(
@@ -288,7 +289,7 @@ fn answer(
             let _ = notify::allow(listener, n.id);
         }
         Verdict::Refused(c) => {
-            journal.record(&program, &c);
+            journal.record(&program, &c, Mode::Enforce);
             let text = match c.target {
                 Target::Env => {
                     refusal_text(&c, &program, &crate::run::label_of(c.layer, &held.label))
@@ -309,7 +310,7 @@ fn answer(
             refuse(listener, n, &text, recall);
         }
         Verdict::WouldChange(c) => {
-            journal.record(&program, &c);
+            journal.record(&program, &c, Mode::Enforce);
             let text = would_change_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
             refuse(listener, n, &text, recall);
         }
@@ -340,7 +341,7 @@ fn answer(
                 // cannot change after all, said as every such refusal is.
                 let c = &s.removed[0].change;
                 let label = crate::run::label_of(c.layer, &held.label);
-                journal.record(&program, c);
+                journal.record(&program, c, Mode::Enforce);
                 refuse(listener, n, &would_change_text(c, &program, &label), recall);
                 return;
             }
@@ -480,7 +481,7 @@ fn runs_unchanged(
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
-    journal.record(program, c);
+    journal.record(program, c, Mode::Enforce);
     let text = unchanged_despite_text(c, program, &crate::run::label_of(c.layer, label));
     if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
         message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
@@ -497,7 +498,7 @@ fn runs_without(
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
-    journal.record(program, c);
+    journal.record(program, c, Mode::Enforce);
     let text = runs_without_text(c, program, &crate::run::label_of(c.layer, label));
     // Once per program and name in the supervisor's life: a missing entry is
     // said, not repeated at every exec of a loop.
@@ -524,7 +525,7 @@ fn say_stripped(
         ..
     } in &s.removed
     {
-        journal.record(program, c);
+        journal.record(program, c, Mode::Enforce);
         let name = c.name.as_deref().unwrap_or("an entry");
         let text = if c.loud {
             format!(
