@@ -403,11 +403,19 @@ fn respawn_pane_without_a_command_restarts_it_clean() {
     let before = sb.pane_pid("first");
     client_under_shim(&sb, &["respawn-pane", "-k", "-t", "first"]).expect_success();
     let mut after = before;
+    // The new pane's process is the server's fork until it execs the pane's
+    // command: until then its environ is the server's own process
+    // environment (which a foreign server's is, tokens and all), not what
+    // the server gave the pane. Wait for the exec.
+    let exec_done = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| !comm.trim_end().starts_with("tmux"))
+    };
     assert!(
         sb.wait_for(
             || {
                 after = sb.pane_pid("first");
-                after != before
+                after != before && exec_done(after)
             },
             Duration::from_secs(10)
         ),

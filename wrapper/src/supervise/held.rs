@@ -9,11 +9,15 @@
 
 use crate::source::Loaded;
 use envpolicy::cache_key::Stamp;
+use envpolicy::compiled::Policy;
 use envpolicy::load::{self, Compiled};
 use std::path::PathBuf;
 
 pub struct Held {
-    pub compiled: Compiled,
+    /// `compiled`'s policy, validated once per load instead of at every exec
+    /// (validation was the largest part of a remembered exec's cost).
+    policy: Policy<'static>,
+    compiled: Compiled,
     /// `--mode`, over the policy's own.
     pub mode: Option<envpolicy::compiled::Mode>,
     /// How messages name the policy.
@@ -27,13 +31,27 @@ impl Held {
     pub fn new(loaded: Loaded, mode: Option<envpolicy::compiled::Mode>) -> Held {
         let path = loaded.absolute_path();
         let stamp = path.as_deref().and_then(envpolicy::cache::stamp);
+        let label = loaded.label();
+        let compiled = loaded.compiled;
         Held {
-            label: loaded.label(),
-            compiled: loaded.compiled,
+            label,
+            policy: validated(&compiled),
+            compiled,
             mode,
             path,
             stamp,
         }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy<'_> {
+        &self.policy
+    }
+
+    /// Put `compiled` in force, with its policy.
+    fn hold(&mut self, compiled: Compiled) {
+        self.policy = validated(&compiled);
+        self.compiled = compiled;
     }
 
     /// Load the policy again if its file changed. True when the policy did.
@@ -47,15 +65,26 @@ impl Held {
         }
         self.stamp = now;
         match load::load(path) {
-            Ok(c) => self.compiled = c,
+            Ok(c) => self.hold(c),
             Err(e) => {
                 say!(
                     "envwrap: --supervise: the edited policy does not load, so the tree's execs \
                      are judged by the strict floor until it does: {e}"
                 );
-                self.compiled = load::builtin_floor();
+                self.hold(load::builtin_floor());
             }
         }
         true
     }
+}
+
+/// `compiled`'s policy, borrowed for as long as the `Held` that keeps both.
+fn validated(compiled: &Compiled) -> Policy<'static> {
+    let policy = compiled.policy();
+    // SAFETY: the policy borrows the bytes `Compiled` keeps on the heap, which
+    // do not move when the `Compiled` does and are never changed. `Held` keeps
+    // the two together and replaces them together (`hold`), and hands the
+    // policy out only for the life of a borrow of itself (`Held::policy`), so
+    // no copy outlives the bytes.
+    unsafe { core::mem::transmute::<Policy<'_>, Policy<'static>>(policy) }
 }

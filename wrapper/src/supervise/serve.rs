@@ -224,7 +224,7 @@ fn answer(
     if held.follow_edit() {
         recall.seen.clear();
     }
-    let policy = held.compiled.policy();
+    let policy = *held.policy();
     let files = outcome::read_env_files(&policy);
     // The caller's environment is not in the digest, and is read only for an
     // exec not seen before: an exec remembered as unchanged passes bytes
