@@ -838,7 +838,7 @@ fn pieces_into(text: &mut String, pieces: &[crate::shown::Piece<'_>]) {
 pub struct Recorder<'a> {
     /// `envwrap` or `envpolicy` (the shim writes `envshim`).
     pub tool: &'a str,
-    /// The source of the user layer's policy ([`Policy::source`]).
+    /// The source of the user layer's policy (its file, or `<built-in>`).
     pub user_source: &'a [u8],
 }
 

@@ -35,7 +35,7 @@ fn open_log(path: &Path) -> std::io::Result<File> {
 impl Journal {
     /// Open the log: `--log` must open (else exit 125); the policy's `log` is
     /// best effort and only warned about.
-    /// `source`: the user layer's policy ([`envpolicy::compiled::Policy::source`]).
+    /// `source`: the source of the user layer's policy (its file, or `<built-in>`).
     pub fn open(
         explicit: Option<&Path>,
         from_policy: Option<&Path>,
