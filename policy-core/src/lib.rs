@@ -61,8 +61,8 @@ macro_rules! no_panic_modules {
 
 no_panic_modules!(
     argv, bytes, cache_key, capability, decide, elf_head, encoded, envfile, escaped, glob, hex,
-    hint, layer, lookup, mark, mux, pairs, pipeline, programs, readable, record, refusal, search,
-    secret, shape, shown, withheld, writers
+    hint, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, record, refusal,
+    search, secret, shape, shown, withheld, writers
 );
 
 pub mod builtin;

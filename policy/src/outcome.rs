@@ -776,6 +776,31 @@ pub fn withheld_line(name: &[u8], program: &[u8]) -> String {
     text
 }
 
+/// The line (after a front end's prefix) for `c`, a change worth a warning in
+/// enforce mode, at the exec of `program`, with `reason` after the colon, by
+/// the policy whose source is `source` ([`crate::loud`]); `None` for a change
+/// that line does not say (an argument's change other than a credential's
+/// pair, an addition the policy made).
+pub fn loud_line(c: &Change, program: &[u8], reason: &str, source: &[u8]) -> Option<String> {
+    use crate::loud::Said;
+    let said = match (c.target, c.action, c.rule) {
+        (Target::Env, ChangeAction::Env(action), ChangeRule::Env(rule)) => {
+            Said::of_entry(action, rule)
+        }
+        (Target::Env, ChangeAction::Env(Action::Refuse), ChangeRule::SetExpansion) => Said::Refused,
+        (Target::Argv, ChangeAction::Arg(_), ChangeRule::Arg(ArgRule::Pair { loud: true, .. })) => {
+            Said::RefusedInArgv
+        }
+        _ => return None,
+    };
+    let name = c.name.as_deref().unwrap_or("an entry").as_bytes();
+    let mut text = String::new();
+    crate::loud::line(said, name, program, reason.as_bytes(), source, &mut |p| {
+        pieces_into(&mut text, &[p]);
+    });
+    Some(text)
+}
+
 /// An exec's argv, environment and its caller's environment.
 pub type ExecArrays<'a> = (&'a [Vec<u8>], &'a [Vec<u8>], &'a [Vec<u8>]);
 

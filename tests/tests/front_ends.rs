@@ -364,6 +364,29 @@ fn shown(c: &Child) -> String {
     format!("exit {:?}, argc {}, env {names:?}", c.code, c.argv.len())
 }
 
+/// A front end's warnings of loud changes (after `prefix`), each up to its
+/// reason ("granted GH_TOKEN to printenv"), sorted, each with whether envwrap
+/// said it of an entry its own command line gave (`NAME=VALUE` operands, as
+/// this test gives envwrap every entry): envwrap warns of every such entry it
+/// refuses, loud or not.
+fn loud_heads(o: &Outcome, prefix: &str) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = o
+        .stderr_str()
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .filter(|l| {
+            (l.starts_with("granted ") || l.starts_with("refused ") || l.starts_with("replaced "))
+                && !l.starts_with("refused to run ")
+        })
+        .map(|l| {
+            let head = l.split(": ").next().unwrap_or(l).to_string();
+            (head, l.contains(": given as NAME=VALUE; "))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// The change records of a log (one JSON object per line), without what
 /// differs by front end (`tool`, `pid`, `why`) and without rule 8's own
 /// entries (the shim's), sorted; a line that is no JSON object fails.
@@ -402,6 +425,8 @@ struct Coverage {
     with_file: usize,
     /// With change records in the log.
     logged: usize,
+    /// With a loud change said.
+    loud: usize,
 }
 
 impl Coverage {
@@ -431,6 +456,7 @@ impl Coverage {
             && self.without > 0
             && self.with_file > 0
             && self.logged > 0
+            && self.loud > 0
     }
 }
 
@@ -630,6 +656,29 @@ fn generated_execs_agree_in_every_front_end() {
             differ.push(format!(
                 "the shim's log records {shim_records:?}, envwrap's {envwrap_records:?}"
             ));
+        }
+        // A change worth a warning is said the same way too
+        // (envpolicy_core::loud), up to its reason: what the shim says,
+        // envwrap says; what envwrap says of no operand of its own, the shim
+        // says.
+        if !case.audit {
+            let by = loud_heads(&by_shim, "envshim: ");
+            let ew = loud_heads(&by_envwrap, "envwrap: warning: ");
+            let said = |v: &[(String, bool)], h: &str| v.iter().any(|(x, _)| x == h);
+            let unsaid_by_envwrap = by.iter().filter(|(h, _)| !said(&ew, h));
+            let unsaid_by_shim = ew.iter().filter(|(h, operand)| !operand && !said(&by, h));
+            let missing: Vec<String> = unsaid_by_envwrap
+                .chain(unsaid_by_shim)
+                .map(|(h, _)| s.redact(h))
+                .collect();
+            if !missing.is_empty() {
+                differ.push(format!(
+                    "warnings one front end gives and the other not: {missing:?}"
+                ));
+            }
+            if !by.is_empty() {
+                seen.loud += 1;
+            }
         }
         let alone = child_of(&by_supervisor);
         seen.count(&shim_child, &alone, &entries, case.dotenv.is_some());

@@ -212,7 +212,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         &env,
         command,
         &shown,
-        &loaded.label(),
+        (&loaded.label(), policy.source()),
         &operand_names,
         &mut journal,
     );
@@ -306,12 +306,19 @@ fn report(
     env: &[Vec<u8>],
     command: &[u8],
     shown: &str,
-    label: &str,
+    (label, source): (&str, &[u8]),
     operand_names: &[&[u8]],
     journal: &mut Journal,
 ) {
+    // An exec the policy refuses (in enforce mode) is said in one line, its
+    // refusal, as every front end says it: nothing of what it would have
+    // granted, refused or withheld, had it run.
+    let refused = d.refused().is_some();
     for c in &d.changes {
         journal.record(command, c, d.pass_mode(c.layer));
+        if refused {
+            continue;
+        }
         let from_operand = c.action == ChangeAction::Env(Action::Refuse)
             && c.name
                 .as_deref()
@@ -325,8 +332,14 @@ fn report(
         if !audit && c.action == ChangeAction::Arg(ArgAction::Refuse) {
             continue;
         }
-        let text = describe_change(c, shown, label, from_operand, audit);
+        let text = match loud_text(c, command, source, from_operand).filter(|_| !audit) {
+            Some(line) => format!("warning: {line}"),
+            None => describe_change(c, shown, label, from_operand, audit),
+        };
         journal.warn(command, c, &text, d.pass_mode(c.layer));
+    }
+    if refused {
+        return;
     }
     for name in d.withheld_names(env) {
         journal.withheld(name, command);
@@ -334,6 +347,24 @@ fn report(
 }
 
 /// One warning line for a change.
+/// The line every front end writes for a loud change in enforce mode
+/// ([`envpolicy::loud`]), with the change's sentence as its reason, by the
+/// policy of the layer that made it (`source`: the user layer's).
+fn loud_text(c: &Change, command: &[u8], source: &[u8], from_operand: bool) -> Option<String> {
+    let operand = if from_operand {
+        "given as NAME=VALUE; "
+    } else {
+        ""
+    };
+    let reason = format!("{operand}{}", c.why);
+    let managed = envpolicy::managed::policy_path().as_os_str().as_bytes();
+    let source = match c.layer {
+        envpolicy::layer::Layer::Managed => managed,
+        envpolicy::layer::Layer::User => source,
+    };
+    outcome::loud_line(c, command, &reason, source)
+}
+
 fn describe_change(
     c: &Change,
     shown: &str,

@@ -10,6 +10,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use envpolicy_core::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
 use envpolicy_core::decide::{self, Action, Emit, Rule, Verdict};
 use envpolicy_core::layer::Layer;
+use envpolicy_core::loud::Said;
 use envpolicy_core::pipeline::{Decided, Refusal};
 use envpolicy_core::Policy;
 
@@ -132,16 +133,10 @@ impl<'r, 'p> Report<'r, 'p> {
                 self.withheld(i);
             }
             if v.loud {
-                // An inherited copy of a secret's name, granted to its program,
-                // that rule 6b then replaced with the value read for it.
-                let (verb, place): (&[u8], &[u8]) = match (v.action, v.rule) {
-                    (Action::Grant, _) => (b"granted ", b" for "),
-                    (Action::Replace, Rule::Secret(_)) => {
-                        (b"replaced the inherited ", b" with its secret's value for ")
-                    }
-                    _ => (b"refused ", b" for "),
-                };
-                self.loud_line([verb, self.env_name(i), place], v.rule.id());
+                // A grant's use, an inherited copy of a secret's name replaced
+                // with the value read for it (rule 6b), a refusal.
+                let said = Said::of_entry(v.action, v.rule);
+                self.loud_line(said, self.env_name(i), v.rule.id());
             }
         }
         for (i, v) in self.averdicts.iter().enumerate() {
@@ -157,18 +152,15 @@ impl<'r, 'p> Report<'r, 'p> {
                     .get(i)
                     .and_then(|a| a.get(name_at as usize..name_end as usize))
                     .unwrap_or(&[]);
-                self.loud_line([b"refused ", name, b" in the argv of "], rule.id());
+                self.loud_line(Said::RefusedInArgv, name, rule.id());
             }
         }
         for (_, name) in decide::refused_set_names(self.policy, self.refused_sets) {
-            self.loud_line([b"refused ", name, b" for "], "credential.shape");
+            self.loud_line(Said::Refused, name, "credential.shape");
         }
         let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values);
-        for (_, name) in file_values {
-            self.loud_line(
-                [b"refused ", name, b" (its env file's value) for "],
-                "env-file.refused",
-            );
+        for (k, name) in file_values {
+            self.loud_line(Said::FileValueRefused, name, Rule::FileValueRefused(k).id());
         }
     }
 
@@ -220,21 +212,23 @@ impl<'r, 'p> Report<'r, 'p> {
         self.write(&mut m, 2);
     }
 
-    /// `envshim: <verb> <name><where><program> (<rule>; policy <source>)`.
+    /// The loud line of a change ([`envpolicy_core::loud`]), with the rule's id
+    /// as its reason.
     #[cold]
     #[inline(never)]
-    fn loud_line(&self, [verb, name, place]: [&[u8]; 3], rule: &str) {
+    fn loud_line(&self, said: Said, name: &[u8], rule: &str) {
         let mut m = Msg::<512>::new();
-        m.push(b"envshim: ")
-            .push(verb)
-            .push_word(name)
-            .push(place)
-            .push_word(self.prog)
-            .push(b" (")
-            .push(rule.as_bytes())
-            .push(b"; policy ")
-            .push_word(self.source)
-            .push(b")");
+        m.push(b"envshim: ");
+        envpolicy_core::loud::line(
+            said,
+            name,
+            self.prog,
+            rule.as_bytes(),
+            self.source,
+            &mut |p| {
+                m.push_pieces(&[p]);
+            },
+        );
         self.write(&mut m, 2);
     }
 
