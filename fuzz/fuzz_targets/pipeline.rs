@@ -76,16 +76,7 @@ fn run(
                     );
                 }
                 let (env, argv) = match o.child() {
-                    Some(d) => {
-                        let mut e: Vec<&[u8]> = vec![&[]; d.env_len()];
-                        let n = d.fill_env(&mut e, |x| x, |x| x);
-                        let mut a: Vec<&[u8]> = vec![&[]; d.arg_emits.len()];
-                        let k = d.fill_argv(&mut a, |x| x);
-                        (
-                            e[..n].iter().map(|x| x.to_vec()).collect(),
-                            a[..k].iter().map(|x| x.to_vec()).collect(),
-                        )
-                    }
+                    Some(d) => envpolicy::outcome::child_arrays(d),
                     None => (
                         exec.env.iter().map(|x| x.to_vec()).collect(),
                         exec.argv.iter().map(|x| x.to_vec()).collect(),

@@ -206,9 +206,8 @@ impl Sizes {
 
     /// [`Sizes::guess`] for `exec`.
     pub fn of(pass: &Pass<'_>, exec: &Exec<'_>) -> Sizes {
-        let arg_bytes = exec.argv.iter().map(|a| a.len() + 1).sum();
         let (envs, args) = (exec.env.len(), exec.argv.len());
-        Sizes::guess(pass.policy, pass.sticky.preload, envs, args, arg_bytes)
+        Sizes::guess(pass.policy, pass.sticky.preload, envs, args, with_nuls(exec.argv))
     }
 
     /// Arena bytes the pass's decisions take, with each take's alignment.
@@ -314,6 +313,11 @@ impl<'s> Decided<'s> {
         self.argv.refused.map(|i| Refusal::Argument(i as usize))
     }
 
+    /// The refusal that stands: the pass's, when it enforces.
+    pub fn refuses(&self) -> Option<Refusal> {
+        self.refusal().filter(|_| self.pass.mode == Mode::Enforce)
+    }
+
     /// The pass changes the exec: it is in enforce mode, and its child's arrays
     /// are not its input's.
     pub fn changes(&self) -> bool {
@@ -384,18 +388,22 @@ impl<'s> Decided<'s> {
         n.min(out.len())
     }
 
+    /// The argument `e` stands for.
+    fn arg(&self, e: ArgEmit) -> Option<&'s [u8]> {
+        match e {
+            ArgEmit::Input(i) => self.exec.argv.get(i as usize).copied(),
+            ArgEmit::Built { start, len } => {
+                let start = start as usize;
+                self.arg_bytes.get(start..start.saturating_add(len as usize))
+            }
+        }
+    }
+
     /// The child's argv into `out` through `make`, and the count filled.
     pub fn fill_argv<T: Copy>(&self, out: &mut [T], make: impl Fn(&'s [u8]) -> T) -> usize {
         let mut n = 0usize;
         for e in self.arg_emits {
-            let arg = match *e {
-                ArgEmit::Input(i) => self.exec.argv.get(i as usize).copied(),
-                ArgEmit::Built { start, len } => {
-                    let start = start as usize;
-                    self.arg_bytes.get(start..start.saturating_add(len as usize))
-                }
-            };
-            let (Some(arg), Some(slot)) = (arg, out.get_mut(n)) else {
+            let (Some(arg), Some(slot)) = (self.arg(*e), out.get_mut(n)) else {
                 continue;
             };
             *slot = make(arg);
@@ -408,12 +416,15 @@ impl<'s> Decided<'s> {
     fn argv_bytes(&self) -> usize {
         self.arg_emits
             .iter()
-            .map(|e| match *e {
-                ArgEmit::Input(i) => self.exec.argv.get(i as usize).map_or(0, |a| a.len()),
-                ArgEmit::Built { len, .. } => len as usize,
-            })
+            .map(|e| self.arg(*e).map_or(0, <[u8]>::len))
             .fold(0usize, |a, n| a.saturating_add(n).saturating_add(1))
     }
+}
+
+/// Bytes `argv` takes with its NULs.
+fn with_nuls(argv: &[&[u8]]) -> usize {
+    argv.iter()
+        .fold(0usize, |a, arg| a.saturating_add(arg.len()).saturating_add(1))
 }
 
 /// How one exec ends, over all its passes.
@@ -446,35 +457,34 @@ impl<'s> Outcome<'s> {
         self.passes().filter(|d| d.changes()).last()
     }
 
+    /// The first refusal of an enforcing pass, and its pass.
+    fn standing(&self) -> Option<(&Decided<'s>, Refusal)> {
+        self.passes().find_map(|d| Some((d, d.refuses()?)))
+    }
+
     /// The exec's fate: the first refusal of an enforcing pass, else it runs.
     pub fn fate(&self) -> Fate {
-        for d in self.passes() {
-            if let (Mode::Enforce, Some(refusal)) = (d.pass.mode, d.refusal()) {
-                return Fate::Refused {
-                    layer: d.pass.layer,
-                    refusal,
-                };
-            }
-        }
-        Fate::Runs {
-            changed: self.child().is_some(),
+        match self.standing() {
+            Some((d, refusal)) => Fate::Refused {
+                layer: d.pass.layer,
+                refusal,
+            },
+            None => Fate::Runs {
+                changed: self.child().is_some(),
+            },
         }
     }
 
     /// The refusal to report: the one that stands, else, when no pass
     /// enforces, the first that an audit pass would make.
     pub fn refusal(&self) -> Option<(&Decided<'s>, Refusal)> {
-        let stands = self
-            .passes()
-            .find(|d| d.pass.mode == Mode::Enforce && d.refusal().is_some());
-        let reported = match stands {
-            Some(d) => Some(d),
-            None if self.passes().all(|d| d.pass.mode == Mode::Audit) => {
-                self.passes().find(|d| d.refusal().is_some())
-            }
-            None => None,
-        };
-        reported.and_then(|d| Some((d, d.refusal()?)))
+        if let Some(stands) = self.standing() {
+            return Some(stands);
+        }
+        if self.passes().any(|d| d.pass.mode == Mode::Enforce) {
+            return None;
+        }
+        self.passes().find_map(|d| Some((d, d.refusal()?)))
     }
 }
 
@@ -492,8 +502,7 @@ pub fn decide<'s, A: Arena>(
         PassShort::Grow(user) => Short::Grow(Plan { user, ..plan }),
         PassShort::NoRoom => Short::NoRoom,
     })?;
-    let refused = first.pass.mode == Mode::Enforce && first.refusal().is_some();
-    let Some(managed) = managed.filter(|_| !refused) else {
+    let Some(managed) = managed.filter(|_| first.refuses().is_none()) else {
         return Ok(Outcome {
             user: first,
             managed: None,
@@ -510,7 +519,7 @@ pub fn decide<'s, A: Arena>(
             let arg_bytes = if first.changes() {
                 first.argv_bytes()
             } else {
-                exec.argv.iter().map(|a| a.len() + 1).sum()
+                with_nuls(exec.argv)
             };
             Sizes::guess(managed.policy, managed.sticky.preload, envs, args, arg_bytes)
         }

@@ -311,12 +311,7 @@ fn pass_decision(d: &pipeline::Decided<'_>, io: PassIo<'_, '_>) -> Decision {
         parent_env,
         env_files,
     } = io;
-    let mut slots: Vec<&[u8]> = vec![&[]; d.env_len()];
-    let n = d.fill_env(&mut slots, |e| e, |e| e);
-    let child_env: Vec<Vec<u8>> = slots[..n].iter().map(|e| e.to_vec()).collect();
-    let mut slots: Vec<&[u8]> = vec![&[]; d.arg_emits.len()];
-    let n = d.fill_argv(&mut slots, |a| a);
-    let child_argv: Vec<Vec<u8>> = slots[..n].iter().map(|a| a.to_vec()).collect();
+    let (child_env, child_argv) = child_arrays(d);
     let mut changes = env_changes(policy, env, d.verdicts);
     changes.extend(added_changes(policy, d));
     changes.extend(refused_additions(policy, env, &d.env));
@@ -369,6 +364,17 @@ fn pass_decision(d: &pipeline::Decided<'_>, io: PassIo<'_, '_>) -> Decision {
         env_verdicts: d.verdicts.to_vec(),
         argv_verdicts: d.arg_verdicts.to_vec(),
     }
+}
+
+/// The environment and argv pass `d` builds for the child, owned
+/// ([`pipeline::Decided::fill_env`], `fill_argv`).
+pub fn child_arrays(d: &pipeline::Decided<'_>) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let mut env: Vec<&[u8]> = vec![&[]; d.env_len()];
+    let n = d.fill_env(&mut env, |e| e, |e| e);
+    let mut argv: Vec<&[u8]> = vec![&[]; d.arg_emits.len()];
+    let k = d.fill_argv(&mut argv, |a| a);
+    let owned = |v: &[&[u8]]| v.iter().map(|e| e.to_vec()).collect();
+    (owned(&env[..n]), owned(&argv[..k]))
 }
 
 /// A pass's input, as the change descriptions read it.
@@ -857,6 +863,15 @@ fn pieces_into(text: &mut String, pieces: &[crate::shown::Piece<'_>]) {
     }
 }
 
+/// The source of `layer`'s policy, as a change's record and line name it:
+/// the managed layer's file, or `user_source`.
+pub fn source_of(layer: Layer, user_source: &[u8]) -> &[u8] {
+    match layer {
+        Layer::Managed => crate::managed::policy_path().as_os_str().as_encoded_bytes(),
+        Layer::User => user_source,
+    }
+}
+
 /// Who writes records of changes, and of which policies: what a record
 /// says besides the change ([`crate::record`]).
 #[derive(Clone, Copy, Debug)]
@@ -873,7 +888,6 @@ pub struct Recorder<'a> {
 /// are shown as every message shows them; the caller redacts the line
 /// against the values in view ([`redacted`]).
 pub fn json_line(by: &Recorder<'_>, mode: Mode, program: &[u8], c: &Change) -> String {
-    let managed_source = crate::managed::policy_path().as_os_str().as_encoded_bytes();
     let record = crate::record::Record {
         tool: by.tool,
         mode,
@@ -887,10 +901,7 @@ pub fn json_line(by: &Recorder<'_>, mode: Mode, program: &[u8], c: &Change) -> S
         layer: c.layer,
         why: Some(c.why.as_bytes()).filter(|w| !w.is_empty()),
         loud: c.loud,
-        policy: match c.layer {
-            Layer::Managed => managed_source,
-            Layer::User => by.user_source,
-        },
+        policy: source_of(c.layer, by.user_source),
     };
     let mut out = Vec::new();
     crate::record::write(&record, &mut |b| out.extend_from_slice(b));

@@ -156,10 +156,11 @@ pub struct Outcome {
 }
 
 /// What the records of an [`Outcome`] say besides each change.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Records {
     user_source: Vec<u8>,
-    user_mode: Option<Mode>,
+    /// Each pass's mode, as [`crate::outcome::Decision::pass_mode`] reads them.
+    user_mode: Mode,
     managed_mode: Option<Mode>,
 }
 
@@ -217,16 +218,13 @@ impl Outcome {
             tool: "envpolicy",
             user_source: &self.records.user_source,
         };
-        let mode_of = |layer| match layer {
-            crate::layer::Layer::Managed => self.records.managed_mode,
-            crate::layer::Layer::User => self.records.user_mode,
+        let mode_of = |layer| match (layer, self.records.managed_mode) {
+            (crate::layer::Layer::Managed, Some(m)) => m,
+            _ => self.records.user_mode,
         };
         self.changes
             .iter()
-            .map(|c| {
-                let mode = mode_of(c.layer).unwrap_or(Mode::Enforce);
-                outcome::json_line(&by, mode, self.program.as_bytes(), c)
-            })
+            .map(|c| outcome::json_line(&by, mode_of(c.layer), self.program.as_bytes(), c))
             .collect()
     }
 }
@@ -723,7 +721,7 @@ fn decide_for(
         rebuilt: false,
         records: Records {
             user_source: policy.source().to_vec(),
-            user_mode: Some(d.user_mode),
+            user_mode: d.user_mode,
             managed_mode: d.managed_mode,
         },
     };

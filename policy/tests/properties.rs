@@ -412,11 +412,7 @@ fn pipeline_run(
     };
     let child_of = |d: Option<&Decided<'_>>, input: &[&[u8]]| -> Vec<Vec<u8>> {
         match d.filter(|d| d.changes()) {
-            Some(d) => {
-                let mut out: Vec<&[u8]> = vec![&[]; d.env_len()];
-                let n = d.fill_env(&mut out, |e| e, |e| e);
-                out[..n].iter().map(|e| e.to_vec()).collect()
-            }
+            Some(d) => outcome::child_arrays(d).0,
             None => input.iter().map(|e| e.to_vec()).collect(),
         }
     };

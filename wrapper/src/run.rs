@@ -357,12 +357,7 @@ fn loud_text(c: &Change, command: &[u8], source: &[u8], from_operand: bool) -> O
         ""
     };
     let reason = format!("{operand}{}", c.why);
-    let managed = envpolicy::managed::policy_path().as_os_str().as_bytes();
-    let source = match c.layer {
-        envpolicy::layer::Layer::Managed => managed,
-        envpolicy::layer::Layer::User => source,
-    };
-    outcome::loud_line(c, command, &reason, source)
+    outcome::loud_line(c, command, &reason, outcome::source_of(c.layer, source))
 }
 
 fn describe_change(

@@ -108,6 +108,28 @@ pub(super) fn delivery_bytes(delivery: Delivery, na: usize) -> usize {
     }
 }
 
+/// What a layer's `delivery` hands its pass: the values of its secrets, read
+/// here, or envwrap's path to route the exec through (`None` when there is
+/// none to run). `None`: no room in the scratch.
+#[inline]
+pub(super) fn delivered<'s>(
+    policy: &Policy<'_>,
+    delivery: Delivery,
+    x: &ExecInput<'_>,
+    plan: Plan,
+    scratch: &'s Scratch<'_>,
+) -> Option<Secrets<'s>> {
+    Some(match delivery {
+        Delivery::None => (&[][..], None),
+        Delivery::Read(wanted) => (read_secrets(policy, x, wanted, plan, scratch)?, None),
+        Delivery::Route(wanted) => (&[][..], route_target(policy, x, wanted, plan, scratch)),
+    })
+}
+
+/// The values of a layer's secrets by index, and envwrap's path when the exec
+/// is routed through it ([`delivered`]).
+pub(super) type Secrets<'s> = (&'s [Option<&'s [u8]>], Option<&'s [u8]>);
+
 /// Reads each secret of `policy` in `wanted` into the scratch: the values by secret index,
 /// as the decision takes them (`None` for a secret not delivered, which one line
 /// names; on a retry the line was written by the first attempt). `None`: no room.

@@ -20,7 +20,7 @@ use envpolicy_core::Policy;
 use envpolicy_core::layer::Layer;
 use envpolicy_core::pipeline;
 
-use super::deliver::{delivery_bytes, read_secrets, route_target, Delivery};
+use super::deliver::{delivered, delivery_bytes};
 use super::{delivery_of, file_contents, ExecInput, Plan, Prepared, Scratch, Site};
 use crate::state::env_files::{self, OpenFile, MAX_ENV_FILES};
 use crate::state::in_force::Active;
@@ -117,14 +117,7 @@ impl<'a> Second<'a> {
     ) -> Option<(pipeline::Pass<'s>, Option<&'s [u8]>)> {
         let files = self.files.get(..self.n_files).unwrap_or(&[]);
         let contents = file_contents(files, None, plan.retry, scratch)?;
-        let (secrets, route) = match self.delivery {
-            Delivery::None => (&[][..], None),
-            Delivery::Read(wanted) => (read_secrets(&self.policy, x, wanted, plan, scratch)?, None),
-            Delivery::Route(wanted) => (
-                &[][..],
-                route_target(&self.policy, x, wanted, plan, scratch),
-            ),
-        };
+        let (secrets, route) = delivered(&self.policy, self.delivery, x, plan, scratch)?;
         let pass = pipeline::Pass {
             layer: Layer::Managed,
             policy: &self.policy,

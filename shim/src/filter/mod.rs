@@ -40,7 +40,7 @@ mod layered;
 pub mod log;
 mod report;
 
-use crate::filter::deliver::{delivery_bytes, delivery_for, read_secrets, route_target, Delivery};
+use crate::filter::deliver::{delivered, delivery_bytes, delivery_for, Delivery};
 use crate::filter::report::Report;
 pub use crate::platform::scratch::{Inline, Scratch};
 use crate::platform::sys;
@@ -459,13 +459,8 @@ fn attempt(
     let Some(inputs) = take_inputs(x, plan, scratch) else {
         return refuse_e2big(x.prog);
     };
-    let (secrets, route) = match x.delivery {
-        Delivery::None => (&[][..], None),
-        Delivery::Read(wanted) => match read_secrets(x.policy, x, wanted, plan, scratch) {
-            Some(values) => (values, None),
-            None => return refuse_e2big(x.prog),
-        },
-        Delivery::Route(wanted) => (&[][..], route_target(x.policy, x, wanted, plan, scratch)),
+    let Some((secrets, route)) = delivered(x.policy, x.delivery, x, plan, scratch) else {
+        return refuse_e2big(x.prog);
     };
     // An exec routed through envwrap is not decided again here: envwrap
     // decides both layers in the process that becomes the program.

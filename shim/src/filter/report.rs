@@ -7,9 +7,8 @@
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use envpolicy_core::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
-use envpolicy_core::decide::{self, Action, Emit, Rule, Verdict};
-use envpolicy_core::layer::Layer;
+use envpolicy_core::argv::{ArgAction, ArgRule, ValueSource};
+use envpolicy_core::decide::{self, Action, Emit, Rule};
 use envpolicy_core::loud::Said;
 use envpolicy_core::pipeline::{Decided, Refusal};
 use envpolicy_core::Policy;
@@ -21,64 +20,38 @@ use crate::state::message::Msg;
 #[link_section = ".data.envshim_zero"]
 static POLICY_SET_WARNED: AtomicBool = AtomicBool::new(false);
 
-/// Everything a message or a JSON line may name: variables, programs, rules,
-/// argument indices; never a value.
-pub struct Report<'r, 'p> {
-    pub policy: &'r Policy<'p>,
-    pub prog: &'r [u8],
-    pub env: &'r [&'r [u8]],
-    pub args: &'r [&'r [u8]],
-    pub verdicts: &'r [Verdict],
-    pub averdicts: &'r [ArgVerdict],
-    pub contents: &'r [Option<&'r [u8]>],
-    pub parent: &'r [&'r [u8]],
-    pub source: &'r [u8],
-    /// Why the program's path is refused, if it is.
-    pub program: Option<ArgRule>,
-    /// `EnvSummary::refused_sets`.
-    pub refused_sets: u64,
-    /// `EnvSummary::refused_file_values`.
-    pub refused_file_values: u64,
-    /// The `ENVSHIM_POLICY=...` entry rule 8 gives the child (`ExecInput::policy_entry`).
-    pub tree_policy: Option<&'r [u8]>,
-    /// The layer whose pass this is.
-    pub layer: Layer,
-    /// The pass itself (what it added).
-    pub decided: &'r Decided<'r>,
+/// Everything a message or a JSON line of one pass may name: variables,
+/// programs, rules, argument indices; never a value.
+pub struct Report<'r> {
+    /// The program as the exec names it.
+    prog: &'r [u8],
+    /// The pass: its policy, input, verdicts and what it added.
+    d: &'r Decided<'r>,
 }
 
-impl<'r> Report<'r, 'r> {
+impl<'r> Report<'r> {
     /// What pass `d` of the exec of `prog` may name.
     pub fn of(d: &'r Decided<'r>, prog: &'r [u8]) -> Self {
-        Report {
-            policy: d.pass.policy,
-            prog,
-            env: d.exec.env,
-            args: d.exec.argv,
-            verdicts: d.verdicts,
-            averdicts: d.arg_verdicts,
-            contents: d.pass.files.contents,
-            parent: d.exec.parent,
-            source: d.pass.policy.source(),
-            program: d.argv.program,
-            refused_sets: d.env.refused_sets,
-            refused_file_values: d.env.refused_file_values,
-            tree_policy: d.pass.sticky.policy_entry,
-            layer: d.pass.layer,
-            decided: d,
-        }
+        Report { prog, d }
     }
-}
 
-impl<'r, 'p> Report<'r, 'p> {
+    fn policy(&self) -> &'r Policy<'r> {
+        self.d.pass.policy
+    }
+
+    /// The policy's source, as every message names it.
+    fn source(&self) -> &'r [u8] {
+        self.d.pass.policy.source()
+    }
+
     /// What the core's lines look names up in.
-    fn context(&self) -> envpolicy_core::refusal::Context<'r, 'p> {
+    fn context(&self) -> envpolicy_core::refusal::Context<'r, 'r> {
         envpolicy_core::refusal::Context {
-            policy: self.policy,
-            args: self.args,
-            env: self.env,
-            parent_env: self.parent,
-            env_files: self.contents,
+            policy: self.policy(),
+            args: self.d.exec.argv,
+            env: self.d.exec.env,
+            parent_env: self.d.exec.parent,
+            env_files: self.d.pass.files.contents,
         }
     }
 
@@ -88,12 +61,14 @@ impl<'r, 'p> Report<'r, 'p> {
     }
 
     /// The name of secret `i`.
-    fn secret_name(&self, i: u32) -> &'p [u8] {
-        envpolicy_core::refusal::secret_name(self.policy, i)
+    fn secret_name(&self, i: u32) -> &'r [u8] {
+        envpolicy_core::refusal::secret_name(self.policy(), i)
     }
 
     fn env_name(&self, i: usize) -> &[u8] {
-        self.env
+        self.d
+            .exec
+            .env
             .get(i)
             .and_then(|e| envpolicy_core::bytes::split_entry(e))
             .map_or(&[], |(n, _)| n)
@@ -108,14 +83,14 @@ impl<'r, 'p> Report<'r, 'p> {
         let (at, rule) = match what {
             Refusal::Argument(i) => (
                 At::Argument(i),
-                self.averdicts.get(i).map_or(ArgRule::None, |v| v.rule),
+                self.d.arg_verdicts.get(i).map_or(ArgRule::None, |v| v.rule),
             ),
             Refusal::Program(rule) => (At::Program, rule),
         };
         let cx = self.context();
         let mut m = Msg::<1024>::new();
         m.push(b"envshim: ");
-        refusal::line(&cx, self.prog, at, rule, self.source, &mut |p| {
+        refusal::line(&cx, self.prog, at, rule, self.source(), &mut |p| {
             m.push_pieces(&[p]);
         });
         self.write(&mut m, 2);
@@ -123,13 +98,19 @@ impl<'r, 'p> Report<'r, 'p> {
 
     /// Warnings for changes worth one in enforce mode.
     pub fn loud(&self) {
-        for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
+        for (i, v) in self
+            .d
+            .verdicts
+            .iter()
+            .enumerate()
+            .take(self.d.exec.env.len())
+        {
             // Rule 8 replaced it, or rules 1 to 5 did not pass it (a value that
             // looks like a token is refused): either may be an `ENVSHIM_POLICY`.
             if (v.action == Action::Replace && v.rule == Rule::Sticky) || !v.action.passes() {
                 self.policy_set(i);
             }
-            if envpolicy_core::withheld::worth_saying(self.policy.settings(), v) {
+            if envpolicy_core::withheld::worth_saying(self.policy().settings(), v) {
                 self.withheld(i);
             }
             if v.loud {
@@ -139,7 +120,7 @@ impl<'r, 'p> Report<'r, 'p> {
                 self.loud_line(said, self.env_name(i), v.rule.id());
             }
         }
-        for (i, v) in self.averdicts.iter().enumerate() {
+        for (i, v) in self.d.arg_verdicts.iter().enumerate() {
             if let ArgRule::Pair {
                 rule,
                 name_at,
@@ -148,17 +129,20 @@ impl<'r, 'p> Report<'r, 'p> {
             } = v.rule
             {
                 let name = self
-                    .args
+                    .d
+                    .exec
+                    .argv
                     .get(i)
                     .and_then(|a| a.get(name_at as usize..name_end as usize))
                     .unwrap_or(&[]);
                 self.loud_line(Said::RefusedInArgv, name, rule.id());
             }
         }
-        for (_, name) in decide::refused_set_names(self.policy, self.refused_sets) {
+        for (_, name) in decide::refused_set_names(self.policy(), self.d.env.refused_sets) {
             self.loud_line(Said::Refused, name, "credential.shape");
         }
-        let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values);
+        let file_values =
+            decide::refused_file_value_names(self.policy(), self.d.env.refused_file_values);
         for (k, name) in file_values {
             self.loud_line(Said::FileValueRefused, name, Rule::FileValueRefused(k).id());
         }
@@ -171,11 +155,11 @@ impl<'r, 'p> Report<'r, 'p> {
     /// anything.
     #[inline(never)]
     fn policy_set(&self, i: usize) {
-        let Some(entry) = self.env.get(i) else {
+        let Some(entry) = self.d.exec.env.get(i) else {
             return;
         };
-        if self.tree_policy.is_none()
-            || self.tree_policy == Some(*entry)
+        if self.d.pass.sticky.policy_entry.is_none()
+            || self.d.pass.sticky.policy_entry == Some(*entry)
             || self.env_name(i) != envpolicy_core::builtin::POLICY_VAR
             || crate::state::sticky::policy_at_load().bytes() == Some(*entry)
             || POLICY_SET_WARNED.swap(true, Ordering::Relaxed)
@@ -185,7 +169,10 @@ impl<'r, 'p> Report<'r, 'p> {
         let mut m = Msg::<1024>::new();
         m.push(b"envshim: ENVSHIM_POLICY set by this process is ignored: the tree keeps ");
         match self
-            .tree_policy
+            .d
+            .pass
+            .sticky
+            .policy_entry
             .and_then(|e| e.strip_prefix(b"ENVSHIM_POLICY="))
         {
             Some(v) if envpolicy_core::lookup::names_builtin(v) => {
@@ -224,7 +211,7 @@ impl<'r, 'p> Report<'r, 'p> {
             name,
             self.prog,
             rule.as_bytes(),
-            self.source,
+            self.source(),
             &mut |p| {
                 m.push_pieces(&[p]);
             },
@@ -236,13 +223,13 @@ impl<'r, 'p> Report<'r, 'p> {
     /// the caller's) on the way out ([`crate::state::message`]).
     fn write<const N: usize>(&self, m: &mut Msg<N>, fd: c_int) {
         let decided = envpolicy_core::shown::Decided {
-            env: self.env,
-            verdicts: self.verdicts,
-            min: self.policy.settings().min_value_len as usize,
+            env: self.d.exec.env,
+            verdicts: self.d.verdicts,
+            min: self.policy().settings().min_value_len as usize,
         };
         let parent = envpolicy_core::shown::EnvSecrets {
-            policy: Some(self.policy),
-            env: self.parent,
+            policy: Some(self.policy()),
+            env: self.d.exec.parent,
         };
         m.write_fd_known(fd, &envpolicy_core::shown::Both(&decided, &parent));
     }
@@ -255,7 +242,7 @@ impl<'r, 'p> Report<'r, 'p> {
         use envpolicy_core::record::Record;
         let base = Record {
             tool: "envshim",
-            mode: self.policy.settings().mode,
+            mode: self.policy().settings().mode,
             pid: sys::raw_getpid() as u32,
             program: self.prog,
             target: "env",
@@ -263,12 +250,18 @@ impl<'r, 'p> Report<'r, 'p> {
             name: None,
             action: "",
             rule: "",
-            layer: self.layer,
+            layer: self.d.pass.layer,
             why: None,
             loud: false,
-            policy: self.source,
+            policy: self.source(),
         };
-        for (i, v) in self.verdicts.iter().enumerate().take(self.env.len()) {
+        for (i, v) in self
+            .d
+            .verdicts
+            .iter()
+            .enumerate()
+            .take(self.d.exec.env.len())
+        {
             if v.action == Action::Keep {
                 continue;
             }
@@ -293,9 +286,10 @@ impl<'r, 'p> Report<'r, 'p> {
             };
             self.record(fd, &set);
         }
-        let file_values = decide::refused_file_value_names(self.policy, self.refused_file_values)
-            .map(|(k, name)| (name, Rule::FileValueRefused(k).id()));
-        let sets = decide::refused_set_names(self.policy, self.refused_sets)
+        let file_values =
+            decide::refused_file_value_names(self.policy(), self.d.env.refused_file_values)
+                .map(|(k, name)| (name, Rule::FileValueRefused(k).id()));
+        let sets = decide::refused_set_names(self.policy(), self.d.env.refused_sets)
             .map(|(_, name)| (name, "credential.shape"));
         for (name, rule) in file_values.chain(sets) {
             let refused = Record {
@@ -307,7 +301,7 @@ impl<'r, 'p> Report<'r, 'p> {
             };
             self.record(fd, &refused);
         }
-        if let Some(rule) = self.program {
+        if let Some(rule) = self.d.argv.program {
             let program = Record {
                 target: "program",
                 name: self.arg_name(None, rule),
@@ -318,7 +312,7 @@ impl<'r, 'p> Report<'r, 'p> {
             };
             self.record(fd, &program);
         }
-        for (i, v) in self.averdicts.iter().enumerate() {
+        for (i, v) in self.d.arg_verdicts.iter().enumerate() {
             if v.action == ArgAction::Keep {
                 continue;
             }
@@ -345,7 +339,7 @@ impl<'r, 'p> Report<'r, 'p> {
             ArgRule::Pair {
                 name_at, name_end, ..
             } => i
-                .and_then(|i| self.args.get(i))
+                .and_then(|i| self.d.exec.argv.get(i))
                 .and_then(|a| a.get(name_at as usize..name_end as usize)),
             ArgRule::Value(src) => Some(self.value_name(src)),
             ArgRule::DenyArgs { secret, .. } => Some(self.secret_name(u32::from(secret))),
@@ -356,15 +350,15 @@ impl<'r, 'p> Report<'r, 'p> {
     /// Each entry the pass added (a set value, a file value, rule 8's), by
     /// name, with its rule.
     fn added(&self) -> impl Iterator<Item = (&[u8], Rule)> + '_ {
-        self.decided.emits.iter().filter_map(|e| match *e {
+        self.d.emits.iter().filter_map(|e| match *e {
             Emit::Input(_) => None,
             Emit::Built { start, len, rule } => {
                 let start = start as usize;
-                let entry = self.decided.env_bytes.get(start..start + len as usize)?;
+                let entry = self.d.env_bytes.get(start..start + len as usize)?;
                 Some((envpolicy_core::bytes::split_entry(entry)?.0, rule))
             }
             Emit::Pooled { entry, rule } => {
-                let entry = self.policy.str(entry);
+                let entry = self.policy().str(entry);
                 Some((envpolicy_core::bytes::split_entry(entry)?.0, rule))
             }
         })
