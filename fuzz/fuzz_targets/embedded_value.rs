@@ -80,7 +80,11 @@ fuzz_target!(|data: &[u8]| {
     assert!(!holds(shown.as_bytes(), &secret), "the shown program holds the value");
     for ch in &d.changes {
         assert!(!holds(ch.why.as_bytes(), &secret), "a why holds the value");
-        let line = outcome::json_line(shown.as_bytes(), ch);
+        let by = outcome::Recorder {
+            tool: "envpolicy",
+            user_source: p.source(),
+        };
+        let line = outcome::json_line(&by, d.pass_mode(ch.layer), shown.as_bytes(), ch);
         assert!(!holds(line.as_bytes(), &secret), "a JSON line holds the value");
     }
 });

@@ -236,7 +236,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(!name.is_empty(), "empty name in output");
         assert!(!names.contains(&name), "duplicate name in output: {shown}");
         names.push(name);
-        let granted = find_grant(&policy, name, program).is_some();
+        let granted = find_grant(
+            &policy,
+            name,
+            &envpolicy::identity::Identity::itself(program),
+        )
+        .is_some();
         let credential = envpolicy::decide::is_credential(&policy, name, val);
         assert!(
             !credential || granted,

@@ -120,12 +120,7 @@ fuzz_target!(|data: &[u8]| {
     let argv: Vec<Vec<u8>> = pieces.take(32).map(<[u8]>::to_vec).collect();
     let env_r: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
     let argv_r: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-    let exec = Exec {
-        program: b"/bin/true",
-        argv: &argv_r,
-        env: &env_r,
-        parent: &[],
-    };
+    let exec = Exec::new(b"/bin/true", &argv_r, &env_r, &[]);
 
     let tight = run(exec, &user, managed, 0);
     let roomy = run(exec, &user, managed, 1 << 16);

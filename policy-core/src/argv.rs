@@ -175,7 +175,13 @@ pub enum ArgEmit {
 /// Input of an argv decision.
 #[derive(Clone, Copy, Debug)]
 pub struct ArgvRequest<'r> {
+    /// The path given to exec (or the bare name before a `PATH` search): a
+    /// secret it holds refuses the exec, and its basename says whether it
+    /// carries environment in argv.
     pub program: &'r [u8],
+    /// The program as rules name it ([`crate::identity`]): which
+    /// `[program.NAME]` sections and grants apply.
+    pub identity: crate::identity::Identity<'r>,
     pub argv: &'r [&'r [u8]],
     /// The child environment as passed in, and `decide_env`'s verdicts for it.
     pub env: &'r [&'r [u8]],
@@ -310,7 +316,7 @@ pub fn decide_argv(
         *v = keep;
     }
     let settings = *policy.settings();
-    let mask = crate::programs::program_mask(policy, req.program);
+    let mask = crate::programs::identity_mask(policy, &req.identity);
     if settings.env_flags {
         if let Some(c) = carrier(req.program) {
             judge_pairs(policy, req, mask, c, scratch.verdicts);
@@ -368,7 +374,7 @@ fn judge_pairs(
         let Some(name) = at.judged_name(written, &mut unescaped) else {
             return;
         };
-        let v = decide::judge(policy, req.program, mask, name, value, pairs_scope);
+        let v = decide::judge(policy, &req.identity, mask, name, value, pairs_scope);
         let name_at = at.offset as u16;
         let name_end = (at.offset + written.len()).min(u16::MAX as usize) as u16;
         let rule = ArgRule::Pair {
@@ -638,7 +644,14 @@ pub fn each_refused_pair(
         let Some(name) = at.judged_name(written, &mut unescaped) else {
             return;
         };
-        let v = decide::judge(policy, program, mask, name, value, pairs_scope);
+        let v = decide::judge(
+            policy,
+            &crate::identity::Identity::itself(program),
+            mask,
+            name,
+            value,
+            pairs_scope,
+        );
         if v.action != Action::Keep && (v.credential || !at.loose) {
             match at.value_in {
                 Some((v, start)) => f(v, start..start + value.len(), true),

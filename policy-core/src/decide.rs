@@ -39,7 +39,8 @@
 use crate::compiled::{Base, Class, NameKey, PatternRec, Policy, Settings};
 use crate::bytes::split_entry;
 use crate::envfile;
-use crate::programs::{in_scope, program_mask};
+use crate::identity::Identity;
+use crate::programs::in_scope;
 use crate::glob::{self, GlobKind};
 use crate::shape::{self, Shape, ShapeSet};
 
@@ -217,7 +218,12 @@ pub enum Emit {
 #[derive(Clone, Copy, Debug)]
 pub struct EnvRequest<'r> {
     /// The program about to run: a path, or a bare name before a PATH search.
+    /// Secrets are delivered by it.
     pub program: &'r [u8],
+    /// The program as grants and `[program.NAME]` sections name it
+    /// ([`crate::identity::of`]; `Identity::itself(program)` where no walk
+    /// applies).
+    pub identity: Identity<'r>,
     /// The environment the caller wants the child to have, as `NAME=VALUE` bytes
     /// (no NUL terminators).
     pub env: &'r [&'r [u8]],
@@ -281,7 +287,7 @@ pub fn file_value_passes_globally(
     }
     let len = assignment.write_value(buf)?;
     let value = buf.get(..len)?;
-    Some(judge(policy, b"", 0, name, value, None).action.passes())
+    Some(judge(policy, &Identity::itself(b""), 0, name, value, None).action.passes())
 }
 
 /// The assignment that file-keep record `k` passes on: the first assignment of its
@@ -593,7 +599,7 @@ fn tz_is_safe(value: &[u8]) -> bool {
 /// keep and strip: that is how `NAME=VALUE` pairs carried in argv are judged.
 pub fn judge(
     policy: &Policy<'_>,
-    program: &[u8],
+    program: &Identity<'_>,
     mask: u64,
     name: &[u8],
     value: &[u8],
@@ -625,7 +631,7 @@ pub fn names_credential(policy: &Policy<'_>, name: &[u8]) -> bool {
 fn credential(
     policy: &Policy<'_>,
     name: &[u8],
-    program: &[u8],
+    program: &Identity<'_>,
     mut v: Verdict,
     rule: Rule,
 ) -> Verdict {
@@ -655,7 +661,7 @@ fn credential(
 #[allow(clippy::too_many_arguments)]
 fn judge_hashed(
     policy: &Policy<'_>,
-    program: &[u8],
+    program: &Identity<'_>,
     mask: u64,
     entry: &[u8],
     name: &[u8],
@@ -804,13 +810,22 @@ fn name_shape(name: &[u8], shapes: ShapeSet) -> Option<Rule> {
     shape::find_shape(name, shapes).map(|m| Rule::CredentialNameShape(m.shape))
 }
 
-/// The grant that lets credential `name` reach `program`, if any.
-pub fn find_grant(policy: &Policy<'_>, name: &[u8], program: &[u8]) -> Option<u32> {
+/// The grant that lets credential `name` reach `program`, if any: a grant
+/// matches the program the exec runs or the file it names
+/// ([`crate::identity`]: `gemini` for `node /usr/bin/gemini`, and `node`, as
+/// before there was a walk); a secret's own grant (the compile makes each
+/// secret a grant of its name, and refuses any other grant of that name) the
+/// file alone, as its delivery does.
+pub fn find_grant(policy: &Policy<'_>, name: &[u8], program: &Identity<'_>) -> Option<u32> {
     use crate::compiled::sec;
+    let walked = !core::ptr::eq(program.name, program.path);
+    let by_name = walked && crate::secret::by_name(policy, name).is_none();
     (0..policy.count(sec::GRANTS) as u32).find(|&i| {
         policy.grant(i).is_some_and(|g| {
+            let (kind, pattern) = (g.kind, policy.str(g.program));
             policy.str(g.name) == name
-                && crate::secret::program_matches(g.kind, policy.str(g.program), program)
+                && (crate::secret::program_matches(kind, pattern, program.path)
+                    || (by_name && crate::secret::program_matches(kind, pattern, program.name)))
         })
     })
 }
@@ -830,7 +845,7 @@ pub fn decide_env(
     {
         return Err(need);
     }
-    let mask = program_mask(policy, req.program);
+    let mask = crate::programs::identity_mask(policy, &req.identity);
     let seen_len = need.seen;
     let seen = scratch.seen.get_mut(..seen_len).ok_or(need)?;
     seen.fill(u32::MAX);
@@ -1033,7 +1048,7 @@ fn judge_entries(
                     }
                     None => {
                         let v =
-                            judge_hashed(policy, req.program, mask, entry, name, key, value, None);
+                            judge_hashed(policy, &req.identity, mask, entry, name, key, value, None);
                         if sticky && keeps_cache_dir(name, &v) {
                             Verdict::new(Action::Keep, Rule::Sticky)
                         } else {
@@ -1119,7 +1134,7 @@ fn add_file_values(
             .and_then(|j| j.get(k as usize).copied().flatten());
         let passes = match judged {
             Some(passes) if mask == 0 => passes,
-            _ => judge(policy, req.program, mask, name, value, None)
+            _ => judge(policy, &req.identity, mask, name, value, None)
                 .action
                 .passes(),
         };
@@ -1165,7 +1180,7 @@ fn pass_inherited_secrets(
             continue;
         };
         let name = policy.str(rec.name);
-        let Some(g) = find_grant(policy, name, req.program) else {
+        let Some(g) = find_grant(policy, name, &Identity::itself(req.program)) else {
             continue;
         };
         let Some(v) = first_index(seen, req.env, name).and_then(|i| verdicts.get_mut(i)) else {
@@ -1511,7 +1526,7 @@ fn names_declared_since(policy: &Policy<'_>, req: &EnvRequest<'_>, verdicts: &mu
         let Some((f, role)) = found else { continue };
         match role {
             Role::Refuse if !v.credential => {
-                *v = credential(policy, name, req.program, *v, Rule::FileName(f));
+                *v = credential(policy, name, &req.identity, *v, Rule::FileName(f));
             }
             Role::Strip if v.action == Action::Keep && !kept_exactly(policy, v.rule) => {
                 *v = Verdict::new(Action::Strip, Rule::FileName(f));
@@ -2485,6 +2500,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             .collect();
         let req = EnvRequest {
             program,
+            identity: crate::identity::Identity::itself(program),
             env,
             env_files: files,
             preload: None,
@@ -2605,6 +2621,7 @@ program = "tool"
         let run = |env: &[&[u8]], hint: Option<&[u8]>| -> Vec<Vec<u8>> {
             let req = EnvRequest {
                 program: b"/bin/true",
+                identity: crate::identity::Identity::itself(b"/bin/true"),
                 env,
                 env_files: &[],
                 preload: Some(b"/lib/libenvshim.so"),
@@ -2676,6 +2693,7 @@ program = "tool"
         let policy = open_policy(&c);
         let req = EnvRequest {
             program: b"/bin/true",
+            identity: crate::identity::Identity::itself(b"/bin/true"),
             env,
             env_files: &[],
             preload: None,

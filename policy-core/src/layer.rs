@@ -156,7 +156,14 @@ pub fn dead_rules(user: &Policy<'_>, managed: &Policy<'_>, mut each: impl FnMut(
     }
     let blocked = |program: &[u8], name: &[u8]| {
         let mask = crate::programs::program_mask(managed, program);
-        let v = decide::judge(managed, program, mask, name, b"", None);
+        let v = decide::judge(
+            managed,
+            &crate::identity::Identity::itself(program),
+            mask,
+            name,
+            b"",
+            None,
+        );
         (!v.action.passes()).then_some(v.rule)
     };
     for i in 0..user.count(sec::PATTERNS) as u32 {

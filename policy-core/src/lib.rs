@@ -22,6 +22,8 @@
 //!   [`hex`]: the lowercase hexadecimal of the shim's own variables;
 //! - [`compiled`]: the compiled buffer and its reader; [`cache_key`]: the cache
 //!   file's name, layout and freshness;
+//! - [`identity`]: which program an exec runs, through launchers and
+//!   interpreters to the script, as every rule and message names it;
 //! - [`programs`]: which `[program.NAME]` sections apply to a program;
 //! - [`secret`]: the rules of `[[secret]]` (which programs get which, trusted
 //!   sources, `deny_args`), around a value each front end reads itself, and
@@ -33,7 +35,9 @@
 //! - [`mux`]: what a terminal multiplexer is (tmux, GNU screen): when its client
 //!   may start processes in its server, and which server that is;
 //! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`;
-//! - [`withheld`]: saying once per name and tree that a credential was withheld;
+//! - [`withheld`]: saying once per name and tree that a credential was withheld,
+//!   and [`seen`]: where a line for the person goes (the controlling terminal
+//!   too, when standard error is not one);
 //! - [`capability`]: what each front end can do to an exec, and what it does
 //!   with a change it cannot make; [`refusal`]: the line every front end writes
 //!   when the policy refuses an exec.
@@ -61,8 +65,8 @@ macro_rules! no_panic_modules {
 
 no_panic_modules!(
     argv, bytes, cache_key, capability, decide, elf_head, encoded, envfile, escaped, glob, hex,
-    hint, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, record, refusal,
-    search, secret, shape, shown, withheld, writers
+    hint, identity, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, record,
+    refusal, search, secret, seen, shape, shown, withheld, writers
 );
 
 pub mod builtin;

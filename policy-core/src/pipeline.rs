@@ -35,6 +35,7 @@ use crate::compiled::Mode;
 use crate::decide::{self, Action, Emit, EnvRequest, EnvScratch, EnvSummary, Rule, Shortfall};
 use crate::decide::Verdict;
 use crate::envfile::Assignment;
+use crate::identity::{self, Identity};
 use crate::layer::{self, Layer};
 use crate::Policy;
 
@@ -129,6 +130,27 @@ pub struct Exec<'e> {
     /// The calling process's own environment when the program hands the child
     /// another one; empty when the child inherits it.
     pub parent: &'e [&'e [u8]],
+    /// The program as every rule and message names it ([`identity::of`]):
+    /// the script an interpreter runs, through launchers.
+    pub identity: Identity<'e>,
+}
+
+impl<'e> Exec<'e> {
+    /// An exec, with its program's [`identity`] worked out once.
+    pub fn new(
+        program: &'e [u8],
+        argv: &'e [&'e [u8]],
+        env: &'e [&'e [u8]],
+        parent: &'e [&'e [u8]],
+    ) -> Exec<'e> {
+        Exec {
+            program,
+            argv,
+            env,
+            parent,
+            identity: identity::of(program, argv),
+        }
+    }
 }
 
 /// Rule 8's entries, which a sticky policy keeps in every child.
@@ -564,6 +586,7 @@ fn second_input<'s, A: Arena>(exec: Exec<'s>, first: &Decided<'s>, arena: &'s A)
         argv,
         env,
         parent,
+        identity: exec.identity,
     })
 }
 
@@ -592,6 +615,7 @@ fn one_pass<'s, A: Arena>(
     };
     let req = EnvRequest {
         program: exec.program,
+        identity: exec.identity,
         env: exec.env,
         env_files: pass.files.contents,
         preload: pass.sticky.preload,
@@ -633,6 +657,7 @@ fn one_pass<'s, A: Arena>(
     };
     let areq = ArgvRequest {
         program: exec.program,
+        identity: exec.identity,
         argv: exec.argv,
         env: exec.env,
         env_verdicts: verdicts,

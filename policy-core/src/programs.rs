@@ -11,6 +11,7 @@
 use crate::bytes::basename;
 use crate::compiled::{sec, Records, GLOBAL};
 use crate::glob;
+use crate::identity::Identity;
 
 /// Which program sections apply to `program`: a matcher without `/` matches the
 /// basename, one with `/` the path as given.
@@ -28,6 +29,20 @@ pub fn program_mask(policy: &Records<'_>, program: &[u8]) -> u64 {
         }
     }
     mask
+}
+
+/// Which program sections apply to an exec: those of the program it runs
+/// ([`crate::identity`]) and those of the file it names, when that is another
+/// (`env`, `node`): a section adds rules for a program whichever way it is
+/// reached, so `[program.env]` still applies to `env X=1 prog`, and
+/// `[program.node]` to every Node script.
+pub fn identity_mask(policy: &Records<'_>, who: &Identity<'_>) -> u64 {
+    let mask = program_mask(policy, who.name);
+    if core::ptr::eq(who.name, who.path) {
+        mask
+    } else {
+        mask | program_mask(policy, who.path)
+    }
 }
 
 /// Does a rule of `scope` apply to a program of `mask` (`program_mask`)?

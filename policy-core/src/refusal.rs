@@ -148,16 +148,29 @@ fn deny_words(cx: &Context<'_, '_>, secret: u32, list: usize, out: &mut dyn FnMu
     }
 }
 
+/// How a credential reached a program that nothing will keep it from the
+/// children of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Given {
+    /// A `[[secret]]`'s value, read at the exec.
+    Delivered,
+    /// A grant let the caller's value through (an agent's own key).
+    Granted,
+}
+
 /// The one line a front end says when it delivers secret `name` to `program`
-/// and nothing will keep it from the program's children
-/// ([`crate::secret::Unguarded`]): "NAME delivered to PROGRAM; WHY: its
-/// children inherit NAME; use envwrap --supervise", to `out` piece by piece
-/// (the name and the program's base name shown as [`crate::shown::word`]
-/// shows them).
+/// (or a grant lets it through, `given`) and nothing will keep it from the
+/// program's children ([`crate::secret::Unguarded`]): "NAME delivered to
+/// PROGRAM; WHY: its children inherit NAME; use envwrap --supervise", to `out`
+/// piece by piece (the name and the program's base name shown as
+/// [`crate::shown::word`] shows them). A static agent (Codex) under the shim
+/// is how its own key reaches every command it runs, and this line is how the
+/// person learns it.
 pub fn unguarded_line(
     name: &[u8],
     program: &[u8],
     why: crate::secret::Unguarded,
+    given: Given,
     out: &mut dyn FnMut(&[u8]),
 ) {
     let mut digits = [0u8; 20];
@@ -166,7 +179,10 @@ pub fn unguarded_line(
     for part in shown_name.parts(&mut digits) {
         out(part);
     }
-    out(b" delivered to ");
+    out(match given {
+        Given::Delivered => &b" delivered to "[..],
+        Given::Granted => &b" granted to "[..],
+    });
     for part in shown_program.parts(&mut digits) {
         out(part);
     }

@@ -63,6 +63,9 @@ pub enum Undelivered {
     /// The path given to exec is a symbolic link: each link of a chain would
     /// have to be proven root's, so none is followed.
     ProgramLink,
+    /// The secret's program does not exist (said by `envwrap check` and
+    /// `secret list`: a program of that name elsewhere runs without it).
+    ProgramMissing,
     /// The exec runs in a user namespace other than the host's (`unshare -U`),
     /// where a file of the user's can appear root's and be mounted over the
     /// program's path ([`user_namespace_trusted`]).
@@ -98,6 +101,9 @@ impl Undelivered {
             Undelivered::ProgramLink => {
                 "the program is named through a symbolic link: name the file itself in the policy and in the exec"
             }
+            Undelivered::ProgramMissing => {
+                "its program does not exist, so no program gets it (one of that name elsewhere runs without it)"
+            }
             Undelivered::UserNamespace => {
                 "the program runs in a user namespace of its own, where a file of yours can appear to be root's"
             }
@@ -120,6 +126,7 @@ impl Undelivered {
             Undelivered::ProgramPath => "program-path",
             Undelivered::ProgramReplaceable => "program-replaceable",
             Undelivered::ProgramLink => "program-link",
+            Undelivered::ProgramMissing => "program-missing",
             Undelivered::UserNamespace => "user-namespace",
         }
     }

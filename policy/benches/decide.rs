@@ -57,6 +57,7 @@ fn decide_tmux(
 ) -> decide::EnvSummary {
     let req = EnvRequest {
         program: b"/usr/bin/tmux",
+        identity: envpolicy::identity::Identity::itself(b"/usr/bin/tmux"),
         env,
         env_files,
         preload: None,

@@ -205,6 +205,7 @@ pub fn parse(text: &str, path: &Path) -> Result<PolicyFile, PolicyError> {
             .map(|s| key_before(text, s.start))
             .unwrap_or_default();
         message = in_policy_words(&message, key);
+        message.push_str(&misspelt_key(&message));
         match e.span() {
             Some(span) => PolicyError::at(path, text, span.start, message),
             None => PolicyError::plain(path, message),
@@ -291,6 +292,22 @@ fn in_policy_words(message: &str, key: &str) -> String {
     message
         .replace("expected a sequence", &format!("expected {array}"))
         .replace("invalid type: sequence", "invalid type: array")
+}
+
+/// For "unknown field `bse`, expected one of `version`, `mode`, `base`, ...":
+/// " (did you mean `base`?)" ([`crate::suggest`]); else nothing.
+fn misspelt_key(message: &str) -> String {
+    let Some(rest) = message.split_once("unknown field `").map(|(_, r)| r) else {
+        return String::new();
+    };
+    let Some((field, rest)) = rest.split_once('`') else {
+        return String::new();
+    };
+    let Some((_, list)) = rest.split_once("expected one of ") else {
+        return String::new();
+    };
+    let candidates = list.split(", ").map(|c| c.trim_matches('`'));
+    crate::suggest::did_you_mean(field, candidates)
 }
 
 /// The parser's message with any quoted value taken out: `invalid type: string

@@ -155,6 +155,9 @@ fn layer_id<S: serde::Serializer>(layer: &Layer, s: S) -> Result<S::Ok, S::Error
 /// The whole decision for one exec.
 #[derive(Clone, Debug)]
 pub struct Decision {
+    /// The program as rules and messages name it: the script an interpreter
+    /// runs, through launchers ([`crate::identity`]).
+    pub program: Vec<u8>,
     /// Whether the child gets [`Decision::env`] and [`Decision::argv`]
     /// (enforce) or its input unchanged (audit). Of a layered decision: enforce
     /// when either pass enforces ([`Decision::pass_mode`] says which).
@@ -353,6 +356,7 @@ fn pass_decision(d: &pipeline::Decided<'_>, io: PassIo<'_, '_>) -> Decision {
         .map(|(i, _)| i)
         .collect();
     Decision {
+        program: d.exec.identity.name.to_vec(),
         mode: d.pass.mode,
         user_mode: d.pass.mode,
         managed_mode: None,

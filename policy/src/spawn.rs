@@ -130,7 +130,8 @@ pub enum Base {
 /// What one call decided, naming variables, programs and rules, never values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Outcome {
-    /// The program as given (lossy UTF-8), or `<argv[0] withheld>` when the
+    /// The program as rules name it ([`crate::identity`]: the script an
+    /// interpreter runs; lossy UTF-8), or `<argv[0] withheld>` when the
     /// policy found a secret in argv\[0\] itself.
     pub program: String,
     /// `enforce` or `audit` (the policy's `mode`).
@@ -692,19 +693,21 @@ fn decide_for(
     };
     let d = layers.decide(program, argv, env, parent);
     let line = d.refused().map(|c| {
-        let line = layers.refusal_line(program, (argv, env, parent), c);
+        let line = layers.refusal_line(&d.program, (argv, env, parent), c);
         outcome::redacted(policy, line.as_bytes(), &[env, parent])
     });
-    // A secret in argv[0] is a secret in the program's name: do not repeat it.
-    let withheld = d
-        .changes
-        .iter()
-        .any(|c| c.target == Target::Argv && c.index == Some(0));
+    // A secret in argv[0], or in the script an interpreter runs, is a secret
+    // in the program's name: do not repeat it.
+    let withheld = d.changes.iter().any(|c| {
+        c.target == Target::Argv
+            && c.index
+                .is_some_and(|i| i == 0 || argv.get(i).is_some_and(|a| *a == d.program))
+    });
     let outcome = Outcome {
         program: if withheld {
             "<argv[0] withheld>".into()
         } else {
-            outcome::redacted(policy, program, &[env, parent])
+            outcome::redacted(policy, &d.program, &[env, parent])
         },
         mode: match d.mode {
             Mode::Enforce => "enforce",

@@ -317,3 +317,22 @@ fn a_parser_message_is_one_line_and_never_quotes_a_token() {
         "{e}"
     );
 }
+
+/// A misspelt key gets the key meant (issue 51, 5), after the list of them.
+#[test]
+fn a_misspelt_key_is_suggested() {
+    let e = envpolicy::load::compile_text(
+        "version = 1\nbse = \"all\"\n",
+        std::path::Path::new("p.toml"),
+    )
+    .expect_err("an unknown key is an error");
+    let text = e.to_string();
+    assert!(text.contains("unknown field `bse`"), "{text}");
+    assert!(text.ends_with("(did you mean `base`?)"), "{text}");
+    let e = envpolicy::load::compile_text(
+        "version = 1\n[credentials]\nshaps = false\n",
+        std::path::Path::new("p.toml"),
+    )
+    .expect_err("an unknown key is an error");
+    assert!(e.to_string().contains("(did you mean `shapes`?)"), "{e}");
+}

@@ -404,12 +404,7 @@ fn pipeline_run(
     });
     let env_r: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
     let argv_r: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-    let exec = Exec {
-        program: b"/usr/bin/prog",
-        argv: &argv_r,
-        env: &env_r,
-        parent: &[],
-    };
+    let exec = Exec::new(b"/usr/bin/prog", &argv_r, &env_r, &[]);
     let child_of = |d: Option<&Decided<'_>>, input: &[&[u8]]| -> Vec<Vec<u8>> {
         match d.filter(|d| d.changes()) {
             Some(d) => outcome::child_arrays(d).0,

@@ -851,3 +851,75 @@ fn sticky_decide(
     envpolicy::outcome::Layers::one(envpolicy::outcome::Pass::new(p, files), sticky)
         .decide(program, argv, env, parent_env)
 }
+
+// Which program: through launchers and interpreters (docs/policy.md, section 4).
+
+/// A grant to a script reaches it through its interpreter and launchers, a
+/// grant to the interpreter still reaches its scripts, a secret's own grant
+/// only the file exec'd, and a program section of the launcher still applies.
+#[test]
+fn grants_and_sections_match_the_program_run_and_the_file_named() {
+    let c = compile(
+        "version = 1\n\
+         [[grant]]\nname = \"OPENAI_API_KEY\"\nprogram = \"fake-agent\"\n\
+         [[grant]]\nname = \"NPM_TOKEN\"\nprogram = \"node\"\n\
+         [program.env]\nstrip = [\"FD_MARK\"]\n",
+    );
+    let env = [
+        "OPENAI_API_KEY=sk-one",
+        "NPM_TOKEN=npm-two",
+        "FD_MARK=1",
+        "PATH=/bin",
+    ];
+    let d = decide(
+        &c,
+        "/usr/bin/env",
+        &["node", "/opt/bin/fake-agent", "-p"],
+        &env,
+    );
+    assert_eq!(d.program, b"/opt/bin/fake-agent");
+    assert_eq!(get(&d, "OPENAI_API_KEY").as_deref(), Some("sk-one"));
+    // node is a step between: neither the file named nor the program run.
+    assert_eq!(get(&d, "NPM_TOKEN"), None);
+    assert_eq!(
+        get(&d, "FD_MARK"),
+        None,
+        "[program.env] did not apply to env"
+    );
+    let d = decide(&c, "/usr/bin/node", &["/opt/bin/fake-agent", "-p"], &env);
+    assert_eq!(get(&d, "OPENAI_API_KEY").as_deref(), Some("sk-one"));
+    assert_eq!(
+        get(&d, "NPM_TOKEN").as_deref(),
+        Some("npm-two"),
+        "node's grant"
+    );
+    // Code of the caller's choosing first: the program is node.
+    let d = decide(
+        &c,
+        "node",
+        &["--require", "/tmp/x.js", "/opt/bin/fake-agent"],
+        &env,
+    );
+    assert_eq!(d.program, b"node");
+    assert_eq!(get(&d, "OPENAI_API_KEY"), None);
+    // Another script gets the interpreter's grant only.
+    let d = decide(&c, "node", &["/opt/bin/mcp-server.js"], &env);
+    assert_eq!(get(&d, "OPENAI_API_KEY"), None);
+    assert_eq!(get(&d, "NPM_TOKEN").as_deref(), Some("npm-two"));
+}
+
+#[test]
+fn a_secret_is_not_reached_through_an_interpreter() {
+    let c = compile(
+        "version = 1\n\
+         [[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:/nonexistent/gh\"\nprogram = \"/usr/local/bin/gh-tool\"\n",
+    );
+    let env = ["GH_TOKEN=ghp_inherited_value_not_delivered_here"];
+    // The file itself: the secret's program (an inherited copy passes, rule 6b).
+    let d = decide(&c, "/usr/local/bin/gh-tool", &[], &env);
+    assert!(get(&d, "GH_TOKEN").is_some());
+    // Through an interpreter found by PATH: not the secret's program.
+    let d = decide(&c, "/home/u/bin/node", &["/usr/local/bin/gh-tool"], &env);
+    assert_eq!(d.program, b"/usr/local/bin/gh-tool");
+    assert_eq!(get(&d, "GH_TOKEN"), None);
+}

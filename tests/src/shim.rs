@@ -43,6 +43,10 @@ impl ShimExt for TestCommand {
     }
 
     fn with_policy(&mut self, policy: impl AsRef<Path>) -> &mut Self {
+        // The shim compiles a policy file through the envwrap beside it: on a
+        // fresh clone, a test that runs before any other built envwrap would
+        // otherwise get the fail-closed floor.
+        let _ = crate::artifacts::envwrap_bin();
         let policy = policy.as_ref();
         if let Some(dir) = policy.parent() {
             self.env("ENVSHIM_CACHE_DIR", dir.join(".cache/envshim"));

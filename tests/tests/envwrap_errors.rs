@@ -525,3 +525,84 @@ fn signal_options_set_what_the_command_starts_with() {
         &["--supervise"],
     );
 }
+
+/// Write errors are errors (issue 51): every tool and the run mode that
+/// prints exit 125 with one message when stdout is full or closed, as GNU env
+/// does, where they used to report success. A `/dev/null` stdout is no error.
+#[test]
+fn a_failed_write_to_stdout_is_an_error() {
+    let sb = Sandbox::new("envwrap_write_errors");
+    let policy = permissive(&sb);
+    let bin = envwrap_bin().display().to_string();
+    let policy = policy.display().to_string();
+    let commands = [
+        String::new(),
+        "--version".into(),
+        "--help".into(),
+        format!("check --policy {policy}"),
+        format!("explain --policy {policy} -- true"),
+        "which".into(),
+        "doctor /bin/true".into(),
+        "secret list".into(),
+    ];
+    for args in &commands {
+        for (how, redirect, rc) in [
+            ("full", ">/dev/full", 125),
+            ("closed", ">&-", 125),
+            ("/dev/null", ">/dev/null", 0),
+        ] {
+            let o = sb
+                .cmd("sh")
+                .arg("-c")
+                .arg(format!("{bin} {args} {redirect}; echo \"rc=$?\" >&2"))
+                .run();
+            let err = o.stderr_str();
+            o.check(
+                err.contains(&format!("rc={rc}")),
+                &format!("envwrap {args} with stdout {how}: not {rc}"),
+            );
+            if rc == 125 {
+                o.check(
+                    err.contains("envwrap: write error: "),
+                    &format!("envwrap {args} with stdout {how}: no message"),
+                );
+            }
+        }
+    }
+}
+
+/// The usage line is true (issue 51): `--` ends the options, before any
+/// NAME=VALUE, as env(1)'s grammar has it; after them it is a command named
+/// `--`, which fails as env's does, with a pointer to the right order.
+#[test]
+fn the_usage_line_says_where_the_double_dash_goes() {
+    let sb = Sandbox::new("envwrap_usage_dashes");
+    let o = envwrap(&sb).arg("--help").expect_success();
+    expect_in(
+        &o,
+        &o.stdout_str(),
+        "envwrap [OPTION]... [--] [-] [NAME=VALUE]... [COMMAND [ARG]...]",
+    );
+    let o = envwrap(&sb)
+        .args(["--no-preload", "--", "A=1", "printenv", "A"])
+        .expect_success();
+    o.check(o.stdout_str() == "1\n", "the documented order did not run");
+    fails_with(
+        &sb,
+        &["A=1", "--", "printenv", "A"],
+        127,
+        &["--: command not found", "`--` goes before NAME=VALUE"],
+    );
+}
+
+/// A tool's name misspelt gets the tool meant (issue 51, 5).
+#[test]
+fn a_misspelt_tool_is_suggested() {
+    let sb = Sandbox::new("envwrap_tool_typo");
+    fails_with(
+        &sb,
+        &["chek", "x.toml"],
+        127,
+        &["chek: command not found (did you mean `envwrap check`?)"],
+    );
+}

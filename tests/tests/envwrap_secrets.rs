@@ -553,3 +553,42 @@ fn a_delivery_nothing_guards_says_so_once() {
         o.report()
     );
 }
+
+/// `check` finds a secret that can do nothing (issue 51, 4): its program is
+/// not there, so a program of that name elsewhere would run without it and
+/// nothing would say so until then. A warning at the secret's line, and
+/// `secret list` says why it is not usable.
+#[test]
+fn check_warns_of_a_secret_whose_program_is_missing() {
+    let sb = Sandbox::new("secret_program_missing");
+    let source = sb.write("gh-token", "token-value-for-the-test\n");
+    std::fs::set_permissions(&source, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let policy = sb.write(
+        "policy.toml",
+        format!(
+            "version = 1\n\n[[secret]]\nname = \"GH_TOKEN\"\nfrom = \"file:{}\"\nprogram = \"/usr/bin/envshim-no-such-gh\"\n",
+            source.display()
+        ),
+    );
+    let o = envwrap(&sb)
+        .args(["check", "--policy"])
+        .arg(&policy)
+        .expect_success();
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        &format!(
+            "warning: {}:4:1: secret GH_TOKEN to /usr/bin/envshim-no-such-gh: its program does not exist",
+            policy.display()
+        ),
+    );
+    let o = envwrap(&sb)
+        .args(["secret", "list", "--policy"])
+        .arg(&policy)
+        .expect_success();
+    expect_in(
+        &o,
+        &o.stdout_str(),
+        "not usable: its program does not exist",
+    );
+}

@@ -7,6 +7,8 @@
 
 mod envwrap_util;
 
+mod agent_identity;
+mod agents_real;
 mod architecture;
 mod ci_scripts;
 mod compile_c;
@@ -34,6 +36,7 @@ mod readme;
 mod screen_server;
 mod secret_sweep;
 mod secret_words;
+mod seen_by_a_person;
 mod shim_agentmux;
 mod shim_bad_input;
 mod shim_describe;

@@ -14,6 +14,7 @@ use envpolicy::shape::{Shape, ShapeSet};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -120,6 +121,24 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let s = summarize(&policy);
     // Each source is tried as a program envwrap starts from here would find it.
     let secrets = crate::secret_cmd::listed(&policy, &crate::secret_cmd::own_env());
+    // A secret whose program cannot get it does nothing, and says so only
+    // when its program runs: a warning at its line, as the compile's are.
+    for (i, s) in secrets.iter().enumerate() {
+        let Some(rec) = policy.secret(i as u32) else {
+            continue;
+        };
+        if let Some(why) = crate::secret_cmd::program_unusable(policy.str(rec.program)) {
+            let file = std::path::Path::new(std::ffi::OsStr::from_bytes(policy.source()));
+            say!(
+                "warning: {}:{}:1: secret {} to {}: {}",
+                envpolicy::error::shown(file),
+                rec.line,
+                s.name,
+                s.program,
+                why.text()
+            );
+        }
+    }
     // The user rules this host's managed layer makes dead: each an error that
     // names both files (crate::check_managed), and exit 1.
     let conflicts = crate::check_managed::conflicts(&policy, loaded.source.path());

@@ -1,7 +1,7 @@
 //! The run mode's command line, read with env(1)'s grammar:
 //!
 //! ```text
-//! envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...
+//! envwrap [OPTION]... [--] [-] [NAME=VALUE]... COMMAND [ARG]...
 //! ```
 //!
 //! Options come first and stop at the first argument that is not one (or at

@@ -130,7 +130,7 @@ impl Redo {
         };
         let d = layers.decide(&self.program, argv, env, &self.parent);
         if let Some(r) = d.refused() {
-            let line = layers.refusal_line(&self.program, (argv, env, &self.parent), r);
+            let line = layers.refusal_line(&d.program, (argv, env, &self.parent), r);
             return Err(line);
         }
         Ok((
@@ -140,8 +140,8 @@ impl Redo {
     }
 }
 
-/// Say once per secret delivered to `program` when nothing will keep it from
-/// the program's children ([`envpolicy::refusal::unguarded_line`]): a program
+/// Say once per secret delivered to `program`, and per credential a grant
+/// lets through to it, when nothing will keep it from the program's children ([`envpolicy::refusal::unguarded_line`]): a program
 /// the shim cannot load into (static, Go), or no shim in `child_env`'s
 /// `LD_PRELOAD` at all, and no supervisor above (`ENVSHIM_SUPERVISOR`, which
 /// rule 8 carries from the caller: one judges every exec of the tree). Under
@@ -156,12 +156,18 @@ pub fn say_unguarded(
     use envpolicy::decide::Rule;
     use envpolicy::elf_head::Loads;
     use envpolicy::outcome::ChangeRule;
+    use envpolicy::refusal::Given;
     use envpolicy::secret::Unguarded;
-    let delivered: Vec<&str> = d
+    // A secret delivered, or a credential a grant let through (an agent's own
+    // key): either reaches what the program starts when nothing guards it.
+    let delivered: Vec<(&str, Given)> = d
         .changes
         .iter()
-        .filter(|c| matches!(c.rule, ChangeRule::Env(Rule::Secret(_))))
-        .filter_map(|c| c.name.as_deref())
+        .filter_map(|c| match c.rule {
+            ChangeRule::Env(Rule::Secret(_)) => Some((c.name.as_deref()?, Given::Delivered)),
+            ChangeRule::Env(Rule::Grant(_)) => Some((c.name.as_deref()?, Given::Granted)),
+            _ => None,
+        })
         .collect();
     if delivered.is_empty() || crate::environ::get(child_env, envpolicy::mark::NAME).is_some() {
         return;
@@ -173,15 +179,16 @@ pub fn say_unguarded(
         _ => return,
     };
     use std::os::unix::ffi::OsStrExt;
-    for name in delivered {
+    for (name, given) in delivered {
         let mut line = b"envwrap: ".to_vec();
         envpolicy::refusal::unguarded_line(
             name.as_bytes(),
             program.as_os_str().as_bytes(),
             why,
+            given,
             &mut |b| line.extend_from_slice(b),
         );
-        say!("{}", String::from_utf8_lossy(&line));
+        tell!("{}", String::from_utf8_lossy(&line));
     }
 }
 

@@ -24,6 +24,9 @@ pub const FINDINGS: u8 = 1;
 pub struct Failure {
     pub code: u8,
     pub message: String,
+    /// A line about an exec for the person (the policy refused it), written
+    /// as the shim writes its lines (`tell!`: the controlling terminal too).
+    pub for_person: bool,
 }
 
 impl Failure {
@@ -31,6 +34,15 @@ impl Failure {
         Failure {
             code,
             message: message.into(),
+            for_person: false,
+        }
+    }
+
+    /// The policy refused the exec: `message` is the refusal line.
+    pub fn refused(code: u8, message: impl Into<String>) -> Failure {
+        Failure {
+            for_person: true,
+            ..Failure::new(code, message)
         }
     }
 
@@ -45,7 +57,11 @@ impl Failure {
 
 /// Print `envwrap: MESSAGE` on stderr and return the code.
 pub fn report(f: &Failure) -> ExitCode {
-    say!("envwrap: {}", f.message);
+    if f.for_person {
+        tell!("envwrap: {}", f.message);
+    } else {
+        say!("envwrap: {}", f.message);
+    }
     ExitCode::from(f.code)
 }
 

@@ -258,8 +258,16 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
         Mode::Enforce => "enforce",
         Mode::Audit => "audit",
     };
+    // The program the exec runs (docs/policy.md, "Which program"): a script
+    // its interpreter runs is named, and the file exec'd after it.
     let program_shown = if program.is_empty() {
         "(none: no [program.*] section applies)".to_string()
+    } else if d.program != program {
+        format!(
+            "{} (run through {})",
+            value::word(&d.program),
+            value::word(envpolicy::bytes::basename(&program))
+        )
     } else {
         value::word(&program)
     };
@@ -271,7 +279,8 @@ fn explain(args: Vec<OsString>, json_out: &mut bool) -> Result<u8, Failure> {
     if *json_out {
         let v = json!({
             "policy": loaded.name(),
-            "program": value::word(&program),
+            "program": value::word(&d.program),
+            "exec": value::word(&program),
             "mode": mode,
             "env": env_rows.iter().map(|r| json!({
                 "index": r.index,

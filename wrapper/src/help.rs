@@ -24,7 +24,7 @@ const USAGE: &str = "Usage: ";
 
 /// The run mode's usage line, before the tools'.
 pub(crate) const RUN_USAGE: &str =
-    "envwrap [OPTION]... [-] [NAME=VALUE]... [--] [COMMAND [ARG]...]";
+    "envwrap [OPTION]... [--] [-] [NAME=VALUE]... [COMMAND [ARG]...]";
 
 /// What the run mode does, after the usage.
 const RUN_ABOUT: &str = "\

@@ -107,7 +107,7 @@ impl Journal {
         if self.json {
             say!("{}", self.line(program, c, mode));
         } else {
-            say!("envwrap: {text}");
+            tell!("envwrap: {text}");
         }
     }
 
@@ -122,7 +122,7 @@ impl Journal {
                 serde_json::json!({ "withheld": crate::value::word(name), "note": text })
             );
         } else {
-            say!("envwrap: {text}");
+            tell!("envwrap: {text}");
         }
     }
 
@@ -146,7 +146,7 @@ impl Journal {
                 })
             );
         } else {
-            say!(
+            tell!(
                 "envwrap: secret {name} not delivered to {shown_program}: {}",
                 why.text()
             );

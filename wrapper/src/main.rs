@@ -1,7 +1,7 @@
 //! envwrap: apply the envshim policy to one exec, and the tools around it.
 //!
 //! ```text
-//! envwrap [OPTION]... [-] [NAME=VALUE]... [--] COMMAND [ARG]...   run COMMAND (run.rs)
+//! envwrap [OPTION]... [--] [-] [NAME=VALUE]... COMMAND [ARG]...   run COMMAND (run.rs)
 //! envwrap check [POLICY]                                           check.rs
 //! envwrap explain [OPTION]... [-- COMMAND [ARG]...]                explain.rs
 //! envwrap scan [--pid N | --all]                                   scan.rs
@@ -66,11 +66,12 @@ fn main() -> ExitCode {
         .first()
         .and_then(|a| a.to_str())
         .and_then(tools::by_name);
-    match tool {
+    let code = match tool {
         Some(tool) => {
             args.remove(0);
             (tool.main)(args)
         }
         None => run::main(args),
-    }
+    };
+    value::finish_output(code)
 }

@@ -131,6 +131,23 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
             if command.iter().any(|&b| b == b' ' || b == b'\t') {
                 message.push_str(crate::opts::SHEBANG_HINT);
             }
+            // `envwrap chek x.toml`: a tool's name misspelt.
+            if let Some(word) = std::str::from_utf8(command)
+                .ok()
+                .filter(|w| !w.contains('/'))
+            {
+                if let Some(tool) =
+                    envpolicy::suggest::closest(word, crate::tools::TOOLS.iter().map(|t| t.name))
+                {
+                    message.push_str(&format!(" (did you mean `envwrap {tool}`?)"));
+                }
+            }
+            if command == b"--" && !o.assignments.is_empty() {
+                // As env(1)'s: `--` ends the options, before any NAME=VALUE.
+                message.push_str(
+                    " (`--` goes before NAME=VALUE: envwrap [OPTION]... [--] [-] [NAME=VALUE]... COMMAND)",
+                );
+            }
             return Err(Failure::new(NOT_FOUND, message));
         }
         Resolved::NotExecutable(p) => {
@@ -210,7 +227,7 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     report(
         &d,
         &env,
-        command,
+        &d.program,
         &shown,
         (&loaded.label(), policy.source()),
         &operand_names,
@@ -219,8 +236,8 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
     if let Some(r) = d.refused() {
         // The line every front end writes (envpolicy_core::refusal), naming
         // the layer that refused.
-        let line = layers.refusal_line(command, (&argv, &env, parent), r);
-        return Err(Failure::new(CANNOT_EXECUTE, line));
+        let line = layers.refusal_line(&d.program, (&argv, &env, parent), r);
+        return Err(Failure::refused(CANNOT_EXECUTE, line));
     }
 
     let mut child_env = d.effective_env(&env).to_vec();

@@ -453,6 +453,7 @@ fn needles(
     let file_refs: Vec<Option<&[u8]>> = files.iter().map(|f| f.as_deref()).collect();
     let req = ArgvRequest {
         program: b"",
+        identity: envpolicy::identity::Identity::itself(b""),
         argv: &[],
         env: &[],
         env_verdicts: &[],

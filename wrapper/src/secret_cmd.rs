@@ -391,9 +391,25 @@ pub fn listed(policy: &Policy<'_>, env: &[Vec<u8>]) -> Vec<Listed> {
             source: secret_source::describe_source(policy, &r),
             program: crate::value::word(policy.str(r.program)),
             deny_args: deny_words(policy, &r),
-            unusable: secret_source::usable(policy, i, env).err(),
+            unusable: secret_source::usable(policy, i, env)
+                .err()
+                .or_else(|| program_unusable(policy.str(r.program))),
         })
         .collect()
+}
+
+/// Why a secret's program cannot get it, as its exec would find it
+/// ([`secret_source::program_trusted`]): not there, or a file a process of
+/// the user could replace. A pattern with `*` names no one file: not asked.
+pub(crate) fn program_unusable(program: &[u8]) -> Option<secret::Undelivered> {
+    if program.contains(&b'*') {
+        return None;
+    }
+    match secret_source::program_trusted(program) {
+        Ok(()) => None,
+        Err(None) => Some(secret::Undelivered::ProgramMissing),
+        Err(Some(why)) => Some(why),
+    }
 }
 
 fn deny_words(policy: &Policy<'_>, r: &SecretRec) -> Vec<Vec<String>> {

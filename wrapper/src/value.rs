@@ -7,6 +7,7 @@
 use envpolicy::shape::{find_shape, ShapeSet};
 use envpolicy::shown;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Mutex;
 
 /// `<N bytes>` or `<N bytes, SHAPE>`.
@@ -176,7 +177,121 @@ pub fn say_line(text: &str) {
     use std::io::Write;
     let mut line = redacted(text);
     line.push('\n');
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    if let Err(e) = std::io::stderr().write_all(line.as_bytes()) {
+        failed_write(&e);
+    }
+}
+
+/// The first write to stdout or stderr that failed (other than a closed pipe,
+/// which ends the process at once: [`end_by_sigpipe`]), as its reason.
+static WRITE_FAILED: Mutex<Option<String>> = Mutex::new(None);
+
+/// Something was written to stdout: Rust's stdout reports success on a closed
+/// descriptor (EBADF is treated as a sink), so [`finish_output`] asks the
+/// descriptor itself.
+static WROTE_STDOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Was stdout closed when envwrap started (`envwrap --help >&-`)? The Rust
+/// runtime opens `/dev/null` in place of a closed standard descriptor before
+/// `main`, so every write to it "succeeds"; [`note_closed_stdout`] looks
+/// first, from `.init_array`, which runs before the runtime's start.
+fn stdout_was_closed() -> bool {
+    STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD on a descriptor number reads its flags and nothing else;
+    // it fails with EBADF when the descriptor is not open.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED_AT_START.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Run before the Rust runtime's start (and so before it fills a closed fd 1).
+#[used]
+#[link_section = ".init_array"]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
+
+fn wrote_stdout() {
+    WROTE_STDOUT.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn failed_write(e: &std::io::Error) {
+    let mut first = WRITE_FAILED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if first.is_none() {
+        *first = Some(envpolicy::error::io_reason(e));
+    }
+}
+
+/// The end of every tool and of the run mode that exits (not one that execs):
+/// stdout flushed, and a write that failed (a full disk, a closed descriptor,
+/// EIO) made the exit status 125 with one message, as GNU env does, where the
+/// tool would have reported success. A reader that went away ends the
+/// process by SIGPIPE, as before. A status that is not success stands.
+pub fn finish_output(code: std::process::ExitCode) -> std::process::ExitCode {
+    use std::io::Write;
+    match std::io::stdout().flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => end_by_sigpipe(),
+        Err(e) => failed_write(&e),
+        Ok(()) => {}
+    }
+    if WROTE_STDOUT.load(std::sync::atomic::Ordering::Relaxed) && stdout_was_closed() {
+        failed_write(&std::io::Error::from_raw_os_error(libc::EBADF));
+    }
+    let failed = WRITE_FAILED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    match failed {
+        Some(reason) if code == std::process::ExitCode::SUCCESS => {
+            let mut line = format!("envwrap: write error: {reason}\n").into_bytes();
+            line.truncate(512);
+            let _ = std::io::stderr().write_all(&line);
+            std::process::ExitCode::from(crate::exit::OWN_ERROR)
+        }
+        _ => code,
+    }
+}
+
+/// A line about an exec for the person (a refusal, a withheld credential, a
+/// grant's use, a secret not delivered): [`say_line`], and the controlling
+/// terminal too when stderr is not a terminal ([`envpolicy::seen`]), as the
+/// shim writes its lines: a spawner that discards envwrap's stderr (an agent's
+/// hook) must not hide them. The `tell!` macro.
+pub fn tell_line(text: &str) {
+    use std::io::{IsTerminal, Write};
+    say_line(text);
+    let stderr_is_terminal = std::io::stderr().is_terminal();
+    if !envpolicy::seen::may_copy(stderr_is_terminal) {
+        return;
+    }
+    let Ok(mut tty) = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open("/dev/tty")
+    else {
+        return;
+    };
+    let stops_background = nix::sys::termios::tcgetattr(&tty).map_or(true, |t| {
+        t.local_flags
+            .contains(nix::sys::termios::LocalFlags::TOSTOP)
+    });
+    let in_foreground = nix::unistd::tcgetpgrp(&tty).is_ok_and(|g| g == nix::unistd::getpgrp());
+    let t = envpolicy::seen::Terminal {
+        stderr_is_terminal,
+        stops_background,
+        in_foreground,
+    };
+    if envpolicy::seen::copy_to_terminal(t) {
+        let mut line = redacted(text);
+        line.push('\n');
+        let _ = tty.write_all(line.as_bytes());
+    }
 }
 
 /// Text on stdout, [`redacted`]: a tool's report (the `show!` and `showln!`
@@ -185,9 +300,11 @@ pub fn say_line(text: &str) {
 /// -1`): [`end_by_sigpipe`].
 pub fn show_text(text: &str) {
     use std::io::Write;
-    let written = std::io::stdout().write_all(redacted(text).as_bytes());
-    if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
-        end_by_sigpipe();
+    wrote_stdout();
+    match std::io::stdout().write_all(redacted(text).as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => end_by_sigpipe(),
+        Err(e) => failed_write(&e),
+        Ok(()) => {}
     }
 }
 
@@ -201,9 +318,11 @@ pub fn show_record(record: &[u8], end: u8) {
         Err(_) => record.to_vec(),
     };
     out.push(end);
-    let written = std::io::stdout().write_all(&out);
-    if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
-        end_by_sigpipe();
+    wrote_stdout();
+    match std::io::stdout().write_all(&out) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => end_by_sigpipe(),
+        Err(e) => failed_write(&e),
+        Ok(()) => {}
     }
 }
 
@@ -241,6 +360,13 @@ macro_rules! showln {
 macro_rules! say {
     ($($arg:tt)*) => {
         $crate::value::say_line(&format!($($arg)*))
+    };
+}
+
+/// A line about an exec for the person: [`tell_line`].
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        $crate::value::tell_line(&format!($($arg)*))
     };
 }
 

@@ -125,12 +125,7 @@ pub fn decide_layered(
     let managed_pass = managed
         .as_ref()
         .map(|m| m.pass(Layer::Managed, m.of.policy.settings().mode, layers.sticky));
-    let exec = pipeline::Exec {
-        program,
-        argv: &argv_r,
-        env: &env_r,
-        parent: &parent_r,
-    };
+    let exec = pipeline::Exec::new(program, &argv_r, &env_r, &parent_r);
     let sizes = pipeline::Sizes::of(&user_pass, &exec);
     let mut plan = pipeline::Plan::first(sizes, managed_pass.is_some());
     let mut slack = 0usize;
@@ -297,6 +292,7 @@ fn combine(
         _ => Mode::Enforce,
     };
     Decision {
+        program: first.program,
         mode,
         user_mode: first.user_mode,
         managed_mode: Some(second.mode),

@@ -187,16 +187,23 @@ fn say_if_unguarded(policy: &Policy<'_>, x: &ExecInput<'_>, values: &[Option<&[u
         };
         let mut m = Msg::<512>::new();
         m.push(b"envshim: ");
-        envpolicy_core::refusal::unguarded_line(policy.str(rec.name), x.prog, why, &mut |b| {
-            m.push(b);
-        });
+        let given = envpolicy_core::refusal::Given::Delivered;
+        envpolicy_core::refusal::unguarded_line(
+            policy.str(rec.name),
+            x.prog,
+            why,
+            given,
+            &mut |b| {
+                m.push(b);
+            },
+        );
         m.write_stderr();
     }
 }
 
 /// What the head of the program's file says. `prog` is the path given to
 /// exec, followed in place by its NUL (as `apply` read it).
-fn program_loads(prog: &[u8]) -> envpolicy_core::elf_head::Loads {
+pub(super) fn program_loads(prog: &[u8]) -> envpolicy_core::elf_head::Loads {
     use envpolicy_core::elf_head::{inspect, Loads, HEAD};
     // SAFETY: `prog` is NUL-terminated in place (above); O_NONBLOCK: a FIFO
     // put where the program was does not hold the exec.

@@ -488,12 +488,7 @@ fn attempt(
         },
         secrets,
     };
-    let exec = pipeline::Exec {
-        program: x.prog,
-        argv: inputs.args,
-        env: inputs.env,
-        parent: inputs.parent,
-    };
+    let exec = pipeline::Exec::new(x.prog, inputs.args, inputs.env, inputs.parent);
     match pipeline::decide(exec, &user, managed.as_ref(), plan.sizes, scratch) {
         Ok(outcome) => Attempt::Done(finish(x, &outcome, route, scratch)),
         Err(pipeline::Short::Grow(sizes)) => Attempt::Retry(Plan { sizes, retry: true }),
@@ -512,7 +507,7 @@ fn finish(
     scratch: &Scratch<'_>,
 ) -> Prepared {
     for d in outcome.passes() {
-        let report = Report::of(d, x.prog);
+        let report = Report::of(d, d.exec.identity.name);
         if d.pass.mode == Mode::Audit {
             report.all(crate::filter::log::audit_fd());
             continue;

@@ -14,7 +14,7 @@ use envpolicy_core::pipeline::{Decided, Refusal};
 use envpolicy_core::Policy;
 
 use crate::platform::sys;
-use crate::state::message::Msg;
+use crate::state::message::{Msg, To};
 
 /// A child's `ENVSHIM_POLICY` that rule 8 replaced is said once per process.
 #[link_section = ".data.envshim_zero"]
@@ -93,7 +93,7 @@ impl<'r> Report<'r> {
         refusal::line(&cx, self.prog, at, rule, self.source(), &mut |p| {
             m.push_pieces(&[p]);
         });
-        self.write(&mut m, 2);
+        self.write(&mut m, To::Person);
     }
 
     /// Warnings for changes worth one in enforce mode.
@@ -118,6 +118,9 @@ impl<'r> Report<'r> {
                 // with the value read for it (rule 6b), a refusal.
                 let said = Said::of_entry(v.action, v.rule);
                 self.loud_line(said, self.env_name(i), v.rule.id());
+                if v.action == Action::Grant {
+                    self.unguarded_grant(i);
+                }
             }
         }
         for (i, v) in self.d.arg_verdicts.iter().enumerate() {
@@ -181,7 +184,7 @@ impl<'r> Report<'r> {
             Some(v) => m.push(b"the policy ").push_word(v),
             None => m.push(b"its policy"),
         };
-        self.write(&mut m, 2);
+        self.write(&mut m, To::Person);
     }
 
     /// `envshim: NAME withheld from PROGRAM ...`, the first time this tree
@@ -196,7 +199,41 @@ impl<'r> Report<'r> {
         let mut m = Msg::<512>::new();
         m.push(b"envshim: ")
             .push_pieces(&envpolicy_core::withheld::line(name, self.prog));
-        self.write(&mut m, 2);
+        self.write(&mut m, To::Person);
+    }
+
+    /// "NAME granted to PROGRAM; it is statically linked ...": a credential a
+    /// grant lets through to a program no shim loads into (static, Go), with
+    /// no supervisor above, reaches everything that program starts: a static
+    /// agent's own key, its sandboxed commands ([`envpolicy_core::refusal::unguarded_line`]).
+    /// Reads the program's first page, at an exec that grants only.
+    #[cold]
+    #[inline(never)]
+    fn unguarded_grant(&self, i: usize) {
+        use envpolicy_core::elf_head::Loads;
+        use envpolicy_core::secret::Unguarded;
+        // SAFETY: `environ` is NULL or the process's NULL-terminated environment.
+        let supervised = unsafe { sys::env_get(sys::environ_ptr(), envpolicy_core::mark::NAME) };
+        if supervised.is_some() {
+            return;
+        }
+        let why = match super::deliver::program_loads(self.d.exec.program) {
+            Loads::Static => Unguarded::Static,
+            Loads::Go => Unguarded::Go,
+            Loads::Shim | Loads::Unknown => return,
+        };
+        let mut m = Msg::<512>::new();
+        m.push(b"envshim: ");
+        envpolicy_core::refusal::unguarded_line(
+            self.env_name(i),
+            self.prog,
+            why,
+            envpolicy_core::refusal::Given::Granted,
+            &mut |b| {
+                m.push(b);
+            },
+        );
+        self.write(&mut m, To::Person);
     }
 
     /// The loud line of a change ([`envpolicy_core::loud`]), with the rule's id
@@ -216,12 +253,12 @@ impl<'r> Report<'r> {
                 m.push_pieces(&[p]);
             },
         );
-        self.write(&mut m, 2);
+        self.write(&mut m, To::Person);
     }
 
     /// Writes a line about this exec, redacting the decision's credentials (and
     /// the caller's) on the way out ([`crate::state::message`]).
-    fn write<const N: usize>(&self, m: &mut Msg<N>, fd: c_int) {
+    fn write<const N: usize>(&self, m: &mut Msg<N>, to: To) {
         let decided = envpolicy_core::shown::Decided {
             env: self.d.exec.env,
             verdicts: self.d.verdicts,
@@ -231,7 +268,7 @@ impl<'r> Report<'r> {
             policy: Some(self.policy()),
             env: self.d.exec.parent,
         };
-        m.write_fd_known(fd, &envpolicy_core::shown::Both(&decided, &parent));
+        m.write_to(to, &envpolicy_core::shown::Both(&decided, &parent));
     }
 
     /// One JSON line per change, to `fd`: the core's one record
@@ -370,6 +407,6 @@ impl<'r> Report<'r> {
         envpolicy_core::record::write(r, &mut |b| {
             m.push(b);
         });
-        self.write(&mut m, fd);
+        self.write(&mut m, To::Fd(fd));
     }
 }

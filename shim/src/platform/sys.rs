@@ -310,6 +310,72 @@ pub fn raw_write(fd: c_int, buf: &[u8]) -> isize {
     unsafe { sys_call!(libc::SYS_write, fd, buf.as_ptr(), buf.len()) as isize }
 }
 
+/// `tcgetattr(3)` of `fd` as a raw `ioctl(TCGETS)`: `None` when `fd` is not a
+/// terminal.
+fn raw_termios(fd: c_int) -> Option<libc::termios> {
+    // SAFETY: an all-zero termios is a valid value of the plain C struct.
+    let mut t: libc::termios = unsafe { core::mem::zeroed() };
+    // SAFETY: TCGETS writes one `termios` through the pointer, which is ours.
+    let r = unsafe {
+        sys_call!(
+            libc::SYS_ioctl,
+            fd,
+            libc::TCGETS,
+            &mut t as *mut libc::termios
+        )
+    };
+    (r == 0).then_some(t)
+}
+
+/// Writes `line` to the process's controlling terminal (`/dev/tty`) when the
+/// core's rule says so ([`envpolicy_core::seen`]): standard error is not a
+/// terminal, and the write would not stop this process (`tostop` outside the
+/// foreground group). Non-blocking, so that a terminal that does not drain
+/// never holds an exec; errors are ignored (a diagnostic). System calls only:
+/// no allocation, no lock.
+pub fn write_to_terminal(line: &[u8]) {
+    use envpolicy_core::seen;
+    let stderr_is_terminal = raw_termios(2).is_some();
+    if !seen::may_copy(stderr_is_terminal) {
+        return;
+    }
+    let flags = libc::O_WRONLY | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    // SAFETY: a NUL-terminated path; openat has no other preconditions.
+    let fd = unsafe {
+        sys_call!(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            c"/dev/tty".as_ptr(),
+            flags
+        )
+    };
+    if fd < 0 {
+        return;
+    }
+    let fd = fd as c_int;
+    let mut group: libc::pid_t = 0;
+    // SAFETY: TIOCGPGRP writes one pid_t through the pointer, which is ours.
+    let got = unsafe {
+        sys_call!(
+            libc::SYS_ioctl,
+            fd,
+            libc::TIOCGPGRP,
+            &mut group as *mut libc::pid_t
+        )
+    };
+    // SAFETY: getpgid(0) has no preconditions.
+    let own = unsafe { sys_call!(libc::SYS_getpgid, 0) };
+    let t = seen::Terminal {
+        stderr_is_terminal,
+        stops_background: raw_termios(fd).is_none_or(|t| t.c_lflag & libc::TOSTOP != 0),
+        in_foreground: got == 0 && own == core::ffi::c_long::from(group),
+    };
+    if seen::copy_to_terminal(t) {
+        raw_write(fd, line);
+    }
+    close(fd);
+}
+
 /// `getpid(2)` as a raw system call (in a vfork child: the child's pid).
 pub fn raw_getpid() -> libc::pid_t {
     // SAFETY: getpid has no preconditions.

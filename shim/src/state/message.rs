@@ -58,12 +58,24 @@ impl Secrets for EnvironSecrets {
 /// stands for (`<8 bytes>` for 8 bytes), so twice the longest message.
 const OUT: usize = 2048;
 
-/// Writes `line` to `fd` with one `write(2)`, redacted against `known` and the
-/// process's environment; a line that grows past [`OUT`] bytes is cut, never
-/// written raw.
+/// Where a line goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum To {
+    /// A descriptor: a log, or the audit lines' stream.
+    Fd(c_int),
+    /// The person: standard error, and the controlling terminal as well when
+    /// standard error is not a terminal ([`envpolicy_core::seen`]): a spawner
+    /// that discards its children's stderr (Claude Code's hooks and MCP
+    /// servers, Node's `spawn` with pipes) would otherwise hide every refusal.
+    Person,
+}
+
+/// Writes `line` to `to` with one `write(2)` each, redacted against `known` and
+/// the process's environment; a line that grows past [`OUT`] bytes is cut,
+/// never written raw.
 #[cold]
 #[inline(never)]
-pub fn write_line(fd: c_int, line: &[u8], known: &dyn Secrets) {
+pub fn write_line(to: To, line: &[u8], known: &dyn Secrets) {
     let mut out = [0u8; OUT];
     let mut len = 0usize;
     let mut cut = false;
@@ -91,7 +103,16 @@ pub fn write_line(fd: c_int, line: &[u8], known: &dyn Secrets) {
         *slot = b'\n';
         len += 1;
     }
-    sys::raw_write(fd, out.get(..len).unwrap_or(&[]));
+    let out = out.get(..len).unwrap_or(&[]);
+    match to {
+        To::Fd(fd) => {
+            sys::raw_write(fd, out);
+        }
+        To::Person => {
+            sys::raw_write(2, out);
+            sys::write_to_terminal(out);
+        }
+    }
 }
 
 /// A message for stderr, built by concatenating byte slices in a stack buffer and sent
@@ -183,10 +204,10 @@ impl<const N: usize> Msg<N> {
         self.buf.get(..self.len).unwrap_or(&[])
     }
 
-    /// Writes the message (and a newline) to fd 2 with one `write(2)`; errno is
-    /// preserved.
+    /// Writes the message (and a newline) for the person ([`To::Person`]);
+    /// errno is preserved.
     pub fn write_stderr(&mut self) {
-        self.write_fd(2);
+        self.write_to(To::Person, &envpolicy_core::shown::NoSecrets);
     }
 
     /// Writes the message (and a newline) to `fd` with one `write(2)`, through
@@ -198,6 +219,12 @@ impl<const N: usize> Msg<N> {
 
     /// [`Msg::write_fd`], also redacting the credentials in `known` (a decision's).
     pub fn write_fd_known(&mut self, fd: c_int, known: &dyn envpolicy_core::shown::Secrets) {
+        self.write_to(To::Fd(fd), known);
+    }
+
+    /// Writes the message (and a newline) to `to`, redacting the credentials
+    /// in `known` too; errno is preserved.
+    pub fn write_to(&mut self, to: To, known: &dyn envpolicy_core::shown::Secrets) {
         if self.cut {
             let keep = self.len.saturating_sub(4);
             self.len = keep;
@@ -206,7 +233,7 @@ impl<const N: usize> Msg<N> {
         }
         let saved = sys::errno();
         // A short or failed write of a diagnostic is ignored on purpose.
-        write_line(fd, self.as_bytes(), known);
+        write_line(to, self.as_bytes(), known);
         sys::set_errno(saved);
     }
 }

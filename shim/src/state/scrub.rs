@@ -169,6 +169,7 @@ unsafe fn scrub(
     };
     let req = EnvRequest {
         program: prog,
+        identity: envpolicy_core::identity::Identity::itself(prog),
         env,
         env_files: contents,
         preload: None,
@@ -195,6 +196,7 @@ unsafe fn scrub(
     // which are overwritten next.
     let areq = ArgvRequest {
         program: prog,
+        identity: envpolicy_core::identity::Identity::itself(prog),
         argv: &[],
         env,
         env_verdicts: verdicts.get(..ne).unwrap_or(&[]),

@@ -254,6 +254,12 @@ fn answer(
     if verdict == Verdict::Unchanged {
         recall.seen.insert(digest);
     }
+    // From here on, the program as every message and record names it: the
+    // script an interpreter runs, through launchers (envpolicy::identity).
+    let program = {
+        let argv: Vec<&[u8]> = args.argv.iter().map(Vec::as_slice).collect();
+        envpolicy::identity::of(&program, &argv).name.to_vec()
+    };
     if !matches!(
         verdict,
         Verdict::Unchanged | Verdict::Audited(_) | Verdict::RunsWithout(_)
@@ -410,8 +416,21 @@ fn program_name(pid: u32, dirfd: Option<i32>, path: &[u8], flags: u64) -> Vec<u8
                 .map(|p| std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()).to_vec())
                 .unwrap_or_default()
         }
-        _ => path.to_vec(),
+        // A program exec'd through its descriptor's name (bwrap runs the
+        // sandboxed command as `/proc/self/fd/N`): the file it names.
+        _ => fd_path(path)
+            .and_then(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
+            .map(|p| std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()).to_vec())
+            .unwrap_or_else(|| path.to_vec()),
     }
+}
+
+/// The descriptor a path of `/proc/self/fd/N` or `/dev/fd/N` names.
+fn fd_path(path: &[u8]) -> Option<u32> {
+    let n = path
+        .strip_prefix(b"/proc/self/fd/")
+        .or_else(|| path.strip_prefix(b"/dev/fd/"))?;
+    std::str::from_utf8(n).ok()?.parse().ok()
 }
 
 /// The last component of a path: a PATH search names one program many ways.
