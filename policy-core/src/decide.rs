@@ -92,8 +92,10 @@ pub enum Rule {
     Duplicate(u32),
     /// Rule 2, `base = "all"`.
     BaseAll,
-    /// Rule 2, `base = "none"`, or a name outside the floor.
+    /// Rule 2, `base = "none"`.
     BaseNone,
+    /// Rule 2, `base = "floor"`, a name outside the floor.
+    OutsideFloor,
     /// Rule 2, a floor name.
     Floor(u32),
     /// Rule 3, a keep pattern.
@@ -178,7 +180,7 @@ impl Rule {
             Rule::Duplicate(_) => "normalise.duplicate",
             Rule::BaseAll => "base.all",
             Rule::BaseNone => "base.none",
-            Rule::Floor(_) => "base.floor",
+            Rule::Floor(_) | Rule::OutsideFloor => "base.floor",
             Rule::Keep(_) => "keep",
             Rule::Strip(_) => "strip",
             Rule::CredentialName(_) => "credential.name",
@@ -675,8 +677,9 @@ fn judge_hashed(
         // No pattern can match (most names): rule 2, then rule 4's shape test.
         let v = match settings.base {
             Base::All => Verdict::new(Action::Keep, Rule::BaseAll),
+            Base::None => return Verdict::new(Action::Strip, Rule::BaseNone),
             // Without a floor pattern, the floor keeps nothing.
-            Base::None | Base::Floor => return Verdict::new(Action::Strip, Rule::BaseNone),
+            Base::Floor => return Verdict::new(Action::Strip, Rule::OutsideFloor),
         };
         return match credential_shape(name, value, ShapeSet::from_bits(settings.shapes)) {
             Some(rule) => credential(policy, name, program, v, rule),
@@ -707,7 +710,7 @@ fn rule2_base(base: Base, m: &Matches) -> Verdict {
         Base::None => Verdict::new(Action::Strip, Rule::BaseNone),
         Base::Floor => match m.floor {
             Some(f) => Verdict::new(Action::Keep, Rule::Floor(f)),
-            None => Verdict::new(Action::Strip, Rule::BaseNone),
+            None => Verdict::new(Action::Strip, Rule::OutsideFloor),
         },
     }
 }
@@ -1186,7 +1189,7 @@ fn pass_inherited_secrets(
         let Some(v) = first_index(seen, req.env, name).and_then(|i| verdicts.get_mut(i)) else {
             continue;
         };
-        if v.action == Action::Strip && matches!(v.rule, Rule::BaseNone | Rule::Strip(_)) {
+        if v.action == Action::Strip && matches!(v.rule, Rule::BaseNone | Rule::OutsideFloor | Rule::Strip(_)) {
             *v = Verdict {
                 action: Action::Grant,
                 rule: Rule::Grant(g),

@@ -679,6 +679,7 @@ pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String
         }
         Rule::BaseAll => "base = \"all\"".into(),
         Rule::BaseNone => "not admitted by the base".into(),
+        Rule::OutsideFloor => "not in the floor (base = \"floor\")".into(),
         Rule::Floor(p)
         | Rule::Keep(p)
         | Rule::Strip(p)

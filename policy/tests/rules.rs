@@ -67,6 +67,7 @@ fn base_none_starts_empty() {
     let c = compile("version = 1\nbase = \"none\"\nkeep = [\"A\"]\n");
     let d = decide(&c, "/bin/true", &[], &["PATH=/bin", "A=1", "B=2"]);
     assert_eq!(names(&d), ["A"]);
+    assert_eq!(change(&d, "B").unwrap().rule.id(), "base.none");
 }
 
 #[test]
@@ -85,7 +86,7 @@ fn base_floor_keeps_the_floor_only() {
         ],
     );
     assert_eq!(names(&d), ["PATH", "HOME", "TMPDIR"]);
-    assert_eq!(change(&d, "EDITOR").unwrap().rule.id(), "base.none");
+    assert_eq!(change(&d, "EDITOR").unwrap().rule.id(), "base.floor");
 }
 
 #[test]

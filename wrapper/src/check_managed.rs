@@ -106,7 +106,7 @@ fn by_rule(m: &Policy<'_>, path: &Path, by: Option<Rule>) -> String {
                     .to_string(),
             ),
         },
-        Some(Rule::BaseNone | Rule::Floor(_)) => (
+        Some(Rule::BaseNone | Rule::OutsideFloor | Rule::Floor(_)) => (
             key_at(Some(path), "base"),
             "keeps only what it names (base)".to_string(),
         ),
