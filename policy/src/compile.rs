@@ -327,6 +327,12 @@ impl Compiler<'_> {
             line,
         });
         crate::trust::check_import(&path, "env file").or_else(|m| self.err(imp.path.span(), m))?;
+        self.warn_self_import(
+            &path,
+            "env file",
+            "its lines are read as NAME=VALUE",
+            (line, col),
+        );
         let contents = match crate::read_file::read(&path, crate::readable::ENV_FILE) {
             Ok(c) => c,
             Err(e) => {
@@ -424,6 +430,12 @@ impl Compiler<'_> {
         };
         crate::trust::check_import(&path, "config file")
             .or_else(|m| self.err(imp.path.span(), m))?;
+        self.warn_self_import(
+            &path,
+            "config file",
+            "its keys are read as names of credentials",
+            (line, col),
+        );
         let text = match crate::read_file::read(&path, crate::readable::CONFIG_FILE).and_then(|b| {
             String::from_utf8(b).map_err(|_| {
                 crate::read_file::ReadError::Io(std::io::Error::new(
@@ -601,6 +613,24 @@ impl Compiler<'_> {
             };
             self.warn(format!(
                 "{at}: [[grant]] {name} for {program} can never act: {why}"
+            ));
+        }
+    }
+
+    /// An import of the policy file itself: never what was meant (a path
+    /// typed wrong, or a copy-paste), and it reads the policy's own lines as
+    /// what the import expects.
+    fn warn_self_import(&mut self, path: &Path, kind: &str, reads: &str, (line, col): (u32, u32)) {
+        use std::os::unix::fs::MetadataExt;
+        let same = match (std::fs::metadata(path), std::fs::metadata(self.path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if same {
+            self.warn(format!(
+                "{}:{line}:{col}: {kind} {} is this policy file itself: {reads}, not as the policy's rules",
+                crate::error::shown(self.path),
+                crate::error::shown(path)
             ));
         }
     }

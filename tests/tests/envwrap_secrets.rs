@@ -554,6 +554,52 @@ fn a_delivery_nothing_guards_says_so_once() {
     );
 }
 
+/// `check` finds a grant whose program is not the file that will run (issue
+/// 51, 4), each at FILE:LINE:COLUMN of the program's value: a path that does
+/// not exist, a file others may write (it could be replaced with anything,
+/// which would get the credential), and a program that PATH finds another file
+/// of the same name before. An import of the policy file itself as an env
+/// file is warned of too. A grant to a root's file that PATH finds is not.
+#[test]
+fn check_warns_of_a_grant_whose_program_is_not_the_one_that_runs() {
+    let sb = Sandbox::new("grant_program_checked");
+    let theirs = sb.write("their-tool", "#!/bin/sh\n");
+    // Anyone may write it: any process could put another program there.
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let shadow = sb.write("bin/env", "#!/bin/sh\n");
+    std::fs::set_permissions(&shadow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let policy = sb.write(
+        "policy.toml",
+        format!(
+            "version = 1\n\n[[grant]]\nname = \"GH_TOKEN\"\nprogram = \"/usr/bin/envshim-no-such-gh\"\n\n\
+             [[grant]]\nname = \"NPM_TOKEN\"\nprogram = \"{}\"\n\n\
+             [[grant]]\nname = \"AWS_SECRET_ACCESS_KEY\"\nprogram = \"/usr/bin/env\"\n\n\
+             [[grant]]\nname = \"OPENAI_API_KEY\"\nprogram = \"/usr/bin/true\"\n\n\
+             [[import.env_file]]\npath = \"policy.toml\"\n",
+            theirs.display()
+        ),
+    );
+    let o = envwrap(&sb)
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", sb.path().join("bin").display()),
+        )
+        .args(["check", "--policy"])
+        .arg(&policy)
+        .expect_success();
+    let err = o.stderr_str();
+    let at = policy.display();
+    for line in [
+        format!("warning: {at}:5:11: grant GH_TOKEN to /usr/bin/envshim-no-such-gh: its program does not exist"),
+        format!("warning: {at}:9:11: grant NPM_TOKEN to {}: the program is not a regular file that only root can write", theirs.display()),
+        format!("warning: {at}:13:11: grant AWS_SECRET_ACCESS_KEY to /usr/bin/env: a command run by its name finds {} first on PATH, which runs without it", shadow.display()),
+        format!("warning: {at}:20:8: env file {at} is this policy file itself"),
+    ] {
+        expect_in(&o, &err, &line);
+    }
+    assert!(!err.contains("OPENAI_API_KEY"), "{}", o.report());
+}
+
 /// `check` finds a secret that can do nothing (issue 51, 4): its program is
 /// not there, so a program of that name elsewhere would run without it and
 /// nothing would say so until then. A warning at the secret's line, and
@@ -578,7 +624,7 @@ fn check_warns_of_a_secret_whose_program_is_missing() {
         &o,
         &o.stderr_str(),
         &format!(
-            "warning: {}:4:1: secret GH_TOKEN to /usr/bin/envshim-no-such-gh: its program does not exist",
+            "warning: {}:6:11: secret GH_TOKEN to /usr/bin/envshim-no-such-gh: its program does not exist",
             policy.display()
         ),
     );

@@ -45,8 +45,10 @@ Validate a policy file, given as an operand or with --policy, as explain and
 scan take it. Without POLICY, check the one the policy lookup finds
 (see 'envwrap --help'). Each error is printed as FILE:LINE:COLUMN: MESSAGE and
 the exit status is 125. A valid policy gets a short summary of what it keeps,
-strips, refuses and sets, and exit status 0; warnings (an import that could not
-be read) are printed before it.
+strips, refuses and sets, and exit status 0. Warnings are printed before it: an
+import that could not be read, or of the policy file itself; a grant that can
+never act; a grant's or secret's program that does not exist, that someone
+other than root may write, or that PATH finds another file of its name before.
 ",
     after: "",
     man: r"Validate a policy file, given as an operand or with
@@ -64,7 +66,10 @@ be read) are printed before it.
         and the exit status is 125.
         A valid policy gets a short summary of what it keeps, strips, refuses and sets, read
         back from its compiled form, and exit status 0.
-        Warnings, such as an import that could not be read, are printed first.",
+        Warnings are printed first: an import that could not be read, or the policy file
+        itself; a grant that can never act; and a grant's or secret's program that does not
+        exist, that someone other than root may write, or that PATH finds another file of
+        the same name before.",
     man_after: "",
 };
 
@@ -121,23 +126,16 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let s = summarize(&policy);
     // Each source is tried as a program envwrap starts from here would find it.
     let secrets = crate::secret_cmd::listed(&policy, &crate::secret_cmd::own_env());
-    // A secret whose program cannot get it does nothing, and says so only
-    // when its program runs: a warning at its line, as the compile's are.
-    for (i, s) in secrets.iter().enumerate() {
-        let Some(rec) = policy.secret(i as u32) else {
-            continue;
-        };
-        if let Some(why) = crate::secret_cmd::program_unusable(policy.str(rec.program)) {
-            let file = std::path::Path::new(std::ffi::OsStr::from_bytes(policy.source()));
-            say!(
-                "warning: {}:{}:1: secret {} to {}: {}",
-                envpolicy::error::shown(file),
-                rec.line,
-                s.name,
-                s.program,
-                why.text()
-            );
-        }
+    // A rule whose program is not the file that will run does nothing, or
+    // gives the credential to someone else: a warning at the rule's program,
+    // as the compile's are at theirs (crate::check_programs).
+    let text = std::fs::read(std::ffi::OsStr::from_bytes(policy.source()))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let own_path = crate::environ::get(&crate::secret_cmd::own_env(), b"PATH").map(<[u8]>::to_vec);
+    let program_warnings = crate::check_programs::warnings(&policy, &text, own_path.as_deref());
+    for w in &program_warnings {
+        say!("warning: {w}");
     }
     // The user rules this host's managed layer makes dead: each an error that
     // names both files (crate::check_managed), and exit 1.
@@ -157,6 +155,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             .warnings
             .iter()
             .map(|w| w.message.clone())
+            .chain(program_warnings.iter().cloned())
             .collect::<Vec<_>>());
         showln!("{v}");
     } else {

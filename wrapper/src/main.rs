@@ -27,6 +27,7 @@
 mod value;
 mod check;
 mod check_managed;
+mod check_programs;
 mod cli;
 mod compile_cmd;
 mod completions;
