@@ -199,13 +199,15 @@ impl Compiled {
 /// Parse policy text. Errors carry `path:line:column`.
 pub fn parse(text: &str, path: &Path) -> Result<PolicyFile, PolicyError> {
     toml::from_str::<PolicyFile>(text).map_err(|e| {
-        let mut message = without_values(e.message().trim_end());
+        let raw = e.message().trim_end();
+        let mut message = without_values(raw);
         let key = e
             .span()
             .map(|s| key_before(text, s.start))
             .unwrap_or_default();
         message = in_policy_words(&message, key);
         message.push_str(&misspelt_key(&message));
+        message.push_str(&misspelt_value(raw));
         match e.span() {
             Some(span) => PolicyError::at(path, text, span.start, message),
             None => PolicyError::plain(path, message),
@@ -308,6 +310,28 @@ fn misspelt_key(message: &str) -> String {
     };
     let candidates = list.split(", ").map(|c| c.trim_matches('`'));
     crate::suggest::did_you_mean(field, candidates)
+}
+
+/// For "unknown variant `flor`, expected one of `all`, `none`, `floor`" (or
+/// "expected `enforce` or `audit`"):
+/// " (did you mean `floor`?)". The message shown has the typed value taken
+/// out ([`without_values`]); only a candidate, a word of the format, is named.
+fn misspelt_value(raw: &str) -> String {
+    let Some((_, rest)) = raw.split_once("unknown variant `") else {
+        return String::new();
+    };
+    let Some((value, rest)) = rest.split_once('`') else {
+        return String::new();
+    };
+    let Some((_, list)) = rest.split_once("expected ") else {
+        return String::new();
+    };
+    let list = list.strip_prefix("one of ").unwrap_or(list);
+    let candidates = list
+        .split(", ")
+        .flat_map(|c| c.split(" or "))
+        .map(|c| c.trim_matches(|c| c == '`' || c == '"'));
+    crate::suggest::did_you_mean(value, candidates)
 }
 
 /// The parser's message with any quoted value taken out: `invalid type: string

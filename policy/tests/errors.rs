@@ -336,3 +336,25 @@ fn a_misspelt_key_is_suggested() {
     .expect_err("an unknown key is an error");
     assert!(e.to_string().contains("(did you mean `shapes`?)"), "{e}");
 }
+
+/// A misspelt value of a word list gets the word meant; the value typed is
+/// not repeated (it could be a secret pasted in the wrong place).
+#[test]
+fn a_misspelt_value_is_suggested_and_not_repeated() {
+    for (text, meant) in [
+        ("version = 1\nbase = \"flor\"\n", "floor"),
+        ("version = 1\nmode = \"audt\"\n", "audit"),
+    ] {
+        let e = envpolicy::load::compile_text(text, std::path::Path::new("p.toml"))
+            .expect_err("an unknown value is an error");
+        let shown = e.to_string();
+        assert!(
+            shown.ends_with(&format!("(did you mean `{meant}`?)")),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("flor`") && !shown.contains("audt"),
+            "{shown}"
+        );
+    }
+}

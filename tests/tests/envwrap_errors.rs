@@ -595,7 +595,7 @@ fn the_usage_line_says_where_the_double_dash_goes() {
     );
 }
 
-/// A tool's name misspelt gets the tool meant (issue 51, 5).
+/// A tool's name or an option misspelt gets the one meant (issue 51, 5).
 #[test]
 fn a_misspelt_tool_is_suggested() {
     let sb = Sandbox::new("envwrap_tool_typo");
@@ -604,5 +604,19 @@ fn a_misspelt_tool_is_suggested() {
         &["chek", "x.toml"],
         127,
         &["chek: command not found (did you mean `envwrap check`?)"],
+    );
+    fails_with(
+        &sb,
+        &["--polcy", "p.toml", "--", "true"],
+        125,
+        &["unrecognized option '--polcy' (did you mean '--policy'?)"],
+    );
+    let o = envwrap(&sb)
+        .args(["check", "--jsn", "p.toml"])
+        .expect_exit(125);
+    expect_in(
+        &o,
+        &o.stderr_str(),
+        "unrecognized option '--jsn' (did you mean '--json'?)",
     );
 }

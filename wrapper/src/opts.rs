@@ -269,7 +269,15 @@ impl<'s, Id: Copy> Parser<'s, Id> {
                              --policy FILE -- /bin/sh'), or use '#!/usr/bin/env -S envwrap ...'"
                         )))
                     }
-                    [] => return Err(self.usage(format!("unrecognized option '--{shown}'"))),
+                    [] => {
+                        let near = envpolicy::suggest::closest(
+                            &String::from_utf8_lossy(name),
+                            self.specs.iter().map(|s| s.long),
+                        )
+                        .map(|c| format!(" (did you mean '--{c}'?)"))
+                        .unwrap_or_default();
+                        return Err(self.usage(format!("unrecognized option '--{shown}'{near}")));
+                    }
                     many => {
                         let names: Vec<String> =
                             many.iter().map(|s| format!("'--{}'", s.long)).collect();
