@@ -309,7 +309,10 @@ impl TestCommand {
                 Err(e) => panic!("could not start the command: {e}\n{}", self.describe()),
             }
         };
-        let pgid = child.id() as i32;
+        // The command leads its own process group (`process_group(0)`), whose ID is
+        // its PID. It is reaped only at the end, after every signal to that group:
+        // until then no other process can have that PID, so the group is ours (see
+        // `pidfd::signal_group_of_child`).
 
         // stdin writer: a child that never reads must not block us, hence a thread.
         if let (Some(bytes), Some(mut pipe)) = (self.stdin.clone(), child.stdin.take()) {
@@ -323,16 +326,16 @@ impl TestCommand {
 
         let deadline = start + self.timeout;
         let mut timed_out = false;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(st)) => break st,
+        loop {
+            match crate::pidfd::exit_status_unreaped(&mut child) {
+                Ok(Some(_)) => break,
                 Ok(None) => {}
                 Err(e) => panic!("waiting for the command failed: {e}\n{}", self.describe()),
             }
             if Instant::now() >= deadline {
                 timed_out = true;
-                kill_group(pgid);
-                break child.wait().expect("wait after kill");
+                crate::pidfd::signal_group_of_child(&mut child, libc::SIGKILL);
+                break;
             }
             let elapsed = start.elapsed();
             thread::sleep(if elapsed < Duration::from_millis(50) {
@@ -340,7 +343,7 @@ impl TestCommand {
             } else {
                 Duration::from_millis(10)
             });
-        };
+        }
 
         let (mut stdout, mut stderr) = (None, None);
         let mut note = None;
@@ -367,9 +370,14 @@ impl TestCommand {
                  its process group was killed and the output may be incomplete"
                     .to_string(),
             );
-            kill_group(pgid);
+            crate::pidfd::signal_group_of_child(&mut child, libc::SIGKILL);
             collect(&rx, Instant::now() + Duration::from_secs(2));
         }
+        // Reaped only now, after the last signal to its group.
+        let status = match child.wait() {
+            Ok(st) => st,
+            Err(e) => panic!("waiting for the command failed: {e}\n{}", self.describe()),
+        };
         let outcome = Outcome {
             status,
             stdout: stdout.unwrap_or_default(),
@@ -493,17 +501,6 @@ fn spawn_reader(tag: u8, mut pipe: impl Read + Send + 'static, tx: mpsc::Sender<
         let _ = pipe.read_to_end(&mut buf);
         let _ = tx.send((tag, buf));
     });
-}
-
-/// SIGKILL a whole process group (ignoring errors: it may already be gone).
-pub(crate) fn kill_group(pgid: i32) {
-    if pgid > 0 {
-        // SAFETY: kill(2) with a negative pid signals that process group; no memory is
-        // involved. pgid > 0 so we never signal group 0 (our own) or -1 (everything).
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
 }
 
 /// Quote one argument for display the way a POSIX shell would read it back.
@@ -640,12 +637,13 @@ impl Background {
         &self.description
     }
 
-    /// Wait up to `timeout` for the command to exit by itself.
+    /// Wait up to `timeout` for the command to exit by itself. It is not reaped
+    /// (see [`Background::kill`]).
     pub fn wait_timeout(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let child = self.child.as_mut()?;
         let deadline = Instant::now() + timeout;
         loop {
-            if let Ok(Some(st)) = child.try_wait() {
+            if let Ok(Some(st)) = crate::pidfd::exit_status_unreaped(child) {
                 return Some(st);
             }
             if Instant::now() >= deadline {
@@ -655,10 +653,12 @@ impl Background {
         }
     }
 
-    /// Kill the process group and reap the command.
+    /// Kill the process group and reap the command. The command leads the group
+    /// and is reaped only here, after the signal, so the group's ID is still its
+    /// own (`pidfd::signal_group_of_child`).
     pub fn kill(&mut self) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
-        kill_group(child.id() as i32);
+        crate::pidfd::signal_group_of_child(&mut child, libc::SIGKILL);
         child.wait().ok()
     }
 }

@@ -13,6 +13,8 @@
 //! - [`compile_c`] and the [`PRINTENV_C`] helper that reports its argv and environment
 //!   (`compile`, `printenv`);
 //! - /proc readers and [`assert_no_process_holds`] (`procfs`);
+//! - signals held by a pidfd and sent only to a process proven to be the one
+//!   meant, never by a PID number alone (`pidfd`);
 //! - where the shim, envwrap and the example policies are (`artifacts`);
 //! - preloading the shim and staging its policies, for the shim's tests (`shim`);
 //! - a private host (a mount namespace with its own `/etc`) for the managed
@@ -37,6 +39,7 @@ pub mod compile;
 pub mod dump;
 pub mod host;
 pub mod modules;
+pub mod pidfd;
 pub mod printenv;
 pub mod procfs;
 pub mod rng;

@@ -196,11 +196,9 @@ impl Sandbox {
         if !gone {
             targets.retain(|&p| pid_alive(p));
             for &p in &targets {
-                // SAFETY: kill(2) on a PID whose comm is "tmux: server" and that belongs to
-                // this sandbox (see find_server_processes); no memory involved.
-                unsafe {
-                    libc::kill(p as i32, libc::SIGKILL);
-                }
+                // Held by a pidfd, then proven again to be a server of this sandbox
+                // (its PID may have been handed out again since it was found).
+                crate::pidfd::signal_if_ours(p, libc::SIGKILL, |p| self.is_server_process(p));
             }
             wait_for(
                 || targets.iter().all(|&p| !pid_alive(p)),
@@ -212,26 +210,9 @@ impl Sandbox {
     /// Live tmux server processes of this sandbox: comm `tmux: server`, and a command
     /// line naming our socket or an environment with `TMUX_TMPDIR` = the sandbox.
     pub fn find_server_processes(&self) -> Vec<u32> {
-        let sock = self.socket_name().as_bytes();
-        let mut tmpdir_entry = b"TMUX_TMPDIR=".to_vec();
-        tmpdir_entry.extend_from_slice(self.path().as_os_str().as_encoded_bytes());
         let servers = all_pids()
             .into_iter()
-            .filter(|&p| {
-                proc_comm(p).is_some_and(|c| c.starts_with("tmux") && c.contains("server"))
-            })
-            .filter(|&p| {
-                let by_socket = try_proc_cmdline(p)
-                    .map(|args| {
-                        args.iter()
-                            .any(|a| a.windows(sock.len()).any(|w| w == sock))
-                    })
-                    .unwrap_or(false);
-                by_socket
-                    || try_proc_environ_raw(p)
-                        .map(|env| env.contains(&tmpdir_entry))
-                        .unwrap_or(false)
-            })
+            .filter(|&p| self.is_server_process(p))
             .filter(|&p| pid_alive(p))
             .collect::<Vec<u32>>();
         // A server's child between fork and exec (a pane being started) also looks like
@@ -243,6 +224,27 @@ impl Sandbox {
             .filter(|(_, ppid)| !ppid.is_some_and(|pp| servers.contains(&pp)))
             .map(|(&p, _)| p)
             .collect()
+    }
+
+    /// Whether PID is a tmux server of this sandbox (or one's child between fork and
+    /// exec): comm `tmux: server`, and a command line naming our socket or
+    /// `TMUX_TMPDIR` = the sandbox in its environment. Both are this sandbox's own:
+    /// the socket name is matched whole (`envshim-P-1` does not name
+    /// `envshim-P-10`), the sandbox's path is unique.
+    fn is_server_process(&self, p: u32) -> bool {
+        let sock = self.socket_name().as_bytes();
+        let names_socket = |a: &[u8]| {
+            a.windows(sock.len())
+                .enumerate()
+                .any(|(i, w)| w == sock && !a.get(i + sock.len()).is_some_and(u8::is_ascii_digit))
+        };
+        proc_comm(p).is_some_and(|c| c.starts_with("tmux") && c.contains("server"))
+            && (try_proc_cmdline(p).is_ok_and(|args| args.iter().any(|a| names_socket(a)))
+                || try_proc_environ_raw(p).is_ok_and(|env| {
+                    let mut entry = b"TMUX_TMPDIR=".to_vec();
+                    entry.extend_from_slice(self.path().as_os_str().as_encoded_bytes());
+                    env.contains(&entry)
+                }))
     }
 
     /// Run tmux on our socket without the harness (no panics, bounded time).

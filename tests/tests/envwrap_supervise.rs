@@ -529,14 +529,30 @@ fn a_clean_tree_runs_unchanged() {
     }
 }
 
-/// The pid of the supervisor: the parent of the command, which writes its $PPID.
-fn read_pid(path: &Path) -> Option<i32> {
+/// The pid a command wrote (its $PPID: the supervisor, for the command itself).
+fn read_pid(path: &Path) -> Option<u32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-fn alive(pid: i32) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid, 0) == 0 }
+/// Whether `pid` is the supervisor of the command that wrote its `ppid` file
+/// (its PID may have been handed out again since): an envwrap (by its comm)
+/// whose command line (the foreground's, which the supervisor forked from)
+/// names that file, a path in this sandbox that no other test's process holds,
+/// and that is not the foreground envwrap, the test's own child. Only the
+/// supervisor is all three: the command was an envwrap only until its exec,
+/// and it wrote the file after. Read by `pidfd::hold` after it opened a pidfd.
+fn is_the_supervisor(pid: u32, ppid: &Path) -> bool {
+    let name = envwrap_bin()
+        .file_name()
+        .map(|n| n.as_encoded_bytes().to_vec());
+    // The kernel's comm: the file's name, cut to 15 bytes.
+    let comm = name.map(|mut n| {
+        n.truncate(15);
+        String::from_utf8_lossy(&n).into_owned()
+    });
+    comm.is_some_and(|c| pidfd::comm_is(pid, &c))
+        && pidfd::cmdline_holds(pid, ppid.as_os_str().as_encoded_bytes())
+        && proc_ppid(pid).is_some_and(|parent| parent != std::process::id())
 }
 
 #[test]
@@ -588,11 +604,19 @@ fn tmux_panes_are_supervised_after_the_client_exits() {
         "{text}"
     );
 
-    // The supervisor ends with the last process that holds the filter.
-    let sup = read_pid(&ppid).expect("the pane wrote its parent's pid");
+    // The supervisor ends with the last process that holds the filter. A pane's
+    // parent is the tmux server, and the server's, now that its client has
+    // exited, is the supervisor (a subreaper). Held by a pidfd while the pane
+    // still holds the filter, so that its PID, handed out again, cannot look
+    // alive.
+    let server = read_pid(&ppid).expect("the pane wrote its parent's pid");
+    let sup = proc_ppid(server).expect("the tmux server runs");
+    let held = pidfd::hold(sup, |p| is_the_supervisor(p, &ppid)).unwrap_or_else(|why| {
+        panic!("the tmux server's parent ({sup}) is not the supervisor: {why:?}")
+    });
     let _ = sb.tmux().arg("kill-server").run();
     assert!(
-        sb.wait_for(|| !alive(sup), Duration::from_secs(10)),
+        sb.wait_for(|| held.has_exited(), Duration::from_secs(10)),
         "the supervisor outlived the tmux server"
     );
 }
@@ -629,10 +653,17 @@ fn a_killed_supervisor_fails_the_next_exec_loudly_and_nothing_hangs() {
                 "the command did not start"
             );
             let sup = read_pid(&ppid).unwrap();
-            // SAFETY: kill(2) on the pid of the supervisor the command reported.
-            unsafe { libc::kill(sup, libc::SIGKILL) };
+            // Through a pidfd, and only once proven to be the supervisor.
+            let killed = pidfd::signal_if_ours(sup, libc::SIGKILL, |p| is_the_supervisor(p, &ppid));
             std::fs::write(&fifo, "go\n").unwrap();
-            h.join().unwrap()
+            let o = h.join().unwrap();
+            assert_eq!(
+                killed,
+                pidfd::Signalled::Sent,
+                "the supervisor the command reported ({sup}) was not killed: {}",
+                o.report()
+            );
+            o
         });
         assert!(
             !o.timed_out,

@@ -687,9 +687,13 @@ impl Multiplexer for Screen {
         if !wait_for(|| !pid_alive(s.pid), Duration::from_secs(5))
             && screen_pid(sb, &s.name) == Some(s.pid)
         {
-            // SAFETY: kill(2) of the session server this test started (its
-            // socket, in the sandbox, still names the PID).
-            unsafe { libc::kill(s.pid as i32, libc::SIGKILL) };
+            // A stale socket names a PID that may have been handed out again:
+            // through a pidfd, and only to a screen whose environment holds this
+            // sandbox's SCREENDIR (a path no other test's process holds).
+            pidfd::signal_if_ours(s.pid, libc::SIGKILL, |p| {
+                pidfd::comm_is(p, "screen")
+                    && pidfd::environ_holds(p, "SCREENDIR", sb.join("screen").as_os_str())
+            });
             wait_for(|| !pid_alive(s.pid), Duration::from_secs(5));
         }
     }

@@ -112,8 +112,13 @@ impl Drop for Session<'_> {
             .args(["-S", &self.name, "-X", "quit"])
             .run();
         if let Some(pid) = self.pid() {
-            // SAFETY: a plain kill(2) of a process this test started.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            // The socket may be stale and its PID handed out again: through a
+            // pidfd, and only to a screen whose environment holds this sandbox's
+            // SCREENDIR (a path no other test's process holds).
+            let dir = self.sb.join("screen");
+            pidfd::signal_if_ours(pid, libc::SIGKILL, |p| {
+                pidfd::comm_is(p, "screen") && pidfd::environ_holds(p, "SCREENDIR", dir.as_os_str())
+            });
         }
     }
 }
