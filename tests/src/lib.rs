@@ -15,7 +15,8 @@
 //! - /proc readers and [`assert_no_process_holds`] (`procfs`);
 //! - signals held by a pidfd and sent only to a process proven to be the one
 //!   meant, never by a PID number alone (`pidfd`);
-//! - where the shim, envwrap and the example policies are (`artifacts`);
+//! - where the shim, envwrap and the example policies are (`artifacts`), and
+//!   the installed paths the docs name (`docs_paths`);
 //! - preloading the shim and staging its policies, for the shim's tests (`shim`);
 //! - a private host (a mount namespace with its own `/etc`) for the managed
 //!   layer and `/etc/ld.so.preload` (`host`);
@@ -36,6 +37,7 @@ pub mod artifacts;
 pub mod collect;
 pub mod command;
 pub mod compile;
+pub mod docs_paths;
 pub mod dump;
 pub mod host;
 pub mod modules;

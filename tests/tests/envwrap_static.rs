@@ -68,6 +68,21 @@ fn install_puts_everything_in_place() {
     ] {
         assert!(prefix.join(rel).exists(), "{rel} was not installed");
     }
+    // Every path under /usr/local that the README and docs/ name is one that
+    // `make install` (this script, PREFIX=/usr/local) puts there.
+    let named = envshim_e2e::docs_paths::named_under("/usr/local/");
+    assert!(
+        named
+            .iter()
+            .any(|p| p == "share/envshim/examples/loop.toml"),
+        "{named:?}"
+    );
+    for rel in &named {
+        assert!(
+            prefix.join(rel).exists(),
+            "the docs name /usr/local/{rel}, which make install does not install"
+        );
+    }
     assert!(std::fs::symlink_metadata(prefix.join("bin/envwrap"))
         .unwrap()
         .file_type()

@@ -87,6 +87,20 @@ fn the_package_is_lintian_clean_installs_works_and_goes_away() {
     ] {
         assert!(root.join(rel).exists(), "{rel} is not installed");
     }
+    // Every envshim path under /usr (not /usr/local) that the README and docs/
+    // name is one the package installs.
+    let named = envshim_e2e::docs_paths::named_under("/usr/");
+    let named: Vec<_> = named.iter().filter(|p| !p.starts_with("local/")).collect();
+    assert!(
+        named.iter().any(|p| *p == "share/doc/envshim/examples"),
+        "{named:?}"
+    );
+    for rel in named {
+        assert!(
+            root.join("usr").join(rel).exists(),
+            "the docs name /usr/{rel}, which the package does not install"
+        );
+    }
     assert!(
         root.join("etc/envshim").is_dir(),
         "/etc/envshim was not made"

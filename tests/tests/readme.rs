@@ -144,3 +144,36 @@ fn readme_commands_work_from_a_fresh_copy() {
         .expect_success();
     assert!(!o.stdout_str().contains("GH_TOKEN="), "{}", o.report());
 }
+
+/// README's list of envwrap's tools is envwrap's own (issue 51, 8): the tools
+/// `envwrap --help` lists, in its order, are the ones the Status section
+/// names, so a tool added or renamed fails here until the README says so.
+#[test]
+fn readme_names_every_tool_envwrap_has() {
+    let sb = Sandbox::new("readme_tools");
+    let o = sb.cmd(envwrap_bin()).arg("--help").expect_success();
+    let help = o.stdout_str();
+    let section = help
+        .split_once("\nTools")
+        .map(|(_, rest)| rest)
+        .expect("envwrap --help has a Tools section");
+    let from_help: Vec<&str> = section
+        .lines()
+        .skip(1)
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .filter(|l| l.starts_with("  ") && l.as_bytes().get(2).is_some_and(u8::is_ascii_lowercase))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(from_help.contains(&"check"), "{help}");
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let list = readme
+        .split_once("envwrap with its tools (")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(list, _)| list)
+        .expect("README's Status names envwrap's tools");
+    let in_readme: Vec<&str> = list.split(',').map(str::trim).collect();
+    assert_eq!(
+        in_readme, from_help,
+        "README's Status list of tools differs from envwrap --help"
+    );
+}
