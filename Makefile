@@ -4,8 +4,12 @@
 # install` builds as the user and installs as root: install builds only what is
 # missing, so root needs no Rust toolchain.
 PREFIX ?= /usr/local
-SHIM := $(or $(CARGO_TARGET_DIR),target)/release/libenvshim.so
-STATIC := $(or $(CARGO_TARGET_DIR),target)/x86_64-unknown-linux-gnu/release/envwrap
+# Cargo's target directory, as cargo computes it (CARGO_TARGET_DIR, else
+# build.target-dir of a .cargo/config.toml, else target/): ci/build-static asks
+# `cargo metadata`. Computed when first used, once.
+TARGET_DIR = $(eval TARGET_DIR := $$(shell ci/build-static --print-target-dir))$(TARGET_DIR)
+SHIM = $(TARGET_DIR)/release/libenvshim.so
+STATIC = $(TARGET_DIR)/x86_64-unknown-linux-gnu/release/envwrap
 
 .PHONY: all build install static test deb
 all: build

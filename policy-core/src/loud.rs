@@ -4,17 +4,17 @@
 //! value or `set`), written once:
 //!
 //! ```text
-//! granted GH_TOKEN to gh: grant (policy /home/u/p.toml)
-//! refused JIRA_API_TOKEN for curl: credential.name (the built-in policy)
-//! refused GH_TOKEN in the argv of docker: credential.name (policy p.toml)
-//! refused HTTPS_PROXY (its env file's value) for curl: env-file.refused (policy p.toml)
+//! granted GH_TOKEN to gh: granted to `/usr/bin/gh` at /home/u/p.toml:12 (policy /home/u/p.toml)
+//! refused JIRA_API_TOKEN for curl: credential pattern `*_TOKEN` (built-in) (the built-in policy)
+//! refused GH_TOKEN in the argv of docker: credential pattern `GH_TOKEN` (built-in) (policy p.toml)
 //! ```
 //!
-//! What follows the colon is the reason the front end has: the rule's id in
-//! libenvshim.so (which formats no sentence between `fork` and `exec`), a
-//! sentence that names the pattern and where it is written in envwrap and the
-//! Rust API. Before this module the shim wrote "granted NAME for /full/path
-//! (rule; policy FILE)" and envwrap "granted NAME to prog: why (policy FILE)".
+//! What follows the colon is why, in the words of [`crate::reason`], which
+//! every front end writes alike: the pattern and where it is written, the
+//! grant and its line. Before this module the shim wrote "granted NAME for
+//! /full/path (rule; policy FILE)" and envwrap "granted NAME to prog: why
+//! (policy FILE)"; until the reasons were written in the core, the shim wrote
+//! the rule's id where envwrap wrote a sentence.
 //! The program is named by its file name and the policy as every message names
 //! it, as in the refusal line ([`crate::refusal`]). Pieces are handed to a
 //! callback: nothing here allocates or formats.
@@ -50,14 +50,17 @@ impl Said {
     }
 }
 
+/// Writes why a change was made: [`crate::reason::pieces`] of its rule.
+pub type Reason<'a> = &'a dyn Fn(&mut dyn FnMut(Piece<'_>));
+
 /// The line, after the front end's prefix, for the loud change `said` of
-/// `name` at the exec of `program`, for `reason`, by the policy whose source
-/// is `source`.
+/// `name` at the exec of `program`, for the reason `reason` writes, by the
+/// policy whose source is `source`.
 pub fn line(
     said: Said,
     name: &[u8],
     program: &[u8],
-    reason: &[u8],
+    reason: Reason<'_>,
     source: &[u8],
     out: &mut dyn FnMut(Piece<'_>),
 ) {
@@ -73,7 +76,7 @@ pub fn line(
     out(Piece::Text(place));
     out(Piece::Word(crate::bytes::basename(program)));
     out(Piece::Text(b": "));
-    out(Piece::Text(reason));
+    reason(out);
     out(Piece::Text(b" ("));
     crate::refusal::label(source, out);
     out(Piece::Text(b")"));
@@ -85,7 +88,8 @@ mod tests {
 
     fn text(said: Said, reason: &[u8], source: &[u8]) -> String {
         let mut s = String::new();
-        line(said, b"GH_TOKEN", b"/usr/bin/gh", reason, source, &mut |p| match p {
+        let reason = |o: &mut dyn FnMut(Piece<'_>)| o(Piece::Text(reason));
+        line(said, b"GH_TOKEN", b"/usr/bin/gh", &reason, source, &mut |p| match p {
             Piece::Text(t) | Piece::Word(t) => s.push_str(&String::from_utf8_lossy(t)),
         });
         s

@@ -141,7 +141,12 @@ impl Shape {
 
     /// [`describe`](Shape::describe) with its article, for sentences: "a github
     /// token", "an AWS access key id".
+    ///
+    /// Never inlined: the match is a table of addresses, which the loader
+    /// relocates in every process that loads the shim; inlined at two call
+    /// sites it would be two tables (docs/adr/0008-one-writable-segment.md).
     #[must_use]
+    #[inline(never)]
     pub fn describe_with_article(self) -> &'static str {
         match self {
             Shape::GithubToken => "a github token",

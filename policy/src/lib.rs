@@ -28,8 +28,8 @@
 //!   `portable_pty::CommandBuilder` behind the `tokio` and `portable-pty` features).
 pub use envpolicy_core::{
     argv, builtin, bytes, cache_key, capability, decide, elf_head, encoded, envfile, escaped, glob,
-    identity, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, record, refusal,
-    search, secret, seen, shape, shown, withheld, writers, Policy, Records,
+    identity, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, reason, record,
+    refusal, search, secret, seen, shape, shown, withheld, writers, Policy, Records,
 };
 
 /// The compiled buffer ([`envpolicy_core::compiled`]) and, for the compiler, its

@@ -3,7 +3,7 @@
 //! change by variable name, action and rule, never by value.
 
 use crate::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
-use crate::compiled::{sec, Class, Mode, Policy};
+use crate::compiled::{sec, Mode, Policy};
 use crate::decide::{self, Action, Emit, Rule, Verdict};
 use crate::layer::Layer;
 use crate::pipeline;
@@ -456,7 +456,7 @@ fn refused_additions(
             name: Some(lossy(name)),
             action: ChangeAction::Env(Action::Refuse),
             rule: ChangeRule::SetExpansion,
-            why: "the set value's ${...} expansion reads a credential or looks like a token".into(),
+            why: crate::reason::REFUSED_SET.into(),
             loud: true,
             layer: Layer::User,
         });
@@ -552,15 +552,11 @@ fn arg_change(
             ..
         } => {
             let name_bytes = arg.get(name_at as usize..name_end as usize).unwrap_or(&[]);
-            let described = describe_rule(policy, rule, env);
-            let why = if v.action == ArgAction::Refuse {
-                format!(
-                    "holds the pair {} among other words, where it cannot be dropped alone: {described}",
-                    crate::shown::word(name_bytes)
-                )
-            } else {
-                format!("NAME=VALUE pair: {described}")
-            };
+            let whole = v.action == ArgAction::Refuse;
+            let mut why = String::new();
+            crate::reason::pair(policy, rule, whole, name_bytes, env_names(env), &mut |p| {
+                pieces_into(&mut why, &[p])
+            });
             (Some(lossy(name_bytes)), why)
         }
         ArgRule::Shape(s) => (None, format!("holds {}", s.describe_with_article())),
@@ -629,129 +625,21 @@ fn arg_change(
     }
 }
 
-/// Where a pattern came from, for explanations.
-fn pattern_origin(policy: &Policy<'_>, idx: u32) -> String {
-    match policy.pattern(idx) {
-        Some(p) => {
-            let text = lossy(policy.str(p.text));
-            let what = match p.class {
-                Class::Keep => "keep pattern",
-                Class::Strip => "strip pattern",
-                Class::Credential => "credential pattern",
-                Class::ImportStrip => "name declared in an imported env file",
-                Class::ImportCredential => "credential name imported",
-                Class::PairKeep => "pairs keep pattern",
-                Class::PairStrip => "pairs strip pattern",
-                Class::Unsafe => "unsafe name",
-                Class::Floor => "floor name",
-                Class::CheckedValue => "checked value of",
-            };
-            let scope = match policy.program(p.scope as u32) {
-                Some(pr) if p.scope != crate::compiled::GLOBAL => {
-                    format!(" in [program.{}]", lossy(policy.str(pr.name)))
-                }
-                _ => String::new(),
-            };
-            let at = if p.line == 0 {
-                " (built-in)".to_string()
-            } else {
-                format!(" at {}:{}:{}", lossy(policy.source()), p.line, p.col)
-            };
-            format!("{what} `{text}`{scope}{at}")
-        }
-        None => "unknown pattern".to_string(),
-    }
-}
-
 /// A human explanation of a rule, naming variables and patterns, never values.
 pub fn describe_rule(policy: &Policy<'_>, rule: Rule, env: &[Vec<u8>]) -> String {
-    let name_at = |i: u32| {
+    let mut text = String::new();
+    crate::reason::pieces(policy, rule, env_names(env), &mut |p| {
+        pieces_into(&mut text, &[p])
+    });
+    text
+}
+
+/// The name of `env`'s entry `i`, for a reason that names it.
+fn env_names<'e>(env: &'e [Vec<u8>]) -> impl Fn(u32) -> Option<&'e [u8]> {
+    |i| {
         env.get(i as usize)
             .and_then(|e| crate::bytes::split_entry(e))
-            .map(|(n, _)| lossy(n))
-            .unwrap_or_else(|| format!("entry {i}"))
-    };
-    match rule {
-        Rule::NoEquals => "entry without '='".into(),
-        Rule::EmptyName => "entry with an empty name".into(),
-        Rule::Duplicate(first) => {
-            format!("later copy of a name; the first copy (entry {first}) decides")
-        }
-        Rule::BaseAll => "base = \"all\"".into(),
-        Rule::BaseNone => "not admitted by the base".into(),
-        Rule::OutsideFloor => "not in the floor (base = \"floor\")".into(),
-        Rule::Floor(p)
-        | Rule::Keep(p)
-        | Rule::Strip(p)
-        | Rule::UnsafeName(p)
-        | Rule::UnsafeValue(p)
-        | Rule::CredentialName(p) => {
-            let extra = if let Rule::UnsafeValue(_) = rule {
-                ": value holds '/' or '%'"
-            } else {
-                ""
-            };
-            format!("{}{extra}", pattern_origin(policy, p))
-        }
-        Rule::CredentialShape(s) => format!("value looks like {}", s.describe_with_article()),
-        Rule::CredentialNameShape(s) => format!("name looks like {}", s.describe_with_article()),
-        Rule::CredentialValue(i) => format!("value holds the value of credential {}", name_at(i)),
-        Rule::CredentialParentValue(_) => {
-            "value holds the value of a credential of another name in the calling process's environment".into()
-        }
-        Rule::Grant(g) => match policy.grant(g) {
-            Some(r) => format!(
-                "granted to `{}` at {}:{}",
-                lossy(policy.str(r.program)),
-                lossy(policy.source()),
-                r.line
-            ),
-            None => "grant".into(),
-        },
-        Rule::FileValue(k) => match policy.file_keep(k).and_then(|fk| policy.env_file(fk.file)) {
-            Some(f) => format!("value read from env file {}", lossy(policy.str(f.path))),
-            None => "value read from an env file".into(),
-        },
-        Rule::FileName(f) => match policy.env_file(f) {
-            Some(r) => format!(
-                "declared by env file {}, as it is now",
-                lossy(policy.str(r.path))
-            ),
-            None => "declared by an env file".into(),
-        },
-        Rule::FileValueRefused(k) => {
-            match policy.file_keep(k).and_then(|fk| policy.env_file(fk.file)) {
-                Some(f) => format!(
-                    "env file {} now holds a value the policy refuses; the inherited value is not passed either",
-                    lossy(policy.str(f.path))
-                ),
-                None => "an env file now holds a value the policy refuses".into(),
-            }
-        }
-        Rule::Set(s) => match policy.set(s) {
-            Some(r) => format!("set at {}:{}", lossy(policy.source()), r.line),
-            None => "set".into(),
-        },
-        Rule::Sticky => "the shim's own variable (sticky)".into(),
-        Rule::Secret(i) => match policy.secret(i) {
-            Some(r) => format!(
-                "secret read from {}{} for `{}` ([[secret]] at {}:{})",
-                r.source_kind.prefix(),
-                lossy(policy.str(r.source)),
-                lossy(policy.str(r.program)),
-                lossy(policy.source()),
-                r.line
-            ),
-            None => "a secret".into(),
-        },
-        Rule::SecretHooks(i) => format!(
-            "a loader or interpreter hook, removed from a program that gets secret {}",
-            secret_name(policy, i)
-        ),
-        Rule::SecretValue(i) => format!(
-            "value holds the value of secret {}, which this program gets from its source",
-            secret_name(policy, i)
-        ),
+            .map(|(n, _)| n)
     }
 }
 
@@ -806,7 +694,10 @@ pub fn loud_line(c: &Change, program: &[u8], reason: &str, source: &[u8]) -> Opt
     };
     let name = c.name.as_deref().unwrap_or("an entry").as_bytes();
     let mut text = String::new();
-    crate::loud::line(said, name, program, reason.as_bytes(), source, &mut |p| {
+    let reason = |o: &mut dyn FnMut(crate::shown::Piece<'_>)| {
+        o(crate::shown::Piece::Text(reason.as_bytes()))
+    };
+    crate::loud::line(said, name, program, &reason, source, &mut |p| {
         pieces_into(&mut text, &[p]);
     });
     Some(text)

@@ -10,7 +10,7 @@
 //! used as they are.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 /// The workspace root (the parent of this crate's directory).
@@ -21,25 +21,55 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Cargo's target directory: `CARGO_TARGET_DIR` if set, else the ancestor of the
-/// running test binary that holds cargo's `CACHEDIR.TAG`, else `<workspace>/target`.
+/// Cargo's target directory, as cargo computed it for these tests: the
+/// ancestor of the running test binary that holds cargo's `CACHEDIR.TAG` (the
+/// directory cargo built this very binary in, whatever chose it:
+/// `CARGO_TARGET_DIR`, `build.target-dir` of a .cargo/config.toml, or the
+/// default; a relative `CARGO_TARGET_DIR` is relative to where cargo test was
+/// started, which this process cannot know). Else, for a test binary run from
+/// elsewhere, the one `cargo metadata` names ([`cargo_target_directory`]),
+/// else `<workspace>/target`. Computed once per process.
 pub fn target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        let dir = PathBuf::from(dir);
-        return if dir.is_absolute() {
-            dir
-        } else {
-            workspace_root().join(dir)
-        };
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        for anc in exe.ancestors().skip(1) {
-            if anc.join("CACHEDIR.TAG").is_file() {
-                return anc.to_path_buf();
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Ok(exe) = std::env::current_exe() {
+            for anc in exe.ancestors().skip(1) {
+                if anc.join("CACHEDIR.TAG").is_file() {
+                    return anc.to_path_buf();
+                }
             }
         }
-    }
-    workspace_root().join("target")
+        let root = workspace_root();
+        cargo_target_directory(&root).unwrap_or_else(|| root.join("target"))
+    })
+    .clone()
+}
+
+/// The target directory that `cargo metadata` names for the workspace at
+/// `root`, in this process's environment (`target_directory`: it honours
+/// `CARGO_TARGET_DIR` and `build.target-dir`, as ci/build-static
+/// `--print-target-dir` does); `None` when cargo cannot say.
+pub fn cargo_target_directory(root: &Path) -> Option<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    // No JSON parser in the harness: the field is a plain string in one line;
+    // a path holding `"` or `\` (escaped in JSON) is not read.
+    let text = String::from_utf8(out.stdout).ok()?;
+    let (_, rest) = text.split_once("\"target_directory\":\"")?;
+    let (dir, _) = rest.split_once('"')?;
+    (!dir.contains('\\')).then(|| PathBuf::from(dir))
 }
 
 fn locate(what: &str, env_var: &str, file: &str, package: &str) -> PathBuf {
@@ -127,7 +157,8 @@ pub fn envwrap_bin() -> PathBuf {
 }
 
 /// The static envwrap (`ci/build-static`, which makes only envwrap static), at
-/// `target/x86_64-unknown-linux-gnu/release/envwrap`: built if stale, as the
+/// `TARGET/x86_64-unknown-linux-gnu/release/envwrap` (TARGET: [`target_dir`],
+/// which ci/build-static is given as `CARGO_TARGET_DIR`): built if stale, as the
 /// other artifacts are, so the tests that need it (the static binary's own,
 /// the package's) run on a fresh clone too.
 pub fn static_envwrap_bin() -> PathBuf {

@@ -10,6 +10,7 @@ mod envwrap_util;
 mod agent_identity;
 mod agents_real;
 mod architecture;
+mod cargo_target_dir;
 mod ci_scripts;
 mod compile_c;
 mod completions;

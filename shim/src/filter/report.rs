@@ -11,10 +11,27 @@ use envpolicy_core::argv::{ArgAction, ArgRule, ValueSource};
 use envpolicy_core::decide::{self, Action, Emit, Rule};
 use envpolicy_core::loud::Said;
 use envpolicy_core::pipeline::{Decided, Refusal};
+use envpolicy_core::shown::Piece;
 use envpolicy_core::Policy;
 
 use crate::platform::sys;
 use crate::state::message::{Msg, To};
+
+/// Which reason a loud line gives ([`envpolicy_core::reason`]).
+#[derive(Clone, Copy)]
+enum Why<'a> {
+    /// An entry's rule.
+    Entry(Rule),
+    /// A credential's `NAME=VALUE` pair in an argument (`name`): dropped, or
+    /// the whole argument refused.
+    Pair {
+        rule: Rule,
+        whole: bool,
+        name: &'a [u8],
+    },
+    /// A `set` whose expansion the policy refuses.
+    RefusedSet,
+}
 
 /// A child's `ENVSHIM_POLICY` that rule 8 replaced is said once per process.
 #[link_section = ".data.envshim_zero"]
@@ -117,7 +134,7 @@ impl<'r> Report<'r> {
                 // A grant's use, an inherited copy of a secret's name replaced
                 // with the value read for it (rule 6b), a refusal.
                 let said = Said::of_entry(v.action, v.rule);
-                self.loud_line(said, self.env_name(i), v.rule.id());
+                self.loud_line(said, self.env_name(i), Why::Entry(v.rule));
                 if v.action == Action::Grant {
                     self.unguarded_grant(i);
                 }
@@ -138,16 +155,21 @@ impl<'r> Report<'r> {
                     .get(i)
                     .and_then(|a| a.get(name_at as usize..name_end as usize))
                     .unwrap_or(&[]);
-                self.loud_line(Said::RefusedInArgv, name, rule.id());
+                let whole = v.action == ArgAction::Refuse;
+                self.loud_line(Said::RefusedInArgv, name, Why::Pair { rule, whole, name });
             }
         }
         for (_, name) in decide::refused_set_names(self.policy(), self.d.env.refused_sets) {
-            self.loud_line(Said::Refused, name, "credential.shape");
+            self.loud_line(Said::Refused, name, Why::RefusedSet);
         }
         let file_values =
             decide::refused_file_value_names(self.policy(), self.d.env.refused_file_values);
         for (k, name) in file_values {
-            self.loud_line(Said::FileValueRefused, name, Rule::FileValueRefused(k).id());
+            self.loud_line(
+                Said::FileValueRefused,
+                name,
+                Why::Entry(Rule::FileValueRefused(k)),
+            );
         }
     }
 
@@ -236,23 +258,24 @@ impl<'r> Report<'r> {
         self.write(&mut m, To::Person);
     }
 
-    /// The loud line of a change ([`envpolicy_core::loud`]), with the rule's id
-    /// as its reason.
+    /// The loud line of a change ([`envpolicy_core::loud`]), with why its
+    /// rule decided it ([`envpolicy_core::reason`]).
     #[cold]
     #[inline(never)]
-    fn loud_line(&self, said: Said, name: &[u8], rule: &str) {
-        let mut m = Msg::<512>::new();
+    fn loud_line(&self, said: Said, name: &[u8], why: Why<'_>) {
+        let mut m = Msg::<1024>::new();
         m.push(b"envshim: ");
-        envpolicy_core::loud::line(
-            said,
-            name,
-            self.prog,
-            rule.as_bytes(),
-            self.source(),
-            &mut |p| {
-                m.push_pieces(&[p]);
-            },
-        );
+        let env_name = |i: u32| Some(self.env_name(i as usize)).filter(|n| !n.is_empty());
+        let reason = |o: &mut dyn FnMut(Piece<'_>)| match why {
+            Why::Entry(rule) => envpolicy_core::reason::pieces(self.policy(), rule, env_name, o),
+            Why::Pair { rule, whole, name } => {
+                envpolicy_core::reason::pair(self.policy(), rule, whole, name, env_name, o)
+            }
+            Why::RefusedSet => o(Piece::Text(envpolicy_core::reason::REFUSED_SET.as_bytes())),
+        };
+        envpolicy_core::loud::line(said, name, self.prog, &reason, self.source(), &mut |p| {
+            m.push_pieces(&[p]);
+        });
         self.write(&mut m, To::Person);
     }
 

@@ -83,7 +83,7 @@ impl Servers for Screen {
         // read for it afresh, so a stale value is not its finding.
         s.held.retain(|h| h.kind != "stale");
         if o.fix {
-            s.removed = unset(program, id, &s.held);
+            s.removed = settled(pid, unset(program, id, &s.held));
         }
         s
     }
@@ -141,6 +141,40 @@ fn list(program: &Path) -> Vec<OsString> {
             Some(OsString::from_vec(id.to_vec()))
         })
         .collect()
+}
+
+/// How long `--fix` waits for a session to have done its `unsetenv`s.
+const UNSET_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What of `removed` session `pid` no longer holds, once it has had up to
+/// [`UNSET_WAIT`] to do the `unsetenv`s. `screen -X` returns once its command
+/// is on the session's socket, not once the session has run it, so a fix is
+/// only said when the session's environment shows it (a later client's command
+/// runs after it either way: the session reads its socket in order).
+fn settled(pid: u32, mut removed: Vec<(Place, Vec<u8>)>) -> Vec<(Place, Vec<u8>)> {
+    let holds = |entries: &[Vec<u8>], n: &[u8]| {
+        entries.iter().any(|e| {
+            e.strip_prefix(n)
+                .is_some_and(|rest| rest.first() == Some(&b'='))
+        })
+    };
+    let deadline = std::time::Instant::now() + UNSET_WAIT;
+    loop {
+        // Not readable live: /proc/PID/environ does not change with
+        // `unsetenv`, so there is nothing to wait for.
+        let Ok(entries) = live_environ::read(pid) else {
+            return removed;
+        };
+        let pending = removed.iter().any(|(_, n)| holds(&entries, n));
+        if !pending {
+            return removed;
+        }
+        if std::time::Instant::now() >= deadline {
+            removed.retain(|(_, n)| !holds(&entries, n));
+            return removed;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// `screen -S ID -X unsetenv NAME` for each held name; what was removed.
