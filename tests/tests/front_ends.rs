@@ -364,11 +364,13 @@ fn shown(c: &Child) -> String {
     format!("exit {:?}, argc {}, env {names:?}", c.code, c.argv.len())
 }
 
-/// A front end's warnings of loud changes (after `prefix`), each up to its
-/// reason ("granted GH_TOKEN to printenv"), sorted, each with whether envwrap
-/// said it of an entry its own command line gave (`NAME=VALUE` operands, as
-/// this test gives envwrap every entry): envwrap warns of every such entry it
-/// refuses, loud or not.
+/// A front end's warnings of loud changes (after `prefix`), whole: the
+/// change, its reason and the policy ("granted GH_TOKEN to printenv: granted
+/// to `...` at FILE:LINE (policy FILE)", envpolicy_core::loud and ::reason),
+/// sorted, each with whether envwrap said it of an entry its own command line
+/// gave (`NAME=VALUE` operands, as this test gives envwrap every entry):
+/// envwrap warns of every such entry it refuses, loud or not, and says so
+/// before the reason (taken out here).
 fn loud_heads(o: &Outcome, prefix: &str) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = o
         .stderr_str()
@@ -379,8 +381,8 @@ fn loud_heads(o: &Outcome, prefix: &str) -> Vec<(String, bool)> {
                 && !l.starts_with("refused to run ")
         })
         .map(|l| {
-            let head = l.split(": ").next().unwrap_or(l).to_string();
-            (head, l.contains(": given as NAME=VALUE; "))
+            let operand = l.contains(": given as NAME=VALUE; ");
+            (l.replacen("given as NAME=VALUE; ", "", 1), operand)
         })
         .collect();
     out.sort();
@@ -657,10 +659,9 @@ fn generated_execs_agree_in_every_front_end() {
                 "the shim's log records {shim_records:?}, envwrap's {envwrap_records:?}"
             ));
         }
-        // A change worth a warning is said the same way too
-        // (envpolicy_core::loud), up to its reason: what the shim says,
-        // envwrap says; what envwrap says of no operand of its own, the shim
-        // says.
+        // A change worth a warning is said the same way too, with the same
+        // reason (envpolicy_core::loud, ::reason): what the shim says, envwrap
+        // says; what envwrap says of no operand of its own, the shim says.
         if !case.audit {
             let by = loud_heads(&by_shim, "envshim: ");
             let ew = loud_heads(&by_envwrap, "envwrap: warning: ");
