@@ -39,33 +39,33 @@ pub fn warnings(policy: &Policy<'_>, text: &str, path_var: Option<&[u8]>) -> Vec
             crate::value::word(program),
         ));
     };
-    for rec in (0..).map_while(|i| policy.secret(i)) {
-        let program = policy.str(rec.program);
-        if let Some(why) = secret_program(program) {
-            say("secret", rec.name, rec.program, rec.line, why.text().into());
-        } else if let Some(first) = shadowed(program, path_var) {
-            say(
-                "secret",
-                rec.name,
-                rec.program,
-                rec.line,
-                shadow_text(&first),
-            );
-        }
-    }
-    for rec in (0..).map_while(|i| policy.grant(i)) {
-        let program = policy.str(rec.program);
-        if let Some(why) = grant_program(program) {
-            say("grant", rec.name, rec.program, rec.line, why.text().into());
-        } else if let Some(first) = shadowed(program, path_var) {
-            say(
-                "grant",
-                rec.name,
-                rec.program,
-                rec.line,
-                shadow_text(&first),
-            );
-        }
+    type Unusable = fn(&[u8]) -> Option<Undelivered>;
+    let secrets = (0..).map_while(|i| policy.secret(i)).map(|r| {
+        (
+            "secret",
+            r.name,
+            r.program,
+            r.line,
+            secret_program as Unusable,
+        )
+    });
+    let grants = (0..).map_while(|i| policy.grant(i)).map(|r| {
+        (
+            "grant",
+            r.name,
+            r.program,
+            r.line,
+            grant_program as Unusable,
+        )
+    });
+    for (rule, name, program, line, unusable) in secrets.chain(grants) {
+        let path = policy.str(program);
+        let why = match (unusable(path), shadowed(path, path_var)) {
+            (Some(why), _) => why.text().to_string(),
+            (None, Some(first)) => shadow_text(&first),
+            (None, None) => continue,
+        };
+        say(rule, name, program, line, why);
     }
     out
 }
