@@ -235,6 +235,52 @@ fn policy_from_envshim_policy_and_chdir() {
     assert_eq!(o.stdout_str(), "yes unset\n", "{o:?}");
 }
 
+/// envwrap and the shim in its child name the policy one way: a relative
+/// `--policy` is named by the path the child's shim is handed (the canonical
+/// one), in envwrap's own lines as in the shim's.
+#[test]
+fn envwrap_and_its_child_s_shim_name_a_relative_policy_alike() {
+    let sb = Sandbox::new("envwrap_policy_label");
+    if shim_beside_envwrap().is_none() {
+        require(
+            false,
+            "libenvshim.so is not beside envwrap (cargo build --release -p envshim)",
+        );
+        return;
+    }
+    let policy = sb.write("kept.toml", "version = 1\nkeep = [\"GH_TOKEN\"]\n");
+    let canonical = policy.canonicalize().unwrap();
+    let o = envwrap(&sb)
+        .env_secrets()
+        .args([
+            "--policy",
+            "kept.toml",
+            "--",
+            "sh",
+            "-c",
+            "GH_TOKEN=x /usr/bin/true",
+        ])
+        .expect_success();
+    let err = o.stderr_str();
+    let label = format!("(policy {})", canonical.display());
+    let by_envwrap = err
+        .lines()
+        .find(|l| l.starts_with("envwrap: warning: refused GH_TOKEN for sh: "));
+    let by_shim = err
+        .lines()
+        .find(|l| l.starts_with("envshim: refused GH_TOKEN for true: "));
+    for (who, line) in [("envwrap", by_envwrap), ("the shim", by_shim)] {
+        match line {
+            Some(l) => assert!(
+                l.ends_with(&label),
+                "{who} names the policy otherwise: {l}\n{}",
+                o.report()
+            ),
+            None => o.fail(&format!("{who} did not say it refused GH_TOKEN")),
+        }
+    }
+}
+
 #[test]
 fn preload_adds_the_shim_and_the_policy_for_dynamic_programs() {
     let sb = Sandbox::new("envwrap_preload");

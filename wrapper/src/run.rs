@@ -82,7 +82,15 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         environ::set(&mut env, name, &a[name.len() + 1..]);
     }
 
-    let loaded = source::load(o.policy.as_deref(), source::own_getenv)?;
+    // The policy file by the path its children's shims are handed
+    // (`Loaded::absolute_path`), so that envwrap's lines name it as theirs do:
+    // `--policy ./p.toml` said "(policy ./p.toml)" where the shim in the child
+    // said "(policy /home/u/p.toml)".
+    let named = o
+        .policy
+        .as_deref()
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
+    let loaded = source::load(named.as_deref(), source::own_getenv)?;
     // Every message from here on redacts the credentials of the child's
     // environment too, judged by this policy (value::redacted).
     value::judge_with(&loaded.compiled);
