@@ -17,6 +17,7 @@
 //! number is written from a buffer on the stack. Nothing allocates or formats,
 //! so the shim says it too.
 
+use crate::argv::{ArgAction, ArgRule, ArgVerdict, ValueSource};
 use crate::compiled::{Class, Policy, GLOBAL};
 use crate::decide::Rule;
 use crate::shown::Piece;
@@ -164,6 +165,104 @@ pub fn pair<'e>(
         out(Piece::Text(b"NAME=VALUE pair: "));
     }
     pieces(policy, rule, env_name, out);
+}
+
+/// Where the names an argument's reason gives are looked up: the exec's
+/// environment, its caller's, and the env files' assignments (file, line).
+/// Generic, not `dyn`: a trait object's table of addresses is relocated by
+/// the loader in every process that loads the shim
+/// (docs/adr/0008-one-writable-segment.md).
+pub struct Names<E, P, F> {
+    pub env: E,
+    pub parent: P,
+    pub file: F,
+}
+
+/// Why argument `arg` changes as `v` says: what every front end writes in a
+/// record's `why` and in `explain`.
+pub fn argument<'e, E, P, F>(
+    policy: &Policy<'_>,
+    v: &ArgVerdict,
+    arg: &[u8],
+    names: &Names<E, P, F>,
+    out: &mut dyn FnMut(Piece<'_>),
+) where
+    E: Fn(u32) -> Option<&'e [u8]>,
+    P: Fn(u32) -> Option<&'e [u8]>,
+    F: Fn(u32, u32) -> Option<&'e [u8]>,
+{
+    let text = |out: &mut dyn FnMut(Piece<'_>), t: &str| out(Piece::Text(t.as_bytes()));
+    match v.rule {
+        ArgRule::None => {}
+        ArgRule::PairFlag => text(out, "the flag of a NAME=VALUE pair that was dropped"),
+        ArgRule::Pair {
+            rule,
+            name_at,
+            name_end,
+            ..
+        } => {
+            let name = arg.get(name_at as usize..name_end as usize).unwrap_or(&[]);
+            pair(policy, rule, v.action == ArgAction::Refuse, name, &names.env, out);
+        }
+        ArgRule::Shape(s) => {
+            text(out, "holds ");
+            text(out, s.describe_with_article());
+        }
+        ArgRule::DenyArgs { secret, list } => deny_args(policy, secret as u32, list as u32, out),
+        ArgRule::Value(ValueSource::Secret(i)) => {
+            text(out, "holds the value of secret ");
+            secret_name(policy, i, out);
+            text(out, ", delivered to this program alone");
+        }
+        ArgRule::Value(src) => {
+            text(out, "holds the value of credential ");
+            let name = match src {
+                ValueSource::ChildEnv(i) => (names.env)(i),
+                ValueSource::ParentEnv(i) => (names.parent)(i),
+                ValueSource::EnvFile { file, line } => (names.file)(file, line),
+                ValueSource::Secret(_) => None,
+            };
+            match name {
+                Some(name) => out(Piece::Word(name)),
+                None => text(out, "?"),
+            }
+            match src {
+                ValueSource::ChildEnv(_) => text(out, " from the child environment"),
+                ValueSource::ParentEnv(_) => text(out, " from the parent environment"),
+                ValueSource::EnvFile { file, .. } => {
+                    text(out, " from env file ");
+                    if let Some(r) = policy.env_file(file) {
+                        out(Piece::Word(policy.str(r.path)));
+                    }
+                }
+                ValueSource::Secret(_) => text(out, " from "),
+            }
+        }
+    }
+}
+
+/// Why `deny_args` list `list` of secret `i` refuses an exec.
+fn deny_args(policy: &Policy<'_>, i: u32, list: u32, out: &mut dyn FnMut(Piece<'_>)) {
+    let Some(r) = policy.secret(i) else {
+        out(Piece::Text(b"a secret's deny_args"));
+        return;
+    };
+    out(Piece::Text(b"completes `"));
+    if let Some(words) = crate::secret::deny_lists(policy, &r).nth(list as usize) {
+        for (k, w) in words.iter().enumerate() {
+            if k > 0 {
+                out(Piece::Text(b" "));
+            }
+            out(Piece::Word(w));
+        }
+    }
+    out(Piece::Text(b"`, which deny_args of secret "));
+    out(Piece::Word(policy.str(r.name)));
+    out(Piece::Text(
+        b" refuses: the program would show the secret ([[secret]] at ",
+    ));
+    at(policy, r.line, None, out);
+    out(Piece::Text(b")"));
 }
 
 /// Why a `set` was refused ([`crate::decide::refused_set_names`]).

@@ -42,8 +42,8 @@ pub struct Record<'a> {
     pub rule: &'a str,
     /// The layer whose pass made it; written only for the managed layer.
     pub layer: Layer,
-    /// A sentence naming the pattern and where it is written, where the front
-    /// end has one.
+    /// Why, as every front end says it ([`crate::reason`]): the pattern and
+    /// where it is written, the grant and its line.
     pub why: Option<&'a [u8]>,
     /// Worth a warning in enforce mode.
     pub loud: bool,

@@ -539,79 +539,62 @@ fn arg_change(
     parent: &[Vec<u8>],
     files: &[Option<Vec<u8>>],
 ) -> Change {
-    let (name, why) = match v.rule {
-        ArgRule::None => (None, String::new()),
-        ArgRule::PairFlag => (
-            None,
-            "the flag of a NAME=VALUE pair that was dropped".to_string(),
-        ),
-        ArgRule::Pair {
-            rule,
-            name_at,
-            name_end,
-            ..
-        } => {
-            let name_bytes = arg.get(name_at as usize..name_end as usize).unwrap_or(&[]);
-            let whole = v.action == ArgAction::Refuse;
-            let mut why = String::new();
-            crate::reason::pair(policy, rule, whole, name_bytes, env_names(env), &mut |p| {
-                pieces_into(&mut why, &[p])
-            });
-            (Some(lossy(name_bytes)), why)
-        }
-        ArgRule::Shape(s) => (None, format!("holds {}", s.describe_with_article())),
-        ArgRule::DenyArgs { secret, list } => {
-            let name = secret_name(policy, secret as u32);
-            (
-                Some(name.clone()),
-                deny_args_why(policy, secret as u32, list as u32, &name),
-            )
-        }
-        ArgRule::Value(ValueSource::Secret(s)) => {
-            let name = secret_name(policy, s);
-            let why = format!("holds the value of secret {name}, delivered to this program alone");
-            (Some(name), why)
-        }
-        ArgRule::Value(src) => {
-            let (name, from) = match src {
-                ValueSource::ChildEnv(i) => (
-                    env.get(i as usize)
-                        .and_then(|e| crate::bytes::split_entry(e))
-                        .map(|(n, _)| lossy(n)),
-                    "the child environment".to_string(),
-                ),
-                ValueSource::ParentEnv(i) => (
-                    parent
-                        .get(i as usize)
-                        .and_then(|e| crate::bytes::split_entry(e))
-                        .map(|(n, _)| lossy(n)),
-                    "the parent environment".to_string(),
-                ),
-                ValueSource::EnvFile { file, line } => {
-                    let path = policy
-                        .env_file(file)
-                        .map(|r| lossy(policy.str(r.path)))
-                        .unwrap_or_default();
-                    let name = files
-                        .get(file as usize)
-                        .and_then(|f| f.as_deref())
-                        .and_then(|c| {
-                            crate::envfile::assignments(c)
-                                .flatten()
-                                .find(|a| a.line == line)
-                        })
-                        .map(|a| lossy(a.name));
-                    (name, format!("env file {path}"))
-                }
-                ValueSource::Secret(_) => (None, String::new()),
-            };
-            let why = format!(
-                "holds the value of credential {} from {from}",
-                name.as_deref().unwrap_or("?")
-            );
-            (name, why)
-        }
+    let entry_name = |entries: &[Vec<u8>], i: u32| {
+        entries
+            .get(i as usize)
+            .and_then(|e| crate::bytes::split_entry(e))
+            .map(|(n, _)| n.to_vec())
     };
+    let file_name = |file: u32, line: u32| -> Option<Vec<u8>> {
+        files.get(file as usize)?.as_deref().and_then(|c| {
+            crate::envfile::assignments(c)
+                .flatten()
+                .find(|a| a.line == line)
+                .map(|a| a.name.to_vec())
+        })
+    };
+    // The variable an argument's change concerns, for the record.
+    let name: Option<Vec<u8>> = match v.rule {
+        ArgRule::None | ArgRule::PairFlag | ArgRule::Shape(_) => None,
+        ArgRule::Pair {
+            name_at, name_end, ..
+        } => Some(
+            arg.get(name_at as usize..name_end as usize)
+                .unwrap_or(&[])
+                .to_vec(),
+        ),
+        ArgRule::DenyArgs { secret, .. } => Some(secret_name(policy, secret as u32).into_bytes()),
+        ArgRule::Value(ValueSource::Secret(s)) => Some(secret_name(policy, s).into_bytes()),
+        ArgRule::Value(ValueSource::ChildEnv(i)) => entry_name(env, i),
+        ArgRule::Value(ValueSource::ParentEnv(i)) => entry_name(parent, i),
+        ArgRule::Value(ValueSource::EnvFile { file, line }) => file_name(file, line),
+    };
+    let file_names: Vec<((u32, u32), Vec<u8>)> = match v.rule {
+        ArgRule::Value(ValueSource::EnvFile { file, line }) => file_name(file, line)
+            .map(|n| ((file, line), n))
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    };
+    let names = crate::reason::Names {
+        env: env_names(env),
+        parent: env_names(parent),
+        file: |f, l| {
+            file_names
+                .iter()
+                .find(|(at, _)| *at == (f, l))
+                .map(|(_, n)| n.as_slice())
+        },
+    };
+    let mut why = String::new();
+    crate::reason::argument(policy, v, arg, &names, &mut |p| pieces_into(&mut why, &[p]));
+    let name = name.map(|n| match v.rule {
+        // A secret's name is already as a message shows it.
+        ArgRule::DenyArgs { .. } | ArgRule::Value(ValueSource::Secret(_)) => {
+            String::from_utf8_lossy(&n).into_owned()
+        }
+        _ => lossy(&n),
+    });
     let loud = crate::argv::loud(v);
     Change {
         target: Target::Argv,
@@ -648,22 +631,6 @@ fn secret_name(policy: &Policy<'_>, i: u32) -> String {
     policy
         .secret(i)
         .map_or_else(|| format!("secret {i}"), |r| lossy(policy.str(r.name)))
-}
-
-/// Why `deny_args` list `list` of secret `i` refuses an exec.
-fn deny_args_why(policy: &Policy<'_>, i: u32, list: u32, name: &str) -> String {
-    let Some(r) = policy.secret(i) else {
-        return "a secret's deny_args".into();
-    };
-    let words = crate::secret::deny_lists(policy, &r)
-        .nth(list as usize)
-        .map(|w| w.iter().map(lossy).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
-    format!(
-        "completes `{words}`, which deny_args of secret {name} refuses: the program would show the secret ([[secret]] at {}:{})",
-        lossy(policy.source()),
-        r.line
-    )
 }
 
 /// The line (after a front end's `envwrap: `) saying that the credential `name`

@@ -17,6 +17,10 @@ use envpolicy_core::Policy;
 use crate::platform::sys;
 use crate::state::message::{Msg, To};
 
+/// The room for a reason ([`envpolicy_core::reason`]); one size, so that one
+/// writer serves every reason ([`Msg::sink`]).
+const REASON: usize = 512;
+
 /// Which reason a loud line gives ([`envpolicy_core::reason`]).
 #[derive(Clone, Copy)]
 enum Why<'a> {
@@ -31,6 +35,8 @@ enum Why<'a> {
     },
     /// A `set` whose expansion the policy refuses.
     RefusedSet,
+    /// An entry the pass added, by its rule.
+    Added(Rule),
 }
 
 /// A child's `ENVSHIM_POLICY` that rule 8 replaced is said once per process.
@@ -218,7 +224,7 @@ impl<'r> Report<'r> {
         if !crate::state::withheld::first_time(name) {
             return;
         }
-        let mut m = Msg::<512>::new();
+        let mut m = Msg::<REASON>::new();
         m.push(b"envshim: ")
             .push_pieces(&envpolicy_core::withheld::line(name, self.prog));
         self.write(&mut m, To::Person);
@@ -244,7 +250,7 @@ impl<'r> Report<'r> {
             Loads::Go => Unguarded::Go,
             Loads::Shim | Loads::Unknown => return,
         };
-        let mut m = Msg::<512>::new();
+        let mut m = Msg::<REASON>::new();
         m.push(b"envshim: ");
         envpolicy_core::refusal::unguarded_line(
             self.env_name(i),
@@ -265,14 +271,9 @@ impl<'r> Report<'r> {
     fn loud_line(&self, said: Said, name: &[u8], why: Why<'_>) {
         let mut m = Msg::<1024>::new();
         m.push(b"envshim: ");
-        let env_name = |i: u32| Some(self.env_name(i as usize)).filter(|n| !n.is_empty());
-        let reason = |o: &mut dyn FnMut(Piece<'_>)| match why {
-            Why::Entry(rule) => envpolicy_core::reason::pieces(self.policy(), rule, env_name, o),
-            Why::Pair { rule, whole, name } => {
-                envpolicy_core::reason::pair(self.policy(), rule, whole, name, env_name, o)
-            }
-            Why::RefusedSet => o(Piece::Text(envpolicy_core::reason::REFUSED_SET.as_bytes())),
-        };
+        let mut text = Msg::<REASON>::new();
+        self.reason(&mut text, why);
+        let reason = |o: &mut dyn FnMut(Piece<'_>)| o(Piece::Text(text.as_bytes()));
         envpolicy_core::loud::line(said, name, self.prog, &reason, self.source(), &mut |p| {
             m.push_pieces(&[p]);
         });
@@ -325,6 +326,8 @@ impl<'r> Report<'r> {
             if v.action == Action::Keep {
                 continue;
             }
+            let mut why = Msg::<REASON>::new();
+            self.reason(&mut why, Why::Entry(v.rule));
             self.record(
                 fd,
                 &Record {
@@ -332,41 +335,59 @@ impl<'r> Report<'r> {
                     name: Some(self.env_name(i)),
                     action: v.action.id(),
                     rule: v.rule.id(),
+                    why: Some(why.as_bytes()),
                     loud: v.loud,
                     ..base
                 },
             );
         }
         for (name, rule) in self.added() {
+            let mut why = Msg::<REASON>::new();
+            self.reason(&mut why, Why::Added(rule));
             let set = Record {
                 name: Some(name),
                 action: "set",
                 rule: rule.id(),
+                why: Some(why.as_bytes()),
                 ..base
             };
             self.record(fd, &set);
         }
         let file_values =
             decide::refused_file_value_names(self.policy(), self.d.env.refused_file_values)
-                .map(|(k, name)| (name, Rule::FileValueRefused(k).id()));
+                .map(|(k, name)| (name, Why::Entry(Rule::FileValueRefused(k))));
         let sets = decide::refused_set_names(self.policy(), self.d.env.refused_sets)
-            .map(|(_, name)| (name, "credential.shape"));
-        for (name, rule) in file_values.chain(sets) {
+            .map(|(_, name)| (name, Why::RefusedSet));
+        for (name, reason) in file_values.chain(sets) {
+            let rule = match reason {
+                Why::Entry(rule) => rule.id(),
+                _ => "credential.shape",
+            };
+            let mut why = Msg::<REASON>::new();
+            self.reason(&mut why, reason);
             let refused = Record {
                 name: Some(name),
                 action: "refuse",
                 rule,
+                why: Some(why.as_bytes()),
                 loud: true,
                 ..base
             };
             self.record(fd, &refused);
         }
         if let Some(rule) = self.d.argv.program {
+            let v = envpolicy_core::argv::ArgVerdict {
+                action: ArgAction::Refuse,
+                rule,
+            };
+            let mut why = Msg::<REASON>::new();
+            self.arg_reason(&mut why, &v, self.d.exec.program);
             let program = Record {
                 target: "program",
                 name: self.arg_name(None, rule),
                 action: ArgAction::Refuse.id(),
                 rule: rule.id(),
+                why: Some(why.as_bytes()),
                 loud: true,
                 ..base
             };
@@ -376,6 +397,9 @@ impl<'r> Report<'r> {
             if v.action == ArgAction::Keep {
                 continue;
             }
+            let mut why = Msg::<REASON>::new();
+            let arg = self.d.exec.argv.get(i).copied().unwrap_or(&[]);
+            self.arg_reason(&mut why, v, arg);
             self.record(
                 fd,
                 &Record {
@@ -384,11 +408,44 @@ impl<'r> Report<'r> {
                     name: self.arg_name(Some(i), v.rule),
                     action: v.action.id(),
                     rule: v.rule.id(),
+                    why: Some(why.as_bytes()),
                     loud: envpolicy_core::argv::loud(v),
                     ..base
                 },
             );
         }
+    }
+
+    /// Why, as [`envpolicy_core::reason`] writes it, into `m`.
+    fn reason(&self, m: &mut Msg<REASON>, why: Why<'_>) {
+        let env_name = |i: u32| Some(self.env_name(i as usize)).filter(|n| !n.is_empty());
+        let mut out = m.sink();
+        match why {
+            Why::Entry(rule) => {
+                envpolicy_core::reason::pieces(self.policy(), rule, env_name, &mut out)
+            }
+            // An added entry's reason names no entry of the exec's.
+            Why::Added(rule) => {
+                envpolicy_core::reason::pieces(self.policy(), rule, |_| None, &mut out)
+            }
+            Why::Pair { rule, whole, name } => {
+                envpolicy_core::reason::pair(self.policy(), rule, whole, name, env_name, &mut out)
+            }
+            Why::RefusedSet => out(Piece::Text(envpolicy_core::reason::REFUSED_SET.as_bytes())),
+        }
+    }
+
+    /// Why argument `arg` changes as `v` says ([`envpolicy_core::reason::argument`]).
+    fn arg_reason(&self, m: &mut Msg<REASON>, v: &envpolicy_core::argv::ArgVerdict, arg: &[u8]) {
+        let env =
+            |i: u32| Some(self.value_name(ValueSource::ChildEnv(i))).filter(|n| !n.is_empty());
+        let parent =
+            |i: u32| Some(self.value_name(ValueSource::ParentEnv(i))).filter(|n| !n.is_empty());
+        let file = |file: u32, line: u32| {
+            Some(self.value_name(ValueSource::EnvFile { file, line })).filter(|n| !n.is_empty())
+        };
+        let names = envpolicy_core::reason::Names { env, parent, file };
+        envpolicy_core::reason::argument(self.policy(), v, arg, &names, &mut m.sink());
     }
 
     /// The variable an argument's (or, for `None`, the path's) change

@@ -156,6 +156,15 @@ impl<const N: usize> Msg<N> {
         self
     }
 
+    /// A writer of pieces into this message ([`Msg::push_pieces`]), for the
+    /// core's writers that take `&mut dyn FnMut(Piece)`: one closure type,
+    /// so one table of addresses for every caller of a size.
+    pub fn sink(&mut self) -> impl FnMut(envpolicy_core::shown::Piece<'_>) + '_ {
+        move |p| {
+            self.push_pieces(&[p]);
+        }
+    }
+
     /// Appends a program, path or name that may hold a secret, as
     /// [`envpolicy_core::shown`] says: itself, or `<N bytes, SHAPE>`.
     pub fn push_word(&mut self, text: &[u8]) -> &mut Self {
