@@ -539,62 +539,35 @@ fn arg_change(
     parent: &[Vec<u8>],
     files: &[Option<Vec<u8>>],
 ) -> Change {
-    let entry_name = |entries: &[Vec<u8>], i: u32| {
-        entries
-            .get(i as usize)
-            .and_then(|e| crate::bytes::split_entry(e))
-            .map(|(n, _)| n.to_vec())
-    };
-    let file_name = |file: u32, line: u32| -> Option<Vec<u8>> {
-        files.get(file as usize)?.as_deref().and_then(|c| {
-            crate::envfile::assignments(c)
-                .flatten()
-                .find(|a| a.line == line)
-                .map(|a| a.name.to_vec())
-        })
+    // The name at line `line` of env file `file`, as the file reads now.
+    let file_name = |file: u32, line: u32| {
+        let contents = files.get(file as usize)?.as_deref()?;
+        crate::envfile::assignments(contents)
+            .flatten()
+            .find(|a| a.line == line)
+            .map(|a| a.name)
     };
     // The variable an argument's change concerns, for the record.
-    let name: Option<Vec<u8>> = match v.rule {
+    let name = match v.rule {
         ArgRule::None | ArgRule::PairFlag | ArgRule::Shape(_) => None,
         ArgRule::Pair {
             name_at, name_end, ..
-        } => Some(
-            arg.get(name_at as usize..name_end as usize)
-                .unwrap_or(&[])
-                .to_vec(),
-        ),
-        ArgRule::DenyArgs { secret, .. } => Some(secret_name(policy, secret as u32).into_bytes()),
-        ArgRule::Value(ValueSource::Secret(s)) => Some(secret_name(policy, s).into_bytes()),
-        ArgRule::Value(ValueSource::ChildEnv(i)) => entry_name(env, i),
-        ArgRule::Value(ValueSource::ParentEnv(i)) => entry_name(parent, i),
-        ArgRule::Value(ValueSource::EnvFile { file, line }) => file_name(file, line),
-    };
-    let file_names: Vec<((u32, u32), Vec<u8>)> = match v.rule {
-        ArgRule::Value(ValueSource::EnvFile { file, line }) => file_name(file, line)
-            .map(|n| ((file, line), n))
-            .into_iter()
-            .collect(),
-        _ => Vec::new(),
+        } => Some(lossy(
+            arg.get(name_at as usize..name_end as usize).unwrap_or(&[]),
+        )),
+        ArgRule::DenyArgs { secret, .. } => Some(secret_name(policy, secret as u32)),
+        ArgRule::Value(ValueSource::Secret(s)) => Some(secret_name(policy, s)),
+        ArgRule::Value(ValueSource::ChildEnv(i)) => env_names(env)(i).map(lossy),
+        ArgRule::Value(ValueSource::ParentEnv(i)) => env_names(parent)(i).map(lossy),
+        ArgRule::Value(ValueSource::EnvFile { file, line }) => file_name(file, line).map(lossy),
     };
     let names = crate::reason::Names {
         env: env_names(env),
         parent: env_names(parent),
-        file: |f, l| {
-            file_names
-                .iter()
-                .find(|(at, _)| *at == (f, l))
-                .map(|(_, n)| n.as_slice())
-        },
+        file: file_name,
     };
     let mut why = String::new();
     crate::reason::argument(policy, v, arg, &names, &mut |p| pieces_into(&mut why, &[p]));
-    let name = name.map(|n| match v.rule {
-        // A secret's name is already as a message shows it.
-        ArgRule::DenyArgs { .. } | ArgRule::Value(ValueSource::Secret(_)) => {
-            String::from_utf8_lossy(&n).into_owned()
-        }
-        _ => lossy(&n),
-    });
     let loud = crate::argv::loud(v);
     Change {
         target: Target::Argv,

@@ -60,10 +60,13 @@ pub fn warnings(policy: &Policy<'_>, text: &str, path_var: Option<&[u8]>) -> Vec
     });
     for (rule, name, program, line, unusable) in secrets.chain(grants) {
         let path = policy.str(program);
-        let why = match (unusable(path), shadowed(path, path_var)) {
-            (Some(why), _) => why.text().to_string(),
-            (None, Some(first)) => shadow_text(&first),
-            (None, None) => continue,
+        // PATH is searched only for a program that is there to be shadowed.
+        let why = match unusable(path) {
+            Some(why) => why.text().to_string(),
+            None => match shadowed(path, path_var) {
+                Some(first) => shadow_text(&first),
+                None => continue,
+            },
         };
         say(rule, name, program, line, why);
     }
