@@ -40,8 +40,9 @@
 //!   too, when standard error is not one);
 //! - [`capability`]: what each front end can do to an exec, and what it does
 //!   with a change it cannot make; [`refusal`]: the line every front end writes
-//!   when the policy refuses an exec; [`reason`]: why a rule decided an entry,
-//!   in the words every front end writes.
+//!   when the policy refuses an exec; [`unmade`]: the lines of a change a front
+//!   end cannot make; [`reason`]: why a rule decided an entry, in the words
+//!   every front end writes.
 #![cfg_attr(not(test), no_std)]
 
 /// The modules of the decision core, which runs inside other programs: no
@@ -67,7 +68,7 @@ macro_rules! no_panic_modules {
 no_panic_modules!(
     argv, bytes, cache_key, capability, decide, elf_head, encoded, envfile, escaped, glob, hex,
     hint, identity, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, record,
-    reason, refusal, search, secret, seen, shape, shown, withheld, writers
+    reason, refusal, search, secret, seen, shape, shown, unmade, withheld, writers
 );
 
 pub mod builtin;

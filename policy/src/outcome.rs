@@ -643,6 +643,31 @@ pub fn loud_line(c: &Change, program: &[u8], reason: &str, source: &[u8]) -> Opt
     Some(text)
 }
 
+/// The line (after `envwrap: `) for `c`, a change `--supervise` cannot make,
+/// at the exec of `program`, by the policy whose source is `source`
+/// ([`crate::unmade`]: `unmade` says what became of it).
+pub fn unmade_line(
+    unmade: crate::unmade::Unmade,
+    c: &Change,
+    program: &[u8],
+    source: &[u8],
+) -> String {
+    use crate::unmade::What;
+    let what = match (c.target, c.index, c.name.as_deref()) {
+        (Target::Argv, Some(i), _) => What::Argument(i),
+        (_, _, Some(n)) => What::Name(n.as_bytes()),
+        _ => What::Entry,
+    };
+    let reason =
+        |o: &mut dyn FnMut(crate::shown::Piece<'_>)| o(crate::shown::Piece::Text(c.why.as_bytes()));
+    let mut text = String::new();
+    let verb = c.action.id().as_bytes();
+    crate::unmade::line(unmade, program, verb, what, &reason, source, &mut |p| {
+        pieces_into(&mut text, &[p]);
+    });
+    text
+}
+
 /// An exec's argv, environment and its caller's environment.
 pub type ExecArrays<'a> = (&'a [Vec<u8>], &'a [Vec<u8>], &'a [Vec<u8>]);
 

@@ -3,16 +3,19 @@
 //! a yes or no.
 //!
 //! A supervisor sees an exec that is already under way in another process. It
-//! can let it continue, or fail it with an errno; it does not rewrite the other
-//! process's memory (docs/adr/0016-supervised-exec.md says why). What it does
-//! with each difference between the exec and the decision is the capability
-//! table's ([`crate::capability`], `Capabilities::SUPERVISOR`), the one every
-//! front end reads:
+//! can let it continue, fail it with an errno, or, where the exec's arrays are
+//! its process's own memory, remove entries from its envp array in place
+//! before it continues (`Capabilities::SUPERVISOR_OWN_MEMORY`); it never adds
+//! or rewrites (docs/adr/0016-supervised-exec.md and 0021 say why). What it
+//! does with each difference between the exec and the decision is the
+//! capability table's ([`crate::capability`]), the one every front end reads:
 //! - nothing would change: the exec continues;
+//! - the policy would remove entries and the memory is the exec's own: they
+//!   are removed, and the exec continues;
 //! - the policy refuses something that is there (a credential the child would
 //!   receive, a secret in argv or in the program's path), or would remove a
-//!   credential (a strip, the base): the exec is refused, whatever
-//!   `[supervise] changes` says;
+//!   credential it cannot remove (a strip, the base, in memory a `vfork`
+//!   parent shares): the exec is refused, whatever `[supervise] changes` says;
 //! - the policy would remove or rewrite something else (a name it strips, a
 //!   redacted argument): refused, with a message that says so, or, under
 //!   `[supervise] changes = "audit"`, run unchanged, said and logged;
@@ -110,6 +113,58 @@ pub fn judge_in(
     parent_env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Verdict {
+    judged(policy, how, program, argv, env, parent_env, env_files).verdict
+}
+
+/// What the supervisor does with an exec, and the loud changes that are no
+/// difference it makes (a grant's use, an env file's value or a `set` the
+/// policy refuses to add), which every front end says at the exec
+/// ([`crate::loud`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judged {
+    pub verdict: Verdict,
+    /// Empty when the exec is refused or audited: a refused exec is said by
+    /// its refusal alone, as the shim says it.
+    pub loud_kept: Vec<Change>,
+}
+
+/// [`judge_in`], with the loud changes kept as they are.
+pub fn judged(
+    policy: &Policy<'_>,
+    how: How<'_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+    env_files: &[Option<Vec<u8>>],
+) -> Judged {
+    let mut loud_kept = Vec::new();
+    let verdict = verdict_of(
+        policy,
+        how,
+        (program, argv, env, parent_env),
+        env_files,
+        &mut loud_kept,
+    );
+    if matches!(
+        verdict,
+        Verdict::Refused(_) | Verdict::WouldChange(_) | Verdict::Audited(_)
+    ) {
+        loud_kept.clear();
+    }
+    Judged { verdict, loud_kept }
+}
+
+/// The exec's program, argv, environment and its caller's environment.
+type ExecOf<'a> = (&'a [u8], &'a [Vec<u8>], &'a [Vec<u8>], &'a [Vec<u8>]);
+
+fn verdict_of(
+    policy: &Policy<'_>,
+    how: How<'_>,
+    (program, argv, env, parent_env): ExecOf<'_>,
+    env_files: &[Option<Vec<u8>>],
+    loud_kept: &mut Vec<Change>,
+) -> Verdict {
     let shim = shim_of(env);
     let sticky = Sticky {
         preload: shim,
@@ -126,6 +181,12 @@ pub fn judge_in(
         sticky,
     };
     let d = layers.decide(program, argv, env, parent_env);
+    loud_kept.extend(
+        d.changes
+            .iter()
+            .filter(|c| c.loud && !changes_the_exec(c) && !d.audited(c))
+            .cloned(),
+    );
     let changes: Vec<Change> = d
         .changes
         .iter()

@@ -512,15 +512,6 @@ pub fn overridden_rules(
     })
 }
 
-/// How a message names the policy of `layer` (`user`: the user layer's label,
-/// `policy FILE`).
-pub fn label_of(layer: envpolicy::layer::Layer, user: &str) -> String {
-    match layer {
-        envpolicy::layer::Layer::Managed => format!("policy {}", managed_label()),
-        envpolicy::layer::Layer::User => user.to_string(),
-    }
-}
-
 /// How messages name the managed layer.
 pub fn managed_label() -> String {
     envpolicy::managed::policy_path().display().to_string()

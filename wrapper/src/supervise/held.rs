@@ -20,8 +20,6 @@ pub struct Held {
     compiled: Compiled,
     /// `--mode`, over the policy's own.
     pub mode: Option<envpolicy::compiled::Mode>,
-    /// How messages name the policy.
-    pub label: String,
     /// The file, for a policy that is one; `None` for the built-in default.
     path: Option<PathBuf>,
     stamp: Option<Stamp>,
@@ -31,10 +29,8 @@ impl Held {
     pub fn new(loaded: Loaded, mode: Option<envpolicy::compiled::Mode>) -> Held {
         let path = loaded.absolute_path();
         let stamp = path.as_deref().and_then(envpolicy::cache::stamp);
-        let label = loaded.label();
         let compiled = loaded.compiled;
         Held {
-            label,
             policy: validated(&compiled),
             compiled,
             mode,

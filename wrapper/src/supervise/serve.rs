@@ -14,10 +14,10 @@ use super::remote::{Remote, Unreadable};
 use super::seen::Seen;
 use super::{filter, leave_stderr, message, status, Setup};
 use crate::journal::Journal;
-use crate::value;
-use envpolicy::compiled::Mode;
+use envpolicy::compiled::{Mode, Policy};
 use envpolicy::outcome::{self, Change, Target};
-use envpolicy::supervise::{judge_in, Verdict};
+use envpolicy::supervise::{judged, Verdict};
+use envpolicy::unmade::Unmade;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -240,7 +240,7 @@ fn answer(
         mode: held.mode,
         own_memory: &own_memory,
     };
-    let verdict = judge_in(
+    let envpolicy::supervise::Judged { verdict, loud_kept } = judged(
         &policy, how, &program, &args.argv, &args.env, &parent, &files,
     );
     // What is said of this exec hides the credential values of both its
@@ -251,7 +251,9 @@ fn answer(
         std::iter::once(&policy).chain(managed.as_ref()).collect();
     let _answering = (verdict != Verdict::Unchanged)
         .then(|| crate::value::Answering::new(&[&args.env, &parent], &policies));
-    if verdict == Verdict::Unchanged {
+    // (An exec with a warning of its own is judged again each time: the shim
+    // says it at every exec, and so does the supervisor, once a process.)
+    if verdict == Verdict::Unchanged && loud_kept.is_empty() {
         recall.seen.insert(digest);
     }
     // From here on, the program as every message and record names it: the
@@ -273,6 +275,9 @@ fn answer(
             return;
         }
     }
+    for c in &loud_kept {
+        say_kept(n, c, &program, listener, &policy, journal, recall);
+    }
     match verdict {
         Verdict::Unchanged => {
             let _ = notify::allow(listener, n.id);
@@ -282,12 +287,8 @@ fn answer(
                 journal.record(&program, c, Mode::Audit);
             }
             if let Some(c) = changes.first() {
-                let text = audited_text(
-                    c,
-                    &program,
-                    changes.len(),
-                    &crate::run::label_of(c.layer, &held.label),
-                );
+                let more = changes.len() - 1;
+                let text = unmade(Unmade::Audited { more }, c, &program, &policy);
                 if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
                     message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
                 }
@@ -297,9 +298,7 @@ fn answer(
         Verdict::Refused(c) => {
             journal.record(&program, &c, Mode::Enforce);
             let text = match c.target {
-                Target::Env => {
-                    refusal_text(&c, &program, &crate::run::label_of(c.layer, &held.label))
-                }
+                Target::Env => unmade(Unmade::Receives, &c, &program, &policy),
                 // An argument or the path: the line every front end writes.
                 _ => {
                     let managed = envpolicy::managed::Managed::for_process().in_force();
@@ -317,11 +316,11 @@ fn answer(
         }
         Verdict::WouldChange(c) => {
             journal.record(&program, &c, Mode::Enforce);
-            let text = would_change_text(&c, &program, &crate::run::label_of(c.layer, &held.label));
+            let text = unmade(Unmade::WouldChange, &c, &program, &policy);
             refuse(listener, n, &text, recall);
         }
         Verdict::RunsWithout(c) => {
-            runs_without(n, &c, &program, listener, &held.label, journal, recall);
+            runs_without(n, &c, &program, listener, &policy, journal, recall);
             let _ = notify::allow(listener, n.id);
         }
         Verdict::Stripped(s) => {
@@ -346,25 +345,29 @@ fn answer(
                 // Memory it cannot write: the exec is one the supervisor
                 // cannot change after all, said as every such refusal is.
                 let c = &s.removed[0].change;
-                let label = crate::run::label_of(c.layer, &held.label);
                 journal.record(&program, c, Mode::Enforce);
-                refuse(listener, n, &would_change_text(c, &program, &label), recall);
+                refuse(
+                    listener,
+                    n,
+                    &unmade(Unmade::WouldChange, c, &program, &policy),
+                    recall,
+                );
                 return;
             }
-            say_stripped(n, &s, &program, &held.label, journal, recall);
+            say_stripped(n, &s, &program, &policy, journal, recall);
             match *s.then {
                 Verdict::RunsWithout(c) => {
-                    runs_without(n, &c, &program, listener, &held.label, journal, recall)
+                    runs_without(n, &c, &program, listener, &policy, journal, recall)
                 }
                 Verdict::UnchangedDespite(c) => {
-                    runs_unchanged(n, &c, &program, listener, &held.label, journal, recall)
+                    runs_unchanged(n, &c, &program, listener, &policy, journal, recall)
                 }
                 _ => {}
             }
             let _ = notify::allow(listener, n.id);
         }
         Verdict::UnchangedDespite(c) => {
-            runs_unchanged(n, &c, &program, listener, &held.label, journal, recall);
+            runs_unchanged(n, &c, &program, listener, &policy, journal, recall);
             let _ = notify::allow(listener, n.id);
         }
     }
@@ -438,57 +441,6 @@ fn file_name(path: &[u8]) -> &[u8] {
     path.rsplit(|&b| b == b'/').next().unwrap_or(path)
 }
 
-/// "refused to run env: it would receive GH_TOKEN, credential pattern ...": an
-/// entry of the environment the supervisor cannot remove (a refusal of an
-/// argument or of the path is the core's line, `outcome::refusal_line`).
-fn refusal_text(c: &Change, program: &[u8], label: &str) -> String {
-    let shown = value::word(file_name(program));
-    let name = c
-        .name
-        .as_deref()
-        .map(|n| value::word(n.as_bytes()))
-        .unwrap_or_default();
-    format!(
-        "refused to run {shown}: it would receive {name}, {} ({label})",
-        c.why
-    )
-}
-
-/// "refused to run env: the policy would strip TMUX (...), which --supervise
-/// cannot do to another process's exec".
-fn would_change_text(c: &Change, program: &[u8], label: &str) -> String {
-    let shown = value::word(file_name(program));
-    format!(
-        "refused to run {shown}: the policy would {} {} ({}), which --supervise cannot do \
-         to an exec another process makes ({label})",
-        c.action,
-        changed_what(c),
-        c.why
-    )
-}
-
-/// What a change concerns: "argument 2", a variable's name, or "an entry".
-fn changed_what(c: &Change) -> String {
-    match (c.target, c.index, c.name.as_deref()) {
-        (Target::Argv, Some(i), _) => format!("argument {i}"),
-        (_, _, Some(n)) => value::word(n.as_bytes()),
-        _ => "an entry".to_string(),
-    }
-}
-
-/// "let env run unchanged: the policy would strip TMUX (...), which
-/// --supervise cannot do (`[supervise] changes = "audit"`)".
-fn unchanged_despite_text(c: &Change, program: &[u8], label: &str) -> String {
-    let shown = value::word(file_name(program));
-    format!(
-        "audit: let {shown} run unchanged: the policy would {} {} ({}), which --supervise \
-         cannot do to an exec another process makes ([supervise] changes = \"audit\" in {label})",
-        c.action,
-        changed_what(c),
-        c.why
-    )
-}
-
 /// Say (once per process) and log that the exec runs unchanged where the
 /// policy would change it (`[supervise] changes = "audit"`).
 fn runs_unchanged(
@@ -496,12 +448,12 @@ fn runs_unchanged(
     c: &Change,
     program: &[u8],
     listener: BorrowedFd<'_>,
-    label: &str,
+    policy: &Policy<'_>,
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
     journal.record(program, c, Mode::Enforce);
-    let text = unchanged_despite_text(c, program, &crate::run::label_of(c.layer, label));
+    let text = unmade(Unmade::RunsUnchanged, c, program, policy);
     if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
         message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
     }
@@ -513,15 +465,36 @@ fn runs_without(
     c: &Change,
     program: &[u8],
     listener: BorrowedFd<'_>,
-    label: &str,
+    policy: &Policy<'_>,
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
     journal.record(program, c, Mode::Enforce);
-    let text = runs_without_text(c, program, &crate::run::label_of(c.layer, label));
+    let text = unmade(Unmade::RunsWithout, c, program, policy);
     // Once per program and name in the supervisor's life: a missing entry is
     // said, not repeated at every exec of a loop.
     if notify::still_valid(listener, n.id) && recall.said_once.insert(text.clone()) {
+        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
+    }
+}
+
+/// Say (once per process) and log a loud change that is no difference of the
+/// exec (a grant's use, a refused value), as the shim says it at the exec.
+fn say_kept(
+    n: &Notification,
+    c: &Change,
+    program: &[u8],
+    listener: BorrowedFd<'_>,
+    policy: &Policy<'_>,
+    journal: &mut Journal,
+    recall: &mut Recall,
+) {
+    journal.record(program, c, Mode::Enforce);
+    let source = outcome::source_of(c.layer, policy.source());
+    let Some(text) = outcome::loud_line(c, program, &c.why, source) else {
+        return;
+    };
+    if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
         message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
     }
 }
@@ -534,7 +507,7 @@ fn say_stripped(
     n: &Notification,
     s: &envpolicy::supervise::Stripped,
     program: &[u8],
-    label: &str,
+    policy: &Policy<'_>,
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
@@ -546,13 +519,12 @@ fn say_stripped(
     {
         journal.record(program, c, Mode::Enforce);
         let name = c.name.as_deref().unwrap_or("an entry");
-        let text = if c.loud {
-            format!(
-                "refused {name} for {} ({}; {})",
-                value::word(file_name(program)),
-                c.rule,
-                crate::run::label_of(c.layer, label)
-            )
+        let source = outcome::source_of(c.layer, policy.source());
+        let loud = c
+            .loud
+            .then(|| outcome::loud_line(c, program, &c.why, source));
+        let text = if let Some(Some(line)) = loud {
+            line
         } else if *withheld && recall.said_once.insert(format!("withheld {name}")) {
             envpolicy::outcome::withheld_line(name.as_bytes(), file_name(program))
         } else {
@@ -618,31 +590,12 @@ fn children_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// "ran codex without EDITOR: the policy would set it (...), which
-/// --supervise cannot add to an exec another process makes".
-fn runs_without_text(c: &Change, program: &[u8], label: &str) -> String {
-    let shown = value::word(file_name(program));
-    format!(
-        "ran {shown} without {}: the policy would set it ({}), which --supervise cannot add \
-         to an exec another process makes ({label})",
-        changed_what(c),
-        c.why
-    )
-}
-
-/// "audit: would refuse to run env: GH_TOKEN (...) and 2 more changes".
-fn audited_text(c: &Change, program: &[u8], count: usize, label: &str) -> String {
-    let shown = value::word(file_name(program));
-    let more = match count {
-        0 | 1 => String::new(),
-        n => format!(", and {} more", n - 1),
-    };
-    format!(
-        "audit: let {shown} run: enforce would {} {} ({}){more} ({label})",
-        c.action,
-        changed_what(c),
-        c.why
-    )
+/// The line for `c`, a change the supervisor cannot make, by the layer of
+/// `policy` (the user layer's policy) that made it: the core's words
+/// ([`envpolicy::unmade`]).
+fn unmade(how: Unmade, c: &Change, program: &[u8], policy: &Policy<'_>) -> String {
+    let source = outcome::source_of(c.layer, policy.source());
+    outcome::unmade_line(how, c, program, source)
 }
 
 /// Fail the exec with EPERM and say why on the target's own stderr, once: a
