@@ -265,6 +265,12 @@ pub struct EnvRequest<'r> {
     /// none. Only secrets whose program this is are delivered; empty for a front
     /// end that reads none.
     pub secrets: &'r [Option<&'r [u8]>],
+    /// The input is an environment another front end already decided for
+    /// this program, routed through envwrap to read its secrets (docs/adr/0019):
+    /// an expanding `set` is what that decision made of it, the entry of its
+    /// name as it stands, since the variables it read may be stripped by now
+    /// ([`add_sets`]).
+    pub routed: bool,
 }
 
 /// Does the value that file-keep record `k` passes on (`assignment`) pass rules 2
@@ -1189,13 +1195,19 @@ fn pass_inherited_secrets(
         let Some(v) = first_index(seen, req.env, name).and_then(|i| verdicts.get_mut(i)) else {
             continue;
         };
+        // Quiet, as a delivery is: a front end that reads the source replaces
+        // the entry without a warning (`add_secrets`), and one that cannot
+        // (the supervisor, which sees what the shim or the command's child
+        // delivered) must not warn where it does not.
         if v.action == Action::Strip && matches!(v.rule, Rule::BaseNone | Rule::OutsideFloor | Rule::Strip(_)) {
             *v = Verdict {
                 action: Action::Grant,
                 rule: Rule::Grant(g),
                 credential: true,
-                loud: true,
+                loud: false,
             };
+        } else if v.action == Action::Grant {
+            v.loud = false;
         }
     }
 }
@@ -1368,6 +1380,14 @@ fn add_sets(
         if set_applies(policy, mask, name) != Some(s) {
             continue; // a later set of the same name wins
         }
+        if rec.expands && req.routed {
+            if !routed_set(policy, req, verdicts, seen, name, s, out) {
+                done.refused += 1;
+            } else {
+                done.added += 1;
+            }
+            continue;
+        }
         if rec.expands {
             let start = out.n_bytes;
             out.put(name);
@@ -1400,6 +1420,36 @@ fn add_sets(
         done.added += 1;
     }
     done
+}
+
+/// An expanding `set` of a routed exec ([`EnvRequest::routed`]): the entry of
+/// its name as the first decision made it passes as the set's result, unless
+/// it is a credential or holds a token's shape; one the first decision
+/// refused is not there, and nothing is added. True when it passes.
+fn routed_set(
+    policy: &Policy<'_>,
+    req: &EnvRequest<'_>,
+    verdicts: &mut [Verdict],
+    seen: &[u32],
+    name: &[u8],
+    s: u32,
+    out: &mut Builder<'_, '_>,
+) -> bool {
+    let Some(i) = first_index(seen, req.env, name) else {
+        return false;
+    };
+    let entry = req.env.get(i).copied().unwrap_or(&[]);
+    let value = split_entry(entry).map_or(&[][..], |(_, v)| v);
+    let credential = verdicts.get(i).is_none_or(|v| v.credential);
+    let shapes = ShapeSet::from_bits(policy.settings().shapes);
+    if credential || shape::find_shape(value, shapes).is_some() {
+        return false;
+    }
+    let start = out.n_bytes;
+    out.put(entry);
+    out.finish_entry(start, Rule::Set(s));
+    replace_input(verdicts, req.env, seen, name, Rule::Set(s));
+    true
 }
 
 /// Rule 8, stay (with `sticky = true`): the shim's `ENVSHIM_POLICY` entry and the
@@ -2514,6 +2564,7 @@ names = ["*SECRET*", "*PASSWORD*", "*_TOKEN", "token_*", "*pass*wd*"]
             renamed_files: 0,
             parent_env: &[],
             secrets: &[],
+            routed: false,
         };
         let (summary, emits, bytes) = decide_env_roomy(policy, &req);
         entries_of(policy, env, &emits[..summary.emitted], &bytes)
@@ -2635,6 +2686,7 @@ program = "tool"
                 renamed_files: 0,
                 parent_env: &[],
                 secrets: &[],
+                routed: false,
             };
             let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
             entries_of(&policy, env, &emits[..summary.emitted], &bytes)
@@ -2707,6 +2759,7 @@ program = "tool"
             renamed_files: 0,
             parent_env: parent,
             secrets: &[],
+            routed: false,
         };
         let (summary, emits, bytes) = decide_env_roomy(&policy, &req);
         let child = entries_of(&policy, env, &emits[..summary.emitted], &bytes);

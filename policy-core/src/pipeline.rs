@@ -133,6 +133,9 @@ pub struct Exec<'e> {
     /// The program as every rule and message names it ([`identity::of`]):
     /// the script an interpreter runs, through launchers.
     pub identity: Identity<'e>,
+    /// The environment is one another front end already decided, routed
+    /// through envwrap for its secrets ([`decide::EnvRequest::routed`]).
+    pub routed: bool,
 }
 
 impl<'e> Exec<'e> {
@@ -149,6 +152,7 @@ impl<'e> Exec<'e> {
             env,
             parent,
             identity: identity::of(program, argv),
+            routed: false,
         }
     }
 }
@@ -587,6 +591,7 @@ fn second_input<'s, A: Arena>(exec: Exec<'s>, first: &Decided<'s>, arena: &'s A)
         env,
         parent,
         identity: exec.identity,
+        routed: exec.routed,
     })
 }
 
@@ -626,6 +631,7 @@ fn one_pass<'s, A: Arena>(
         renamed_files: pass.files.renamed,
         parent_env: exec.parent,
         secrets: pass.secrets,
+        routed: exec.routed,
     };
     let mut es = EnvScratch {
         verdicts,

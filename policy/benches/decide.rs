@@ -68,6 +68,7 @@ fn decide_tmux(
         renamed_files: 0,
         parent_env: &[],
         secrets: &[],
+        routed: false,
     };
     let mut scratch = EnvScratch {
         verdicts,

@@ -4,7 +4,9 @@
 //! imports, each made through every front end:
 //!
 //! - libenvshim.so, preloaded into a launcher that calls `execve` with the
-//!   case's argv and environment, read from files;
+//!   case's argv and environment, read from files, and into the same launcher
+//!   calling `posix_spawn` (where a program that gets a secret is routed
+//!   through `envwrap --routed`);
 //! - `envwrap --no-preload`;
 //! - the envpolicy library (`spawn::apply_std`), in this test binary run again;
 //! - `envwrap --supervise --no-preload`: the supervisor alone, judging a static
@@ -37,7 +39,9 @@ use envshim_e2e::*;
 const ENV_EXEC_C: &str = r#"
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 static char env_buf[1 << 16], argv_buf[1 << 16];
@@ -59,8 +63,19 @@ static int split(const char *path, char *buf, char **out, int max) {
 }
 int main(int argc, char **argv) {
     char *envp[512], *args[512];
-    if (argc != 3 || split(argv[1], env_buf, envp, 512) < 0 || split(argv[2], argv_buf, args, 512) < 1)
+    if (argc < 3 || argc > 4 || split(argv[1], env_buf, envp, 512) < 0 || split(argv[2], argv_buf, args, 512) < 1)
         return 2;
+    if (argc == 4 && strcmp(argv[3], "spawn") == 0) {
+        pid_t pid;
+        int r = posix_spawn(&pid, args[0], NULL, NULL, args, envp);
+        if (r != 0) {
+            fprintf(stderr, "env_exec: posix_spawn failed: errno=%d\n", r);
+            return r == EPERM ? 126 : 127;
+        }
+        int status;
+        if (waitpid(pid, &status, 0) != pid) return 125;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 125;
+    }
     execve(args[0], args, envp);
     int e = errno;
     fprintf(stderr, "env_exec: execve failed: errno=%d\n", e);
@@ -82,6 +97,29 @@ struct Case {
     args: Vec<String>,
     /// The contents of the env file the policy imports, if it imports one.
     dotenv: Option<String>,
+    /// The policy's `[[secret]]` of [`SECRET_NAME`] is for the case's program
+    /// (not another) and its source is there to read.
+    secret_here: bool,
+}
+
+/// The name of the generated policies' `[[secret]]`; its value, read from
+/// [`Spots::secret_source`], is the sandbox's `ANTHROPIC_API_KEY` (which no
+/// case's environment holds), so that every check for a value shown covers it.
+const SECRET_NAME: &str = "DIFF_SECRET";
+
+/// Where a generated case's files are.
+struct Spots<'a> {
+    /// The env file the policy may import.
+    dotenv: &'a Path,
+    /// The program every case execs (a root-owned copy, as a secret's
+    /// program must be).
+    program: &'a Path,
+    /// The secret's source: a root-owned file, mode 0600.
+    secret_source: &'a Path,
+    /// Whether a case may have a `[[secret]]`: only as root, where the
+    /// program and the source are root's (a secret is delivered only to a
+    /// program no other user can replace).
+    secrets: bool,
 }
 
 /// What a child got: exit status, argv, environment (sorted, without the
@@ -138,10 +176,11 @@ fn library_runner() {
     }
 }
 
-/// A generated policy and exec, from the grammar's pieces; `dotenv` is where
-/// an env file the policy imports is (written by the caller from
+/// A generated policy and exec, from the grammar's pieces; `at.dotenv` is
+/// where an env file the policy imports is (written by the caller from
 /// [`Case::dotenv`]).
-fn generate(rng: &mut Rng, s: &Secrets, dotenv: &Path) -> Case {
+fn generate(rng: &mut Rng, s: &Secrets, at: &Spots<'_>) -> Case {
+    let dotenv = at.dotenv;
     let mut pick = |n: u64| rng.below(n);
     let audit = pick(8) == 0;
     let mut policy = String::from("version = 1\n");
@@ -207,6 +246,27 @@ fn generate(rng: &mut Rng, s: &Secrets, dotenv: &Path) -> Case {
     if pick(3) == 0 {
         policy.push_str("[[grant]]\nname = \"GH_TOKEN\"\nprogram = \"printenv\"\n");
     }
+    // A `[[secret]]` (rule 6b): for the case's program or another, from a
+    // source that is there or not.
+    let mut secret_here = false;
+    if at.secrets && pick(2) == 0 {
+        let for_this = pick(3) != 0;
+        let readable = pick(3) != 0;
+        secret_here = for_this && readable;
+        let program = if for_this {
+            at.program.display().to_string()
+        } else {
+            "/usr/bin/envshim-diff-other".to_string()
+        };
+        let source = if readable {
+            at.secret_source.display().to_string()
+        } else {
+            format!("{}.missing", at.secret_source.display())
+        };
+        policy.push_str(&format!(
+            "[[secret]]\nname = \"{SECRET_NAME}\"\nfrom = \"file:{source}\"\nprogram = {program:?}\n"
+        ));
+    }
     let gh = s.value("GH_TOKEN").to_string();
     let jira = s.value("JIRA_API_TOKEN").to_string();
     // An env file the policy imports (rule 6): its names stripped or refused,
@@ -240,6 +300,7 @@ fn generate(rng: &mut Rng, s: &Secrets, dotenv: &Path) -> Case {
         ("CUSTOM_SECRET", "custom-value-0123456789".into()),
         ("NOTE", gh.clone()),
         ("COPY", format!("Bearer {jira}")),
+        (SECRET_NAME, "an-inherited-copy".into()),
     ];
     let mut env: Vec<(String, String)> = Vec::new();
     for (name, value) in pool {
@@ -262,6 +323,7 @@ fn generate(rng: &mut Rng, s: &Secrets, dotenv: &Path) -> Case {
         env,
         args,
         dotenv: dotenv_text,
+        secret_here,
     }
 }
 
@@ -319,9 +381,13 @@ fn supervisor_alone(shim: &Child, case: &Case, env: &[Vec<u8>], argv: &[Vec<u8>]
     }
     let name = |e: &[u8]| e.split(|&b| b == b'=').next().unwrap_or(&[]).to_vec();
     let shim_names: Vec<Vec<u8>> = shim.env.iter().map(|e| name(e)).collect();
+    // Rule 6b: the supervisor reads no secret, so an inherited copy of a
+    // secret's name passes at its program as it stands, where the shim
+    // replaced it with the value it read (capability::reads_secrets).
+    let delivered_here = |e: &[u8]| case.secret_here && name(e) == SECRET_NAME.as_bytes();
     let rewritten = env
         .iter()
-        .any(|e| !shim.env.contains(e) && shim_names.contains(&name(e)));
+        .any(|e| !shim.env.contains(e) && shim_names.contains(&name(e)) && !delivered_here(e));
     if (rewritten && !case.changes_audit) || shim.argv != argv {
         return Child {
             code: Some(126),
@@ -430,6 +496,10 @@ struct Coverage {
     logged: usize,
     /// With a loud change said.
     loud: usize,
+    /// Run by the shim with a secret delivered to the program (as root only:
+    /// `secrets_expected`).
+    delivered: usize,
+    secrets_expected: bool,
 }
 
 impl Coverage {
@@ -460,6 +530,7 @@ impl Coverage {
             && self.with_file > 0
             && self.logged > 0
             && self.loud > 0
+            && (self.delivered > 0 || !self.secrets_expected)
     }
 }
 
@@ -476,8 +547,15 @@ fn generated_execs_agree_in_every_front_end() {
     let dynamic = compile_c("env_exec", ENV_EXEC_C);
     let static_ = compile_c_with("env_exec_static", ENV_EXEC_C, &["-static"]);
     let bin = sb.mkdir("bin");
-    std::os::unix::fs::symlink(printenv_bin(), bin.join("printenv")).unwrap();
     let program = bin.join("printenv");
+    std::fs::copy(printenv_bin(), &program).expect("copy printenv");
+    let secret_source = sb.write("secret-source", sb.secrets().value("ANTHROPIC_API_KEY"));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&secret_source, std::fs::Permissions::from_mode(0o600))
+            .expect("chmod the secret's source");
+    }
+
     let launcher_named = format!(" {}: ", static_.file_name().unwrap().to_string_lossy());
     let me = std::env::current_exe().expect("this test binary");
     let seed: u64 = std::env::var("ENVSHIM_DIFF_SEED")
@@ -492,10 +570,19 @@ fn generated_execs_agree_in_every_front_end() {
     let mut rng = Rng::with_seed(seed);
     // What the sample covered: a test whose cases all agree trivially proves
     // nothing, so each kind of outcome must occur.
-    let mut seen = Coverage::default();
+    let mut seen = Coverage {
+        secrets_expected: private_host_available(),
+        ..Coverage::default()
+    };
     for k in 0..cases {
         let dotenv = sb.join(format!("case{k}.dotenv"));
-        let case = generate(&mut rng, s, &dotenv);
+        let spots = Spots {
+            dotenv: &dotenv,
+            program: &program,
+            secret_source: &secret_source,
+            secrets: private_host_available(),
+        };
+        let case = generate(&mut rng, s, &spots);
         if let Some(text) = &case.dotenv {
             sb.write(format!("case{k}.dotenv"), text);
         }
@@ -561,6 +648,19 @@ fn generated_execs_agree_in_every_front_end() {
         let by_shim = run(&mut shim);
         let shim_log = take_log();
 
+        // The shim at a `posix_spawn`, which decides in the parent's memory:
+        // a program that gets a secret is routed through envwrap.
+        let mut spawn = sb.cmd(&dynamic);
+        base(&mut spawn);
+        spawn
+            .env("LD_PRELOAD", shim_so())
+            .env("ENVSHIM_POLICY", &policy)
+            .arg(&envfile)
+            .arg(&argvfile)
+            .arg("spawn");
+        let by_spawn = run(&mut spawn);
+        let _ = take_log();
+
         let mut wrap = envwrap(&sb);
         base(&mut wrap);
         wrap.arg("--no-preload")
@@ -584,6 +684,8 @@ fn generated_execs_agree_in_every_front_end() {
         let spec_path = sb.write(format!("case{k}.spec"), spec.join(&0u8));
         let mut lib = sb.cmd(&me);
         base(&mut lib);
+        // (A command whose program gets a secret runs through envwrap.)
+        lib.env("ENVSHIM_ENVWRAP", envwrap_bin());
         lib.args([
             "--exact",
             "front_ends::library_runner",
@@ -615,6 +717,7 @@ fn generated_execs_agree_in_every_front_end() {
         let shim_child = child_of(&by_shim);
         let expected_alone = supervisor_alone(&shim_child, &case, &entries, &argv);
         let front_ends = [
+            ("the shim at posix_spawn", child_of(&by_spawn), &by_spawn),
             ("envwrap", child_of(&by_envwrap), &by_envwrap),
             ("library", child_of(&by_library), &by_library),
             ("supervisor and shim", child_of(&by_both), &by_both),
@@ -703,6 +806,9 @@ fn generated_execs_agree_in_every_front_end() {
             }
         }
         seen.count(&shim_child, &alone, &entries, case.dotenv.is_some());
+        if case.secret_here && shim_child.code == Some(0) {
+            seen.delivered += 1;
+        }
         if alone != expected_alone {
             differ.push(format!(
                 "supervisor alone: {}, where the table says {}\n--- its run ---\n{}",

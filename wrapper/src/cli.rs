@@ -37,6 +37,7 @@ pub enum RunOpt {
     Supervise,
     JudgeAll,
     RefuseChanges,
+    Routed,
     Help,
     Version,
     Generate,
@@ -363,6 +364,27 @@ pub const SPECS: &[Spec<RunOpt>] = &[
             where the exec's memory is its process's own, and refuses only where it is shared
             (a vfork or posix_spawn child).",
         ),
+    Spec::flag(RunOpt::Routed, "routed")
+        .doc(
+            "the environment was already decided by this policy for COMMAND, by libenvshim.so \
+             or the Rust API routing a program that gets a [[secret]] through envwrap: a set \
+             that expands variables keeps the value that decision gave it",
+        )
+        .doc_long(
+            r#"The environment given is one the same policy already decided for
+            .IR COMMAND :
+            .B libenvshim.so
+            and the Rust API run a program that gets a
+            .B [[secret]]
+            as
+            .B "envwrap \-\-routed \-\-"
+            .I COMMAND
+            where they cannot read it in the program's own process.
+            envwrap decides again with the secret's value; a
+            .B set
+            that expands variables keeps the value the first decision gave it (the variables it
+            read may be stripped by now), and one that decision refused stays out."#,
+        ),
     Spec::help(RunOpt::Help),
     Spec::flag(RunOpt::Version, "version")
         .doc("show the version")
@@ -479,6 +501,9 @@ pub struct RunOptions {
     pub judge_all: bool,
     /// `--refuse-changes`: the supervisor never writes an exec's environment.
     pub refuse_changes: bool,
+    /// `--routed`: the environment is one this policy already decided
+    /// (`Layers::decide_routed`).
+    pub routed: bool,
     /// `NAME=VALUE` operands, in order (the name is never empty).
     pub assignments: Vec<Vec<u8>>,
     /// The command and its arguments; empty: print the environment a child
@@ -521,6 +546,7 @@ pub fn parse(
         supervise: false,
         judge_all: false,
         refuse_changes: false,
+        routed: false,
         assignments: Vec::new(),
         command: Vec::new(),
         null: false,
@@ -588,6 +614,7 @@ pub fn parse(
             RunOpt::Supervise => o.supervise = true,
             RunOpt::JudgeAll => o.judge_all = true,
             RunOpt::RefuseChanges => o.refuse_changes = true,
+            RunOpt::Routed => o.routed = true,
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),

@@ -229,7 +229,11 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         requested_mode: o.mode,
         sticky,
     };
-    let d = layers.decide(command, &argv, &env, parent);
+    let d = if o.routed {
+        layers.decide_routed(command, &argv, &env, parent)
+    } else {
+        layers.decide(command, &argv, &env, parent)
+    };
 
     let operand_names: Vec<&[u8]> = o.assignments.iter().map(|a| environ::name(a)).collect();
     report(

@@ -73,6 +73,20 @@ impl<'a, 'p> Layers<'a, 'p> {
     ) -> Decision {
         decide_layered(self, program, argv, env, parent_env)
     }
+
+    /// [`Layers::decide`] for an exec another front end already decided and
+    /// routed through envwrap to read its secrets (`envwrap --routed`,
+    /// [`envpolicy_core::decide::EnvRequest::routed`]): an expanding `set` is
+    /// what that decision made of it.
+    pub fn decide_routed(
+        &self,
+        program: &[u8],
+        argv: &[Vec<u8>],
+        env: &[Vec<u8>],
+        parent_env: &[Vec<u8>],
+    ) -> Decision {
+        decide_exec(self, program, argv, env, parent_env, true)
+    }
 }
 
 impl Layers<'_, '_> {
@@ -105,6 +119,17 @@ pub fn decide_layered(
     env: &[Vec<u8>],
     parent_env: &[Vec<u8>],
 ) -> Decision {
+    decide_exec(layers, program, argv, env, parent_env, false)
+}
+
+fn decide_exec(
+    layers: &Layers<'_, '_>,
+    program: &[u8],
+    argv: &[Vec<u8>],
+    env: &[Vec<u8>],
+    parent_env: &[Vec<u8>],
+    routed: bool,
+) -> Decision {
     // The same environment on both sides is no parent of its own: each
     // caller (the supervisor's `/proc/PID/environ`, a library's `environ`)
     // may pass it either way.
@@ -125,7 +150,10 @@ pub fn decide_layered(
     let managed_pass = managed
         .as_ref()
         .map(|m| m.pass(Layer::Managed, m.of.policy.settings().mode, layers.sticky));
-    let exec = pipeline::Exec::new(program, &argv_r, &env_r, &parent_r);
+    let exec = pipeline::Exec {
+        routed,
+        ..pipeline::Exec::new(program, &argv_r, &env_r, &parent_r)
+    };
     let sizes = pipeline::Sizes::of(&user_pass, &exec);
     let mut plan = pipeline::Plan::first(sizes, managed_pass.is_some());
     let mut slack = 0usize;

@@ -5,9 +5,11 @@
 //! becomes the program, and `std::process::Command` builds the child's
 //! environment before its fork, with no way for a `pre_exec` hook to change it
 //! (a hook that performs the exec itself would skip the hooks added after it).
-//! So a command whose program gets a secret runs as `envwrap --policy POLICY --
-//! PROGRAM ARGS...`, with the environment decided here: envwrap reads the
-//! value in its own new process, decides again with it, and execs the program
+//! So a command whose program gets a secret runs as `envwrap --routed --policy
+//! POLICY -- PROGRAM ARGS...`, with the environment decided here: envwrap reads
+//! the value in its own new process, decides again with it (`--routed`: a
+//! `set` that expands variables keeps what this decision made of it), and
+//! execs the program
 //! in place, as the shim routes a `posix_spawn`. portable-pty is routed the
 //! same way, since its argv can be replaced. The program's `argv[0]` becomes
 //! its path.
@@ -76,6 +78,7 @@ fn route_with(
         Some(envwrap) if source.is_absolute() && source.is_file() => {
             let mut out: Vec<OsString> = vec![
                 envwrap.into_os_string(),
+                "--routed".into(),
                 "--policy".into(),
                 source.as_os_str().to_owned(),
                 "--".into(),

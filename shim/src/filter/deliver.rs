@@ -11,7 +11,7 @@
 //! * where the decision runs on the parent's memory (a `vfork` or `CLONE_VM`
 //!   child, which [`sys::shares_parent_memory`] tells, and always at
 //!   `posix_spawn`, `system` and `popen`), nothing is read: the exec is routed
-//!   through envwrap ([`routed`]), `envwrap -- PROGRAM ARGS...`, which reads
+//!   through envwrap ([`routed`]), `envwrap --routed -- PROGRAM ARGS...`, which reads
 //!   the values in its own new process and execs the program in place. The
 //!   program's `argv[0]` is then its path (envwrap's run mode has no way to be
 //!   told another). Without an envwrap, the program runs without its secrets,
@@ -295,7 +295,8 @@ pub(crate) fn executable(path: &[u8]) -> bool {
     r == 0
 }
 
-/// The exec as envwrap runs it: `[envwrap, "--", PROGRAM, args[1..]]`, with the
+/// The exec as envwrap runs it: `[envwrap, "--routed", "--", PROGRAM,
+/// args[1..]]`, with the
 /// environment decided for the program (`envp`). `args` are the program's
 /// arguments as decided (NULL-terminated), empty when it was given none.
 pub(super) fn routed(
@@ -314,11 +315,14 @@ pub(super) fn routed(
         };
     }
     let given = args.iter().take_while(|p| !p.is_null()).skip(1);
-    let Some(out) = scratch.take_ptrs(given.clone().count() + 4) else {
+    let Some(out) = scratch.take_ptrs(given.clone().count() + 5) else {
         return super::say_e2big(x.prog);
     };
-    let head: [*const c_char; 3] = [
+    // `--routed`: the environment is decided already (a `set` that expands
+    // variables keeps what this decision made of it).
+    let head: [*const c_char; 4] = [
         envwrap.as_ptr().cast(),
+        c"--routed".as_ptr(),
         c"--".as_ptr(),
         x.prog.as_ptr().cast(),
     ];

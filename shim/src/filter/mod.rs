@@ -488,7 +488,10 @@ fn attempt(
         },
         secrets,
     };
-    let exec = pipeline::Exec::new(x.prog, inputs.args, inputs.env, inputs.parent);
+    let exec = pipeline::Exec {
+        routed: crate::state::routed::is(),
+        ..pipeline::Exec::new(x.prog, inputs.args, inputs.env, inputs.parent)
+    };
     match pipeline::decide(exec, &user, managed.as_ref(), plan.sizes, scratch) {
         Ok(outcome) => Attempt::Done(finish(x, &outcome, route, scratch)),
         Err(pipeline::Short::Grow(sizes)) => Attempt::Retry(Plan { sizes, retry: true }),

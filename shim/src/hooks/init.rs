@@ -58,6 +58,8 @@ extern "C" fn envshim_init(argc: c_int, argv: *const *const c_char, _envp: *cons
             unsafe { crate::state::scrub::at_load(peeked, prog, argc, argv) };
         });
     }
+    // SAFETY: the loader passes the process's own argc/argv.
+    unsafe { crate::state::routed::at_load(prog, argc, argv) };
     if let Some(mux) = envpolicy_core::mux::by_program(prog) {
         // SAFETY: as above.
         unsafe { crate::mux::client::at_load(mux, argc, argv) };

@@ -180,6 +180,7 @@ unsafe fn scrub(
         renamed_files: renamed,
         parent_env: &[],
         secrets: &[],
+        routed: false,
     };
     let mut es = EnvScratch {
         verdicts,
