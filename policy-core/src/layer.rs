@@ -121,6 +121,20 @@ pub fn parent_of_second<'e>(env: &'e [&'e [u8]], parent_env: &'e [&'e [u8]]) -> 
     }
 }
 
+/// Where entry (or argument) `k` of the managed pass's input, the user pass's
+/// result `second`, stands in the caller's `input`: `k` itself where the two
+/// line up, else the first equal item; `None` for one the user pass made (a
+/// `set`, a secret, an env file's value). Every front end's records and
+/// messages give a managed change this index, the one a user reading the
+/// exec's arrays can find.
+pub fn caller_index<T: AsRef<[u8]>>(input: &[T], second: &[T], k: usize) -> Option<usize> {
+    let item = second.get(k)?.as_ref();
+    if input.len() == second.len() && input.get(k).map(AsRef::as_ref) == Some(item) {
+        return Some(k);
+    }
+    input.iter().position(|e| e.as_ref() == item)
+}
+
 /// A rule of the user layer that the managed layer makes dead: what it asks
 /// for cannot happen on this host. `envwrap check` reports each as an error
 /// that names both files (the user's rule, and the managed rule in `by`); the

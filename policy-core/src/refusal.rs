@@ -72,6 +72,36 @@ pub fn line(
     out(Piece::Text(b")"));
 }
 
+/// [`line`] for pass `d`'s refusal `what`, at the exec of `program` (the name
+/// every message gives it, `Exec::identity`), with the names looked up where
+/// the pass read them: its own input (for the managed pass, the user pass's
+/// result, with the caller's environment as its parent) and its env files.
+/// Every front end writes a pass's refusal through this, so none looks a
+/// managed refusal's names up in the caller's arrays.
+pub fn of_pass(
+    d: &crate::pipeline::Decided<'_>,
+    program: &[u8],
+    what: crate::pipeline::Refusal,
+    out: &mut dyn FnMut(Piece<'_>),
+) {
+    use crate::pipeline::Refusal;
+    let (at, rule) = match what {
+        Refusal::Argument(i) => (
+            At::Argument(i),
+            d.arg_verdicts.get(i).map_or(ArgRule::None, |v| v.rule),
+        ),
+        Refusal::Program(rule) => (At::Program, rule),
+    };
+    let cx = Context {
+        policy: d.pass.policy,
+        args: d.exec.argv,
+        env: d.exec.env,
+        parent_env: d.exec.parent,
+        env_files: d.pass.files.contents,
+    };
+    line(&cx, program, at, rule, d.pass.policy.source(), out);
+}
+
 /// "policy FILE", or "the built-in policy": how every message names a policy.
 pub fn label(source: &[u8], out: &mut dyn FnMut(Piece<'_>)) {
     if source == BUILTIN_SOURCE {

@@ -175,6 +175,10 @@ pub struct Decision {
     pub changes: Vec<Change>,
     /// Set when the exec must be refused: the change that refuses it.
     pub refusal: Option<Change>,
+    /// The line (after a front end's prefix) for [`Decision::refusal`], as
+    /// every front end writes it ([`envpolicy_core::refusal::of_pass`], the
+    /// names looked up where the refusing pass read them).
+    pub refusal_line: Option<String>,
     /// Verdict per input env entry.
     pub env_verdicts: Vec<Verdict>,
     /// Verdict per input argument.
@@ -355,8 +359,16 @@ fn pass_decision(d: &pipeline::Decided<'_>, io: PassIo<'_, '_>) -> Decision {
         .filter(|(_, v)| crate::withheld::worth_saying(policy.settings(), v))
         .map(|(i, _)| i)
         .collect();
+    let refusal_line = d.refusal().map(|what| {
+        let mut text = String::new();
+        crate::refusal::of_pass(d, d.exec.identity.name, what, &mut |p| {
+            pieces_into(&mut text, &[p]);
+        });
+        text
+    });
     Decision {
         program: d.exec.identity.name.to_vec(),
+        refusal_line,
         mode: d.pass.mode,
         user_mode: d.pass.mode,
         managed_mode: None,
@@ -666,51 +678,6 @@ pub fn unmade_line(
         pieces_into(&mut text, &[p]);
     });
     text
-}
-
-/// An exec's argv, environment and its caller's environment.
-pub type ExecArrays<'a> = (&'a [Vec<u8>], &'a [Vec<u8>], &'a [Vec<u8>]);
-
-/// The line (after a front end's `envwrap: ` or `library: `) for an exec of
-/// `program` that `c` refuses (an argument, or the program's path), by
-/// `policy`, the layer that refused: [`envpolicy_core::refusal::line`], the
-/// line the shim writes too. `argv`, `env`, `parent_env` and `env_files` are
-/// the exec's, as the decision was handed them.
-pub(crate) fn refusal_line(
-    policy: &Policy<'_>,
-    program: &[u8],
-    exec: ExecArrays<'_>,
-    env_files: &[Option<Vec<u8>>],
-    c: &Change,
-) -> String {
-    use crate::refusal::{self, At, Context};
-    let (argv, env, parent_env) = exec;
-    let (args, env, parent_env) = (slices(argv), slices(env), slices(parent_env));
-    let files: Vec<Option<&[u8]>> = env_files.iter().map(|f| f.as_deref()).collect();
-    let cx = Context {
-        policy,
-        args: &args,
-        env: &env,
-        parent_env: &parent_env,
-        env_files: &files,
-    };
-    let at = match (c.target, c.index) {
-        (Target::Argv, Some(i)) => At::Argument(i),
-        _ => At::Program,
-    };
-    let rule = match c.rule {
-        ChangeRule::Arg(r) => r,
-        _ => ArgRule::None,
-    };
-    let mut text = String::new();
-    refusal::line(&cx, program, at, rule, policy.source(), &mut |piece| {
-        pieces_into(&mut text, &[piece])
-    });
-    text
-}
-
-fn slices(v: &[Vec<u8>]) -> Vec<&[u8]> {
-    v.iter().map(Vec::as_slice).collect()
 }
 
 /// [`crate::shown::Piece`]s as text: a word as [`crate::shown::word`] shows it.

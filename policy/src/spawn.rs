@@ -692,8 +692,8 @@ fn decide_for(
         sticky: outcome::Sticky::default(),
     };
     let d = layers.decide(program, argv, env, parent);
-    let line = d.refused().map(|c| {
-        let line = layers.refusal_line(&d.program, (argv, env, parent), c);
+    let line = d.refused().map(|_| {
+        let line = d.refusal_line.as_deref().unwrap_or_default();
         outcome::redacted(policy, line.as_bytes(), &[env, parent])
     });
     // A secret in argv[0], or in the script an interpreter runs, is a secret

@@ -24,7 +24,13 @@
 //!
 //! A process that has libenvshim.so loaded arrives with an environment the shim
 //! already decided: its own entries (`LD_PRELOAD`, `ENVSHIM_POLICY`,
-//! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change.
+//! `ENVSHIM_HINT`, rule 8) are the shim's, not the program's, and are no change,
+//! and a `set` that expands variables is taken as the shim made it
+//! (`Layers::decide_routed`): expanded again, over an environment the
+//! variables it read are stripped from, it would differ, and the exec the
+//! shim completed would be refused. What this trusts is what the shim's mark
+//! trusts (docs/threat-model.md): a program that names the shim in its
+//! child's `LD_PRELOAD` can give an expanding set its own value, one it holds.
 
 use crate::argv::ArgAction;
 use crate::capability::{self, Applied, Capabilities, Exec};
@@ -126,6 +132,9 @@ pub struct Judged {
     /// Empty when the exec is refused or audited: a refused exec is said by
     /// its refusal alone, as the shim says it.
     pub loud_kept: Vec<Change>,
+    /// The decision's refusal line (`Decision::refusal_line`), for a refusal
+    /// of an argument or of the program's path.
+    pub refusal_line: Option<String>,
 }
 
 /// [`judge_in`], with the loud changes kept as they are.
@@ -139,12 +148,13 @@ pub fn judged(
     env_files: &[Option<Vec<u8>>],
 ) -> Judged {
     let mut loud_kept = Vec::new();
+    let mut refusal_line = None;
     let verdict = verdict_of(
         policy,
         how,
         (program, argv, env, parent_env),
         env_files,
-        &mut loud_kept,
+        (&mut loud_kept, &mut refusal_line),
     );
     if matches!(
         verdict,
@@ -152,7 +162,11 @@ pub fn judged(
     ) {
         loud_kept.clear();
     }
-    Judged { verdict, loud_kept }
+    Judged {
+        verdict,
+        loud_kept,
+        refusal_line,
+    }
 }
 
 /// The exec's program, argv, environment and its caller's environment.
@@ -163,7 +177,7 @@ fn verdict_of(
     how: How<'_>,
     (program, argv, env, parent_env): ExecOf<'_>,
     env_files: &[Option<Vec<u8>>],
-    loud_kept: &mut Vec<Change>,
+    (loud_kept, refusal_line): (&mut Vec<Change>, &mut Option<String>),
 ) -> Verdict {
     let shim = shim_of(env);
     let sticky = Sticky {
@@ -180,7 +194,17 @@ fn verdict_of(
         requested_mode: how.mode,
         sticky,
     };
-    let d = layers.decide(program, argv, env, parent_env);
+    // An exec the shim made (unmarked: decided by two layers, or judged
+    // with --judge-all) arrives with an environment the policy already
+    // decided: a `set` that expands variables is what that decision made of
+    // it, since the variables it read may be stripped by now (as for a
+    // secret's exec routed through envwrap).
+    let d = if shim.is_some() {
+        layers.decide_routed(program, argv, env, parent_env)
+    } else {
+        layers.decide(program, argv, env, parent_env)
+    };
+    refusal_line.clone_from(&d.refusal_line);
     loud_kept.extend(
         d.changes
             .iter()

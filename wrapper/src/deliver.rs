@@ -129,9 +129,8 @@ impl Redo {
             },
         };
         let d = layers.decide(&self.program, argv, env, &self.parent);
-        if let Some(r) = d.refused() {
-            let line = layers.refusal_line(&d.program, (argv, env, &self.parent), r);
-            return Err(line);
+        if d.refused().is_some() {
+            return Err(d.refusal_line.unwrap_or_default());
         }
         Ok((
             d.effective_argv(argv).to_vec(),

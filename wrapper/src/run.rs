@@ -245,10 +245,10 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         &operand_names,
         &mut journal,
     );
-    if let Some(r) = d.refused() {
+    if d.refused().is_some() {
         // The line every front end writes (envpolicy_core::refusal), naming
         // the layer that refused.
-        let line = layers.refusal_line(&d.program, (&argv, &env, parent), r);
+        let line = d.refusal_line.clone().unwrap_or_default();
         return Err(Failure::refused(CANNOT_EXECUTE, line));
     }
 

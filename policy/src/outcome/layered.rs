@@ -89,18 +89,6 @@ impl<'a, 'p> Layers<'a, 'p> {
     }
 }
 
-impl Layers<'_, '_> {
-    /// The refusal line for `c`, a refusal of this decision, by the layer that
-    /// made it ([`super::refusal_line`]).
-    pub fn refusal_line(&self, program: &[u8], exec: super::ExecArrays<'_>, c: &Change) -> String {
-        let pass = match (c.layer, self.managed) {
-            (Layer::Managed, Some(m)) => m,
-            _ => self.user,
-        };
-        super::refusal_line(pass.policy, program, exec, pass.env_files, c)
-    }
-}
-
 /// Decide one exec of `program` with both layers (`parent_env`: the caller's
 /// environment; one equal to `env`, or empty, means the child inherits it, as
 /// for [`super::decide()`]): the core's pipeline ([`pipeline::decide`]) in
@@ -273,8 +261,8 @@ fn combine(
 ) -> Decision {
     let child_env = second.effective_env(i.env2).to_vec();
     let child_argv = second.effective_argv(i.argv2).to_vec();
-    let env_at = |k: usize| at_input(i.env, i.env2, k);
-    let arg_at = |k: usize| at_input(i.argv, i.argv2, k);
+    let env_at = |k: usize| layer::caller_index(i.env, i.env2, k);
+    let arg_at = |k: usize| layer::caller_index(i.argv, i.argv2, k);
     let managed = |mut c: Change| {
         c.layer = Layer::Managed;
         c.index = match (c.target, c.index) {
@@ -310,10 +298,10 @@ fn combine(
     withheld.dedup();
     // The refusal that stands, or that an audit pass would make
     // (`pipeline::Outcome::refusal`).
-    let refusal = match refused_by {
-        Some(Layer::Managed) => second.refusal.map(&managed),
-        Some(Layer::User) => first.refusal,
-        None => None,
+    let (refusal, refusal_line) = match refused_by {
+        Some(Layer::Managed) => (second.refusal.map(&managed), second.refusal_line),
+        Some(Layer::User) => (first.refusal, first.refusal_line),
+        None => (None, None),
     };
     let mode = match (first.user_mode, second.mode) {
         (Mode::Audit, Mode::Audit) => Mode::Audit,
@@ -328,19 +316,9 @@ fn combine(
         argv: child_argv,
         changes,
         refusal,
+        refusal_line,
         env_verdicts,
         argv_verdicts,
         withheld,
     }
-}
-
-/// The index in the caller's input of item `k` of the second pass's input:
-/// `k` itself when the first pass passed the input unchanged, else the first
-/// item equal to it, or `None` (an item the first pass built).
-fn at_input(input: &[Vec<u8>], second: &[Vec<u8>], k: usize) -> Option<usize> {
-    let item = second.get(k)?;
-    if input.len() == second.len() && input.get(k) == Some(item) {
-        return Some(k);
-    }
-    input.iter().position(|e| e == item)
 }

@@ -509,8 +509,11 @@ fn finish(
     route: Option<&[u8]>,
     scratch: &Scratch<'_>,
 ) -> Prepared {
+    // A refused exec is said by its refusal alone, as every front end says
+    // it: no pass's warnings before a later pass's refusal.
+    let refused = matches!(outcome.fate(), pipeline::Fate::Refused { .. });
     for d in outcome.passes() {
-        let report = Report::of(d, d.exec.identity.name);
+        let report = Report::of(d, d.exec.identity.name, &outcome.user.exec);
         if d.pass.mode == Mode::Audit {
             report.all(crate::filter::log::audit_fd());
             continue;
@@ -532,7 +535,9 @@ fn finish(
             report.refusal(r);
             return Prepared::Refuse { errno: libc::EPERM };
         }
-        report.loud();
+        if !refused {
+            report.loud();
+        }
     }
     // The exec as decided here, for a supervisor of the tree: an exec decided
     // by two layers carries no mark (the supervisor judges it itself).

@@ -9,8 +9,9 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use envpolicy_core::argv::{ArgAction, ArgRule, ValueSource};
 use envpolicy_core::decide::{self, Action, Emit, Rule};
+use envpolicy_core::layer::{caller_index, Layer};
 use envpolicy_core::loud::Said;
-use envpolicy_core::pipeline::{Decided, Refusal};
+use envpolicy_core::pipeline::{Decided, Exec, Refusal};
 use envpolicy_core::shown::Piece;
 use envpolicy_core::Policy;
 
@@ -50,12 +51,33 @@ pub struct Report<'r> {
     prog: &'r [u8],
     /// The pass: its policy, input, verdicts and what it added.
     d: &'r Decided<'r>,
+    /// The exec as the caller made it (the user pass's input), which a
+    /// record's index points into.
+    caller: &'r Exec<'r>,
 }
 
 impl<'r> Report<'r> {
-    /// What pass `d` of the exec of `prog` may name.
-    pub fn of(d: &'r Decided<'r>, prog: &'r [u8]) -> Self {
-        Report { prog, d }
+    /// What pass `d` of the exec of `prog`, which the caller made as
+    /// `caller`, may name.
+    pub fn of(d: &'r Decided<'r>, prog: &'r [u8], caller: &'r Exec<'r>) -> Self {
+        Report { prog, d, caller }
+    }
+
+    /// The index in the caller's environment of entry `i` of this pass's
+    /// input ([`envpolicy_core::layer::caller_index`]).
+    fn env_index(&self, i: usize) -> Option<usize> {
+        match self.d.pass.layer {
+            Layer::User => Some(i),
+            Layer::Managed => caller_index(self.caller.env, self.d.exec.env, i),
+        }
+    }
+
+    /// The same for argument `i`.
+    fn arg_index(&self, i: usize) -> Option<usize> {
+        match self.d.pass.layer {
+            Layer::User => Some(i),
+            Layer::Managed => caller_index(self.caller.argv, self.d.exec.argv, i).or(Some(i)),
+        }
     }
 
     fn policy(&self) -> &'r Policy<'r> {
@@ -102,18 +124,9 @@ impl<'r> Report<'r> {
     #[cold]
     #[inline(never)]
     pub fn refusal(&self, what: Refusal) {
-        use envpolicy_core::refusal::{self, At};
-        let (at, rule) = match what {
-            Refusal::Argument(i) => (
-                At::Argument(i),
-                self.d.arg_verdicts.get(i).map_or(ArgRule::None, |v| v.rule),
-            ),
-            Refusal::Program(rule) => (At::Program, rule),
-        };
-        let cx = self.context();
         let mut m = Msg::<1024>::new();
         m.push(b"envshim: ");
-        refusal::line(&cx, self.prog, at, rule, self.source(), &mut |p| {
+        envpolicy_core::refusal::of_pass(self.d, self.prog, what, &mut |p| {
             m.push_pieces(&[p]);
         });
         self.write(&mut m, To::Person);
@@ -331,7 +344,7 @@ impl<'r> Report<'r> {
             self.record(
                 fd,
                 &Record {
-                    index: Some(i),
+                    index: self.env_index(i),
                     name: Some(self.env_name(i)),
                     action: v.action.id(),
                     rule: v.rule.id(),
@@ -404,7 +417,7 @@ impl<'r> Report<'r> {
                 fd,
                 &Record {
                     target: "argv",
-                    index: Some(i),
+                    index: self.arg_index(i),
                     name: self.arg_name(Some(i), v.rule),
                     action: v.action.id(),
                     rule: v.rule.id(),
