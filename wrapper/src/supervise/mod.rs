@@ -220,6 +220,7 @@ fn supervisor(
     drop(up);
     status::send_pid(&status_w, child);
     leave_terminal();
+    own_scheduling_group();
     serve::serve(listener, child, status_w, setup)
 }
 
@@ -337,6 +338,24 @@ fn leave_terminal() {
         let _ = unistd::dup2_stdin(&null);
         let _ = unistd::dup2_stdout(&null);
     }
+}
+
+/// A session of its own, made after the command was forked (which stays in
+/// envwrap's session and process group): where the kernel groups the
+/// scheduling of processes by session (`/proc/sys/kernel/sched_autogroup_enabled`,
+/// a task outside any cpu cgroup), the supervisor is then a group of its
+/// own, which the CPU time the tree spends does not put behind. An answer
+/// then wakes the exec without its preempting the supervisor, which ends
+/// its turn and sleeps before the exec runs on: the kernel's exec balancing
+/// (`sched_exec`) and the wake-ups that follow find the CPU free instead of
+/// moving the new program to the other one (docs/benchmarks.md,
+/// 2026-12-07). The supervisor ignores the terminal's signals and holds no
+/// terminal already ([`leave_terminal`]); what it leaves is the job's
+/// process group, so a signal to the whole job no longer reaches it: it
+/// ends when no process holds the filter, as it does when the command ends
+/// first. A supervisor that is a group leader cannot (nothing changes then).
+fn own_scheduling_group() {
+    let _ = unistd::setsid();
 }
 
 /// Give stderr up too (when the command has ended).

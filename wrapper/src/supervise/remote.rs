@@ -1,10 +1,6 @@
-//! Reading an exec's path, argv and envp out of the target's memory, through
-//! `/proc/PID/mem`.
-//!
-//! Not process_vm_readv(2): it pins the pages it reads, and pinning an
-//! anonymous page that a fork left shared breaks the sharing, so a read of a
-//! freshly forked child copies, in the child, every page it touches. A read of
-//! `/proc/PID/mem` copies the bytes and leaves the target's memory as it was.
+//! Reading an exec's path, argv and envp out of the target's memory, with
+//! process_vm_readv(2) ([`Remote`] says why), and writing its envp array
+//! through `/proc/PID/mem`.
 //!
 //! The reads follow the kernel's own limits, so that the supervisor fails an
 //! exec exactly where execve(2) would: an unreadable pointer is EFAULT, a
@@ -45,8 +41,19 @@ pub struct ExecArgs {
 /// A reader of one target's memory, a page at a time: each page it touches
 /// is read once (the strings of an environment a program built sit anywhere in
 /// its heap, so reading ahead mostly copies what is never looked at).
+///
+/// The pages are read with process_vm_readv(2), the pages an exec names in
+/// two calls (the pages of the path and of both arrays, then every page a
+/// string of the arrays starts on): no file to open and close for a process
+/// the supervisor sees once. It pins what it reads, so an anonymous page a
+/// fork left shared is copied in the child it is read from (which is about to
+/// exec, and drops its memory then); and it reads only what the target itself
+/// may read, as execve(2) does. Where it is refused (a seccomp profile, a
+/// kernel without it), `/proc/PID/mem` as before.
 pub struct Remote {
-    mem: File,
+    pid: u32,
+    /// `/proc/PID/mem`, when process_vm_readv(2) is refused, or for a write.
+    mem: Option<File>,
     /// Pages read so far: address, bytes (fewer than a page when the next page
     /// of the range is not mapped: a read stops there).
     pages: Vec<(u64, Vec<u8>)>,
@@ -54,28 +61,48 @@ pub struct Remote {
     total: usize,
 }
 
+/// The most pages one process_vm_readv(2) is given (its IOV_MAX).
+const BATCH: usize = 1024;
+
 impl Remote {
-    /// Open the target's memory; `Gone` when it has ended. Opened for writing
-    /// too where the kernel allows it ([`Remote::write_array`]): the file
-    /// holds the memory of the process it was opened on, so a write through it
-    /// never reaches a process that took the pid later.
+    /// A reader of the memory of `pid` (a thread's id). Nothing is opened yet:
+    /// [`Remote::exec_args`] says `Gone` when the target has ended or its
+    /// memory cannot be read.
     pub fn new(pid: u32) -> Result<Remote, Unreadable> {
-        let path = format!("/proc/{pid}/mem");
+        Ok(Remote {
+            pid,
+            mem: None,
+            pages: Vec::new(),
+            total: 0,
+        })
+    }
+
+    /// Open `/proc/PID/mem`, for writing too where the kernel allows it
+    /// ([`Remote::write_array`]): the file holds the memory of the process it
+    /// was opened on, so a write through it never reaches a process that took
+    /// the pid later. A caller that writes opens it first, then checks that
+    /// the notification is still valid, then writes.
+    pub fn open(&mut self) -> Result<(), Unreadable> {
+        if self.mem.is_some() {
+            return Ok(());
+        }
+        let path = format!("/proc/{}/mem", self.pid);
         let mem = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(&path)
             .or_else(|_| File::open(&path))
             .map_err(|_| Unreadable::Gone)?;
-        Ok(Remote {
-            mem,
-            pages: Vec::new(),
-            total: 0,
-        })
+        self.mem = Some(mem);
+        Ok(())
     }
 
     /// Read `path`, then the NULL-terminated arrays `argv` and `envp`.
     pub fn exec_args(&mut self, path: u64, argv: u64, envp: u64) -> Result<ExecArgs, Unreadable> {
+        self.prefetch(&[path, argv, envp])?;
+        let mut starts = self.peek_array(argv);
+        starts.extend(self.peek_array(envp));
+        self.prefetch(&starts)?;
         let path = self.string(path, PATH_MAX, libc::ENAMETOOLONG)?;
         let (argv, _) = self.array(argv)?;
         let (env, env_ptrs) = self.array(envp)?;
@@ -85,6 +112,106 @@ impl Remote {
             env,
             env_ptrs,
         })
+    }
+
+    /// The pointers of the array at `at`, as far as they can be read (at most
+    /// `BATCH`), to read the pages of their strings at once. Only a read
+    /// ahead: [`Remote::array`] reads the array again, with the kernel's
+    /// limits, from the pages kept.
+    fn peek_array(&mut self, at: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        if at == 0 {
+            return out;
+        }
+        let mut slot = at;
+        while out.len() < BATCH {
+            match self.word(slot) {
+                Ok(0) | Err(_) => break,
+                Ok(p) => out.push(p),
+            }
+            let Some(next) = slot.checked_add(8) else {
+                break;
+            };
+            slot = next;
+        }
+        out
+    }
+
+    /// Read the pages of the addresses `at` not read yet, in as few
+    /// process_vm_readv(2) calls as they take; a page that cannot be read is
+    /// left to [`Remote::read_page`]. `Gone` when the target has ended, or
+    /// its memory can be read neither this way nor through `/proc/PID/mem`.
+    fn prefetch(&mut self, at: &[u64]) -> Result<(), Unreadable> {
+        if self.mem.is_some() {
+            return Ok(());
+        }
+        let mut want: Vec<u64> = at
+            .iter()
+            .filter(|&&a| a != 0)
+            .map(|&a| a / PAGE * PAGE)
+            .filter(|p| !self.pages.iter().any(|(q, _)| q == p))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        let mut start = 0;
+        while start < want.len() {
+            let end = want.len().min(start + BATCH);
+            let mut bufs: Vec<Vec<u8>> = vec![vec![0u8; PAGE as usize]; end - start];
+            let got = match self.readv(&want[start..end], &mut bufs) {
+                Ok(n) => n / PAGE as usize,
+                Err(libc::EFAULT) => 0,
+                Err(libc::ESRCH) => return Err(Unreadable::Gone),
+                // Refused (EPERM, ENOSYS): the file, as before.
+                Err(_) => return self.open(),
+            };
+            for (page, bytes) in want[start..].iter().zip(bufs).take(got) {
+                self.pages.push((*page, bytes));
+            }
+            // The page after the last read could not be: skip it.
+            start += got + 1;
+        }
+        Ok(())
+    }
+
+    /// process_vm_readv(2) of whole pages, one buffer of a page each: the
+    /// bytes read, or the errno.
+    fn readv(&self, pages: &[u64], bufs: &mut [Vec<u8>]) -> Result<usize, i32> {
+        let local: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        let remote: Vec<libc::iovec> = pages
+            .iter()
+            .map(|&p| libc::iovec {
+                iov_base: p as *mut libc::c_void,
+                iov_len: PAGE as usize,
+            })
+            .collect();
+        loop {
+            // SAFETY: every local iovec points at a live buffer of `iov_len`
+            // bytes that nothing else borrows during the call; the remote
+            // ones are addresses in the target, which the kernel checks.
+            let n = unsafe {
+                libc::process_vm_readv(
+                    self.pid as libc::pid_t,
+                    local.as_ptr(),
+                    local.len() as libc::c_ulong,
+                    remote.as_ptr(),
+                    remote.len() as libc::c_ulong,
+                    0,
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                e => return Err(e.unwrap_or(libc::EFAULT)),
+            }
+        }
     }
 
     /// A NULL-terminated array of strings, and its pointers; a NULL array is
@@ -112,13 +239,17 @@ impl Remote {
     /// Write `ptrs` and a NULL over the pointer array at `at` (which held at
     /// least as many): an envp array made shorter in place. One write, of
     /// memory the exec reads when it continues.
+    /// Needs [`Remote::open`] first.
     pub fn write_array(&self, at: u64, ptrs: &[u64]) -> std::io::Result<()> {
+        let Some(mem) = &self.mem else {
+            return Err(std::io::Error::from_raw_os_error(libc::EBADF));
+        };
         let bytes: Vec<u8> = ptrs
             .iter()
             .chain(std::iter::once(&0))
             .flat_map(|p| p.to_ne_bytes())
             .collect();
-        match self.mem.write_at(&bytes, at)? {
+        match mem.write_at(&bytes, at)? {
             n if n == bytes.len() => Ok(()),
             _ => Err(std::io::Error::from_raw_os_error(libc::EFAULT)),
         }
@@ -183,11 +314,23 @@ impl Remote {
         Ok(&bytes[off..])
     }
 
-    /// One page; empty when it is not mapped (EIO) or the target is gone.
+    /// One page; empty when it is not mapped (EFAULT, EIO) or the target is
+    /// gone.
     fn read_page(&mut self, page: u64) -> Vec<u8> {
         let mut buf = vec![0u8; PAGE as usize];
+        let Some(mem) = &self.mem else {
+            let mut bufs = [buf];
+            return match self.readv(&[page], &mut bufs) {
+                Ok(n) => {
+                    let [mut buf] = bufs;
+                    buf.truncate(n);
+                    buf
+                }
+                Err(_) => Vec::new(),
+            };
+        };
         loop {
-            match self.mem.read_at(&mut buf, page) {
+            match mem.read_at(&mut buf, page) {
                 Ok(n) => {
                     buf.truncate(n);
                     return buf;

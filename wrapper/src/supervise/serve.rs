@@ -240,7 +240,11 @@ fn answer(
         mode: held.mode,
         own_memory: &own_memory,
     };
-    let envpolicy::supervise::Judged { verdict, loud_kept } = judged(
+    let envpolicy::supervise::Judged {
+        verdict,
+        loud_kept,
+        refusal_line,
+    } = judged(
         &policy, how, &program, &args.argv, &args.env, &parent, &files,
     );
     // What is said of this exec hides the credential values of both its
@@ -300,17 +304,7 @@ fn answer(
             let text = match c.target {
                 Target::Env => unmade(Unmade::Receives, &c, &program, &policy),
                 // An argument or the path: the line every front end writes.
-                _ => {
-                    let managed = envpolicy::managed::Managed::for_process().in_force();
-                    let layers = outcome::Layers {
-                        user: outcome::Pass::new(&policy, &files),
-                        managed: managed.as_ref().map(|m| m.pass(&[])),
-                        requested_mode: held.mode,
-                        sticky: outcome::Sticky::default(),
-                    };
-                    let exec = (&args.argv[..], &args.env[..], &parent[..]);
-                    layers.refusal_line(&program, exec, &c)
-                }
+                _ => refusal_line.unwrap_or_default(),
             };
             refuse(listener, n, &text, recall);
         }
@@ -325,7 +319,7 @@ fn answer(
         }
         Verdict::Stripped(s) => {
             // (Read through it above: it is there.)
-            let Ok(remote) = remote else {
+            let Ok(mut remote) = remote else {
                 let _ = notify::fail(listener, n.id, REFUSED);
                 return;
             };
@@ -336,12 +330,14 @@ fn answer(
                 .filter(|(i, _)| !s.removed.iter().any(|r| r.index == *i))
                 .map(|(_, &p)| p)
                 .collect();
-            // Valid first: the pid still names the process that waits, whose
-            // memory `remote` holds (a write to a process that ended fails).
+            // Its memory opened, then valid: the pid still named the process
+            // that waits when the file was opened, whose memory it holds (a
+            // write to a process that ended fails).
+            let opened = remote.open();
             if !notify::still_valid(listener, n.id) {
                 return;
             }
-            if remote.write_array(envp, &kept).is_err() {
+            if opened.is_err() || remote.write_array(envp, &kept).is_err() {
                 // Memory it cannot write: the exec is one the supervisor
                 // cannot change after all, said as every such refusal is.
                 let c = &s.removed[0].change;
