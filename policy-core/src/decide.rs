@@ -1380,15 +1380,14 @@ fn add_sets(
         if set_applies(policy, mask, name) != Some(s) {
             continue; // a later set of the same name wins
         }
-        if rec.expands && req.routed {
-            if !routed_set(policy, req, verdicts, seen, name, s, out) {
-                done.refused += 1;
-            } else {
-                done.added += 1;
-            }
-            continue;
-        }
         if rec.expands {
+            if req.routed {
+                match routed_set(policy, req, verdicts, seen, name, s, out) {
+                    true => done.added += 1,
+                    false => done.refused += 1,
+                }
+                continue;
+            }
             let start = out.n_bytes;
             out.put(name);
             out.put(b"=");
@@ -1426,6 +1425,8 @@ fn add_sets(
 /// its name as the first decision made it passes as the set's result, unless
 /// it is a credential or holds a token's shape; one the first decision
 /// refused is not there, and nothing is added. True when it passes.
+#[cold]
+#[inline(never)]
 fn routed_set(
     policy: &Policy<'_>,
     req: &EnvRequest<'_>,

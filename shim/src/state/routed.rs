@@ -27,13 +27,19 @@ static ROUTED: AtomicBool = AtomicBool::new(false);
 /// `argv` holds `argc` NUL-terminated strings, as the loader passes them to
 /// `.init_array` functions.
 pub unsafe fn at_load(prog: &[u8], argc: c_int, argv: *const *const c_char) {
-    if envpolicy_core::bytes::basename(prog) != b"envwrap" || argc < 2 || argv.is_null() {
+    if argc < 2 || argv.is_null() {
         return;
     }
     // SAFETY: argc >= 2, so argv[1] is one of the loader's strings.
     let first = unsafe { *argv.add(1) };
-    // SAFETY: as above; each is NUL-terminated.
-    if !first.is_null() && unsafe { crate::platform::sys::cstr_bytes(first) } == b"--routed" {
+    // (The first byte alone, in every other process: most start no option.)
+    // SAFETY: as above; each is NUL-terminated, so its first byte is readable.
+    if first.is_null() || unsafe { *first } != b'-' as c_char {
+        return;
+    }
+    // SAFETY: as above.
+    let option = unsafe { crate::platform::sys::cstr_bytes(first) };
+    if option == b"--routed" && envpolicy_core::bytes::basename(prog) == b"envwrap" {
         ROUTED.store(true, Ordering::Relaxed);
     }
 }
