@@ -71,7 +71,7 @@ pub fn judge(
     env: &[Vec<u8>],
     env_files: &[Option<Vec<u8>>],
 ) -> Verdict {
-    judge_in(
+    judged(
         policy,
         How::refusing(None),
         program,
@@ -80,6 +80,7 @@ pub fn judge(
         &[],
         env_files,
     )
+    .verdict
 }
 
 /// What the supervisor knows of an exec besides its arrays: `envwrap --mode`,
@@ -105,23 +106,6 @@ impl How<'_> {
     }
 }
 
-/// [`judge`] in `how.mode` when one is given (`envwrap --mode`), else the
-/// policy's, with `parent_env` the environment of the process that makes the
-/// exec (its `/proc/PID/environ`; empty when unknown): rule 4 refuses an entry
-/// of the child that holds a copy of one of its credentials under another
-/// name, as the shim does with the caller's `environ`.
-pub fn judge_in(
-    policy: &Policy<'_>,
-    how: How<'_>,
-    program: &[u8],
-    argv: &[Vec<u8>],
-    env: &[Vec<u8>],
-    parent_env: &[Vec<u8>],
-    env_files: &[Option<Vec<u8>>],
-) -> Verdict {
-    judged(policy, how, program, argv, env, parent_env, env_files).verdict
-}
-
 /// What the supervisor does with an exec, and the loud changes that are no
 /// difference it makes (a grant's use, an env file's value or a `set` the
 /// policy refuses to add), which every front end says at the exec
@@ -137,7 +121,11 @@ pub struct Judged {
     pub refusal_line: Option<String>,
 }
 
-/// [`judge_in`], with the loud changes kept as they are.
+/// [`judge`] in `how.mode` when one is given (`envwrap --mode`), else the
+/// policy's, with `parent_env` the environment of the process that makes the
+/// exec (its `/proc/PID/environ`; empty when unknown): rule 4 refuses an entry
+/// of the child that holds a copy of one of its credentials under another
+/// name, as the shim does with the caller's `environ`.
 pub fn judged(
     policy: &Policy<'_>,
     how: How<'_>,

@@ -280,7 +280,20 @@ fn answer(
         }
     }
     for c in &loud_kept {
-        say_kept(n, c, &program, listener, &policy, journal, recall);
+        // A loud change that is no difference of the exec (a grant's use, a
+        // refused value), as the shim says it at the exec.
+        let source = outcome::source_of(c.layer, policy.source());
+        let text = outcome::loud_line(c, &program, &c.why, source);
+        log_and_say(
+            n,
+            listener,
+            c,
+            &program,
+            text,
+            Often::PerProcess,
+            journal,
+            recall,
+        );
     }
     match verdict {
         Verdict::Unchanged => {
@@ -314,7 +327,17 @@ fn answer(
             refuse(listener, n, &text, recall);
         }
         Verdict::RunsWithout(c) => {
-            runs_without(n, &c, &program, listener, &policy, journal, recall);
+            let text = unmade(Unmade::RunsWithout, &c, &program, &policy);
+            log_and_say(
+                n,
+                listener,
+                &c,
+                &program,
+                Some(text),
+                Often::InLife,
+                journal,
+                recall,
+            );
             let _ = notify::allow(listener, n.id);
         }
         Verdict::Stripped(s) => {
@@ -353,17 +376,49 @@ fn answer(
             say_stripped(n, &s, &program, &policy, journal, recall);
             match *s.then {
                 Verdict::RunsWithout(c) => {
-                    runs_without(n, &c, &program, listener, &policy, journal, recall)
+                    let text = unmade(Unmade::RunsWithout, &c, &program, &policy);
+                    let often = Often::InLife;
+                    log_and_say(
+                        n,
+                        listener,
+                        &c,
+                        &program,
+                        Some(text),
+                        often,
+                        journal,
+                        recall,
+                    );
                 }
                 Verdict::UnchangedDespite(c) => {
-                    runs_unchanged(n, &c, &program, listener, &policy, journal, recall)
+                    let text = unmade(Unmade::RunsUnchanged, &c, &program, &policy);
+                    let often = Often::PerProcess;
+                    log_and_say(
+                        n,
+                        listener,
+                        &c,
+                        &program,
+                        Some(text),
+                        often,
+                        journal,
+                        recall,
+                    );
                 }
                 _ => {}
             }
             let _ = notify::allow(listener, n.id);
         }
         Verdict::UnchangedDespite(c) => {
-            runs_unchanged(n, &c, &program, listener, &policy, journal, recall);
+            let text = unmade(Unmade::RunsUnchanged, &c, &program, &policy);
+            log_and_say(
+                n,
+                listener,
+                &c,
+                &program,
+                Some(text),
+                Often::PerProcess,
+                journal,
+                recall,
+            );
             let _ = notify::allow(listener, n.id);
         }
     }
@@ -437,67 +492,46 @@ fn file_name(path: &[u8]) -> &[u8] {
     path.rsplit(|&b| b == b'/').next().unwrap_or(path)
 }
 
-/// Say (once per process) and log that the exec runs unchanged where the
-/// policy would change it (`[supervise] changes = "audit"`).
-fn runs_unchanged(
-    n: &Notification,
-    c: &Change,
-    program: &[u8],
-    listener: BorrowedFd<'_>,
-    policy: &Policy<'_>,
-    journal: &mut Journal,
-    recall: &mut Recall,
-) {
-    journal.record(program, c, Mode::Enforce);
-    let text = unmade(Unmade::RunsUnchanged, c, program, policy);
-    if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
-        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
-    }
+/// How often a line about an exec is said.
+#[derive(Clone, Copy)]
+enum Often {
+    /// Once per process: a refusal, a change made or not made.
+    PerProcess,
+    /// Once in the supervisor's life: a missing entry, not repeated at every
+    /// exec of a loop.
+    InLife,
 }
 
-/// Say once, and log, that the exec runs without an entry the policy would add.
-fn runs_without(
+/// Log `c`, a change of the exec of `program`, and say `text` (the line for
+/// it, when it has one) on the target's standard error, as `often` allows.
+#[allow(clippy::too_many_arguments)]
+fn log_and_say(
     n: &Notification,
+    listener: BorrowedFd<'_>,
     c: &Change,
     program: &[u8],
-    listener: BorrowedFd<'_>,
-    policy: &Policy<'_>,
+    text: Option<String>,
+    often: Often,
     journal: &mut Journal,
     recall: &mut Recall,
 ) {
     journal.record(program, c, Mode::Enforce);
-    let text = unmade(Unmade::RunsWithout, c, program, policy);
-    // Once per program and name in the supervisor's life: a missing entry is
-    // said, not repeated at every exec of a loop.
-    if notify::still_valid(listener, n.id) && recall.said_once.insert(text.clone()) {
-        message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
-    }
-}
-
-/// Say (once per process) and log a loud change that is no difference of the
-/// exec (a grant's use, a refused value), as the shim says it at the exec.
-fn say_kept(
-    n: &Notification,
-    c: &Change,
-    program: &[u8],
-    listener: BorrowedFd<'_>,
-    policy: &Policy<'_>,
-    journal: &mut Journal,
-    recall: &mut Recall,
-) {
-    journal.record(program, c, Mode::Enforce);
-    let source = outcome::source_of(c.layer, policy.source());
-    let Some(text) = outcome::loud_line(c, program, &c.why, source) else {
+    let Some(text) = text else { return };
+    if !notify::still_valid(listener, n.id) {
         return;
+    }
+    let first = match often {
+        Often::PerProcess => recall.first_time(n.pid, &text),
+        Often::InLife => recall.said_once.insert(text.clone()),
     };
-    if notify::still_valid(listener, n.id) && recall.first_time(n.pid, &text) {
+    if first {
         message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
     }
 }
 
 /// What the shim says of the entries it removes, said of those the supervisor
-/// removed: a loud change's line ("refused GH_TOKEN for bwrap (rule; policy
-/// ...)"), once per process; a credential withheld quietly, the withheld line,
+/// removed: a loud change's line ("refused GH_TOKEN for bwrap: REASON (policy
+/// ...)", envpolicy_core::loud), once per process; a credential withheld quietly, the withheld line,
 /// once per name in the supervisor's life; every change logged.
 fn say_stripped(
     n: &Notification,
