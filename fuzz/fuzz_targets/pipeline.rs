@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 const USER: [&str; 4] = [
     "version = 1\n",
     "version = 1\nbase = \"floor\"\nkeep = [\"A*\", \"GH_TOKEN\"]\n",
-    "version = 1\nset = { X = \"1\" }\nstrip = [\"B*\"]\n[argv]\nsecrets = \"redact\"\n",
+    "version = 1\nset = { X = \"1\", Y = \"${A1}-y\" }\nstrip = [\"B*\"]\n[argv]\nsecrets = \"redact\"\n",
     "version = 1\n[[grant]]\nname = \"GH_TOKEN\"\nprogram = \"/usr/bin/gh\"\n",
 ];
 const MANAGED: &str = "version = 1\nstrip = [\"A1\"]\nset = { M = \"managed\" }\n";
@@ -120,7 +120,12 @@ fuzz_target!(|data: &[u8]| {
     let argv: Vec<Vec<u8>> = pieces.take(32).map(<[u8]>::to_vec).collect();
     let env_r: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
     let argv_r: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-    let exec = Exec::new(b"/bin/true", &argv_r, &env_r, &[]);
+    // An environment a front end decided already, routed through envwrap
+    // (`EnvRequest::routed`), for an input of odd length.
+    let exec = Exec {
+        routed: data.len() & 1 == 1,
+        ..Exec::new(b"/bin/true", &argv_r, &env_r, &[])
+    };
 
     let tight = run(exec, &user, managed, 0);
     let roomy = run(exec, &user, managed, 1 << 16);
