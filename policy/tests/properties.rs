@@ -212,6 +212,37 @@ proptest! {
         }
     }
 
+    /// An environment the policy decided, decided again as an exec another
+    /// front end already decided (the route through `envwrap --routed`, the
+    /// supervisor's judgement of an exec the shim made: `Layers::decide_routed`),
+    /// gives the child the same environment: the second decision changes
+    /// nothing, expanding sets included.
+    #[test]
+    fn a_routed_decision_of_a_decided_environment_changes_nothing(c in case(), env in proptest::collection::vec(entry(), 0..24)) {
+        let text = policy_text(&c);
+        let Ok(compiled) = envpolicy::load::compile_text(&text, std::path::Path::new("prop.toml")) else {
+            return Ok(());
+        };
+        let policy = compiled.policy();
+        let prog: &[u8] = b"/usr/bin/prog";
+        let argv = vec![prog.to_vec()];
+        let d = outcome::decide(&policy, prog, &argv, &env, &[], &[]);
+        if c.audit || d.refused().is_some() {
+            return Ok(());
+        }
+        let mut first = d.effective_env(&env).to_vec();
+        let files: Vec<Option<Vec<u8>>> = Vec::new();
+        let layers = outcome::Layers::one(outcome::Pass::new(&policy, &files), outcome::Sticky::default());
+        let again = layers.decide_routed(prog, &argv, &first, &[]);
+        let mut second = again.effective_env(&first).to_vec();
+        first.sort();
+        second.sort();
+        let names = |v: &[Vec<u8>]| -> Vec<String> {
+            v.iter().map(|e| String::from_utf8_lossy(split(e).map_or(&e[..], |(n, _)| n)).into_owned()).collect()
+        };
+        prop_assert!(first == second, "decided again, {:?} became {:?}", names(&first), names(&second));
+    }
+
     #[test]
     fn any_bytes_as_environment_never_panic(env in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..40), argv in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..8)) {
         for text in [envpolicy::load::DEFAULT_POLICY, envpolicy::load::FLOOR_POLICY] {
