@@ -186,6 +186,10 @@ pub struct Decision {
     /// The input entries whose credential is withheld with no warning of its
     /// own, as [`envpolicy_core::withheld::worth_saying`] decides.
     pub withheld: Vec<usize>,
+    /// The names of credentials withheld the same way that the caller's
+    /// input does not hold: entries a first pass added (a user's secret, a
+    /// `set`) that the managed pass refuses.
+    pub withheld_added: Vec<Vec<u8>>,
 }
 
 impl Decision {
@@ -236,19 +240,22 @@ impl Decision {
     }
 
     /// The names of the credentials withheld from the child that no other line
-    /// names, once each, in the order of `input`; none in audit mode (nothing is
-    /// withheld).
-    pub fn withheld_names<'a>(&self, input: &'a [Vec<u8>]) -> Vec<&'a [u8]> {
-        let mut names: Vec<&[u8]> = Vec::new();
+    /// names, once each, in the order of `input`, then those of entries a pass
+    /// added that a later one withholds ([`Decision::withheld_added`]); none in
+    /// audit mode (nothing is withheld).
+    pub fn withheld_names(&self, input: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut names: Vec<Vec<u8>> = Vec::new();
         if self.mode == Mode::Audit {
             return names;
         }
-        for &i in &self.withheld {
-            let Some((name, _)) = crate::bytes::split_entry(&input[i]) else {
-                continue;
-            };
-            if !names.contains(&name) {
-                names.push(name);
+        let of_input = self
+            .withheld
+            .iter()
+            .filter_map(|&i| input.get(i).and_then(|e| crate::bytes::split_entry(e)))
+            .map(|(name, _)| name);
+        for name in of_input.chain(self.withheld_added.iter().map(Vec::as_slice)) {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_vec());
             }
         }
         names
@@ -369,6 +376,7 @@ fn pass_decision(d: &pipeline::Decided<'_>, io: PassIo<'_, '_>) -> Decision {
     Decision {
         program: d.exec.identity.name.to_vec(),
         refusal_line,
+        withheld_added: Vec::new(),
         mode: d.pass.mode,
         user_mode: d.pass.mode,
         managed_mode: None,

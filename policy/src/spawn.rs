@@ -718,7 +718,7 @@ fn decide_for(
         withheld: d
             .withheld_names(env)
             .into_iter()
-            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .map(|n| String::from_utf8_lossy(&n).into_owned())
             .collect(),
         argv_rewritten: false,
         rebuilt: false,

@@ -458,6 +458,19 @@ fn refusal_line(o: &Outcome) -> Option<String> {
     })
 }
 
+/// The names a front end's withheld lines (after `prefix`) give, sorted:
+/// "NAME withheld from PROGRAM and what it starts (...)".
+fn withheld_names(o: &Outcome, prefix: &str) -> Vec<String> {
+    let mut out: Vec<String> = o
+        .stderr_str()
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .filter_map(|l| l.split_once(" withheld from ").map(|(n, _)| n.to_string()))
+        .collect();
+    out.sort();
+    out
+}
+
 /// A refusal line with what an argument holds left out ("argument 1 holds
 /// ... (policy P)" becomes "argument 1 holds (policy P)").
 fn without_what_it_holds(line: &str) -> String {
@@ -828,6 +841,15 @@ fn generated_execs_agree_in_every_front_end() {
                         said.as_deref().map(|l| s.redact(l))
                     ));
                 }
+            }
+        }
+        // The withheld lines (envpolicy_core::withheld) name the same
+        // credentials in the shim and in envwrap.
+        if !case.audit && shim_child.code == Some(0) {
+            let by = withheld_names(&by_shim, "envshim: ");
+            let ew = withheld_names(&by_envwrap, "envwrap: ");
+            if by != ew {
+                differ.push(format!("withheld: the shim names {by:?}, envwrap {ew:?}"));
             }
         }
         // The records of the changes (envpolicy_core::record) are the same,

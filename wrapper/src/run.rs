@@ -352,8 +352,10 @@ fn report(
             && c.name
                 .as_deref()
                 .is_some_and(|n| operand_names.contains(&n.as_bytes()));
-        // The shim's own entries are envwrap's doing (--preload), not the policy's.
-        let audit = d.mode == Mode::Audit && c.rule != ChangeRule::Env(Rule::Sticky);
+        // The shim's own entries are envwrap's doing (--preload), not the
+        // policy's. A change is audited by the mode of the pass that made it
+        // (a managed layer in audit mode under an enforcing user policy).
+        let audit = d.pass_mode(c.layer) == Mode::Audit && c.rule != ChangeRule::Env(Rule::Sticky);
         if !(audit || c.loud || from_operand) {
             continue;
         }
@@ -371,7 +373,7 @@ fn report(
         return;
     }
     for name in d.withheld_names(env) {
-        journal.withheld(name, command);
+        journal.withheld(&name, command);
     }
 }
 

@@ -292,8 +292,27 @@ fn combine(
             *slot = *v;
         }
     }
-    let mut withheld = first.withheld;
-    withheld.extend(second.withheld.iter().filter_map(|&k| env_at(k)));
+    // What a pass in audit mode withholds is not withheld: only an
+    // enforcing pass's lines are said, as the shim says them.
+    let (mut withheld, mut withheld_added) = match first.user_mode {
+        Mode::Enforce => (first.withheld, first.withheld_added),
+        Mode::Audit => (Vec::new(), Vec::new()),
+    };
+    let second_withheld = match second.mode {
+        Mode::Enforce => &second.withheld[..],
+        Mode::Audit => &[],
+    };
+    for &k in second_withheld {
+        match env_at(k) {
+            Some(j) => withheld.push(j),
+            None => withheld_added.extend(
+                i.env2
+                    .get(k)
+                    .and_then(|e| crate::bytes::split_entry(e))
+                    .map(|(n, _)| n.to_vec()),
+            ),
+        }
+    }
     withheld.sort_unstable();
     withheld.dedup();
     // The refusal that stands, or that an audit pass would make
@@ -320,5 +339,6 @@ fn combine(
         env_verdicts,
         argv_verdicts,
         withheld,
+        withheld_added,
     }
 }
