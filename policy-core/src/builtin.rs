@@ -136,6 +136,6 @@ pub const CREDENTIAL_NAMES: &[Entry] = &[
 /// preload entry, merged rather than replaced (rule 8).
 pub const LD_PRELOAD: &[u8] = b"LD_PRELOAD";
 /// The variable that names the policy file.
-pub const POLICY_VAR: &[u8] = b"ENVSHIM_POLICY";
+pub const POLICY_VAR: &[u8] = crate::shared::POLICY.as_bytes();
 /// The prefix of the shim's own variables: exempt from the unsafe table.
-pub const OWN_PREFIX: &[u8] = b"ENVSHIM_";
+pub const OWN_PREFIX: &[u8] = crate::shared::PREFIX.as_bytes();

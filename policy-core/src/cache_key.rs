@@ -88,7 +88,7 @@ pub fn cache_file_name(path: &[u8]) -> [u8; FILE_NAME_LEN] {
 }
 
 /// The variable that names the cache directory; only an absolute path counts.
-pub const CACHE_DIR_VAR: &str = "ENVSHIM_CACHE_DIR";
+pub const CACHE_DIR_VAR: &str = crate::shared::CACHE_DIR;
 
 /// The one rule for the cache directory (see the module docs), as the pieces to
 /// join: `given` is `$ENVSHIM_CACHE_DIR` (`None` when unset), `uid` the user's

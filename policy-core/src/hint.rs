@@ -22,7 +22,7 @@ use crate::cache_key::{fnv1a64, fnv1a64_more};
 use crate::Records;
 
 /// The variable's name.
-pub const NAME: &[u8] = b"ENVSHIM_HINT";
+pub const NAME: &[u8] = crate::shared::HINT.as_bytes();
 
 /// What the digest is bound to besides the policy path and the program: the
 /// library's version and the compiled format, so that a hint from another build

@@ -35,6 +35,7 @@
 //! - [`mux`]: what a terminal multiplexer is (tmux, GNU screen): when its client
 //!   may start processes in its server, and which server that is;
 //! - [`mark`]: how an exec the shim judged passes `envwrap --supervise`;
+//! - [`shared`]: every `ENVSHIM_*` name the front ends pass between them;
 //! - [`withheld`]: saying once per name and tree that a credential was withheld,
 //!   and [`seen`]: where a line for the person goes (the controlling terminal
 //!   too, when standard error is not one);
@@ -68,7 +69,7 @@ macro_rules! no_panic_modules {
 no_panic_modules!(
     argv, bytes, cache_key, capability, decide, elf_head, encoded, envfile, escaped, glob, hex,
     hint, identity, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, record,
-    reason, refusal, search, secret, seen, shape, shown, unmade, withheld, writers
+    reason, refusal, search, secret, seen, shape, shared, shown, unmade, withheld, writers
 );
 
 pub mod builtin;

@@ -30,7 +30,7 @@ pub const SYSTEM_POLICY: &[u8] = b"/etc/envshim/policy.toml";
 /// default, so that no descendant can pick a policy file for its subtree (by
 /// `ENVSHIM_POLICY`, or by `XDG_CONFIG_HOME` or `HOME` for the lookup). The
 /// shim points a child's envp at it as it is: it is written here once.
-pub const BUILTIN_POLICY_ENTRY: &[u8] = b"ENVSHIM_POLICY=:builtin\0";
+pub const BUILTIN_POLICY_ENTRY: &[u8] = crate::shared::BUILTIN_POLICY_ENTRY;
 
 /// The value of `ENVSHIM_POLICY` that names the built-in default rather than a
 /// file ([`names_builtin`]). It does not start with `/`, so it is never a path
@@ -143,10 +143,10 @@ impl Step {
     pub fn describe(self) -> &'static str {
         match self {
             Step::Explicit => "named on the command line",
-            Step::EnvVar => "ENVSHIM_POLICY",
+            Step::EnvVar => crate::shared::POLICY,
             Step::EnvBuiltin => {
-                "ENVSHIM_POLICY=:builtin, which names the built-in default (the policy of \
-                 a tree started with no policy file)"
+                ":builtin in ENVSHIM_POLICY, which names the built-in default (the policy \
+                 of a tree started with no policy file)"
             }
             Step::User => {
                 "the user's configuration ($XDG_CONFIG_HOME/envshim/policy.toml, else \

@@ -21,7 +21,7 @@
 //! Both sides compute the mark here, from the same bytes: one definition.
 
 /// The variable that carries the run key to the shims of the tree.
-pub const NAME: &[u8] = b"ENVSHIM_SUPERVISOR";
+pub const NAME: &[u8] = crate::shared::SUPERVISOR.as_bytes();
 
 /// `ENVSHIM_SUPERVISOR=` and 16 lowercase hex digits.
 pub const ENTRY_LEN: usize = NAME.len() + 1 + 16;

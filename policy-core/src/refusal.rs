@@ -72,7 +72,7 @@ pub fn line(
     out(Piece::Text(b")"));
 }
 
-/// [`line`] for pass `d`'s refusal `what`, at the exec of `program` (the name
+/// [`line()`] for pass `d`'s refusal `what`, at the exec of `program` (the name
 /// every message gives it, `Exec::identity`), with the names looked up where
 /// the pass read them: its own input (for the managed pass, the user pass's
 /// result, with the caller's environment as its parent) and its env files.

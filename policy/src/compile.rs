@@ -751,7 +751,7 @@ impl Compiler<'_> {
         creds: &[(GlobKind, Vec<u8>)],
         shapes: ShapeSet,
     ) -> Result<(), PolicyError> {
-        if name == "LD_PRELOAD" || name.starts_with("ENVSHIM_") {
+        if name == "LD_PRELOAD" || name.starts_with(crate::shared::PREFIX) {
             return self.err(
                 value.span(),
                 format!("{name} belongs to the shim (rule 8 keeps it): a policy cannot set it"),

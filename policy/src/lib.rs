@@ -29,7 +29,8 @@
 pub use envpolicy_core::{
     argv, builtin, bytes, cache_key, capability, decide, elf_head, encoded, envfile, escaped, glob,
     identity, layer, lookup, loud, mark, mux, pairs, pipeline, programs, readable, reason, record,
-    refusal, search, secret, seen, shape, shown, unmade, withheld, writers, Policy, Records,
+    refusal, search, secret, seen, shape, shared, shown, unmade, withheld, writers, Policy,
+    Records,
 };
 
 /// The compiled buffer ([`envpolicy_core::compiled`]) and, for the compiler, its

@@ -116,7 +116,7 @@ pub fn locate_in(
     if let Some(p) = explicit {
         return Source::Explicit(p.to_path_buf());
     }
-    if let Some(p) = getenv("ENVSHIM_POLICY").filter(|p| !p.is_empty()) {
+    if let Some(p) = getenv(crate::shared::POLICY).filter(|p| !p.is_empty()) {
         if crate::lookup::names_builtin(p.as_bytes()) {
             return Source::EnvBuiltin;
         }

@@ -170,8 +170,8 @@ fn verdict_of(
     let shim = shim_of(env);
     let sticky = Sticky {
         preload: shim,
-        policy_entry: shim.and_then(|_| entry(env, b"ENVSHIM_POLICY")),
-        hint: shim.and_then(|_| entry(env, b"ENVSHIM_HINT")),
+        policy_entry: shim.and_then(|_| entry(env, crate::shared::POLICY.as_bytes())),
+        hint: shim.and_then(|_| entry(env, crate::shared::HINT.as_bytes())),
     };
     // The managed layer, as every front end applies it (loaded once per
     // supervisor: docs/adr/0020-managed-layer.md).

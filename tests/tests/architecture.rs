@@ -120,3 +120,43 @@ fn the_reading_finds_uses_and_circles() {
     );
     assert_eq!(circle_through(&g, "c"), None);
 }
+
+/// Every `ENVSHIM_*` name the front ends share is written once, in
+/// `envpolicy_core::shared`: a `"ENVSHIM_` literal (`"`, `b"` or `c"`) in
+/// the code of the four crates anywhere else (their test modules, from a
+/// file's first `#[cfg(test)]` on, and comments apart) is a name typed by
+/// hand, which drifts from the other side's.
+#[test]
+fn the_names_the_front_ends_share_are_written_once() {
+    let root = workspace_root();
+    let home = root.join("policy-core/src/shared.rs");
+    let mut stray = Vec::new();
+    for krate in ["policy-core/src", "policy/src", "shim/src", "wrapper/src"] {
+        let files = envshim_e2e::walk::files_under(vec![root.join(krate)], |_| true);
+        for (file, _) in files
+            .iter()
+            .filter(|(f, _)| f.extension().is_some_and(|x| x == "rs"))
+        {
+            if *file == home {
+                continue;
+            }
+            let text = std::fs::read_to_string(file).expect("read a source file");
+            for (n, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with("#[cfg(test)]") {
+                    break;
+                }
+                if !line.trim_start().starts_with("//") && line.contains("\"ENVSHIM_") {
+                    stray.push(format!(
+                        "{}:{}",
+                        file.strip_prefix(&root).unwrap().display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "ENVSHIM_ names written by hand (use envpolicy_core::shared): {stray:?}"
+    );
+}

@@ -149,7 +149,7 @@ fn learn_the_hosts_credentials() {
 /// Run `envwrap compile` with the arguments after `compile`.
 pub fn run(args: &[OsString]) -> ExitCode {
     // Run by libenvshim.so (see `end_with_the_host`, and the messages below).
-    let by_shim = std::env::var_os("ENVSHIM_COMPILING").is_some();
+    let by_shim = std::env::var_os(envpolicy::shared::COMPILING).is_some();
     if by_shim {
         end_with_the_host();
         learn_the_hosts_credentials();

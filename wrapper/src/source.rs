@@ -54,7 +54,7 @@ impl Loaded {
             let entry = envpolicy::lookup::BUILTIN_POLICY_ENTRY;
             return Some(entry.strip_suffix(b"\0").unwrap_or(entry).to_vec());
         };
-        let mut e = b"ENVSHIM_POLICY=".to_vec();
+        let mut e = envpolicy::shared::POLICY_ENTRY.to_vec();
         e.extend_from_slice(p.as_os_str().as_bytes());
         Some(e)
     }

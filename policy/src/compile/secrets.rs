@@ -80,7 +80,7 @@ impl Compiler<'_> {
                 format!("a secret names one variable exactly, not `{name}`"),
             );
         }
-        if name == "LD_PRELOAD" || name.starts_with("ENVSHIM_") {
+        if name == "LD_PRELOAD" || name.starts_with(crate::shared::PREFIX) {
             return self.err(
                 s.name.span(),
                 format!("{name} belongs to the shim (rule 8 keeps it): it cannot be a secret"),

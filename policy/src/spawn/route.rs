@@ -179,7 +179,7 @@ fn on_path(name: &Path, path: Option<&[u8]>) -> Option<PathBuf> {
 
 /// envwrap: `$ENVSHIM_ENVWRAP` (this process's), else `envwrap` on `path`.
 fn envwrap(path: Option<&[u8]>) -> Option<PathBuf> {
-    match std::env::var_os("ENVSHIM_ENVWRAP").filter(|v| !v.is_empty()) {
+    match std::env::var_os(crate::shared::ENVWRAP).filter(|v| !v.is_empty()) {
         Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file()),
         None => on_path(Path::new("envwrap"), path),
     }

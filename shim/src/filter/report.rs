@@ -217,7 +217,7 @@ impl<'r> Report<'r> {
             .pass
             .sticky
             .policy_entry
-            .and_then(|e| e.strip_prefix(b"ENVSHIM_POLICY="))
+            .and_then(|e| e.strip_prefix(envpolicy_core::shared::POLICY_ENTRY))
         {
             Some(v) if envpolicy_core::lookup::names_builtin(v) => {
                 m.push(b"the built-in default policy")

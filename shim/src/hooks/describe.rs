@@ -65,8 +65,13 @@ pub extern "C" fn envshim_describe() -> ! {
 fn builtin_found_by() -> Step {
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings, and
     // `env_get` returns a pointer to a NUL-terminated value in it.
-    let value =
-        unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_POLICY").map(|v| sys::cstr_bytes(v)) };
+    let value = unsafe {
+        sys::env_get(
+            sys::environ_ptr(),
+            envpolicy_core::shared::POLICY.as_bytes(),
+        )
+        .map(|v| sys::cstr_bytes(v))
+    };
     match value {
         Some(v) if envpolicy_core::lookup::names_builtin(v) => Step::EnvBuiltin,
         _ => Step::Builtin,
@@ -76,7 +81,14 @@ fn builtin_found_by() -> Step {
 /// Which step of the lookup gave `source` (a file).
 fn found_by(source: &[u8]) -> Step {
     // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
-    if unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_POLICY") }.is_some() {
+    if unsafe {
+        sys::env_get(
+            sys::environ_ptr(),
+            envpolicy_core::shared::POLICY.as_bytes(),
+        )
+    }
+    .is_some()
+    {
         Step::EnvVar
     } else if source.strip_suffix(b"\0").unwrap_or(source) == SYSTEM_POLICY {
         Step::System

@@ -198,7 +198,7 @@ fn run_check(mux: &Multiplexer, server_c: &[u8], source: &[u8], server_process_e
     // the multiplexer's row says the helper needs to find the same server.
     let mut envp: [*const c_char; MAX_HELPER_VARS + 2] = [core::ptr::null(); MAX_HELPER_VARS + 2];
     let passed = mux.helper_vars.iter().filter_map(|name| entry(name));
-    let entries = core::iter::once(c"ENVSHIM_TMUX_CHECK=1".as_ptr()).chain(passed);
+    let entries = core::iter::once(envpolicy_core::shared::TMUX_CHECK_ENTRY.as_ptr()).chain(passed);
     for (slot, e) in envp.iter_mut().take(MAX_HELPER_VARS + 1).zip(entries) {
         *slot = e;
     }

@@ -58,7 +58,12 @@ pub fn envwrap_path(space: &mut PathSpace) -> Option<Envwrap<'_>> {
         None
     } else {
         // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings.
-        unsafe { sys::env_get(sys::environ_ptr(), b"ENVSHIM_ENVWRAP") }
+        unsafe {
+            sys::env_get(
+                sys::environ_ptr(),
+                envpolicy_core::shared::ENVWRAP.as_bytes(),
+            )
+        }
     };
     if let Some(v) = named {
         // SAFETY: `v` points to a NUL-terminated value.

@@ -21,7 +21,9 @@ use crate::state::sticky::{self, Captured};
 /// it (`ENVSHIM_POLICY=<path>` with its NUL).
 pub fn captured_policy_c() -> Option<&'static [u8]> {
     match sticky::policy() {
-        Captured::Present(c) => c.to_bytes_with_nul().strip_prefix(b"ENVSHIM_POLICY="),
+        Captured::Present(c) => c
+            .to_bytes_with_nul()
+            .strip_prefix(envpolicy_core::shared::POLICY_ENTRY),
         _ => None,
     }
 }
@@ -56,7 +58,7 @@ pub fn for_child(
     policy_entry: &[u8],
     argv0: &[u8],
 ) -> Option<[u8; hint::ENTRY_LEN]> {
-    let path = policy_entry.strip_prefix(b"ENVSHIM_POLICY=")?;
+    let path = policy_entry.strip_prefix(envpolicy_core::shared::POLICY_ENTRY)?;
     hint::entry(&active.policy, path, argv0, || fresh && !active.is_floor())
 }
 

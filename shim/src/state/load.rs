@@ -109,7 +109,7 @@ use crate::state::sticky;
 /// file with.
 const MAX_CACHE_BYTES: usize = envpolicy_core::readable::CACHE_FILE.bytes as usize;
 /// Set in envwrap's environment while it compiles for us (see the module docs).
-const COMPILING: &[u8] = b"ENVSHIM_COMPILING";
+const COMPILING: &[u8] = envpolicy_core::shared::COMPILING.as_bytes();
 
 /// What the constructor found. (Returned once, by value: the size of `File`'s
 /// decoded policy does not matter, and there is no heap to box it on.)
@@ -523,7 +523,7 @@ pub fn load(prog: &[u8]) -> Loaded {
         // owner). The built-in default, then the managed layer, decide.
         return nothing_found();
     }
-    if let Some(given_c) = env_c(b"ENVSHIM_POLICY") {
+    if let Some(given_c) = env_c(envpolicy_core::shared::POLICY.as_bytes()) {
         if envpolicy_core::lookup::names_builtin(without_nul(given_c)) {
             // The tree's policy is the built-in default, named (rule 8 gave this
             // entry): no lookup, and the captured entry is already the one every
@@ -1166,7 +1166,7 @@ fn compile(cache_c: &[u8], policy_c: &[u8]) -> Result<Waited, (&'static [u8], c_
         core::ptr::null(),
     ];
     let mut envp: [*const c_char; 4] = [core::ptr::null(); 4];
-    envp[0] = c"ENVSHIM_COMPILING=1".as_ptr();
+    envp[0] = envpolicy_core::shared::COMPILING_ENTRY.as_ptr();
     let mut n = 1;
     for var in [&b"PATH"[..], b"HOME"] {
         if let (Some(e), Some(slot)) = (env_entry(var), envp.get_mut(n)) {

@@ -177,7 +177,7 @@ pub fn keep_policy(path: &[u8]) {
     // reader can run.
     unsafe {
         remember_policy_at_load();
-        POLICY.set(b"ENVSHIM_POLICY=", path);
+        POLICY.set(envpolicy_core::shared::POLICY_ENTRY, path);
     }
 }
 
@@ -246,8 +246,8 @@ pub fn capture(own_name: *const c_char) {
         if let Some(v) = sys::env_get(env, b"LD_PRELOAD") {
             LD_PRELOAD.set(b"LD_PRELOAD=", bytes_of(v));
         }
-        if let Some(v) = sys::env_get(env, b"ENVSHIM_POLICY") {
-            POLICY.set(b"ENVSHIM_POLICY=", bytes_of(v));
+        if let Some(v) = sys::env_get(env, envpolicy_core::shared::POLICY.as_bytes()) {
+            POLICY.set(envpolicy_core::shared::POLICY_ENTRY, bytes_of(v));
         }
     }
     capture_own_path(own_name);

@@ -696,7 +696,7 @@ pub(crate) fn who() -> &'static str {
 }
 
 /// Set by libenvshim.so in the environment of the check it runs.
-pub const SHIM_CHECK: &str = "ENVSHIM_TMUX_CHECK";
+pub const SHIM_CHECK: &str = envpolicy::shared::TMUX_CHECK;
 
 /// For `envwrap scan`: what the servers of every multiplexer hold in the
 /// environments they give new processes, as scan findings; for tmux only the
