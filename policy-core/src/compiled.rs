@@ -215,18 +215,28 @@ pub enum SuperviseChanges {
 }
 
 /// `base`: what a child starts from, before keep and strip.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[repr(u8)]
 pub enum Base {
     /// Start empty.
     None = 0,
     /// Start from the documented floor (`builtin::FLOOR`).
     Floor = 1,
-    /// Inherit everything.
+    /// Inherit everything (what a policy that names no base gets).
+    #[default]
     All = 2,
 }
 
 impl Base {
+    /// The policy's word for it (`base = "..."`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Base::None => "none",
+            Base::Floor => "floor",
+            Base::All => "all",
+        }
+    }
+
     pub fn from_u8(v: u8) -> Option<Base> {
         Some(match v {
             0 => Base::None,

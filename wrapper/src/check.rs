@@ -202,7 +202,7 @@ fn secret_lines(secrets: &[crate::secret_cmd::Listed]) -> String {
 #[derive(Default, Debug)]
 pub struct Summary {
     pub mode: &'static str,
-    pub base: &'static str,
+    pub base: Base,
     pub unsafe_names: &'static str,
     pub argv_secrets: &'static str,
     pub env_flags: bool,
@@ -261,7 +261,7 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
             Mode::Enforce => "enforce",
             Mode::Audit => "audit",
         },
-        base: base_name(st.base),
+        base: st.base,
         unsafe_names: if st.strip_unsafe { "stripped" } else { "kept" },
         argv_secrets: match st.argv_secrets {
             ArgvSecrets::Refuse => "refuse",
@@ -287,7 +287,7 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
         let Some(p) = policy.program(i) else { continue };
         let pairs = p
             .pairs_base
-            .map(|base| (base_name(base).to_string(), Vec::new(), Vec::new()));
+            .map(|base| (base.id().to_string(), Vec::new(), Vec::new()));
         programs.insert(
             i,
             ProgramSummary {
@@ -401,14 +401,6 @@ pub fn summarize(policy: &Policy<'_>) -> Summary {
     s
 }
 
-fn base_name(b: Base) -> &'static str {
-    match b {
-        Base::None => "none",
-        Base::Floor => "floor",
-        Base::All => "all",
-    }
-}
-
 fn list(v: &[String]) -> String {
     if v.is_empty() {
         "(none)".to_string()
@@ -430,7 +422,7 @@ impl Summary {
                 "mode {}, base {}, unsafe names {}, secrets in argv: {}, NAME=VALUE pairs in argv {}, \
                  execs --supervise cannot change: {}",
                 self.mode,
-                self.base,
+                self.base.id(),
                 self.unsafe_names,
                 self.argv_secrets,
                 if self.env_flags { "judged" } else { "left alone" },
@@ -439,13 +431,15 @@ impl Summary {
         );
         let kept = self.keep.join(", ");
         let mut keeps = match (self.base, kept.is_empty()) {
-            ("all", _) => "everything inherited, except what is stripped or refused".to_string(),
-            ("floor", true) => format!("the floor ({})", self.floor.join(", ")),
-            ("floor", false) => format!("the floor ({}), and {kept}", self.floor.join(", ")),
-            (_, true) => "nothing inherited".to_string(),
-            (_, false) => format!("nothing inherited but {kept}"),
+            (Base::All, _) => {
+                "everything inherited, except what is stripped or refused".to_string()
+            }
+            (Base::Floor, true) => format!("the floor ({})", self.floor.join(", ")),
+            (Base::Floor, false) => format!("the floor ({}), and {kept}", self.floor.join(", ")),
+            (Base::None, true) => "nothing inherited".to_string(),
+            (Base::None, false) => format!("nothing inherited but {kept}"),
         };
-        if self.base == "all" && !kept.is_empty() {
+        if self.base == Base::All && !kept.is_empty() {
             keeps.push_str(&format!("; keep {kept}"));
         }
         // A kept credential is refused, but where a grant passes it on.
@@ -553,7 +547,7 @@ impl Summary {
     pub fn to_json(&self) -> Value {
         json!({
             "mode": self.mode,
-            "base": self.base,
+            "base": self.base.id(),
             "unsafe_names": self.unsafe_names,
             "argv_secrets": self.argv_secrets,
             "env_flags": self.env_flags,
