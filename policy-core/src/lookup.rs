@@ -145,8 +145,8 @@ impl Step {
             Step::Explicit => "named on the command line",
             Step::EnvVar => crate::shared::POLICY,
             Step::EnvBuiltin => {
-                ":builtin in ENVSHIM_POLICY, which names the built-in default (the policy \
-                 of a tree started with no policy file)"
+                "ENVSHIM_POLICY=:builtin, which names the built-in default (the policy of \
+                 a tree started with no policy file)"
             }
             Step::User => {
                 "the user's configuration ($XDG_CONFIG_HOME/envshim/policy.toml, else \
