@@ -32,19 +32,19 @@ use crate::writers::{self, Untrusted};
 
 /// The managed layer's policy file. No variable, flag or user file names or
 /// moves it.
-pub const MANAGED_POLICY: &[u8] = b"/etc/envshim/managed.toml";
+pub const MANAGED_POLICY: &[u8] = crate::shared::MANAGED_POLICY;
 
 /// [`MANAGED_POLICY`], NUL-terminated, for a raw `stat`.
-pub const MANAGED_POLICY_C: &[u8] = b"/etc/envshim/managed.toml\0";
+pub const MANAGED_POLICY_C: &[u8] = crate::shared::MANAGED_POLICY_C;
 
 /// The managed layer's compiled form, written by root with
 /// `envwrap compile --managed`. libenvshim.so never parses TOML and never
 /// trusts a compiled form a user could write (its own cache): it enforces this
 /// file, checked fresh against [`MANAGED_POLICY`] and the files it imports.
-pub const MANAGED_COMPILED: &[u8] = b"/etc/envshim/managed.bin";
+pub const MANAGED_COMPILED: &[u8] = crate::shared::MANAGED_COMPILED;
 
 /// [`MANAGED_COMPILED`], NUL-terminated, for a raw `open`.
-pub const MANAGED_COMPILED_C: &[u8] = b"/etc/envshim/managed.bin\0";
+pub const MANAGED_COMPILED_C: &[u8] = crate::shared::MANAGED_COMPILED_C;
 
 // The NUL-terminated forms are the same paths.
 const _: () = assert!(

@@ -23,7 +23,7 @@ pub enum Step {
 }
 
 /// The system-wide policy file.
-pub const SYSTEM_POLICY: &[u8] = b"/etc/envshim/policy.toml";
+pub const SYSTEM_POLICY: &[u8] = crate::shared::SYSTEM_POLICY;
 
 /// `ENVSHIM_POLICY` set to [`BUILTIN_POLICY`], NUL-terminated: the entry the
 /// shim's rule 8 puts in every child of a tree whose policy is the built-in

@@ -1,6 +1,6 @@
 //! Every name the front ends share: the `ENVSHIM_*` variables that pass
-//! between the shim, envwrap, the Rust API and the supervisor, each written
-//! once, here, with why it exists (as sudo's `env.c` gives each entry of its
+//! between the shim, envwrap, the Rust API and the supervisor, and the fixed
+//! paths under `/etc/envshim`, each written once, here, with why it exists (as sudo's `env.c` gives each entry of its
 //! tables a reason).
 //!
 //! A name typed out by hand on one side and taken from a constant on the
@@ -59,6 +59,25 @@ pub const TMUX_CHECK_ENTRY: &CStr = c"ENVSHIM_TMUX_CHECK=1";
 /// when not the one beside libenvshim.so (or on `PATH`, for the Rust API).
 pub const ENVWRAP: &str = "ENVSHIM_ENVWRAP";
 
+/// The system-wide policy file: the lookup's step after the user's own
+/// ([`crate::lookup`]).
+pub const SYSTEM_POLICY: &[u8] = b"/etc/envshim/policy.toml";
+/// [`SYSTEM_POLICY`], NUL-terminated, for a raw `open`.
+pub const SYSTEM_POLICY_C: &[u8] = b"/etc/envshim/policy.toml\0";
+
+/// The managed layer's policy file ([`crate::layer`]). No variable, flag or
+/// user file names or moves it.
+pub const MANAGED_POLICY: &[u8] = b"/etc/envshim/managed.toml";
+/// [`MANAGED_POLICY`], NUL-terminated, for a raw `stat`.
+pub const MANAGED_POLICY_C: &[u8] = b"/etc/envshim/managed.toml\0";
+
+/// The managed layer's compiled form, written by root with
+/// `envwrap compile --managed`: the shim enforces this file, never a compiled
+/// form a user could write.
+pub const MANAGED_COMPILED: &[u8] = b"/etc/envshim/managed.bin";
+/// [`MANAGED_COMPILED`], NUL-terminated, for a raw `open`.
+pub const MANAGED_COMPILED_C: &[u8] = b"/etc/envshim/managed.bin\0";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +93,13 @@ mod tests {
         assert!(entry_of(HINT, HINT_ENTRY));
         assert!(entry_of(COMPILING, COMPILING_ENTRY.to_bytes()));
         assert!(entry_of(TMUX_CHECK, TMUX_CHECK_ENTRY.to_bytes()));
+        for (path, c) in [
+            (SYSTEM_POLICY, SYSTEM_POLICY_C),
+            (MANAGED_POLICY, MANAGED_POLICY_C),
+            (MANAGED_COMPILED, MANAGED_COMPILED_C),
+        ] {
+            assert_eq!(c.strip_suffix(b"\0"), Some(path));
+        }
         for name in [POLICY, HINT, SUPERVISOR, CACHE_DIR, COMPILING, TMUX_CHECK, ENVWRAP] {
             assert!(name.starts_with(PREFIX), "{name}");
         }

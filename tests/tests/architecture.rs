@@ -121,17 +121,21 @@ fn the_reading_finds_uses_and_circles() {
     assert_eq!(circle_through(&g, "c"), None);
 }
 
-/// Does `line` hold a string literal that is an `ENVSHIM_*` name or entry
-/// (no space in it: a sentence that names one is prose, not a name)?
+/// Does `line` hold a string literal that is an `ENVSHIM_*` name or entry, or
+/// a path under `/etc/envshim` (no space in it: a sentence that names one is
+/// prose, not a name)?
 fn names_a_variable(line: &str) -> bool {
-    line.match_indices("\"ENVSHIM_").any(|(at, _)| {
-        let literal = line[at + 1..].split('"').next().unwrap_or("");
-        !literal.contains(char::is_whitespace) && !literal.ends_with('\\')
-    })
+    let names = line.match_indices("\"ENVSHIM_");
+    names
+        .chain(line.match_indices("\"/etc/envshim"))
+        .any(|(at, _)| {
+            let literal = line[at + 1..].split('"').next().unwrap_or("");
+            !literal.contains(char::is_whitespace) && !literal.ends_with('\\')
+        })
 }
 
-/// Every `ENVSHIM_*` name the front ends share is written once, in
-/// `envpolicy_core::shared`: a `"ENVSHIM_` literal (`"`, `b"` or `c"`) in
+/// Every `ENVSHIM_*` name and `/etc/envshim` path the front ends share is
+/// written once, in `envpolicy_core::shared`: such a literal (`"`, `b"` or `c"`) in
 /// the code of the four crates anywhere else (their test modules, from a
 /// file's first `#[cfg(test)]` on, comments, and sentences of messages
 /// apart) is a name typed by hand, which drifts from the other side's.
@@ -166,6 +170,6 @@ fn the_names_the_front_ends_share_are_written_once() {
     }
     assert!(
         stray.is_empty(),
-        "ENVSHIM_ names written by hand (use envpolicy_core::shared): {stray:?}"
+        "ENVSHIM_ names or /etc/envshim paths written by hand (use envpolicy_core::shared): {stray:?}"
     );
 }

@@ -559,7 +559,7 @@ enum Config<'b> {
 
 /// The system-wide policy file, NUL-terminated.
 /// [`envpolicy_core::lookup::SYSTEM_POLICY`], NUL-terminated.
-const ETC_POLICY: &[u8] = b"/etc/envshim/policy.toml\0";
+const ETC_POLICY: &[u8] = envpolicy_core::shared::SYSTEM_POLICY_C;
 const _: () = assert!(
     ETC_POLICY.len() == envpolicy_core::lookup::SYSTEM_POLICY.len() + 1,
     "ETC_POLICY is SYSTEM_POLICY with a NUL"
