@@ -326,18 +326,8 @@ fn answer(
             let text = unmade(Unmade::WouldChange, &c, &program, &policy);
             refuse(listener, n, &text, recall);
         }
-        Verdict::RunsWithout(c) => {
-            let text = unmade(Unmade::RunsWithout, &c, &program, &policy);
-            log_and_say(
-                n,
-                listener,
-                &c,
-                &program,
-                Some(text),
-                Often::InLife,
-                journal,
-                recall,
-            );
+        v @ (Verdict::RunsWithout(_) | Verdict::UnchangedDespite(_)) => {
+            say_not_made(n, listener, &v, &program, &policy, journal, recall);
             let _ = notify::allow(listener, n.id);
         }
         Verdict::Stripped(s) => {
@@ -374,51 +364,7 @@ fn answer(
                 return;
             }
             say_stripped(n, &s, &program, &policy, journal, recall);
-            match *s.then {
-                Verdict::RunsWithout(c) => {
-                    let text = unmade(Unmade::RunsWithout, &c, &program, &policy);
-                    let often = Often::InLife;
-                    log_and_say(
-                        n,
-                        listener,
-                        &c,
-                        &program,
-                        Some(text),
-                        often,
-                        journal,
-                        recall,
-                    );
-                }
-                Verdict::UnchangedDespite(c) => {
-                    let text = unmade(Unmade::RunsUnchanged, &c, &program, &policy);
-                    let often = Often::PerProcess;
-                    log_and_say(
-                        n,
-                        listener,
-                        &c,
-                        &program,
-                        Some(text),
-                        often,
-                        journal,
-                        recall,
-                    );
-                }
-                _ => {}
-            }
-            let _ = notify::allow(listener, n.id);
-        }
-        Verdict::UnchangedDespite(c) => {
-            let text = unmade(Unmade::RunsUnchanged, &c, &program, &policy);
-            log_and_say(
-                n,
-                listener,
-                &c,
-                &program,
-                Some(text),
-                Often::PerProcess,
-                journal,
-                recall,
-            );
+            say_not_made(n, listener, &s.then, &program, &policy, journal, recall);
             let _ = notify::allow(listener, n.id);
         }
     }
@@ -527,6 +473,28 @@ fn log_and_say(
     if first {
         message::tell(n.pid, &format!("envwrap: {text}\n"), &mut recall.writers);
     }
+}
+
+/// Log and say a change the supervisor let the exec run without making
+/// (`v`: it runs without an entry, said once in its life, or unchanged under
+/// `[supervise] changes = "audit"`, said once per process); nothing for any
+/// other verdict.
+fn say_not_made(
+    n: &Notification,
+    listener: BorrowedFd<'_>,
+    v: &Verdict,
+    program: &[u8],
+    policy: &Policy<'_>,
+    journal: &mut Journal,
+    recall: &mut Recall,
+) {
+    let (how, often, c) = match v {
+        Verdict::RunsWithout(c) => (Unmade::RunsWithout, Often::InLife, c),
+        Verdict::UnchangedDespite(c) => (Unmade::RunsUnchanged, Often::PerProcess, c),
+        _ => return,
+    };
+    let text = unmade(how, c, program, policy);
+    log_and_say(n, listener, c, program, Some(text), often, journal, recall);
 }
 
 /// What the shim says of the entries it removes, said of those the supervisor
