@@ -349,6 +349,9 @@ pub struct Settings {
     /// `quiet`: say nothing of the credentials withheld from a child
     /// (`decide::Verdict::withheld`). Header byte 26, which older files hold as 0.
     pub quiet: bool,
+    /// `mask`: envwrap masks known credential values in every command's
+    /// output (`envwrap --mask`). Header byte 27, which older files hold as 0.
+    pub mask: bool,
 }
 
 /// A pattern record.
@@ -1045,6 +1048,7 @@ impl<'a> Policy<'a> {
             shapes: u16_at(bytes, 24).ok_or(FormatError::TooShort)?,
             min_value_len: u32_at(bytes, 28).ok_or(FormatError::TooShort)?,
             quiet: h(26)? != 0,
+            mask: h(27)? != 0,
         };
         Ok(Records {
             bytes,

@@ -322,9 +322,10 @@ pub fn holds_base64(value: &[u8], credential: &[u8]) -> bool {
     }
 }
 
-/// The base64 of `src` (a whole number of 3-byte groups) into `out`.
+/// The base64 of `src` (a whole number of 3-byte groups; a last partial group
+/// is left out) into `out`, 4 characters per group, as far as `out` holds them.
 #[inline]
-fn encode(src: &[u8], out: &mut [u8]) {
+pub fn encode(src: &[u8], out: &mut [u8]) {
     let sym = |x: u32| ALPHABET.get((x & 63) as usize).copied().unwrap_or(b'A');
     for (group, quad) in src.chunks_exact(3).zip(out.chunks_exact_mut(4)) {
         let mut g = [0u8; 3];

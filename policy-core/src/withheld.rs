@@ -165,6 +165,7 @@ mod tests {
             min_value_len: 8,
             supervise_changes: SuperviseChanges::Refuse,
             quiet: false,
+            mask: false,
         };
         let mut v = Verdict::new(Action::Refuse, Rule::CredentialName(0));
         assert!(!worth_saying(&settings, &v), "not a credential");

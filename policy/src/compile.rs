@@ -168,6 +168,7 @@ impl Compiler<'_> {
             env_flags: f.argv.env_flags.unwrap_or(true),
             self_scrub: f.self_scrub.unwrap_or(false),
             quiet: f.quiet.unwrap_or(false),
+            mask: f.mask.unwrap_or(false),
             shapes: shapes.bits(),
             min_value_len: f.credentials.min_value_len.unwrap_or(8).max(1),
             supervise_changes: match f.supervise.changes {

@@ -246,7 +246,7 @@ impl Writer {
         out.push(s.supervise_changes as u8);
         out.extend_from_slice(&s.shapes.to_le_bytes());
         out.push(u8::from(s.quiet));
-        out.push(0);
+        out.push(u8::from(s.mask));
         put_u32(&mut out, s.min_value_len);
         put_str(&mut out, self.source);
         put_str(&mut out, self.log);

@@ -48,6 +48,7 @@ pub mod error;
 pub mod load;
 #[cfg(unix)]
 pub mod managed;
+pub mod mask;
 pub mod outcome;
 pub mod read_file;
 pub mod schema;

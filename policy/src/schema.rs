@@ -34,6 +34,10 @@ pub struct PolicyFile {
     /// Say nothing of the credentials withheld from children (default false).
     #[serde(default)]
     pub quiet: Option<bool>,
+    /// `envwrap` masks credential values in every command's output, as
+    /// `--mask` does (default false).
+    #[serde(default)]
+    pub mask: Option<bool>,
     #[serde(default)]
     pub log: Option<Spanned<String>>,
     #[serde(default)]

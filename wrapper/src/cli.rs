@@ -38,6 +38,7 @@ pub enum RunOpt {
     JudgeAll,
     RefuseChanges,
     Routed,
+    Mask,
     Help,
     Version,
     Generate,
@@ -385,6 +386,31 @@ pub const SPECS: &[Spec<RunOpt>] = &[
             that expands variables keeps the value the first decision gave it (the variables it
             read may be stripped by now), and one that decision refused stays out."#,
         ),
+    Spec::flag(RunOpt::Mask, "mask")
+        .doc(
+            "replace every credential value envwrap knows (the caller's, every [[secret]]'s, \
+             and their base64 and escaped forms) by <NAME> in COMMAND's output; on a terminal, \
+             COMMAND gets a pseudo-terminal of its own, relayed both ways (the policy's \
+             mask = true turns this on)",
+        )
+        .doc_long(
+            r#"Replace every credential value envwrap knows in
+            .IR COMMAND 's
+            output by a marker that names it,
+            .BR <GH_TOKEN> :
+            the values of the caller's credentials (by name and by shape), of every
+            .B [[secret]]
+            envwrap can read, and their base64 and escaped forms.
+            When standard output or standard error is a terminal,
+            .I COMMAND
+            runs on a pseudo-terminal of its own that envwrap relays both ways, so it still sees a
+            terminal (colours, window size, raw mode, job control); otherwise its output comes
+            through pipes, standard output and standard error apart.
+            The policy's
+            .B mask = true
+            turns this on for every run.
+            See docs/masking.md for what it cannot reach."#,
+        ),
     Spec::help(RunOpt::Help),
     Spec::flag(RunOpt::Version, "version")
         .doc("show the version")
@@ -504,6 +530,8 @@ pub struct RunOptions {
     /// `--routed`: the environment is one this policy already decided
     /// (`Layers::decide_routed`).
     pub routed: bool,
+    /// `--mask`: mask known values in the command's output (mask/).
+    pub mask: bool,
     /// `NAME=VALUE` operands, in order (the name is never empty).
     pub assignments: Vec<Vec<u8>>,
     /// The command and its arguments; empty: print the environment a child
@@ -547,6 +575,7 @@ pub fn parse(
         judge_all: false,
         refuse_changes: false,
         routed: false,
+        mask: false,
         assignments: Vec::new(),
         command: Vec::new(),
         null: false,
@@ -615,6 +644,7 @@ pub fn parse(
             RunOpt::JudgeAll => o.judge_all = true,
             RunOpt::RefuseChanges => o.refuse_changes = true,
             RunOpt::Routed => o.routed = true,
+            RunOpt::Mask => o.mask = true,
             RunOpt::Help => return Ok(Parsed::Help),
             RunOpt::Version => return Ok(Parsed::Version),
             RunOpt::Generate => return Ok(Parsed::Generate(value.to_string_lossy().into_owned())),

@@ -91,3 +91,26 @@ pub fn finish_as(r: Result<u8, Failure>, json: bool) -> ExitCode {
         r => finish(r),
     }
 }
+
+/// The code to exit with for a command's raw wait status, as a shell's `$?`
+/// says it: its own exit code; or, when it died of a signal, envwrap dies of
+/// the same signal here (without a core dump of its own) and this returns
+/// 128 + the signal only if the signal does not kill.
+pub fn code_of_wait(raw: i32) -> u8 {
+    use nix::sys::signal::{self, SigHandler, SigSet, SigmaskHow, Signal};
+    let sig = raw & 0x7f;
+    if sig == 0 {
+        return ((raw >> 8) & 0xff) as u8;
+    }
+    let Ok(sig) = Signal::try_from(sig) else {
+        return 128u8.wrapping_add(sig as u8);
+    };
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
+    // SAFETY: SIG_DFL installs no handler code.
+    let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
+    let mut only = SigSet::empty();
+    only.add(sig);
+    let _ = signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
+    let _ = signal::raise(sig);
+    128u8.wrapping_add(sig as u8)
+}

@@ -42,6 +42,7 @@ mod help;
 mod journal;
 mod live_environ;
 mod man;
+mod mask;
 mod mux;
 mod opts;
 mod preload;

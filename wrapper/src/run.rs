@@ -265,6 +265,14 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         // without one, here.
         mux::fix_before_client(&loaded, &program, child_argv, &child_env);
     }
+    let mask_wanted = |p: &envpolicy::compiled::Policy<'_>| p.settings().mask;
+    if o.mask || mask_wanted(&policy) || managed.as_ref().is_some_and(|m| mask_wanted(&m.policy)) {
+        let policies: Vec<&envpolicy::compiled::Policy<'_>> = std::iter::once(&policy)
+            .chain(managed.as_ref().map(|m| &m.policy))
+            .collect();
+        // Returns in the child, which runs the command; the relay never does.
+        crate::mask::split_off(crate::mask::masker(&policies, &[&own, &env], &own))?;
+    }
     if o.supervise {
         let managed_policy = managed.as_ref().map(|m| &m.policy);
         let redo =

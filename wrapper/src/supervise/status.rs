@@ -6,7 +6,7 @@
 
 use crate::exit::OWN_ERROR;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{self, SigHandler, SigSet, SigmaskHow, Signal};
+use nix::sys::signal::{self, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{self, Pid};
@@ -121,7 +121,7 @@ pub fn wait_foreground(r: OwnedFd, marked: bool) -> u8 {
             let n = i32::from_ne_bytes([buf[1], buf[2], buf[3], buf[4]]);
             match buf[0] {
                 PID => child = Some(Pid::from_raw(n)),
-                _ => return exit_as(n),
+                _ => return crate::exit::code_of_wait(n),
             }
             buf.drain(..5);
         }
@@ -161,24 +161,4 @@ fn forward(signo: i32, child: Option<Pid>) {
     if matches!(sig, Signal::SIGTERM | Signal::SIGHUP) {
         let _ = signal::kill(child, sig);
     }
-}
-
-/// Exit with the command's code, or die of its signal (without a core dump of
-/// envwrap's own).
-fn exit_as(raw: i32) -> u8 {
-    let sig = raw & 0x7f;
-    if sig == 0 {
-        return ((raw >> 8) & 0xff) as u8;
-    }
-    let Ok(sig) = Signal::try_from(sig) else {
-        return 128u8.wrapping_add(sig as u8);
-    };
-    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
-    // SAFETY: SIG_DFL installs no handler code.
-    let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
-    let mut only = SigSet::empty();
-    only.add(sig);
-    let _ = signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
-    let _ = signal::raise(sig);
-    128u8.wrapping_add(sig as u8)
 }
