@@ -457,6 +457,10 @@ pub enum SourceKind {
     /// `credential:NAME`: systemd's `$CREDENTIALS_DIRECTORY/NAME`, under a unit
     /// that loads it; the same trust rule as a file.
     Credential = 2,
+    /// `command:PATH ARGS...`: the standard output of a helper (`pass`, `op`,
+    /// `secret-tool`), run in the process that becomes the program
+    /// ([`crate::secret::helper`]). The source holds each word NUL-terminated.
+    Command = 3,
 }
 
 impl SourceKind {
@@ -465,6 +469,7 @@ impl SourceKind {
             0 => Some(SourceKind::File),
             1 => Some(SourceKind::Keyring),
             2 => Some(SourceKind::Credential),
+            3 => Some(SourceKind::Command),
             _ => None,
         }
     }
@@ -475,6 +480,7 @@ impl SourceKind {
             SourceKind::File => "file:",
             SourceKind::Keyring => "keyring:user:",
             SourceKind::Credential => "credential:",
+            SourceKind::Command => "command:",
         }
     }
 
@@ -484,6 +490,7 @@ impl SourceKind {
             SourceKind::File,
             SourceKind::Keyring,
             SourceKind::Credential,
+            SourceKind::Command,
         ]
         .into_iter()
         .find_map(|k| {

@@ -16,6 +16,8 @@
 //! secret is a grant of its name to its programs, so rule 4 refuses an inherited
 //! copy of it at every other program with no code of its own here.
 
+pub mod helper;
+
 use crate::bytes::basename;
 pub use crate::compiled::{SourceKind, MAX_SECRETS};
 use crate::compiled::{sec, Policy, SecretRec};
@@ -70,6 +72,15 @@ pub enum Undelivered {
     /// where a file of the user's can appear root's and be mounted over the
     /// program's path ([`user_namespace_trusted`]).
     UserNamespace,
+    /// A `command:` source's helper is not a file that only root or the user
+    /// can write, named by a plain absolute path ([`helper::trusted`]).
+    HelperUntrusted,
+    /// A `command:` source's helper exited with a status other than 0, or was
+    /// killed.
+    HelperFailed,
+    /// A `command:` source's helper ran past [`helper::LIMIT_MS`], or a signal
+    /// for the program arrived while it ran; it was killed.
+    HelperTimedOut,
 }
 
 impl Undelivered {
@@ -107,6 +118,13 @@ impl Undelivered {
             Undelivered::UserNamespace => {
                 "the program runs in a user namespace of its own, where a file of yours can appear to be root's"
             }
+            Undelivered::HelperUntrusted => {
+                "its helper command is not a file that only root or you can write, named by its absolute path"
+            }
+            Undelivered::HelperFailed => "its helper command failed (see what it says when run by hand)",
+            Undelivered::HelperTimedOut => {
+                "its helper command did not finish within 10 seconds, or a signal came meanwhile"
+            }
         }
     }
 
@@ -128,6 +146,9 @@ impl Undelivered {
             Undelivered::ProgramLink => "program-link",
             Undelivered::ProgramMissing => "program-missing",
             Undelivered::UserNamespace => "user-namespace",
+            Undelivered::HelperUntrusted => "helper-untrusted",
+            Undelivered::HelperFailed => "helper-failed",
+            Undelivered::HelperTimedOut => "helper-timed-out",
         }
     }
 }

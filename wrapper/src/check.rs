@@ -125,7 +125,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let policy = loaded.compiled.policy();
     let s = summarize(&policy);
     // Each source is tried as a program envwrap starts from here would find it.
-    let secrets = crate::secret_cmd::listed(&policy, &crate::secret_cmd::own_env());
+    let secrets = crate::secret_cmd::listed(&policy, &crate::secret_cmd::own_env(), false);
     // A rule whose program is not the file that will run does nothing, or
     // gives the credential to someone else: a warning at the rule's program,
     // as the compile's are at theirs (crate::check_programs).

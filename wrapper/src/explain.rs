@@ -383,7 +383,7 @@ fn secrets_for(
     env: &[Vec<u8>],
 ) -> Vec<crate::secret_cmd::Listed> {
     let wanted = envpolicy::secret::wanted(policy, program);
-    crate::secret_cmd::listed(policy, env)
+    crate::secret_cmd::listed(policy, env, false)
         .into_iter()
         .enumerate()
         .filter(|(i, _)| wanted & (1 << i) != 0)
@@ -397,7 +397,7 @@ fn secrets_for(
 fn explain_secret(loaded: &source::Loaded, i: u32, json_out: bool) -> Result<u8, Failure> {
     let policy = loaded.compiled.policy();
     let env = environ::own();
-    let Some(l) = crate::secret_cmd::listed(&policy, &env)
+    let Some(l) = crate::secret_cmd::listed(&policy, &env, false)
         .into_iter()
         .nth(i as usize)
     else {

@@ -31,6 +31,8 @@ impl SecretNeedles {
     /// that gives no value is left out quietly: `secret list` says why.
     pub fn read(policy: &Policy<'_>, own: &[Vec<u8>]) -> SecretNeedles {
         let all = u16::MAX;
+        // A helper is not run from here, above every program (docs/masking.md).
+        let all = secret_source::without_helpers(policy, all);
         let values = secret_source::read_mask(policy, all, own).values;
         value::learn_secret_values(values.read().map(|(_, v)| v));
         let (secret_of, patterns): (Vec<u32>, Vec<&[u8]>) = values.read().unzip();

@@ -31,6 +31,7 @@ use std::process::ExitCode;
 pub(crate) enum Opt {
     Policy,
     Json,
+    Check,
     Help,
 }
 
@@ -38,6 +39,8 @@ pub(crate) const SPECS: &[Spec<Opt>] = &[
     Spec::with_value(Opt::Policy, "policy", "POLICY")
         .doc("the policy whose [[secret]] tables to use (else the policy lookup's)"),
     Spec::flag(Opt::Json, "json").doc("list: print one JSON object"),
+    Spec::flag(Opt::Check, "check")
+        .doc("list: run each command: source's helper to see that it gives a value (never shown)"),
     Spec::help(Opt::Help),
 ];
 
@@ -45,7 +48,7 @@ pub(crate) const SPECS: &[Spec<Opt>] = &[
 pub(crate) const DOC: ToolDoc = ToolDoc {
     usage: &[
         "set [--policy POLICY] NAME |",
-        "list [--json] [--policy POLICY]",
+        "list [--json] [--check] [--policy POLICY]",
     ],
     operands: "set NAME | list",
     summary: "store a [[secret]]'s value (read from standard input) in its source, or list \
@@ -60,7 +63,9 @@ key in the user's keyring. A credential: source is systemd's to set
 (LoadCredential= in the unit).
 
 secret list shows each secret's name, source, programs and deny_args, and
-whether its source gives a value now (or why not). It never shows a value.
+whether its source gives a value now (or why not). A command: source's helper
+is only looked at (there, and writable by root or you alone); --check runs it.
+It never shows a value.
 ",
     after: "\
 Exit status: 0 on success; 125 when the policy has no such secret, the value
@@ -91,7 +96,13 @@ stored.
         .B list
         shows each secret's name, source, programs and
         .BR deny_args ,
-        and whether its source gives a value now (or why not); never a value.",
+        and whether its source gives a value now (or why not); never a value.
+        A
+        .B command:
+        source's helper is only looked at (there, and writable by root or you
+        alone) unless
+        .B \-\-check
+        is given, which runs it.",
     man_after: "",
 };
 
@@ -99,17 +110,21 @@ stored.
 struct Args {
     policy: Option<PathBuf>,
     json: bool,
+    /// `--check`: run the helpers of `command:` sources.
+    check: bool,
     words: Vec<OsString>,
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let mut policy = None;
     let mut json_out = false;
+    let mut check = false;
     let mut want_help = false;
     let parsed = tool_args(args, SPECS, "envwrap secret --help", |id, v| {
         match id {
             Opt::Policy => policy = v.map(PathBuf::from),
             Opt::Json => json_out = true,
+            Opt::Check => check = true,
             Opt::Help => want_help = true,
         }
         Ok(())
@@ -129,6 +144,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let args = Args {
         policy,
         json: json_out,
+        check,
         words,
     };
     exit::finish_as(run(&args), json_out)
@@ -140,7 +156,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
     crate::value::judge_with(&loaded.compiled);
     match words.as_slice() {
         [b"set", name] => set(&loaded, name),
-        [b"list"] => list(&loaded, args.json),
+        [b"list"] => list(&loaded, args.json, args.check),
         _ => Err(Failure::usage(
             "secret takes `set NAME` or `list`",
             "envwrap secret --help",
@@ -170,6 +186,15 @@ fn set(loaded: &Loaded, name: &[u8]) -> Result<u8, Failure> {
             format!(
                 "secret {shown} comes from {where_}, which systemd sets: LoadCredential= (or \
                  SetCredentialEncrypted=) in the unit that runs the program, not envwrap"
+            ),
+        ));
+    }
+    if rec.source_kind == SourceKind::Command {
+        return Err(Failure::new(
+            OWN_ERROR,
+            format!(
+                "secret {shown} comes from {where_}: store it where that helper reads it \
+                 (pass insert, op item create, secret-tool store), not with envwrap"
             ),
         ));
     }
@@ -382,8 +407,9 @@ impl Listed {
 }
 
 /// Every secret of `policy`, its source tried as the program would find it
-/// with the environment `env` (for `credential:`).
-pub fn listed(policy: &Policy<'_>, env: &[Vec<u8>]) -> Vec<Listed> {
+/// with the environment `env` (for `credential:`); a `command:` source's
+/// helper run only when `run_helpers`.
+pub fn listed(policy: &Policy<'_>, env: &[Vec<u8>], run_helpers: bool) -> Vec<Listed> {
     (0..policy.count(sec::SECRETS) as u32)
         .filter_map(|i| policy.secret(i).map(|r| (i, r)))
         .map(|(i, r)| Listed {
@@ -391,7 +417,7 @@ pub fn listed(policy: &Policy<'_>, env: &[Vec<u8>]) -> Vec<Listed> {
             source: secret_source::describe_source(policy, &r),
             program: crate::value::word(policy.str(r.program)),
             deny_args: deny_words(policy, &r),
-            unusable: secret_source::usable(policy, i, env)
+            unusable: secret_source::usable(policy, i, env, run_helpers)
                 .err()
                 .or_else(|| program_unusable(policy.str(r.program))),
         })
@@ -424,9 +450,9 @@ pub fn own_env() -> Vec<Vec<u8>> {
 }
 
 /// `secret list`.
-fn list(loaded: &Loaded, json_out: bool) -> Result<u8, Failure> {
+fn list(loaded: &Loaded, json_out: bool, run_helpers: bool) -> Result<u8, Failure> {
     let policy = loaded.compiled.policy();
-    let secrets = listed(&policy, &own_env());
+    let secrets = listed(&policy, &own_env(), run_helpers);
     if json_out {
         let all: Vec<_> = secrets.iter().map(Listed::to_json).collect();
         showln!("{}", json!({ "policy": loaded.name(), "secrets": all }));

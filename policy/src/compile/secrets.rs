@@ -111,7 +111,7 @@ impl Compiler<'_> {
             return self.err(
                 s.from.span(),
                 // Not its text: a token pasted in the wrong place must not be shown.
-                "`from` starts with `file:`, `keyring:user:` or `credential:`, followed by the source",
+                "`from` starts with `file:`, `keyring:user:`, `credential:` or `command:`, followed by the source",
             );
         };
         let rest = String::from_utf8_lossy(rest).into_owned();
@@ -127,8 +127,42 @@ impl Compiler<'_> {
                     "a systemd credential is named by one file name, without `/`",
                 ),
             _ if rest.contains('\0') => self.err(s.from.span(), "`from` holds a NUL byte"),
+            SourceKind::Command => self.helper_words(s, &rest).map(|w| (kind, w)),
             _ => Ok((kind, rest.into_bytes())),
         }
+    }
+
+    /// A `command:` source's words, each NUL-terminated
+    /// ([`crate::secret::helper::words`]): split at blanks as a shell would,
+    /// with `'...'`, `"..."` and `\` quoting; the first an absolute path.
+    /// Messages never quote the words: a token pasted there must not be shown.
+    fn helper_words(&self, s: &Secret, command: &str) -> Result<Vec<u8>, PolicyError> {
+        let Some(words) = shell_words(command) else {
+            return self.err(s.from.span(), "a `command:` source has an unclosed quote");
+        };
+        if words.first().is_none_or(|w| !w.starts_with('/')) {
+            return self.err(
+                s.from.span(),
+                "a `command:` source starts with its helper's absolute path, such as \
+                 `command:/usr/bin/pass show github/token`: a name alone would be looked up in a \
+                 PATH the caller chooses",
+            );
+        }
+        if words.len() > crate::secret::helper::MAX_WORDS {
+            return self.err(
+                s.from.span(),
+                format!(
+                    "a `command:` source has at most {} words",
+                    crate::secret::helper::MAX_WORDS
+                ),
+            );
+        }
+        let mut out = Vec::new();
+        for w in words {
+            out.extend_from_slice(w.as_bytes());
+            out.push(0);
+        }
+        Ok(out)
     }
 
     /// `deny_args`: lists of one or more non-empty words, encoded for the core.
@@ -156,5 +190,73 @@ impl Compiler<'_> {
             out.extend_from_slice(b)
         });
         Ok(out)
+    }
+}
+
+/// `text` split into words as a POSIX shell splits a simple command (blanks
+/// between words, `'...'` literal, `"..."` with `\"`, `\\`, `\$` and `` \` ``
+/// escaped, `\` outside quotes taking the next character); no expansion.
+/// `None` for an unclosed quote or a trailing `\`.
+fn shell_words(text: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        other => w.push(other),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            e @ ('"' | '\\' | '$' | '`') => w.push(e),
+                            other => {
+                                w.push('\\');
+                                w.push(other);
+                            }
+                        },
+                        other => w.push(other),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            other => word.get_or_insert_with(String::new).push(other),
+        }
+    }
+    words.extend(word);
+    Some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_words;
+
+    #[test]
+    fn words_split_as_a_shell_splits_them() {
+        let w = |t: &str| shell_words(t).map(|v| v.join("|"));
+        assert_eq!(
+            w("/usr/bin/pass show github/token").as_deref(),
+            Some("/usr/bin/pass|show|github/token")
+        );
+        assert_eq!(
+            w("/bin/op read 'op://dev/gh token'").as_deref(),
+            Some("/bin/op|read|op://dev/gh token")
+        );
+        assert_eq!(
+            w(r#"/bin/x "a \"b\" c" d\ e ''"#).as_deref(),
+            Some(r#"/bin/x|a "b" c|d e|"#)
+        );
+        assert_eq!(w("/bin/x 'open"), None);
+        assert_eq!(w("/bin/x \\"), None);
     }
 }

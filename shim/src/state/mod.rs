@@ -20,6 +20,7 @@ pub mod message;
 pub mod policy;
 pub mod routed;
 pub mod scrub;
+pub mod secret_helper;
 pub mod secrets;
 pub mod sticky;
 pub mod withheld;

@@ -50,6 +50,7 @@ pub fn read<'b>(
             put_c_path(buf, &[source])?;
             read_key(buf)?
         }
+        SourceKind::Command => crate::state::secret_helper::read(source, buf)?,
     };
     clean_value(buf.get(..n).unwrap_or(&[]))
 }

@@ -13,6 +13,10 @@
 //! allocated once at its full size, so no copy is left behind by a growing
 //! `Vec`.
 
+mod helper;
+
+pub use helper::without_helpers;
+
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
@@ -172,11 +176,25 @@ pub fn read_mask(policy: &Policy<'_>, mask: u16, env: &[Vec<u8>]) -> Reading {
 }
 
 /// Where secret `i`'s value would be read from, as a message shows it: the
-/// file's path, `keyring:user:DESCRIPTION`, or `credential:NAME`.
+/// file's path, `keyring:user:DESCRIPTION`, `credential:NAME`, or
+/// `command:HELPER WORDS...` (each word as [`crate::shown::word`] shows it).
 pub fn describe_source(policy: &Policy<'_>, rec: &SecretRec) -> String {
     let source = crate::shown::word(policy.str(rec.source)).to_string();
     match rec.source_kind {
         SourceKind::File => source,
+        SourceKind::Command => {
+            let words: Vec<String> = secret::helper::words(policy.str(rec.source))
+                .map(|w| {
+                    let shown = crate::shown::word(w).to_string();
+                    if w.is_empty() || w.iter().any(|b| b.is_ascii_whitespace() || *b == b'\'') {
+                        format!("'{}'", shown.replace('\'', "'\\''"))
+                    } else {
+                        shown
+                    }
+                })
+                .collect();
+            format!("command:{}", words.join(" "))
+        }
         kind => format!("{}{source}", kind.prefix()),
     }
 }
@@ -188,6 +206,7 @@ fn read_raw(policy: &Policy<'_>, rec: &SecretRec, env: &[Vec<u8>]) -> Result<Val
         SourceKind::File => read_trusted_file(Path::new(std::ffi::OsStr::from_bytes(source))),
         SourceKind::Credential => read_trusted_file(&credential_path(source, env)?),
         SourceKind::Keyring => keyring::read(source),
+        SourceKind::Command => helper::run(source, env),
     }
 }
 
@@ -258,8 +277,19 @@ pub fn current_uid() -> u32 {
 }
 
 /// Why a secret's source is not usable now, without keeping its value: for
-/// `envwrap check` and `envwrap secret list`.
-pub fn usable(policy: &Policy<'_>, i: u32, env: &[Vec<u8>]) -> Result<(), Undelivered> {
+/// `envwrap check` and `envwrap secret list`. A `command:` source's helper is
+/// only looked at (is it there, may it run), not run: `run_helpers` runs it
+/// (`secret list --check`).
+pub fn usable(
+    policy: &Policy<'_>,
+    i: u32,
+    env: &[Vec<u8>],
+    run_helpers: bool,
+) -> Result<(), Undelivered> {
+    let rec = policy.secret(i).ok_or(Undelivered::Missing)?;
+    if rec.source_kind == SourceKind::Command && !run_helpers {
+        return helper::usable(policy.str(rec.source));
+    }
     read(policy, i, env).map(drop)
 }
 
