@@ -48,9 +48,20 @@ pub const PASSED: &[(&str, &str)] = &[
     ("VAULT_ADDR", "Vault's address"),
 ];
 
+/// The names of [`PASSED`], each NUL-terminated, in one string: what the shim
+/// walks (a table of string pointers would be data the loader relocates in
+/// every process, docs/adr/0008). A test holds it to [`PASSED`].
+pub const PASSED_NAMES: &[u8] = b"HOME\0USER\0LOGNAME\0LANG\0LC_ALL\0LC_CTYPE\0XDG_RUNTIME_DIR\0\
+DBUS_SESSION_BUS_ADDRESS\0GNUPGHOME\0GPG_TTY\0PASSWORD_STORE_DIR\0OP_ACCOUNT\0VAULT_ADDR\0";
+
+/// The names a helper gets, from [`PASSED_NAMES`].
+pub fn passed_names() -> impl Iterator<Item = &'static [u8]> {
+    words(PASSED_NAMES)
+}
+
 /// Does the helper get the entry named `name` from the exec's environment?
 pub fn passed(name: &[u8]) -> bool {
-    PASSED.iter().any(|(n, _)| n.as_bytes() == name)
+    passed_names().any(|n| n == name)
 }
 
 /// The words of a compiled `command:` source: each NUL-terminated in `source`
@@ -118,6 +129,13 @@ mod tests {
         ] {
             assert_eq!(trusted(path, f, 1000), Err(Undelivered::HelperUntrusted));
         }
+    }
+
+    #[test]
+    fn the_names_string_is_the_table() {
+        let names: Vec<&[u8]> = passed_names().collect();
+        let table: Vec<&[u8]> = PASSED.iter().map(|(n, _)| n.as_bytes()).collect();
+        assert_eq!(names, table);
     }
 
     #[test]

@@ -18,6 +18,7 @@
 use core::ffi::{c_char, c_int};
 
 use envpolicy_core::secret::helper::{self as rules, MAX_WORDS, PASSED, PATH_ENTRY};
+
 use envpolicy_core::secret::{FileMode, Undelivered, MAX_VALUE};
 
 use crate::platform::sys::{self, sys_call};
@@ -82,10 +83,10 @@ fn words<'s>(source: &'s [u8], argv: &mut [*const c_char; MAX_WORDS + 1]) -> Opt
 /// each name), then `PATH` and the NULL.
 fn passed_env(envp: &mut [*const c_char; PASSED.len() + 2]) {
     let mut k = 0usize;
-    for (name, _) in PASSED {
+    for name in rules::passed_names() {
         // SAFETY: `environ` is NULL or the process's NULL-terminated
         // environment of NUL-terminated strings.
-        if let Some(value) = unsafe { sys::env_get(sys::environ_ptr(), name.as_bytes()) } {
+        if let Some(value) = unsafe { sys::env_get(sys::environ_ptr(), name) } {
             // SAFETY: `value` is `name.len() + 1` bytes into its entry.
             let entry = unsafe { value.sub(name.len() + 1) };
             if let Some(slot) = envp.get_mut(k) {
