@@ -108,10 +108,16 @@ pub fn split_off(masker: Masker) -> Result<(), Failure> {
     };
     let out_pipe = pipe(!ends.stdout_tty)?;
     let err_pipe = pipe(!ends.stderr_tty)?;
+    let old_mask = relay::hold_signals();
     // SAFETY: envwrap is single-threaded here, so the child may allocate.
     match unsafe { unistd::fork() } {
         Err(e) => Err(own_failure("cannot start the command", e.into())),
         Ok(ForkResult::Child) => {
+            let _ = nix::sys::signal::sigprocmask(
+                nix::sys::signal::SigmaskHow::SIG_SETMASK,
+                Some(&old_mask),
+                None,
+            );
             drop(masker);
             let given = Given {
                 tty: pty.map(|p| p.command_side),

@@ -76,9 +76,8 @@ impl Source<'_> {
     }
 }
 
-/// Relay until the command (`child`) ended and its output with it. Returns its
-/// raw wait status.
-pub fn run(masker: &Masker, outputs: Outputs, ends: &Ends, child: Pid) -> i32 {
+/// The signals the relay takes on its signalfd.
+fn watched() -> SigSet {
     let mut watched = SigSet::empty();
     for s in [
         Signal::SIGCHLD,
@@ -90,7 +89,22 @@ pub fn run(masker: &Masker, outputs: Outputs, ends: &Ends, child: Pid) -> i32 {
     ] {
         watched.add(s);
     }
-    let _ = signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&watched), None);
+    watched
+}
+
+/// Hold the relay's signals from before the fork, so that none is lost
+/// between the fork and the signalfd (a command that ends at once would
+/// leave the relay waiting for good). Returns the mask to give the command.
+pub fn hold_signals() -> SigSet {
+    let mut old = SigSet::empty();
+    let _ = signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&watched()), Some(&mut old));
+    old
+}
+
+/// Relay until the command (`child`) ended and its output with it. Returns its
+/// raw wait status. The signals are held ([`hold_signals`]).
+pub fn run(masker: &Masker, outputs: Outputs, ends: &Ends, child: Pid) -> i32 {
+    let watched = watched();
     let signals =
         SignalFd::with_flags(&watched, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK).ok();
     let keys_to = outputs
@@ -125,6 +139,10 @@ pub fn run(masker: &Masker, outputs: Outputs, ends: &Ends, child: Pid) -> i32 {
     let mut buf = vec![0u8; CHUNK];
     let mut out = Vec::with_capacity(CHUNK * 2);
     loop {
+        if sources.iter().all(|s| !s.open) && loop_state.status.is_none() {
+            // Every output ended: the command's end may be the next thing.
+            loop_state.reap(keys_to.as_ref(), raw.as_ref());
+        }
         if loop_state.done(&sources) {
             break;
         }
