@@ -265,7 +265,10 @@ fn execute(o: RunOptions, own: Vec<Vec<u8>>) -> Result<u8, Failure> {
         // without one, here.
         mux::fix_before_client(&loaded, &program, child_argv, &child_env);
     }
-    let mask_wanted = |p: &envpolicy::compiled::Policy<'_>| p.settings().mask;
+    // The policy's `mask` is for the runs a person starts: a run the shim
+    // routed here (`--routed`) stands for an exec the shim makes elsewhere
+    // without a relay, and must give the program's caller the same output.
+    let mask_wanted = |p: &envpolicy::compiled::Policy<'_>| p.settings().mask && !o.routed;
     if o.mask || mask_wanted(&policy) || managed.as_ref().is_some_and(|m| mask_wanted(&m.policy)) {
         let policies: Vec<&envpolicy::compiled::Policy<'_>> = std::iter::once(&policy)
             .chain(managed.as_ref().map(|m| &m.policy))
