@@ -40,9 +40,18 @@ pub fn without_helpers(policy: &Policy<'_>, mask: u16) -> u16 {
         .fold(mask, |m, i| m & !(1 << i))
 }
 
-/// Run the helper of the compiled `source` with the variables of `env` that
-/// it is given ([`helper::passed`]) and take what it prints.
-pub fn run(source: &[u8], env: &[Vec<u8>]) -> Result<Value, Undelivered> {
+/// Run the helper of the compiled `source` with the variables it is given
+/// ([`helper::passed`]) and take what it prints. The variables come from this
+/// process's own environment, as the shim takes them from the environment of
+/// the process that execs: the caller's, not the environment decided for the
+/// program (`envwrap -i`, `base = "none"` or a strip of `PASSWORD_STORE_DIR`,
+/// which the built-in `*PASSWORD*` calls a credential, would take the store's
+/// place from the helper).
+pub fn run(source: &[u8]) -> Result<Value, Undelivered> {
+    use std::os::unix::ffi::OsStringExt;
+    let env: Vec<Vec<u8>> = std::env::vars_os()
+        .map(|(n, v)| [n.into_vec(), b"=".to_vec(), v.into_vec()].concat())
+        .collect();
     usable(source)?;
     let mut words = helper::words(source).map(std::ffi::OsStr::from_bytes);
     let path = words.next().ok_or(Undelivered::Missing)?;

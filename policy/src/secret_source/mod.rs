@@ -206,7 +206,7 @@ fn read_raw(policy: &Policy<'_>, rec: &SecretRec, env: &[Vec<u8>]) -> Result<Val
         SourceKind::File => read_trusted_file(Path::new(std::ffi::OsStr::from_bytes(source))),
         SourceKind::Credential => read_trusted_file(&credential_path(source, env)?),
         SourceKind::Keyring => keyring::read(source),
-        SourceKind::Command => helper::run(source, env),
+        SourceKind::Command => helper::run(source),
     }
 }
 
