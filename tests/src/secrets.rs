@@ -371,7 +371,13 @@ pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Base64url without padding (RFC 4648 §5), for building the fake JWT.
 fn base64url(input: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    base64(input, true, false)
+}
+
+/// Base64 of `input` (RFC 4648): the URL-safe alphabet when `url`, `=`
+/// padding when `pad`.
+pub fn base64(input: &[u8], url: bool, pad: bool) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in input.chunks(3) {
         let b = [
@@ -380,9 +386,17 @@ fn base64url(input: &[u8]) -> String {
             *chunk.get(2).unwrap_or(&0),
         ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let chars = chunk.len() + 1;
-        for k in 0..chars {
-            out.push(T[((n >> (18 - 6 * k)) & 63) as usize] as char);
+        for k in 0..4 {
+            if k <= chunk.len() {
+                let c = T[((n >> (18 - 6 * k)) & 63) as usize];
+                out.push(match (url, c) {
+                    (true, b'+') => '-',
+                    (true, b'/') => '_',
+                    _ => c as char,
+                });
+            } else if pad {
+                out.push('=');
+            }
         }
     }
     out
