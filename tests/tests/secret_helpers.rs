@@ -605,6 +605,50 @@ fn a_failing_helper_leaves_the_program_without_the_variable_and_says_so() {
     );
 }
 
+/// A helper that leaves a process behind holding its output (`gpg` starting
+/// its agent does, when the agent keeps the descriptors it was given): every
+/// front end takes what the helper printed when it ends, at once, without
+/// waiting for the pipe's end.
+#[test]
+fn a_helper_that_leaves_a_process_behind_gives_its_value_at_once() {
+    if !root() {
+        return;
+    }
+    let sb = Sandbox::new("helper_daemon");
+    let pids = sb.join("left-behind.pids");
+    let helper = helper(
+        &sb,
+        "helpers/daemon",
+        &format!(
+            "sleep 30 &\necho $! >> '{}'\necho '{TOKEN}'\n",
+            pids.display()
+        ),
+    );
+    let program = program(&sb);
+    let policy = policy(&sb, &command_source(&helper, ""), &program);
+    let mut slow = Vec::new();
+    for front in FRONTS {
+        let start = std::time::Instant::now();
+        let o = front.run(&sb, &policy, &printenv_gh(&program), &[]);
+        check(
+            &o,
+            got_token(&o),
+            &format!("{}: the program did not print the token", front.name()),
+        );
+        // Well under the helper's 10 s limit, which waiting would reach.
+        if start.elapsed() > Duration::from_secs(8) {
+            slow.push(front.name());
+        }
+    }
+    for pid in std::fs::read_to_string(&pids).unwrap_or_default().lines() {
+        let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+    }
+    assert!(
+        slow.is_empty(),
+        "these waited for the helper's leftover process: {slow:?}"
+    );
+}
+
 /// (4) A helper that hangs (`sleep 30`): under the shim, the exec goes on after
 /// the 10 s limit, without the variable, with the timed-out line. (The one slow
 /// test of the limit: the std front ends share the rule.)

@@ -91,13 +91,16 @@ pub fn run(source: &[u8]) -> Result<Value, Undelivered> {
     Ok(value)
 }
 
-/// What the helper prints, until it closes its output, prints more than a
-/// value can hold, or `deadline` passes.
+/// What the helper prints, until it closes its output or ends, prints more
+/// than a value can hold, or `deadline` passes. A helper that ended is read
+/// no further than what it left in the pipe: a process it started (an agent)
+/// may hold the pipe open for good, as the shim reads it too.
 fn take_output(child: &mut Child, deadline: Instant) -> Result<Value, Undelivered> {
     use std::os::fd::AsRawFd;
     let mut out = child.stdout.take().ok_or(Undelivered::HelperFailed)?;
     let mut buf = Value(vec![0u8; READ_AT_MOST + 1]);
     let mut filled = 0;
+    let mut ended = false;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -108,9 +111,18 @@ fn take_output(child: &mut Child, deadline: Instant) -> Result<Value, Undelivere
             events: libc::POLLIN,
             revents: 0,
         };
-        let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
+        // A slice at a time, to see the helper's end between them.
+        let ms = if ended {
+            0
+        } else {
+            left.as_millis().min(20) as i32
+        };
         // SAFETY: one valid pollfd, for the length given.
         if unsafe { libc::poll(&mut pfd, 1, ms) } <= 0 {
+            if ended {
+                break;
+            }
+            ended = matches!(child.try_wait(), Ok(Some(_)));
             continue;
         }
         match out.read(&mut buf.0[filled..]) {
