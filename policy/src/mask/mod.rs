@@ -16,6 +16,7 @@
 //! grow with the number of values.
 
 pub mod forms;
+mod sieve;
 mod stream;
 
 pub use stream::Stream;
@@ -31,6 +32,9 @@ pub struct Masker {
     /// Every pattern, sorted: the held-back tail is the longest one that some
     /// pattern starts with.
     sorted: Vec<Vec<u8>>,
+    /// Where the automaton need not run ([`sieve`]); `None` when a form is
+    /// too short to sample.
+    sieve: Option<sieve::Sieve>,
     /// Bytes that start a pattern.
     starts: [bool; 256],
     longest: usize,
@@ -78,6 +82,7 @@ impl Masker {
             }
         }
         let longest = patterns.iter().map(Vec::len).max().unwrap_or(0);
+        let sieve = sieve::Sieve::of(&patterns);
         let mut sorted = patterns;
         sorted.sort();
         Masker {
@@ -85,6 +90,7 @@ impl Masker {
             marker_of,
             markers,
             sorted,
+            sieve,
             starts,
             longest,
         }

@@ -135,6 +135,7 @@ pub fn run(masker: &Masker, outputs: Outputs, ends: &Ends, child: Pid) -> i32 {
         ended_at: None,
         keys: Vec::new(),
         keys_open: keys_to.is_some(),
+        told_to_stop: false,
     };
     let mut buf = vec![0u8; CHUNK];
     let mut out = Vec::with_capacity(CHUNK * 2);
@@ -142,6 +143,13 @@ pub fn run(masker: &Masker, outputs: Outputs, ends: &Ends, child: Pid) -> i32 {
         if sources.iter().all(|s| !s.open) && loop_state.status.is_none() {
             // Every output ended: the command's end may be the next thing.
             loop_state.reap(keys_to.as_ref(), raw.as_ref());
+        }
+        if loop_state.told_to_stop && loop_state.status.is_some() {
+            // What was read goes out; what a process left behind still
+            // writes is not waited for.
+            for s in sources.iter_mut().filter(|s| s.open) {
+                s.end(&mut out);
+            }
         }
         if loop_state.done(&sources) {
             break;
@@ -237,6 +245,9 @@ struct Loop {
     /// Keys read from envwrap's stdin, not yet written to the command's terminal.
     keys: Vec<u8>,
     keys_open: bool,
+    /// A SIGTERM, SIGHUP or SIGINT came after the command ended: the relay
+    /// stops waiting for a process it left behind holding an output.
+    told_to_stop: bool,
 }
 
 impl Loop {
@@ -318,6 +329,9 @@ impl Loop {
             // On a terminal of its own, the command gets no signal from
             // envwrap's: whatever reaches envwrap is passed on. Without one,
             // the terminal sends SIGINT and SIGQUIT to the command too.
+            Signal::SIGTERM | Signal::SIGHUP | Signal::SIGINT if self.status.is_some() => {
+                self.told_to_stop = true;
+            }
             Signal::SIGINT | Signal::SIGQUIT if terminal.is_none() => {}
             other => {
                 let _ = signal::kill(self.child, other);
