@@ -640,9 +640,29 @@ fn a_helper_that_leaves_a_process_behind_gives_its_value_at_once() {
             slow.push(front.name());
         }
     }
+    // What the helper left behind can still be signalled: the shim spawns a
+    // helper with the program's own signal mask, not the blocked one it waits
+    // with (a gpg-agent started there would have ignored SIGTERM for good).
+    let mut deaf = Vec::new();
     for pid in std::fs::read_to_string(&pids).unwrap_or_default().lines() {
-        let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+        let Ok(pid) = pid.trim().parse::<u32>() else {
+            continue;
+        };
+        let Ok(held) = envshim_e2e::pidfd::hold(pid, |p| envshim_e2e::pidfd::comm_is(p, "sleep"))
+        else {
+            continue;
+        };
+        let _ = held.send_signal(libc::SIGTERM);
+        let gone = sb.wait_for(|| held.has_exited(), Duration::from_secs(3));
+        if !gone {
+            deaf.push(pid);
+            let _ = held.send_signal(libc::SIGKILL);
+        }
     }
+    assert!(
+        deaf.is_empty(),
+        "a process a helper left behind ignored SIGTERM (its signals blocked): {deaf:?}"
+    );
     assert!(
         slow.is_empty(),
         "these waited for the helper's leftover process: {slow:?}"

@@ -110,6 +110,31 @@ pub fn run(
     result
 }
 
+/// [`run`], for a program that must start with this process's own signal mask
+/// (a `command:` secret's helper, which may leave an agent behind that a
+/// signal must still reach): spawned before every signal is blocked, then
+/// waited for as [`run`] waits. Only where this process is its own (a `fork`
+/// child, or a program that execs in place), never in a `vfork` child: a
+/// handler of the program may run between the spawn and the block.
+pub fn run_with_own_mask(
+    path: &[u8],
+    argv: &[*const c_char],
+    envp: &[*const c_char],
+    limit_ms: i64,
+) -> Result<Waited, c_int> {
+    if argv.last().is_none_or(|p| !p.is_null()) || envp.last().is_none_or(|p| !p.is_null()) {
+        return Err(libc::EINVAL);
+    }
+    let Some(spawn) = real::posix_spawn() else {
+        return Err(libc::ENOSYS);
+    };
+    let pid = spawn_only(spawn, path, argv, envp)?;
+    let quiet = QuietChild::begin();
+    let result = wait_bounded(pid, limit_ms, &quiet);
+    quiet.end();
+    Ok(result)
+}
+
 /// `posix_spawn` `path` and wait for it (see [`Waited`]); `Err` the spawn error.
 fn spawn_and_wait(
     spawn: real::PosixSpawnFn,
@@ -119,10 +144,21 @@ fn spawn_and_wait(
     limit_ms: i64,
     quiet: &QuietChild,
 ) -> Result<Waited, c_int> {
+    let pid = spawn_only(spawn, path, argv, envp)?;
+    Ok(wait_bounded(pid, limit_ms, quiet))
+}
+
+/// `posix_spawn` `path`: its pid, or the spawn error.
+fn spawn_only(
+    spawn: real::PosixSpawnFn,
+    path: &[u8],
+    argv: &[*const c_char],
+    envp: &[*const c_char],
+) -> Result<libc::pid_t, c_int> {
     let mut pid: libc::pid_t = 0;
     // SAFETY: every string is NUL-terminated (the caller's contract, and `path`'s),
-    // both arrays are NULL-terminated (checked by `run`), and no file actions or
-    // attributes are passed. This is libc's own posix_spawn, not our hook.
+    // both arrays are NULL-terminated (checked by the callers), and no file
+    // actions or attributes are passed. This is libc's own posix_spawn, not our hook.
     let r = unsafe {
         spawn(
             &mut pid,
@@ -136,18 +172,24 @@ fn spawn_and_wait(
     if r != 0 {
         return Err(r);
     }
+    Ok(pid)
+}
+
+/// Wait for `pid` at most `limit_ms` (see [`Waited`]), stopping it when a
+/// signal for the program arrives.
+fn wait_bounded(pid: libc::pid_t, limit_ms: i64, quiet: &QuietChild) -> Waited {
     for _ in 0..limit_ms / SLICE_MS {
         if let Some(done) = collect(pid) {
-            return Ok(done);
+            return done;
         }
         if quiet.signal_for_program() {
             stop(pid);
-            return Ok(Waited::Interrupted);
+            return Waited::Interrupted;
         }
         sleep_until_child(SLICE_MS);
     }
     stop(pid);
-    Ok(Waited::TimedOut)
+    Waited::TimedOut
 }
 
 /// Collect `pid` if it has ended (`None`: still running). Raw system calls, not

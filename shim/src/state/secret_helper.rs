@@ -6,9 +6,11 @@
 //! Why it is shaped so: this runs where every source is read, between a
 //! `fork` and its `execve` (or in a program that execs in place), under the
 //! rule of [`crate::hooks::exec`]: no allocation, no lock, nothing of libc's
-//! that is bound lazily. So the helper is started by [`helper::run`], libc's
-//! own `posix_spawn` resolved at load and a raw wait with every signal held,
-//! as the compile is; its standard streams are handed to it by putting them
+//! that is bound lazily. So the helper is started by
+//! [`helper::run_with_own_mask`], libc's own `posix_spawn` resolved at load
+//! and a raw wait with every signal held, as the compile is (but spawned with
+//! this process's own signal mask, so that an agent the helper leaves behind
+//! can still be signalled); its standard streams are handed to it by putting them
 //! on this process's descriptors 0, 1 and 2 for the spawn and back after it
 //! (file actions would allocate). The argv points into the compiled policy,
 //! whose words are NUL-terminated; the environment is a few pointers into this
@@ -42,7 +44,9 @@ pub fn read(source: &[u8], buf: &mut [u8]) -> Result<usize, Undelivered> {
     let mut envp: [*const c_char; PASSED.len() + 2] = [core::ptr::null(); PASSED.len() + 2];
     passed_env(&mut envp);
     let (out_r, out_w) = pipe().ok_or(Undelivered::Unreadable)?;
-    let waited = with_streams(out_w, || helper::run(path, &argv, &envp, rules::LIMIT_MS));
+    let waited = with_streams(out_w, || {
+        helper::run_with_own_mask(path, &argv, &envp, rules::LIMIT_MS)
+    });
     sys::close(out_w);
     let read = take(out_r, buf);
     sys::close(out_r);
