@@ -98,14 +98,9 @@ pub fn run(
     envp: &[*const c_char],
     limit_ms: i64,
 ) -> Result<Waited, c_int> {
-    if argv.last().is_none_or(|p| !p.is_null()) || envp.last().is_none_or(|p| !p.is_null()) {
-        return Err(libc::EINVAL);
-    }
-    let Some(spawn) = real::posix_spawn() else {
-        return Err(libc::ENOSYS);
-    };
+    let spawn = spawner(argv, envp)?;
     let quiet = QuietChild::begin();
-    let result = spawn_and_wait(spawn, path, argv, envp, limit_ms, &quiet);
+    let result = spawn_only(spawn, path, argv, envp).map(|pid| wait_bounded(pid, limit_ms, &quiet));
     quiet.end();
     result
 }
@@ -122,30 +117,19 @@ pub fn run_with_own_mask(
     envp: &[*const c_char],
     limit_ms: i64,
 ) -> Result<Waited, c_int> {
-    if argv.last().is_none_or(|p| !p.is_null()) || envp.last().is_none_or(|p| !p.is_null()) {
-        return Err(libc::EINVAL);
-    }
-    let Some(spawn) = real::posix_spawn() else {
-        return Err(libc::ENOSYS);
-    };
-    let pid = spawn_only(spawn, path, argv, envp)?;
+    let pid = spawn_only(spawner(argv, envp)?, path, argv, envp)?;
     let quiet = QuietChild::begin();
     let result = wait_bounded(pid, limit_ms, &quiet);
     quiet.end();
     Ok(result)
 }
 
-/// `posix_spawn` `path` and wait for it (see [`Waited`]); `Err` the spawn error.
-fn spawn_and_wait(
-    spawn: real::PosixSpawnFn,
-    path: &[u8],
-    argv: &[*const c_char],
-    envp: &[*const c_char],
-    limit_ms: i64,
-    quiet: &QuietChild,
-) -> Result<Waited, c_int> {
-    let pid = spawn_only(spawn, path, argv, envp)?;
-    Ok(wait_bounded(pid, limit_ms, quiet))
+/// libc's own `posix_spawn`, once both arrays are NULL-terminated.
+fn spawner(argv: &[*const c_char], envp: &[*const c_char]) -> Result<real::PosixSpawnFn, c_int> {
+    if argv.last().is_none_or(|p| !p.is_null()) || envp.last().is_none_or(|p| !p.is_null()) {
+        return Err(libc::EINVAL);
+    }
+    real::posix_spawn().ok_or(libc::ENOSYS)
 }
 
 /// `posix_spawn` `path`: its pid, or the spawn error.
@@ -157,7 +141,7 @@ fn spawn_only(
 ) -> Result<libc::pid_t, c_int> {
     let mut pid: libc::pid_t = 0;
     // SAFETY: every string is NUL-terminated (the caller's contract, and `path`'s),
-    // both arrays are NULL-terminated (checked by the callers), and no file
+    // both arrays are NULL-terminated (checked by `spawner`), and no file
     // actions or attributes are passed. This is libc's own posix_spawn, not our hook.
     let r = unsafe {
         spawn(
