@@ -92,6 +92,17 @@ pub fn finish_as(r: Result<u8, Failure>, json: bool) -> ExitCode {
     }
 }
 
+/// The raw wait status of `ws`, as waitpid(2) would have stored it: `None`
+/// for a state that is not an end (stopped, continued, still running).
+pub fn raw_wait_status(ws: nix::sys::wait::WaitStatus) -> Option<i32> {
+    use nix::sys::wait::WaitStatus;
+    match ws {
+        WaitStatus::Exited(_, code) => Some((code & 0xff) << 8),
+        WaitStatus::Signaled(_, sig, core) => Some(sig as i32 | if core { 0x80 } else { 0 }),
+        _ => None,
+    }
+}
+
 /// The code to exit with for a command's raw wait status, as a shell's `$?`
 /// says it: its own exit code; or, when it died of a signal, envwrap dies of
 /// the same signal here (without a core dump of its own) and this returns

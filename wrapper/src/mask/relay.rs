@@ -347,11 +347,8 @@ impl Loop {
                 self.child,
                 Some(WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED),
             ) {
-                Ok(WaitStatus::Exited(_, code)) => {
-                    self.ended((code & 0xff) << 8);
-                }
-                Ok(WaitStatus::Signaled(_, sig, core)) => {
-                    self.ended(sig as i32 | if core { 0x80 } else { 0 });
+                Ok(ws @ (WaitStatus::Exited(..) | WaitStatus::Signaled(..))) => {
+                    self.ended(crate::exit::raw_wait_status(ws).unwrap_or_default());
                 }
                 Ok(WaitStatus::Stopped(..)) => {
                     if let Some(r) = raw {
@@ -388,11 +385,12 @@ impl Loop {
 fn wait_end(child: Pid) -> i32 {
     loop {
         match waitpid(child, None) {
-            Ok(WaitStatus::Exited(_, code)) => return (code & 0xff) << 8,
-            Ok(WaitStatus::Signaled(_, sig, core)) => {
-                return sig as i32 | if core { 0x80 } else { 0 }
+            Ok(ws) => {
+                if let Some(raw) = crate::exit::raw_wait_status(ws) {
+                    return raw;
+                }
             }
-            Ok(_) | Err(Errno::EINTR) => continue,
+            Err(Errno::EINTR) => continue,
             Err(_) => return (crate::exit::OWN_ERROR as i32) << 8,
         }
     }

@@ -25,18 +25,9 @@ pub fn send_pid(w: &OwnedFd, child: Pid) {
     send(w, PID, child.as_raw());
 }
 
-/// The raw wait status of `ws`, as waitpid(2) would have stored it.
-fn raw(ws: WaitStatus) -> Option<i32> {
-    match ws {
-        WaitStatus::Exited(_, code) => Some((code & 0xff) << 8),
-        WaitStatus::Signaled(_, sig, core) => Some(sig as i32 | if core { 0x80 } else { 0 }),
-        _ => None,
-    }
-}
-
 /// Send the command's end, if `ws` is one. Returns whether it was.
 pub fn send_end(w: &OwnedFd, ws: WaitStatus) -> bool {
-    match raw(ws) {
+    match crate::exit::raw_wait_status(ws) {
         Some(r) => {
             send(w, STATUS, r);
             true
