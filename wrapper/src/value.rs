@@ -86,11 +86,23 @@ fn credential_values<'e>(
     entries: impl Iterator<Item = &'e Vec<u8>>,
     policies: &[&envpolicy::compiled::Policy<'_>],
 ) -> Vec<Vec<u8>> {
+    credentials(entries, policies)
+        .map(|(_, v)| v.to_vec())
+        .collect()
+}
+
+/// The entries of `entries` that any of `policies` calls a credential, as
+/// name and value: what envwrap's messages hide, and what `--mask` masks.
+pub fn credentials<'e, 'p>(
+    entries: impl Iterator<Item = &'e Vec<u8>> + 'p,
+    policies: &'p [&'p envpolicy::compiled::Policy<'_>],
+) -> impl Iterator<Item = (&'e [u8], &'e [u8])> + 'p
+where
+    'e: 'p,
+{
     entries
         .filter_map(|e| envpolicy::bytes::split_entry(e))
         .filter(|(n, v)| policies.iter().any(|p| shown::is_secret(Some(p), n, v)))
-        .map(|(_, v)| v.to_vec())
-        .collect()
 }
 
 /// Lists of values, as `shown::redact` asks for them.

@@ -18,7 +18,6 @@ mod terminal;
 use crate::exit::{Failure, OWN_ERROR};
 use envpolicy::compiled::Policy;
 use envpolicy::mask::Masker;
-use envpolicy::shown;
 use nix::unistd::{self, ForkResult};
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -28,19 +27,10 @@ use std::os::fd::{AsRawFd, OwnedFd};
 /// every `[[secret]]` envwrap can read, named by the secret. `own`: envwrap's
 /// environment, which a `credential:` source reads.
 pub fn masker(policies: &[&Policy<'_>], envs: &[&[Vec<u8>]], own: &[Vec<u8>]) -> Masker {
-    let mut values: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-    for (name, value) in envs
-        .iter()
-        .flat_map(|env| env.iter())
-        .filter_map(|e| envpolicy::bytes::split_entry(e))
-    {
-        if policies
-            .iter()
-            .any(|p| shown::is_secret(Some(p), name, value))
-        {
-            values.push((name.to_vec(), value.to_vec()));
-        }
-    }
+    let mut values: Vec<(Vec<u8>, Vec<u8>)> =
+        crate::value::credentials(envs.iter().flat_map(|env| env.iter()), policies)
+            .map(|(n, v)| (n.to_vec(), v.to_vec()))
+            .collect();
     for p in policies {
         let read = envpolicy::secret_source::read_mask(p, u16::MAX, own);
         for (i, value) in read.values.read() {
